@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checker.h"
+
+typedef struct report {
+    int violations;
+    char *msg;
+    size_t len;
+} report_t;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void violate(report_t *r, const char *fmt, ...)
+{
+    if (r->violations++ == 0 && r->msg != NULL && r->len > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->msg, r->len, fmt, ap);
+        va_end(ap);
+    }
+}
+
+uint64_t ftc_expected_reduce_messages(uint32_t n, uint32_t f)
+{
+    uint64_t a = (n - 1) % (f + 1) + 1;
+    return (uint64_t)f * (f + 1) * ((n - 1) / (f + 1)) + a * (a - 1) + (n - 1);
+}
+
+uint64_t ftc_expected_bcast_opportunistic_messages(const ftc_tree_t *t,
+                                                   uint32_t n, uint32_t d)
+{
+    uint64_t total = n - 1;
+    uint32_t cap = 64;
+    uint32_t *ch = malloc(sizeof(uint32_t) * cap);
+    if (ch == NULL)
+        return 0;
+    for (uint32_t p = 0; p < n; p++) {
+        uint32_t k = ftc_tree_children(t, n, p, NULL, 0);
+        if (k > cap) {
+            uint32_t *c2 = realloc(ch, sizeof(uint32_t) * k);
+            if (c2 == NULL)
+                break;
+            ch = c2;
+            cap = k;
+        }
+        ftc_tree_children(t, n, p, ch, k);
+        for (uint32_t off = 1; off <= d && (uint64_t)p + off < n; off++) {
+            bool child = false;
+            for (uint32_t i = 0; i < k; i++)
+                if (ch[i] == p + off)
+                    child = true;
+            if (!child)
+                total++;
+        }
+    }
+    free(ch);
+    return total;
+}
+
+static bool is_float(ftc_dtype_t t)
+{
+    return t == FTC_FLOAT || t == FTC_DOUBLE;
+}
+
+/* Equal, up to rounding for floating point (reduction order varies). */
+static bool values_equal(const ftc_scenario_t *s, const void *a, const void *b,
+                         size_t nbytes)
+{
+    if (!is_float(s->args.dtype))
+        return memcmp(a, b, nbytes) == 0;
+    for (uint64_t i = 0; i < s->args.count; i++) {
+        double x, y;
+        if (s->args.dtype == FTC_FLOAT) {
+            float fx, fy;
+            memcpy(&fx, (const float *)a + i, 4);
+            memcpy(&fy, (const float *)b + i, 4);
+            x = fx;
+            y = fy;
+        } else {
+            memcpy(&x, (const double *)a + i, 8);
+            memcpy(&y, (const double *)b + i, 8);
+        }
+        double tol = (s->args.dtype == FTC_FLOAT ? 1e-4 : 1e-10)
+                     * (fabs(x) + fabs(y) + 1.0);
+        if (fabs(x - y) > tol)
+            return false;
+    }
+    return true;
+}
+
+/* Is v the reduction over some S, non-failed <= S <= non-failed + in-op
+ * failed? Tries every subset of the in-operation failures (a few). */
+static bool is_valid_reduction(const ftc_scenario_t *s,
+                               const ftc_scenario_result_t *res,
+                               const void *v)
+{
+    uint32_t inop[20];
+    uint32_t ninop = 0;
+    for (uint32_t r = 0; r < res->n; r++) {
+        if (res->ranks[r].failed && !res->ranks[r].pre_failed) {
+            if (ninop == 20)
+                return true; /* too many to enumerate: not checked */
+            inop[ninop++] = r;
+        }
+    }
+    size_t nb = res->nbytes ? res->nbytes : 1;
+    uint8_t *acc = malloc(nb);
+    if (acc == NULL)
+        return false;
+    bool ok = false;
+    for (uint64_t mask = 0; mask < (1ull << ninop) && !ok; mask++) {
+        bool first = true;
+        for (uint32_t r = 0; r < res->n; r++) {
+            bool in = !res->ranks[r].failed;
+            for (uint32_t i = 0; i < ninop; i++)
+                if (inop[i] == r && (mask >> i & 1))
+                    in = true;
+            if (!in)
+                continue;
+            if (first) {
+                memcpy(acc, res->inputs[r], res->nbytes);
+                first = false;
+            } else {
+                ftc_reduce_local(acc, res->inputs[r], s->args.count,
+                                 s->args.dtype, s->args.op, s->args.user_fn,
+                                 s->args.user_arg);
+            }
+        }
+        if (first)
+            break; /* nobody alive */
+        ok = values_equal(s, acc, v, res->nbytes);
+    }
+    free(acc);
+    return ok;
+}
+
+static uint32_t count_failed(const ftc_scenario_result_t *res)
+{
+    uint32_t k = 0;
+    for (uint32_t r = 0; r < res->n; r++)
+        k += res->ranks[r].failed;
+    return k;
+}
+
+static uint64_t latest_live_start(const ftc_scenario_result_t *res)
+{
+    uint64_t t = 0;
+    for (uint32_t r = 0; r < res->n; r++)
+        if (!res->ranks[r].failed && res->ranks[r].start_ns > t)
+            t = res->ranks[r].start_ns;
+    return t;
+}
+
+static void check_common(const ftc_scenario_t *s,
+                         const ftc_scenario_result_t *res, report_t *rep)
+{
+    if (res->hit_event_limit)
+        violate(rep, "the run did not end by itself within %llu events",
+                (unsigned long long)res->events);
+    for (uint32_t r = 0; r < res->n; r++) {
+        const ftc_rank_result_t *rr = &res->ranks[r];
+        if (rr->delivered > 1)
+            violate(rep, "rank %u delivered %u times (at most once)", r,
+                    rr->delivered);
+        if (!rr->failed && rr->delivered == 0)
+            violate(rep, "non-failed rank %u never delivered (hang)", r);
+    }
+    (void)s;
+}
+
+static void check_reduce(const ftc_scenario_t *s,
+                         const ftc_scenario_result_t *res, uint32_t k,
+                         report_t *rep)
+{
+    uint32_t root = s->args.root;
+    const ftc_rank_result_t *rr = &res->ranks[root];
+    bool within_f = k <= s->args.f;
+    for (uint32_t r = 0; r < res->n && within_f; r++)
+        if (!res->ranks[r].failed && res->ranks[r].delivered
+            && res->ranks[r].status != FTC_OK)
+            violate(rep, "R5: rank %u delivered %s with %u <= f failures", r,
+                    ftc_err_name(res->ranks[r].status), k);
+    if (!rr->failed && rr->delivered && rr->status == FTC_OK) {
+        if (rr->deliver_ns < latest_live_start(res))
+            violate(rep, "R1: root delivered before every live process started");
+        if (!is_valid_reduction(s, res, rr->value))
+            violate(rep, "R3/R4: root's result is not the reduction over "
+                         "the live inputs plus whole failed ones");
+    }
+}
+
+static void check_allreduce(const ftc_scenario_t *s,
+                            const ftc_scenario_result_t *res, uint32_t k,
+                            report_t *rep)
+{
+    bool within_f = k <= s->args.f;
+    int first = -1;
+    uint64_t t0 = latest_live_start(res);
+    for (uint32_t r = 0; r < res->n; r++) {
+        const ftc_rank_result_t *rr = &res->ranks[r];
+        if (rr->failed || !rr->delivered)
+            continue;
+        if (rr->status != FTC_OK) {
+            if (within_f)
+                violate(rep, "A3: rank %u delivered %s with %u <= f failures",
+                        r, ftc_err_name(rr->status), k);
+            continue;
+        }
+        if (rr->deliver_ns < t0)
+            violate(rep, "A1: rank %u delivered before every live process "
+                         "started", r);
+        if (first < 0) {
+            first = (int)r;
+            if (!is_valid_reduction(s, res, rr->value))
+                violate(rep, "A4/A5: rank %u's result is not the reduction "
+                             "over the live inputs plus whole failed ones", r);
+        } else if (!values_equal(s, rr->value, res->ranks[first].value,
+                                 res->nbytes)) {
+            violate(rep, "A5: ranks %d and %u delivered different values",
+                    first, r);
+        }
+    }
+    /* Every non-failed deliverer agrees on the failed list too. */
+    for (uint32_t r = 0; r < res->n && first >= 0; r++) {
+        const ftc_rank_result_t *a = &res->ranks[r];
+        const ftc_rank_result_t *b = &res->ranks[first];
+        if (a->failed || !a->delivered || a->status != FTC_OK)
+            continue;
+        if (a->nfailed_list != b->nfailed_list
+            || (a->nfailed_list > 0
+                && memcmp(a->failed_list, b->failed_list,
+                          sizeof(uint32_t) * a->nfailed_list) != 0))
+            violate(rep, "A5: ranks %d and %u report different failed sets",
+                    first, r);
+    }
+}
+
+static void check_bcast(const ftc_scenario_t *s,
+                        const ftc_scenario_result_t *res, report_t *rep)
+{
+    uint32_t root = s->args.root;
+    bool root_alive = !res->ranks[root].failed;
+    for (uint32_t r = 0; r < res->n; r++) {
+        const ftc_rank_result_t *rr = &res->ranks[r];
+        if (!rr->delivered)
+            continue;
+        if (rr->status == FTC_OK) {
+            if (!values_equal(s, rr->value, res->inputs[root], res->nbytes))
+                violate(rep, "B1: rank %u delivered a value that is not the "
+                             "root's", r);
+        } else if (!rr->failed
+                   && (root_alive || rr->status != FTC_EROOT_FAILED)) {
+            violate(rep, "B3: rank %u delivered %s (root %s)", r,
+                    ftc_err_name(rr->status), root_alive ? "alive" : "failed");
+        }
+    }
+}
+
+static void check_tree(const ftc_scenario_t *s,
+                       const ftc_scenario_result_t *res, uint32_t k,
+                       report_t *rep)
+{
+    int first = -1;
+    for (uint32_t r = 0; r < res->n; r++) {
+        const ftc_rank_result_t *rr = &res->ranks[r];
+        if (rr->failed || !rr->delivered)
+            continue;
+        if (rr->status != FTC_OK) {
+            if (k == 0)
+                violate(rep, "tree: rank %u delivered %s without failures", r,
+                        ftc_err_name(rr->status));
+            else if (rr->status != FTC_EPEER_FAILED)
+                violate(rep, "tree: rank %u delivered %s", r,
+                        ftc_err_name(rr->status));
+            continue;
+        }
+        if (!rr->has_value)
+            continue;
+        if (s->coll == FTC_COLL_BCAST) {
+            if (!values_equal(s, rr->value, res->inputs[s->args.root],
+                              res->nbytes))
+                violate(rep, "tree: rank %u got a value not the root's", r);
+            continue;
+        }
+        if (first < 0) {
+            first = (int)r;
+            if (!is_valid_reduction(s, res, rr->value))
+                violate(rep, "tree: rank %u's FTC_OK result is wrong", r);
+        } else if (!values_equal(s, rr->value, res->ranks[first].value,
+                                 res->nbytes)) {
+            violate(rep, "tree: ranks %d and %u differ", first, r);
+        }
+    }
+    if (k == 0 && s->start_spread_ns == 0) {
+        uint64_t want = (uint64_t)(res->n - 1)
+                        * (s->coll == FTC_COLL_ALLREDUCE ? 2 : 1);
+        if (res->messages != want)
+            violate(rep, "tree: %llu messages without failures, expected %llu",
+                    (unsigned long long)res->messages,
+                    (unsigned long long)want);
+    }
+}
+
+int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
+              char *msg, size_t msglen)
+{
+    report_t rep = {0, msg, msglen};
+    if (msg != NULL && msglen > 0)
+        msg[0] = '\0';
+    uint32_t k = count_failed(res);
+    check_common(s, res, &rep);
+    if (s->args.algo == FTC_ALGO_TREE) {
+        check_tree(s, res, k, &rep);
+        return rep.violations;
+    }
+    bool clean = k == 0 && s->nfail == 0 && s->ncrash == 0
+                 && s->start_spread_ns == 0 && res->totals.probes_sent == 0;
+    switch (s->coll) {
+    case FTC_COLL_REDUCE:
+        check_reduce(s, res, k, &rep);
+        if (clean && res->messages
+                         != ftc_expected_reduce_messages(res->n, s->args.f))
+            violate(&rep,
+                    "Theorem 5: %llu messages, expected %llu",
+                    (unsigned long long)res->messages,
+                    (unsigned long long)ftc_expected_reduce_messages(
+                        res->n, s->args.f));
+        break;
+    case FTC_COLL_ALLREDUCE:
+        check_allreduce(s, res, k, &rep);
+        if (clean && s->args.correction == FTC_CORRECTION_OPPORTUNISTIC) {
+            uint64_t want = ftc_expected_reduce_messages(res->n, s->args.f)
+                            + ftc_expected_bcast_opportunistic_messages(
+                                &s->args.bcast_tree, res->n, s->args.distance);
+            if (res->messages != want)
+                violate(&rep, "Theorem 7: %llu messages, expected %llu",
+                        (unsigned long long)res->messages,
+                        (unsigned long long)want);
+        }
+        break;
+    case FTC_COLL_BCAST:
+        check_bcast(s, res, &rep);
+        if (clean && s->args.correction == FTC_CORRECTION_OPPORTUNISTIC) {
+            uint64_t want = ftc_expected_bcast_opportunistic_messages(
+                &s->args.bcast_tree, res->n, s->args.distance);
+            if (res->messages != want)
+                violate(&rep, "bcast: %llu messages, expected %llu",
+                        (unsigned long long)res->messages,
+                        (unsigned long long)want);
+        }
+        break;
+    }
+    return rep.violations;
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Contexts and groups.
+ *
+ * A context is one process's handle on a job of `size` processes: its world
+ * rank, the transport, the configuration, and the set of processes it knows
+ * to have failed. Failure is of a process, so that set is shared by every
+ * group of the context, and it only grows (suspicion is final).
+ *
+ * A group is an ordered subset of the world on which collectives run, named
+ * by (group id, epoch). Every member must start the group's collectives in
+ * the same order: the n-th collective started on a group is operation
+ * sequence number n at every member.
+ */
+#ifndef FTCOLL_CONTEXT_H
+#define FTCOLL_CONTEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ftcoll/transport.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ftc_group ftc_group_t;
+
+typedef struct ftc_config {
+    /* sizeof(ftc_config_t) as the caller was compiled; ftc_config_init
+     * sets it. */
+    size_t size;
+    /* Every message carries it; a message with another token is dropped
+     * (FTC_EFOREIGN). Pick one per job, e.g. from the launcher. */
+    uint64_t job_token;
+    /* How long an operation waits on a silent peer before it probes that
+     * peer with a keepalive. */
+    uint64_t suspect_timeout_ns;
+    /* How long a probe may go unanswered before the peer is declared failed
+     * (for good: the peer, if alive, learns it was excluded). */
+    uint64_t probe_timeout_ns;
+} ftc_config_t;
+
+/* Defaults: job token 0, suspect after 100 ms, declare failed after a
+ * further 200 ms without an answer. */
+void ftc_config_init(ftc_config_t *cfg);
+
+/*
+ * Create a context for world rank `rank` of `size` (1 <= size < 2^31,
+ * rank < size). ops is copied; transport is passed back as the first
+ * argument of every op. cfg may be NULL for the defaults.
+ */
+int ftc_context_create(uint32_t rank, uint32_t size,
+                       const ftc_transport_ops_t *ops, void *transport,
+                       const ftc_config_t *cfg, ftc_context_t **ctx_out);
+
+/* Ends every collective still in flight with FTC_ECANCELED (their deliver
+ * callbacks run from here), destroys the groups, frees everything. */
+void ftc_context_destroy(ftc_context_t *ctx);
+
+uint32_t ftc_context_rank(const ftc_context_t *ctx);
+uint32_t ftc_context_size(const ftc_context_t *ctx);
+
+/* 1 if world rank r is known to have failed, 0 if not. */
+int ftc_context_is_failed(const ftc_context_t *ctx, uint32_t r);
+
+/* The known-failed world ranks in increasing order: writes at most max,
+ * returns how many there are. */
+uint32_t ftc_context_failed(const ftc_context_t *ctx, uint32_t *out,
+                            uint32_t max);
+
+/* 1 once this process learned that the others declared it failed. */
+int ftc_context_is_excluded(const ftc_context_t *ctx);
+
+/* What the context has counted since it was created. */
+typedef struct ftc_counters {
+    uint64_t msgs_sent, msgs_received, bytes_sent, bytes_received;
+    uint64_t dropped_truncated, dropped_checksum, dropped_version,
+             dropped_foreign, dropped_stale, dropped_badmsg;
+    uint64_t late;          /* copies for an ended operation that the
+                               algorithm expects (corrections): discarded */
+    uint64_t probes_sent, failures_detected;
+} ftc_counters_t;
+
+void ftc_context_counters(const ftc_context_t *ctx, ftc_counters_t *out);
+
+/*
+ * Create group (group_id, epoch) of the context over `nmembers` world ranks
+ * listed in `members` in group-rank order (NULL: the whole world, in
+ * order). The calling process must be a member; members must be distinct
+ * and < size. Two live groups of one context may not share (id, epoch).
+ */
+int ftc_group_create(ftc_context_t *ctx, uint32_t group_id, uint32_t epoch,
+                     uint32_t nmembers, const uint32_t *members,
+                     ftc_group_t **group_out);
+
+/* Collectives still in flight on the group end with FTC_ECANCELED. */
+void ftc_group_destroy(ftc_group_t *group);
+
+uint32_t ftc_group_size(const ftc_group_t *group);
+uint32_t ftc_group_rank(const ftc_group_t *group);   /* mine */
+uint32_t ftc_group_id(const ftc_group_t *group);
+uint32_t ftc_group_epoch(const ftc_group_t *group);
+uint32_t ftc_group_world_rank(const ftc_group_t *group, uint32_t group_rank);
+
+/* Known-failed members, as group ranks in increasing order: writes at most
+ * max, returns how many there are. */
+uint32_t ftc_group_failed(const ftc_group_t *group, uint32_t *out,
+                          uint32_t max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

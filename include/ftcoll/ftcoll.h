@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* ftcoll: fault-tolerant collective operations. The one header to include. */
+#ifndef FTCOLL_FTCOLL_H
+#define FTCOLL_FTCOLL_H
+
+#include "ftcoll/error.h"
+#include "ftcoll/datatype.h"
+#include "ftcoll/topology.h"
+#include "ftcoll/transport.h"
+#include "ftcoll/context.h"
+#include "ftcoll/collective.h"
+
+#define FTC_VERSION_MAJOR 0
+#define FTC_VERSION_MINOR 1
+#define FTC_VERSION_PATCH 0
+
+#endif

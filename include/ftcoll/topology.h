@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Trees as pure functions of (kind, parameters, size, rank). Ranks here are
+ * *logical*: the root is 0. A collective rooted at group rank R maps group
+ * rank g to logical rank (g - R) mod n.
+ *
+ * "Interleaved" numbering makes every non-root subtree a residue class of
+ * ranks, so one failure leaves gaps of length one on the rank ring; that is
+ * what makes ring correction (bcast) and up-correction groups (reduce) work.
+ */
+#ifndef FTCOLL_TOPOLOGY_H
+#define FTCOLL_TOPOLOGY_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ftc_tree_kind {
+    FTC_TREE_BINOMIAL,         /* interleaved binomial */
+    FTC_TREE_KARY,             /* interleaved k-ary */
+    FTC_TREE_LAME,             /* Lame tree of order k (generalised Fibonacci) */
+    FTC_TREE_OPTIMAL,          /* LogP-optimal: Lame of order round((2o+L)/max(o,g)) */
+    FTC_TREE_BINOMIAL_INORDER, /* MPICH-style in-order binomial, for comparison */
+    FTC_TREE_IF,               /* I(f)-tree: root has f+1 children, child c owns
+                                  the ranks p with (p-1) mod (f+1) == c-1 */
+    FTC_TREE_KIND_COUNT
+} ftc_tree_kind_t;
+
+typedef struct ftc_tree {
+    ftc_tree_kind_t kind;
+    uint32_t k;    /* KARY: arity (>= 1); LAME: order (>= 1); IF: f (>= 0) */
+    uint32_t L, o, g; /* OPTIMAL only: LogP parameters (o or g may be 0, not both) */
+} ftc_tree_t;
+
+/* FTC_OK, or FTC_EINVAL if kind or its parameters are out of range. */
+int ftc_tree_check(const ftc_tree_t *tree);
+
+/* Parent of logical rank r (< n), or -1 for the root (r == 0). */
+int64_t ftc_tree_parent(const ftc_tree_t *tree, uint32_t n, uint32_t r);
+
+/*
+ * Children of r in the order a broadcast sends to them. Writes at most max
+ * of them to out (out may be NULL when max is 0) and returns how many
+ * there are, so a caller can size its buffer with a first call.
+ */
+uint32_t ftc_tree_children(const ftc_tree_t *tree, uint32_t n, uint32_t r,
+                           uint32_t *out, uint32_t max);
+
+/* Number of ranks in the subtree rooted at r, r included. */
+uint32_t ftc_tree_subtree_size(const ftc_tree_t *tree, uint32_t n, uint32_t r);
+
+/* The child of the root whose subtree holds r (r itself if it is a child of
+ * the root); 0 for the root. */
+uint32_t ftc_tree_root_child_of(const ftc_tree_t *tree, uint32_t n, uint32_t r);
+
+const char *ftc_tree_kind_name(ftc_tree_kind_t kind);
+/* "binomial", "kary", "lame", "optimal", "binomial-inorder", "if" */
+int ftc_tree_kind_parse(const char *name, ftc_tree_kind_t *out);
+
+/*
+ * Up-correction group of the corrected reduce (Kuettler & Haertig 4.2), for
+ * f failures and n processes, logical ranks. Processes 1..n-1 with equal
+ * floor((p-1)/(f+1)) form a group; the root (0) joins the last group when
+ * that group has fewer than f+1 members. Writes the members (p included) in
+ * increasing order, at most max, and returns the group's size. For the root
+ * when it is in no group, returns 1 and writes 0.
+ */
+uint32_t ftc_upcorr_group(uint32_t f, uint32_t n, uint32_t p,
+                          uint32_t *out, uint32_t max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

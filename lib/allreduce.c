@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The corrected allreduce (Kuettler & Haertig 5): reduce to root r, bcast
+ * from r; if r failed, every process moves to the next root, relabelling
+ * ranks around it, until a live root answers.
+ *
+ * The paper needs f+1 root candidates that fail only before the operation:
+ * a root that dies after its value reached some processes but not others
+ * would otherwise let the first group deliver that value while the rest
+ * compute another one with the next root. ftcoll closes that gap the way
+ * Paxos does, at no cost without failures (docs/semantics.md):
+ *
+ *  - Delivering the round-r value is "accepting" it in round r.
+ *  - A process that enters round r' ignores copies from rounds < r'.
+ *  - Each contribution to a reduce carries the highest-round value its
+ *    sender accepted. The reduce of round r' includes a contribution of
+ *    every live process, so its root sees any value that a live process
+ *    accepted, and must broadcast that value instead of a fresh result.
+ *  - A process that delivered keeps answering later rounds of the
+ *    operation (lazily: it joins when a message or probe of a later round
+ *    reaches it), contributing its input and its accepted value.
+ *
+ * So every process that delivers, delivers the same value, whichever roots
+ * fail and when. Rounds advance only when a root is confirmed failed, so
+ * with at most f failures at most f+1 roots are tried (Theorem 7).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bcast_part.h"
+#include "reduce_part.h"
+
+typedef struct allreduce_op {
+    ftc_cop_t base;
+    uint8_t *input;
+    uint32_t root0;
+    uint32_t round;
+    uint32_t want_round;    /* > round: move there when it is safe */
+    bool rp_live, bp_live;
+    ftc_reduce_part_t rp;
+    ftc_bcast_part_t bp;
+    ftc_accepted_t mine;    /* what this process accepted (delivered) */
+} allreduce_op_t;
+
+/* Broadcast payload: i32 status, u32 nfailed, nfailed u32 group ranks,
+ * then the value when status is FTC_OK. */
+static bool blob_parse(const ftc_cop_t *op, const uint8_t *blob, uint32_t len,
+                       int32_t *status, uint32_t *nfailed)
+{
+    if (len < 8)
+        return false;
+    int32_t st;
+    uint32_t nf;
+    memcpy(&st, blob, 4);
+    memcpy(&nf, blob + 4, 4);
+    if (st != FTC_OK && st != FTC_ETOO_MANY_FAILURES)
+        return false;
+    if (nf > op->group->n)
+        return false;
+    uint64_t need = 8 + 4ull * nf + (st == FTC_OK ? op->nbytes : 0);
+    if (need != len)
+        return false;
+    for (uint32_t i = 0; i < nf; i++) {
+        uint32_t g;
+        memcpy(&g, blob + 8 + 4 * i, 4);
+        if (g >= op->group->n)
+            return false;
+    }
+    *status = st;
+    *nfailed = nf;
+    return true;
+}
+
+static bool ar_valid(ftc_bcast_part_t *bp, const uint8_t *blob, uint32_t len)
+{
+    int32_t st;
+    uint32_t nf;
+    return blob_parse(bp->op, blob, len, &st, &nf);
+}
+
+static void ar_on_value(ftc_bcast_part_t *bp)
+{
+    allreduce_op_t *a = bp->owner;
+    ftc_cop_t *op = &a->base;
+    (void)ftc_accepted_merge(&a->mine, a->round, bp->blob, bp->len);
+    if (op->delivered)
+        return; /* a holder re-accepting the same value in a later round */
+    int32_t st;
+    uint32_t nf;
+    if (!blob_parse(op, bp->blob, bp->len, &st, &nf))
+        return; /* checked by valid() already */
+    const uint8_t *fails = bp->blob + 8;
+    uint32_t *list = malloc(sizeof(uint32_t) * (nf ? nf : 1));
+    if (list != NULL) {
+        memcpy(list, fails, sizeof(uint32_t) * nf);
+        (void)ftc_op_set_failed(op, list, nf);
+        free(list);
+    }
+    op->comp.failed_count = nf;
+    /* The deciding root's list is the same at every survivor: adopting it
+     * keeps the known-failed sets of survivors in step. */
+    for (uint32_t i = 0; i < nf; i++) {
+        uint32_t g;
+        memcpy(&g, fails + 4 * i, 4);
+        ftc_ctx_declare_failed(op->group->ctx, op->group->members[g]);
+    }
+    if (st == FTC_OK && op->nbytes > 0)
+        memcpy(op->args.recvbuf, fails + 4ull * nf, op->nbytes);
+    op->comp.stats.retries = a->round;
+    op->comp.stats.root = (a->root0 + a->round) % op->group->n;
+    ftc_op_complete(op, st);
+    /* Serve later rounds: a peer that has not delivered may need our
+     * input and accepted value to finish (see the top of this file). */
+    ftc_op_linger(op);
+}
+
+static void ar_on_root_failed(ftc_bcast_part_t *bp)
+{
+    allreduce_op_t *a = bp->owner;
+    if (!a->base.delivered && a->want_round <= a->round)
+        a->want_round = a->round + 1;
+}
+
+static void ar_on_idle(ftc_bcast_part_t *bp)
+{
+    (void)bp; /* a delivered allreduce lingers until retired */
+}
+
+static const ftc_bcast_hooks_t ar_bcast_hooks = {
+    .valid = ar_valid,
+    .on_value = ar_on_value,
+    .on_root_failed = ar_on_root_failed,
+    .on_idle = ar_on_idle,
+};
+
+static void ar_reduce_done(ftc_reduce_part_t *rp, int status)
+{
+    allreduce_op_t *a = (allreduce_op_t *)rp->op;
+    if (rp->parent >= 0)
+        return; /* now wait for the broadcast */
+    ftc_cop_t *op = &a->base;
+    a->base.comp.stats.root_subtree = rp->cand_child;
+    uint8_t *blob;
+    uint32_t len;
+    bool own_blob = false;
+    if (rp->acc.has) {
+        /* Somebody accepted a value in an earlier round: it may have been
+         * delivered, so it is the only safe proposal. */
+        blob = rp->acc.blob;
+        len = rp->acc.len;
+    } else {
+        uint32_t nf = rp->scheme == FTC_FAULT_LIST ? rp->nfails : 0;
+        uint64_t blen = 8 + 4ull * nf + (status == FTC_OK ? op->nbytes : 0);
+        blob = malloc(blen);
+        if (blob == NULL)
+            return; /* the others will time out on this root */
+        own_blob = true;
+        len = (uint32_t)blen;
+        int32_t st = status;
+        memcpy(blob, &st, 4);
+        memcpy(blob + 4, &nf, 4);
+        if (nf > 0)
+            memcpy(blob + 8, rp->fails, 4ull * nf);
+        if (status == FTC_OK && op->nbytes > 0)
+            memcpy(blob + 8 + 4ull * nf, rp->result, op->nbytes);
+    }
+    if (ftc_bcast_part_start(&a->bp, op, &ar_bcast_hooks, a, a->round,
+                             rp->root, blob, len) == FTC_OK)
+        a->bp_live = true;
+    if (own_blob)
+        free(blob);
+}
+
+static void end_round(allreduce_op_t *a)
+{
+    if (a->rp_live) {
+        ftc_reduce_part_abandon(&a->rp);
+        ftc_reduce_part_destroy(&a->rp);
+        a->rp_live = false;
+    }
+    if (a->bp_live) {
+        ftc_bcast_part_destroy(&a->bp);
+        a->bp_live = false;
+    }
+}
+
+static void enter_round(allreduce_op_t *a, uint32_t r)
+{
+    ftc_cop_t *op = &a->base;
+    uint32_t n = op->group->n;
+    end_round(a);
+    a->round = r;
+    if (r >= n) {
+        /* Every member was tried as root: more than n-1 failed roots. */
+        if (!op->delivered)
+            ftc_op_complete(op, FTC_ETOO_MANY_FAILURES);
+        ftc_op_finish(op);
+        return;
+    }
+    uint32_t root = (a->root0 + r) % n;
+    if (ftc_reduce_part_start(&a->rp, op, ar_reduce_done, r, root, a->input,
+                              a->mine.has ? &a->mine : NULL) != FTC_OK) {
+        if (!op->delivered)
+            ftc_op_complete(op, FTC_ENOMEM);
+        ftc_op_finish(op);
+        return;
+    }
+    a->rp_live = true;
+    if (root != op->group->me && !a->bp_live) {
+        if (ftc_bcast_part_start(&a->bp, op, &ar_bcast_hooks, a, r, root, NULL,
+                                 0) == FTC_OK)
+            a->bp_live = true;
+    }
+}
+
+/* Move forward to the round asked for, as often as it takes (a root
+ * already known failed asks for the next one at once). */
+static void settle_rounds(allreduce_op_t *a)
+{
+    while (!a->base.finished && a->want_round > a->round)
+        enter_round(a, a->want_round);
+}
+
+static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
+                      const uint8_t *payload, uint32_t grank)
+{
+    allreduce_op_t *a = (allreduce_op_t *)op;
+    if (hdr->round < a->round) {
+        op->group->ctx->counters.late++;
+        return; /* promised not to accept older rounds */
+    }
+    if (hdr->round >= op->group->n) {
+        op->group->ctx->counters.dropped_badmsg++;
+        return;
+    }
+    if (hdr->round > a->round) {
+        a->want_round = hdr->round;
+        settle_rounds(a);
+        if (op->finished)
+            return;
+    }
+    switch (hdr->kind) {
+    case FTC_MSG_UPCORR:
+    case FTC_MSG_TREE_UP:
+        if (a->rp_live)
+            ftc_reduce_part_on_msg(&a->rp, hdr, payload, grank);
+        break;
+    case FTC_MSG_BCAST:
+    case FTC_MSG_CORRECT:
+        if (a->bp_live)
+            ftc_bcast_part_on_msg(&a->bp, hdr, payload, grank);
+        else
+            op->group->ctx->counters.late++;
+        break;
+    default:
+        op->group->ctx->counters.dropped_badmsg++;
+        break;
+    }
+    settle_rounds(a);
+}
+
+static void ar_on_failed(ftc_cop_t *op, uint32_t grank)
+{
+    allreduce_op_t *a = (allreduce_op_t *)op;
+    if (a->rp_live)
+        ftc_reduce_part_on_failed(&a->rp, grank);
+    if (a->bp_live)
+        ftc_bcast_part_on_failed(&a->bp, grank);
+    settle_rounds(a);
+}
+
+static void ar_on_send_done(ftc_cop_t *op)
+{
+    allreduce_op_t *a = (allreduce_op_t *)op;
+    if (a->bp_live)
+        ftc_bcast_part_on_send_done(&a->bp);
+    settle_rounds(a);
+}
+
+static void ar_on_peer_round(ftc_cop_t *op, uint32_t grank, uint32_t round)
+{
+    allreduce_op_t *a = (allreduce_op_t *)op;
+    (void)grank;
+    if (round > a->round && round < op->group->n && round > a->want_round)
+        a->want_round = round;
+    settle_rounds(a);
+}
+
+static void ar_on_probe(ftc_cop_t *op, uint32_t grank)
+{
+    allreduce_op_t *a = (allreduce_op_t *)op;
+    if (a->bp_live)
+        ftc_bcast_part_on_probe(&a->bp, grank);
+}
+
+static uint32_t ar_current_round(const ftc_cop_t *op)
+{
+    return ((const allreduce_op_t *)op)->round;
+}
+
+static void ar_destroy(ftc_cop_t *op)
+{
+    allreduce_op_t *a = (allreduce_op_t *)op;
+    if (a->rp_live)
+        ftc_reduce_part_destroy(&a->rp);
+    if (a->bp_live)
+        ftc_bcast_part_destroy(&a->bp);
+    ftc_accepted_clear(&a->mine);
+    free(a->input);
+    ftc_op_free_storage(op);
+    free(a);
+}
+
+static const ftc_op_vtable_t allreduce_vt = {
+    .on_msg = ar_on_msg,
+    .on_peer_failed = ar_on_failed,
+    .on_send_done = ar_on_send_done,
+    .on_peer_round = ar_on_peer_round,
+    .on_probe = ar_on_probe,
+    .current_round = ar_current_round,
+    .destroy = ar_destroy,
+};
+
+int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
+                            ftc_cop_t **out)
+{
+    allreduce_op_t *a = calloc(1, sizeof(*a));
+    if (a == NULL)
+        return FTC_ENOMEM;
+    ftc_op_setup(g, args, FTC_COLL_ALLREDUCE, &a->base, &allreduce_vt);
+    a->input = malloc(a->base.nbytes ? a->base.nbytes : 1);
+    if (a->input == NULL) {
+        free(a);
+        return FTC_ENOMEM;
+    }
+    if (a->base.nbytes > 0)
+        memcpy(a->input, args->sendbuf, a->base.nbytes);
+    a->root0 = args->root;
+    ftc_op_register(&a->base);
+    enter_round(a, 0);
+    settle_rounds(a);
+    ftc_op_replay_pending(&a->base);
+    *out = &a->base;
+    return FTC_OK;
+}

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The public collective entry points: argument checks shared by every
+ * algorithm, then hand-off to the algorithm's module.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void ftc_ctx_after_init(ftc_context_t *ctx);
+
+void ftc_coll_args_init(ftc_coll_args_t *a)
+{
+    if (a == NULL)
+        return;
+    memset(a, 0, sizeof(*a));
+    a->size = sizeof(*a);
+    a->algo = FTC_ALGO_CORRECTED;
+    a->root = 0;
+    a->f = 1;
+    a->dtype = FTC_INT32;
+    a->op = FTC_SUM;
+    a->fault_info = FTC_FAULT_LIST;
+    a->correction = FTC_CORRECTION_CHECKED;
+    a->distance = 2;
+    a->bcast_tree.kind = FTC_TREE_BINOMIAL;
+    a->bcast_tree.k = 2;
+}
+
+const char *ftc_coll_name(ftc_coll_t coll)
+{
+    switch (coll) {
+    case FTC_COLL_REDUCE: return "reduce";
+    case FTC_COLL_BCAST: return "bcast";
+    case FTC_COLL_ALLREDUCE: return "allreduce";
+    }
+    return "?";
+}
+
+const char *ftc_algo_name(ftc_algo_t algo)
+{
+    switch (algo) {
+    case FTC_ALGO_CORRECTED: return "corrected";
+    case FTC_ALGO_TREE: return "tree";
+    }
+    return "?";
+}
+
+int ftc_algo_parse(const char *name, ftc_algo_t *out)
+{
+    if (name == NULL || out == NULL)
+        return FTC_EINVAL;
+    if (strcmp(name, "corrected") == 0)
+        *out = FTC_ALGO_CORRECTED;
+    else if (strcmp(name, "tree") == 0)
+        *out = FTC_ALGO_TREE;
+    else
+        return FTC_EINVAL;
+    return FTC_OK;
+}
+
+int ftc_fault_info_parse(const char *name, ftc_fault_info_t *out)
+{
+    if (name == NULL || out == NULL)
+        return FTC_EINVAL;
+    if (strcmp(name, "list") == 0)
+        *out = FTC_FAULT_LIST;
+    else if (strcmp(name, "count") == 0)
+        *out = FTC_FAULT_COUNT;
+    else if (strcmp(name, "bit") == 0)
+        *out = FTC_FAULT_BIT;
+    else
+        return FTC_EINVAL;
+    return FTC_OK;
+}
+
+int ftc_correction_parse(const char *name, ftc_correction_t *out)
+{
+    if (name == NULL || out == NULL)
+        return FTC_EINVAL;
+    if (strcmp(name, "opportunistic") == 0)
+        *out = FTC_CORRECTION_OPPORTUNISTIC;
+    else if (strcmp(name, "checked") == 0)
+        *out = FTC_CORRECTION_CHECKED;
+    else
+        return FTC_EINVAL;
+    return FTC_OK;
+}
+
+static int check_args(const ftc_group_t *g, const ftc_coll_args_t *a,
+                      ftc_coll_t coll)
+{
+    if (g == NULL || a == NULL || a->size < sizeof(ftc_coll_args_t))
+        return FTC_EINVAL;
+    if (a->deliver == NULL)
+        return FTC_EINVAL;
+    if (a->algo != FTC_ALGO_CORRECTED && a->algo != FTC_ALGO_TREE)
+        return FTC_EINVAL;
+    if (a->root >= g->n || a->f >= g->n)
+        return FTC_EINVAL;
+    size_t esize = ftc_dtype_size(a->dtype);
+    if (esize == 0)
+        return FTC_EINVAL;
+    if (a->count > FTC_WIRE_MAX_PAYLOAD / 4 / esize)
+        return FTC_EOVERFLOW; /* value plus an accepted copy must fit */
+    if (coll != FTC_COLL_BCAST) {
+        int rc = ftc_op_check(a->op, a->dtype, a->user_fn);
+        if (rc != FTC_OK)
+            return rc;
+    }
+    bool is_root = g->me == a->root;
+    bool needs_input = coll != FTC_COLL_BCAST || is_root;
+    bool needs_output = coll != FTC_COLL_REDUCE || is_root;
+    if (a->count > 0 && needs_input && a->sendbuf == NULL)
+        return FTC_EINVAL;
+    if (a->count > 0 && needs_output && a->recvbuf == NULL)
+        return FTC_EINVAL;
+    if (a->algo == FTC_ALGO_CORRECTED && coll != FTC_COLL_BCAST) {
+        if (a->fault_info != FTC_FAULT_LIST && a->fault_info != FTC_FAULT_COUNT
+            && a->fault_info != FTC_FAULT_BIT)
+            return FTC_EINVAL;
+    }
+    if (coll != FTC_COLL_REDUCE) {
+        if (ftc_tree_check(&a->bcast_tree) != FTC_OK)
+            return FTC_EINVAL;
+        if (a->algo == FTC_ALGO_CORRECTED) {
+            if (a->correction != FTC_CORRECTION_OPPORTUNISTIC
+                && a->correction != FTC_CORRECTION_CHECKED)
+                return FTC_EINVAL;
+            if (a->correction == FTC_CORRECTION_OPPORTUNISTIC
+                && a->distance == 0 && g->n > 1)
+                return FTC_EINVAL;
+        }
+    }
+    return FTC_OK;
+}
+
+int ftc_op_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
+                 ftc_cop_t *op, const ftc_op_vtable_t *vt)
+{
+    op->vt = vt;
+    op->group = g;
+    op->coll = coll;
+    op->args = *args;
+    op->args.sendbuf = NULL;
+    op->seq = g->next_seq;
+    op->nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
+    uint32_t variant = args->algo == FTC_ALGO_CORRECTED
+                           ? (uint32_t)args->fault_info << 8
+                                 | (uint32_t)args->correction << 4
+                           : 0;
+    uint32_t bcast_variant = coll == FTC_COLL_REDUCE
+                                 ? 0
+                                 : (uint32_t)args->bcast_tree.kind << 16
+                                       ^ args->bcast_tree.k << 20
+                                       ^ (args->correction
+                                                  == FTC_CORRECTION_OPPORTUNISTIC
+                                              ? args->distance << 24
+                                              : 0);
+    op->signature = ftc_wire_signature(
+        (uint32_t)coll, (uint32_t)args->algo,
+        coll == FTC_COLL_ALLREDUCE ? args->root : args->root, args->f,
+        (uint32_t)args->dtype, coll == FTC_COLL_BCAST ? 0 : (uint32_t)args->op,
+        args->count, variant ^ bcast_variant);
+    op->comp.status = FTC_OK;
+    op->comp.recvbuf = args->recvbuf;
+    op->comp.stats.root = args->root;
+    return FTC_OK;
+}
+
+void ftc_op_register(ftc_cop_t *op)
+{
+    ftc_group_t *g = op->group;
+    g->next_seq++;
+    op->next = g->ops;
+    g->ops = op;
+}
+
+void ftc_op_free_storage(ftc_cop_t *op)
+{
+    free(op->comp_failed);
+    op->comp_failed = NULL;
+}
+
+static int init_common(ftc_group_t *g, const ftc_coll_args_t *args,
+                       ftc_coll_t coll, uint64_t *seq)
+{
+    int rc = check_args(g, args, coll);
+    if (rc != FTC_OK)
+        return rc;
+    if (g->ctx->excluded)
+        return FTC_EEXCLUDED;
+    ftc_cop_t *op = NULL;
+    uint64_t my_seq = g->next_seq;
+    if (args->algo == FTC_ALGO_TREE)
+        rc = ftc_tree_op_create(g, args, coll, &op);
+    else if (coll == FTC_COLL_REDUCE)
+        rc = ftc_reduce_op_create(g, args, &op);
+    else if (coll == FTC_COLL_BCAST)
+        rc = ftc_bcast_op_create(g, args, &op);
+    else
+        rc = ftc_allreduce_op_create(g, args, &op);
+    if (rc != FTC_OK)
+        return rc;
+    if (seq != NULL)
+        *seq = my_seq;
+    ftc_ctx_after_init(g->ctx);
+    return FTC_OK;
+}
+
+int ftc_init_reduce(ftc_group_t *group, const ftc_coll_args_t *args,
+                    uint64_t *seq)
+{
+    return init_common(group, args, FTC_COLL_REDUCE, seq);
+}
+
+int ftc_init_bcast(ftc_group_t *group, const ftc_coll_args_t *args,
+                   uint64_t *seq)
+{
+    return init_common(group, args, FTC_COLL_BCAST, seq);
+}
+
+int ftc_init_allreduce(ftc_group_t *group, const ftc_coll_args_t *args,
+                       uint64_t *seq)
+{
+    return init_common(group, args, FTC_COLL_ALLREDUCE, seq);
+}

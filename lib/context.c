@@ -1,0 +1,964 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The context: configuration, the known-failed set, the transport entry
+ * points, message dispatch, and the "settle" step that ends every entry
+ * point (tell operations about failures, run deliver callbacks, free what
+ * is finished, re-arm the one timer).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* One outstanding send that the backend completes later. */
+typedef struct ftc_send_link {
+    struct ftc_send_link *prev, *next;
+} ftc_send_link_t;
+
+typedef struct ftc_send_rec {
+    ftc_send_link_t link;   /* first: the list is of links */
+    ftc_cop_t *op;            /* to notify, or NULL */
+    uint32_t dest;           /* world rank */
+    size_t len;
+    uint8_t buf[];
+} ftc_send_rec_t;
+
+/* The context keeps its outstanding sends so destroy can free them. */
+static ftc_send_link_t *send_list_head(ftc_context_t *ctx);
+
+void ftc_config_init(ftc_config_t *cfg)
+{
+    if (cfg == NULL)
+        return;
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->size = sizeof(*cfg);
+    cfg->job_token = 0;
+    cfg->suspect_timeout_ns = 100ull * 1000 * 1000;
+    cfg->probe_timeout_ns = 200ull * 1000 * 1000;
+}
+
+/* Outstanding sends hang off a sentinel stored after the context. */
+typedef struct ftc_context_impl {
+    ftc_context_t pub;
+    ftc_send_link_t sends;  /* sentinel of a circular list */
+} ftc_context_impl_t;
+
+static ftc_send_link_t *send_list_head(ftc_context_t *ctx)
+{
+    return &((ftc_context_impl_t *)ctx)->sends;
+}
+
+int ftc_context_create(uint32_t rank, uint32_t size,
+                       const ftc_transport_ops_t *ops, void *transport,
+                       const ftc_config_t *cfg, ftc_context_t **ctx_out)
+{
+    if (ctx_out == NULL)
+        return FTC_EINVAL;
+    *ctx_out = NULL;
+    if (size == 0 || size > INT32_MAX || rank >= size || ops == NULL)
+        return FTC_EINVAL;
+    if (ops->size < offsetof(ftc_transport_ops_t, watch) || ops->send == NULL
+        || ops->timer_arm == NULL || ops->timer_cancel == NULL
+        || ops->now == NULL)
+        return FTC_EINVAL;
+    if (cfg != NULL && cfg->size < sizeof(ftc_config_t))
+        return FTC_EINVAL;
+    if (cfg != NULL && (cfg->suspect_timeout_ns == 0 || cfg->probe_timeout_ns == 0))
+        return FTC_EINVAL;
+
+    ftc_context_impl_t *impl = calloc(1, sizeof(*impl));
+    if (impl == NULL)
+        return FTC_ENOMEM;
+    ftc_context_t *ctx = &impl->pub;
+    impl->sends.next = impl->sends.prev = &impl->sends;
+    ctx->rank = rank;
+    ctx->size = size;
+    size_t n = ops->size < sizeof(*ops) ? ops->size : sizeof(*ops);
+    memcpy(&ctx->ops, ops, n);
+    ctx->ops.size = sizeof(ctx->ops);
+    ctx->tp = transport;
+    if (cfg != NULL)
+        ctx->cfg = *cfg;
+    else
+        ftc_config_init(&ctx->cfg);
+    ctx->failed = calloc((size + 7) / 8, 1);
+    if (ctx->failed == NULL) {
+        free(impl);
+        return FTC_ENOMEM;
+    }
+    *ctx_out = ctx;
+    return FTC_OK;
+}
+
+static void pending_free_list(ftc_pending_msg_t *m)
+{
+    while (m != NULL) {
+        ftc_pending_msg_t *next = m->next;
+        free(m);
+        m = next;
+    }
+}
+
+static void op_unlink_and_free(ftc_cop_t *op)
+{
+    ftc_group_t *g = op->group;
+    for (ftc_cop_t **pp = &g->ops; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == op) {
+            *pp = op->next;
+            break;
+        }
+    }
+    op->vt->destroy(op);
+}
+
+static void ctx_settle(ftc_context_t *ctx);
+static void ctx_rearm(ftc_context_t *ctx);
+
+/* End every operation of g: undelivered ones with status. */
+static void group_cancel_ops(ftc_group_t *g, int status)
+{
+    for (ftc_cop_t *op = g->ops; op != NULL; op = op->next) {
+        if (!op->delivered)
+            ftc_op_complete(op, status);
+        ftc_op_finish(op);
+    }
+}
+
+void ftc_group_destroy(ftc_group_t *g)
+{
+    if (g == NULL)
+        return;
+    ftc_context_t *ctx = g->ctx;
+    group_cancel_ops(g, FTC_ECANCELED);
+    ctx_settle(ctx);
+    /* Callbacks have run; anything left is freed regardless of pending
+     * sends, whose records no longer point at it. */
+    ftc_send_link_t *head = send_list_head(ctx);
+    for (ftc_send_link_t *l = head->next; l != head; l = l->next) {
+        ftc_send_rec_t *s = (ftc_send_rec_t *)l;
+        if (s->op != NULL && s->op->group == g)
+            s->op = NULL;
+    }
+    for (ftc_cop_t **pp = &ctx->cont_head; *pp != NULL;) {
+        if ((*pp)->group == g)
+            *pp = (*pp)->next_cont;
+        else
+            pp = &(*pp)->next_cont;
+    }
+    while (g->ops != NULL)
+        op_unlink_and_free(g->ops);
+    for (ftc_group_t **pp = &ctx->groups; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == g) {
+            *pp = g->next;
+            break;
+        }
+    }
+    pending_free_list(g->pending);
+    free(g->members);
+    free(g->by_world);
+    free(g->by_world_grank);
+    free(g);
+    ctx_rearm(ctx);
+}
+
+void ftc_context_destroy(ftc_context_t *ctx)
+{
+    if (ctx == NULL)
+        return;
+    while (ctx->groups != NULL)
+        ftc_group_destroy(ctx->groups);
+    if (ctx->timer_armed)
+        ctx->ops.timer_cancel(ctx->tp);
+    for (uint32_t i = 0; i < ctx->nwatches; i++)
+        if (ctx->ops.unwatch != NULL)
+            ctx->ops.unwatch(ctx->tp, ctx->watches[i].peer);
+    ftc_send_link_t *head = send_list_head(ctx);
+    while (head->next != head) {
+        ftc_send_link_t *l = head->next;
+        head->next = l->next;
+        free(l);
+    }
+    pending_free_list(ctx->orphans);
+    free(ctx->watches);
+    free(ctx->fail_queue);
+    free(ctx->failed);
+    free(ctx);
+}
+
+uint32_t ftc_context_rank(const ftc_context_t *ctx) { return ctx->rank; }
+uint32_t ftc_context_size(const ftc_context_t *ctx) { return ctx->size; }
+
+int ftc_context_is_failed(const ftc_context_t *ctx, uint32_t r)
+{
+    if (ctx == NULL || r >= ctx->size)
+        return 0;
+    return (ctx->failed[r / 8] >> (r % 8)) & 1;
+}
+
+uint32_t ftc_context_failed(const ftc_context_t *ctx, uint32_t *out,
+                            uint32_t max)
+{
+    uint32_t k = 0;
+    for (uint32_t r = 0; r < ctx->size && k < ctx->nfailed; r++) {
+        if (ftc_context_is_failed(ctx, r)) {
+            if (k < max && out != NULL)
+                out[k] = r;
+            k++;
+        }
+    }
+    return k;
+}
+
+int ftc_context_is_excluded(const ftc_context_t *ctx)
+{
+    return ctx != NULL && ctx->excluded;
+}
+
+void ftc_context_counters(const ftc_context_t *ctx, ftc_counters_t *out)
+{
+    if (ctx != NULL && out != NULL)
+        *out = ctx->counters;
+}
+
+/* ---- groups ----------------------------------------------------------- */
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const uint32_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+static ftc_group_t *find_group(ftc_context_t *ctx, uint32_t id, uint32_t epoch)
+{
+    for (ftc_group_t *g = ctx->groups; g != NULL; g = g->next)
+        if (g->id == id && g->epoch == epoch)
+            return g;
+    return NULL;
+}
+
+int ftc_group_create(ftc_context_t *ctx, uint32_t group_id, uint32_t epoch,
+                     uint32_t nmembers, const uint32_t *members,
+                     ftc_group_t **group_out)
+{
+    if (group_out == NULL)
+        return FTC_EINVAL;
+    *group_out = NULL;
+    if (ctx == NULL || nmembers == 0 || nmembers > ctx->size)
+        return FTC_EINVAL;
+    if (members == NULL && nmembers != ctx->size)
+        return FTC_EINVAL;
+    if (find_group(ctx, group_id, epoch) != NULL)
+        return FTC_EINVAL;
+
+    ftc_group_t *g = calloc(1, sizeof(*g));
+    uint32_t *pairs = malloc(sizeof(uint32_t) * 2 * nmembers);
+    if (g == NULL || pairs == NULL) {
+        free(g);
+        free(pairs);
+        return FTC_ENOMEM;
+    }
+    g->members = malloc(sizeof(uint32_t) * nmembers);
+    g->by_world = malloc(sizeof(uint32_t) * nmembers);
+    g->by_world_grank = malloc(sizeof(uint32_t) * nmembers);
+    if (g->members == NULL || g->by_world == NULL || g->by_world_grank == NULL)
+        goto err_nomem;
+    bool me_found = false;
+    for (uint32_t i = 0; i < nmembers; i++) {
+        uint32_t w = members != NULL ? members[i] : i;
+        if (w >= ctx->size)
+            goto err_inval;
+        g->members[i] = w;
+        pairs[2 * i] = w;
+        pairs[2 * i + 1] = i;
+        if (w == ctx->rank) {
+            g->me = i;
+            me_found = true;
+        }
+    }
+    if (!me_found)
+        goto err_inval;
+    qsort(pairs, nmembers, sizeof(uint32_t) * 2, cmp_pair);
+    for (uint32_t i = 0; i < nmembers; i++) {
+        if (i > 0 && pairs[2 * i] == pairs[2 * i - 2])
+            goto err_inval; /* duplicate member */
+        g->by_world[i] = pairs[2 * i];
+        g->by_world_grank[i] = pairs[2 * i + 1];
+    }
+    free(pairs);
+    g->ctx = ctx;
+    g->id = group_id;
+    g->epoch = epoch;
+    g->n = nmembers;
+    g->next = ctx->groups;
+    ctx->groups = g;
+
+    /* Adopt messages that arrived before this group existed. */
+    for (ftc_pending_msg_t **pp = &ctx->orphans; *pp != NULL;) {
+        ftc_pending_msg_t *m = *pp;
+        if (m->hdr.group_id == group_id && m->hdr.epoch == epoch) {
+            *pp = m->next;
+            m->next = g->pending;
+            g->pending = m;
+        } else {
+            pp = &m->next;
+        }
+    }
+    *group_out = g;
+    return FTC_OK;
+
+err_inval:
+    free(pairs);
+    free(g->members);
+    free(g->by_world);
+    free(g->by_world_grank);
+    free(g);
+    return FTC_EINVAL;
+err_nomem:
+    free(pairs);
+    free(g->members);
+    free(g->by_world);
+    free(g->by_world_grank);
+    free(g);
+    return FTC_ENOMEM;
+}
+
+uint32_t ftc_group_size(const ftc_group_t *g) { return g->n; }
+uint32_t ftc_group_rank(const ftc_group_t *g) { return g->me; }
+uint32_t ftc_group_id(const ftc_group_t *g) { return g->id; }
+uint32_t ftc_group_epoch(const ftc_group_t *g) { return g->epoch; }
+
+uint32_t ftc_group_world_rank(const ftc_group_t *g, uint32_t grank)
+{
+    return grank < g->n ? g->members[grank] : UINT32_MAX;
+}
+
+int64_t ftc_group_rank_of(const ftc_group_t *g, uint32_t w)
+{
+    uint32_t lo = 0, hi = g->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->by_world[mid] < w)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < g->n && g->by_world[lo] == w)
+        return g->by_world_grank[lo];
+    return -1;
+}
+
+bool ftc_group_member_failed(const ftc_group_t *g, uint32_t grank)
+{
+    return ftc_context_is_failed(g->ctx, g->members[grank]) != 0;
+}
+
+uint32_t ftc_group_failed(const ftc_group_t *g, uint32_t *out, uint32_t max)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < g->n; i++) {
+        if (ftc_group_member_failed(g, i)) {
+            if (out != NULL && k < max)
+                out[k] = i;
+            k++;
+        }
+    }
+    return k;
+}
+
+/* ---- sending ---------------------------------------------------------- */
+
+void ftc_op_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
+                   ftc_msg_kind_t kind, uint32_t round)
+{
+    memset(hdr, 0, sizeof(*hdr));
+    hdr->kind = (uint8_t)kind;
+    hdr->algo = (uint8_t)op->args.algo;
+    hdr->coll = (uint8_t)op->coll;
+    hdr->group_id = op->group->id;
+    hdr->epoch = op->group->epoch;
+    hdr->seq = op->seq;
+    hdr->round = round;
+    hdr->signature = op->signature;
+}
+
+/* Encode and hand to the transport. Returns the transport's verdict. */
+static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
+                        ftc_wire_header_t *hdr, const ftc_iov_t *iov,
+                        int iovcnt, ftc_cop_t *notify_op, bool *inline_done)
+{
+    size_t plen = 0;
+    for (int i = 0; i < iovcnt; i++)
+        plen += iov[i].len;
+    if (plen > FTC_WIRE_MAX_PAYLOAD)
+        return FTC_EOVERFLOW;
+    hdr->sender = ctx->rank;
+    hdr->job_token = ctx->cfg.job_token;
+    hdr->payload_len = (uint32_t)plen;
+    size_t len = FTC_WIRE_HEADER_SIZE + plen;
+    ftc_send_rec_t *rec = malloc(sizeof(*rec) + len);
+    if (rec == NULL)
+        return FTC_ENOMEM;
+    uint8_t *p = rec->buf + FTC_WIRE_HEADER_SIZE;
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].len > 0)
+            memcpy(p, iov[i].base, iov[i].len);
+        p += iov[i].len;
+    }
+    ftc_wire_encode(hdr, rec->buf);
+    rec->len = len;
+    rec->dest = dest;
+    rec->op = notify_op;
+    int rc = ctx->ops.send(ctx->tp, dest, rec->buf, len, rec);
+    *inline_done = false;
+    if (rc == FTC_SEND_INLINE) {
+        free(rec);
+        *inline_done = true;
+    } else if (rc == FTC_OK) {
+        ftc_send_link_t *head = send_list_head(ctx);
+        rec->link.next = head->next;
+        rec->link.prev = head;
+        head->next->prev = &rec->link;
+        head->next = &rec->link;
+    } else {
+        /* Contract: a refused send means the peer is unreachable. */
+        free(rec);
+        ftc_ctx_declare_failed(ctx, dest);
+        return FTC_ETRANSPORT;
+    }
+    ctx->counters.msgs_sent++;
+    ctx->counters.bytes_sent += len;
+    return FTC_OK;
+}
+
+int ftc_op_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
+                const ftc_iov_t *iov, int iovcnt, bool notify)
+{
+    ftc_context_t *ctx = op->group->ctx;
+    if (ctx->excluded)
+        return FTC_EEXCLUDED;
+    uint32_t w = op->group->members[dest];
+    bool inline_done;
+    int rc = ctx_send_raw(ctx, w, hdr, iov, iovcnt, notify ? op : NULL,
+                          &inline_done);
+    if (rc != FTC_OK) {
+        if (notify && !op->cont_wanted) {
+            /* Still continue on a later turn so a sweep cannot stall. */
+            op->cont_wanted = true;
+            op->next_cont = ctx->cont_head;
+            ctx->cont_head = op;
+            ctx->cont_timer = true;
+        }
+        return rc;
+    }
+    op->comp.stats.msgs_sent++;
+    op->comp.stats.bytes_sent += FTC_WIRE_HEADER_SIZE + hdr->payload_len;
+    if (notify && inline_done && !op->cont_wanted) {
+        /* Yield to the event loop before the next step, so receives that
+         * are already queued are handled first (checked correction stops
+         * sweeping when it hears from a neighbour). */
+        op->cont_wanted = true;
+        op->next_cont = ctx->cont_head;
+        ctx->cont_head = op;
+        ctx->cont_timer = true;
+    } else if (notify && !inline_done) {
+        op->cont_wanted = true; /* pins the op until send_done */
+    }
+    return FTC_OK;
+}
+
+static int send_control_ex(ftc_context_t *ctx, uint32_t dest,
+                           ftc_msg_kind_t kind, const ftc_watch_t *about,
+                           uint32_t round, uint16_t flags, uint32_t aux)
+{
+    if (ctx->excluded)
+        return FTC_EEXCLUDED;
+    ftc_wire_header_t hdr;
+    memset(&hdr, 0, sizeof(hdr));
+    hdr.kind = (uint8_t)kind;
+    hdr.flags = flags;
+    hdr.aux = aux;
+    if (about != NULL) {
+        hdr.group_id = about->group_id;
+        hdr.epoch = about->epoch;
+        hdr.seq = about->seq;
+    }
+    hdr.round = round;
+    bool inline_done;
+    int rc = ctx_send_raw(ctx, dest, &hdr, NULL, 0, NULL, &inline_done);
+    if (rc == FTC_OK && kind == FTC_MSG_PROBE)
+        ctx->counters.probes_sent++;
+    return rc;
+}
+
+int ftc_ctx_send_control(ftc_context_t *ctx, uint32_t dest,
+                         ftc_msg_kind_t kind, const ftc_watch_t *about,
+                         uint32_t round)
+{
+    return send_control_ex(ctx, dest, kind, about, round, 0, 0);
+}
+
+void ftc_op_abort(ftc_cop_t *op, int status)
+{
+    ftc_group_t *g = op->group;
+    g->ended[g->nended % 8].seq = op->seq;
+    g->ended[g->nended % 8].status = status;
+    g->nended++;
+    if (!op->delivered)
+        ftc_op_complete(op, status);
+    ftc_op_finish(op);
+}
+
+static int ended_status(const ftc_group_t *g, uint64_t seq)
+{
+    uint32_t n = g->nended < 8 ? g->nended : 8;
+    for (uint32_t i = 0; i < n; i++)
+        if (g->ended[i].seq == seq)
+            return g->ended[i].status;
+    return FTC_OK;
+}
+
+void ftc_transport_send_done(ftc_context_t *ctx, void *cookie, int status)
+{
+    ftc_send_rec_t *rec = cookie;
+    if (ctx == NULL || rec == NULL)
+        return;
+    rec->link.prev->next = rec->link.next;
+    rec->link.next->prev = rec->link.prev;
+    ftc_cop_t *op = rec->op;
+    /* The backend knows the bytes never left: the peer is unreachable. */
+    if (status < 0)
+        ftc_ctx_declare_failed(ctx, rec->dest);
+    free(rec);
+    if (op != NULL && op->cont_wanted) {
+        op->cont_wanted = false;
+        if (!op->finished && op->vt->on_send_done != NULL)
+            op->vt->on_send_done(op);
+    }
+    ctx_settle(ctx);
+}
+
+/* ---- completion and failure bookkeeping -------------------------------- */
+
+void ftc_op_complete(ftc_cop_t *op, int status)
+{
+    if (op->delivered)
+        return;
+    op->delivered = true;
+    op->comp.status = status;
+    ftc_context_t *ctx = op->group->ctx;
+    op->queued = true;
+    op->next_done = NULL;
+    if (ctx->done_tail != NULL)
+        ctx->done_tail->next_done = op;
+    else
+        ctx->done_head = op;
+    ctx->done_tail = op;
+}
+
+void ftc_op_finish(ftc_cop_t *op)
+{
+    op->finished = true;
+}
+
+void ftc_op_linger(ftc_cop_t *op)
+{
+    if (op->lingering)
+        return;
+    op->lingering = true;
+    op->retire_at = op->group->colls_done + FTC_LINGER_OPS;
+}
+
+/* A delivery happened on g: retire the lingerers whose time has come. A
+ * peer still behind by this many collectives is not served any more. */
+static void retire_lingering(ftc_group_t *g)
+{
+    g->colls_done++;
+    for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
+        if (op->lingering && !op->finished && op->retire_at <= g->colls_done)
+            op->finished = true;
+}
+
+void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r)
+{
+    if (r >= ctx->size || r == ctx->rank || ftc_context_is_failed(ctx, r))
+        return;
+    ctx->failed[r / 8] |= (uint8_t)(1u << (r % 8));
+    ctx->nfailed++;
+    ctx->counters.failures_detected++;
+    ftc_monitor_forget(ctx, r);
+    if (ctx->fail_queue_len == ctx->fail_queue_cap) {
+        uint32_t cap = ctx->fail_queue_cap ? ctx->fail_queue_cap * 2 : 8;
+        uint32_t *q = realloc(ctx->fail_queue, sizeof(uint32_t) * cap);
+        if (q == NULL)
+            return; /* the bit is set; operations see it when they look */
+        ctx->fail_queue = q;
+        ctx->fail_queue_cap = cap;
+    }
+    ctx->fail_queue[ctx->fail_queue_len++] = r;
+}
+
+int ftc_op_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n)
+{
+    free(op->comp_failed);
+    op->comp_failed = NULL;
+    op->comp.failed = NULL;
+    op->comp.nfailed = 0;
+    if (n == 0)
+        return FTC_OK;
+    uint32_t *a = malloc(sizeof(uint32_t) * n);
+    if (a == NULL)
+        return FTC_ENOMEM;
+    memcpy(a, granks, sizeof(uint32_t) * n);
+    /* insertion sort + dedup: lists are short */
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = a[i], j = k;
+        bool dup = false;
+        for (uint32_t t = 0; t < k; t++)
+            if (a[t] == v)
+                dup = true;
+        if (dup)
+            continue;
+        while (j > 0 && a[j - 1] > v) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = v;
+        k++;
+    }
+    op->comp_failed = a;
+    op->comp.failed = a;
+    op->comp.nfailed = k;
+    return FTC_OK;
+}
+
+static void become_excluded(ftc_context_t *ctx)
+{
+    if (ctx->excluded)
+        return;
+    ctx->excluded = true;
+    for (ftc_group_t *g = ctx->groups; g != NULL; g = g->next)
+        group_cancel_ops(g, FTC_EEXCLUDED);
+    for (uint32_t i = 0; i < ctx->nwatches; i++)
+        if (ctx->ops.unwatch != NULL)
+            ctx->ops.unwatch(ctx->tp, ctx->watches[i].peer);
+    ctx->nwatches = 0;
+}
+
+static void notify_failed(ftc_context_t *ctx, uint32_t r)
+{
+    for (ftc_group_t *g = ctx->groups; g != NULL; g = g->next) {
+        int64_t gr = ftc_group_rank_of(g, r);
+        if (gr < 0)
+            continue;
+        for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
+            if (!op->finished)
+                op->vt->on_peer_failed(op, (uint32_t)gr);
+    }
+}
+
+static bool op_pinned(const ftc_cop_t *op)
+{
+    return op->cont_wanted || op->queued;
+}
+
+static void reap(ftc_context_t *ctx)
+{
+    for (ftc_group_t *g = ctx->groups; g != NULL; g = g->next) {
+        for (ftc_cop_t **pp = &g->ops; *pp != NULL;) {
+            ftc_cop_t *op = *pp;
+            if (op->finished && op->callback_done && !op_pinned(op)) {
+                *pp = op->next;
+                op->vt->destroy(op);
+            } else {
+                pp = &op->next;
+            }
+        }
+    }
+}
+
+static void ctx_rearm(ftc_context_t *ctx)
+{
+    uint64_t want = UINT64_MAX;
+    bool urgent = ctx->done_head != NULL || ctx->fail_queue_len > 0
+                  || ctx->cont_timer;
+    if (urgent)
+        want = ctx->ops.now(ctx->tp);
+    uint64_t mon = ftc_monitor_next_deadline(ctx);
+    if (mon < want)
+        want = mon;
+    if (want == UINT64_MAX) {
+        if (ctx->timer_armed) {
+            ctx->ops.timer_cancel(ctx->tp);
+            ctx->timer_armed = false;
+        }
+        return;
+    }
+    if (!ctx->timer_armed || ctx->timer_deadline != want) {
+        ctx->ops.timer_arm(ctx->tp, want);
+        ctx->timer_armed = true;
+        ctx->timer_deadline = want;
+    }
+}
+
+static void ctx_settle(ftc_context_t *ctx)
+{
+    if (ctx->settling)
+        return;
+    ctx->settling = true;
+    for (;;) {
+        if (ctx->fail_queue_len > 0) {
+            uint32_t r = ctx->fail_queue[--ctx->fail_queue_len];
+            notify_failed(ctx, r);
+            continue;
+        }
+        if (ctx->done_head != NULL) {
+            ftc_cop_t *op = ctx->done_head;
+            ctx->done_head = op->next_done;
+            if (ctx->done_head == NULL)
+                ctx->done_tail = NULL;
+            op->queued = false;
+            op->comp.coll = op->coll;
+            op->comp.seq = op->seq;
+            op->comp.group = op->group;
+            if (op->comp.recvbuf == NULL)
+                op->comp.recvbuf = op->args.recvbuf;
+            op->args.deliver(&op->comp, op->args.deliver_arg);
+            op->callback_done = true;
+            retire_lingering(op->group);
+            continue;
+        }
+        break;
+    }
+    reap(ctx);
+    ctx->settling = false;
+    ctx_rearm(ctx);
+}
+
+/* Exposed to collective.c: init_* must not deliver, only arm the timer. */
+void ftc_ctx_after_init(ftc_context_t *ctx);
+void ftc_ctx_after_init(ftc_context_t *ctx)
+{
+    if (!ctx->settling)
+        ctx_rearm(ctx);
+}
+
+/* ---- entry points ----------------------------------------------------- */
+
+void ftc_transport_timer_fired(ftc_context_t *ctx)
+{
+    if (ctx == NULL)
+        return;
+    ctx->timer_armed = false;
+    uint64_t now = ctx->ops.now(ctx->tp);
+    if (!ctx->excluded)
+        ftc_monitor_expire(ctx, now);
+    ctx->cont_timer = false;
+    ftc_cop_t *list = ctx->cont_head;
+    ctx->cont_head = NULL;
+    while (list != NULL) {
+        ftc_cop_t *op = list;
+        list = op->next_cont;
+        op->cont_wanted = false;
+        if (!op->finished && op->vt->on_send_done != NULL)
+            op->vt->on_send_done(op);
+    }
+    ctx_settle(ctx);
+}
+
+void ftc_transport_peer_failed(ftc_context_t *ctx, uint32_t peer)
+{
+    if (ctx == NULL || peer >= ctx->size || ctx->excluded)
+        return;
+    ftc_ctx_declare_failed(ctx, peer);
+    ctx_settle(ctx);
+}
+
+int ftc_progress(ftc_context_t *ctx)
+{
+    if (ctx == NULL)
+        return FTC_EINVAL;
+    if (ctx->ops.progress == NULL)
+        return 0;
+    return ctx->ops.progress(ctx->tp);
+}
+
+static int stash(ftc_pending_msg_t **list, const ftc_wire_header_t *hdr,
+                 const uint8_t *payload, uint32_t src)
+{
+    ftc_pending_msg_t *m = malloc(sizeof(*m) + hdr->payload_len);
+    if (m == NULL)
+        return FTC_ENOMEM;
+    m->hdr = *hdr;
+    m->src = src;
+    if (hdr->payload_len > 0)
+        memcpy(m->payload, payload, hdr->payload_len);
+    m->next = *list;
+    *list = m;
+    return FTC_OK;
+}
+
+static ftc_cop_t *find_op(ftc_group_t *g, uint64_t seq)
+{
+    for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
+        if (op->seq == seq)
+            return op;
+    return NULL;
+}
+
+static int deliver_to_op(ftc_cop_t *op, const ftc_wire_header_t *hdr,
+                         const uint8_t *payload, uint32_t sender)
+{
+    ftc_context_t *ctx = op->group->ctx;
+    int64_t gr = ftc_group_rank_of(op->group, sender);
+    if (gr < 0 || hdr->coll != (uint8_t)op->coll
+        || hdr->algo != (uint8_t)op->args.algo) {
+        ctx->counters.dropped_badmsg++;
+        return FTC_EBADMSG;
+    }
+    if (hdr->signature != op->signature) {
+        /* A peer started this collective with other arguments: a usage
+         * error that must surface instead of a hang. */
+        ctx->counters.dropped_badmsg++;
+        ftc_op_abort(op, FTC_EMISMATCH);
+        return FTC_EBADMSG;
+    }
+    if (op->finished) {
+        ctx->counters.late++;
+        return FTC_OK;
+    }
+    op->comp.stats.msgs_received++;
+    op->comp.stats.bytes_received += FTC_WIRE_HEADER_SIZE + hdr->payload_len;
+    op->vt->on_msg(op, hdr, payload, (uint32_t)gr);
+    return FTC_OK;
+}
+
+void ftc_op_replay_pending(ftc_cop_t *op)
+{
+    ftc_group_t *g = op->group;
+    /* Pending messages are stored newest first; replay oldest first to
+     * keep per-sender order. */
+    ftc_pending_msg_t *mine = NULL;
+    for (ftc_pending_msg_t **pp = &g->pending; *pp != NULL;) {
+        ftc_pending_msg_t *m = *pp;
+        if (m->hdr.seq == op->seq) {
+            *pp = m->next;
+            m->next = mine;
+            mine = m;
+        } else {
+            pp = &m->next;
+        }
+    }
+    while (mine != NULL) {
+        ftc_pending_msg_t *m = mine;
+        mine = m->next;
+        if (!ftc_context_is_failed(g->ctx, m->src))
+            (void)deliver_to_op(op, &m->hdr, m->payload, m->src);
+        free(m);
+    }
+}
+
+static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
+{
+    ftc_group_t *g = find_group(ctx, hdr->group_id, hdr->epoch);
+    ftc_cop_t *op = g != NULL ? find_op(g, hdr->seq) : NULL;
+    int64_t gr = g != NULL ? ftc_group_rank_of(g, hdr->sender) : -1;
+    if (hdr->kind == FTC_MSG_PROBE) {
+        ftc_watch_t about = {.group_id = hdr->group_id, .epoch = hdr->epoch,
+                             .seq = hdr->seq};
+        uint32_t round = 0;
+        if (op != NULL && op->vt->current_round != NULL)
+            round = op->vt->current_round(op);
+        int ended = g != NULL && (op == NULL || op->finished)
+                        ? ended_status(g, hdr->seq)
+                        : FTC_OK;
+        (void)send_control_ex(ctx, hdr->sender, FTC_MSG_PROBE_ACK, &about,
+                              round, ended != FTC_OK ? FTC_WF_OP_ENDED : 0,
+                              (uint32_t)-ended);
+    }
+    if (hdr->kind == FTC_MSG_PROBE_ACK && (hdr->flags & FTC_WF_OP_ENDED)
+        && op != NULL && !op->finished && gr >= 0
+        && hdr->aux == (uint32_t)-FTC_EMISMATCH) {
+        /* A peer we wait on left this operation over a usage error: so do
+         * we, and we tell whoever waits on us the same way. */
+        ftc_op_abort(op, FTC_EMISMATCH);
+        return;
+    }
+    if (op != NULL && gr >= 0 && !op->finished
+        && op->vt->on_peer_round != NULL)
+        op->vt->on_peer_round(op, (uint32_t)gr, hdr->round);
+    if (hdr->kind == FTC_MSG_PROBE && op != NULL && gr >= 0 && !op->finished
+        && op->vt->on_probe != NULL)
+        op->vt->on_probe(op, (uint32_t)gr);
+}
+
+int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
+                       size_t len)
+{
+    if (ctx == NULL || (buf == NULL && len > 0))
+        return FTC_EINVAL;
+    ftc_wire_header_t hdr;
+    int rc = ftc_wire_decode(buf, len, ctx->cfg.job_token, ctx->size, &hdr);
+    if (rc == FTC_OK && src != FTC_RANK_UNKNOWN && src != hdr.sender)
+        rc = FTC_EBADMSG;   /* the header lies about who sent it */
+    if (rc == FTC_OK && hdr.sender == ctx->rank)
+        rc = FTC_EBADMSG;
+    switch (rc) {
+    case FTC_OK: break;
+    case FTC_ETRUNCATED: ctx->counters.dropped_truncated++; return rc;
+    case FTC_ECHECKSUM: ctx->counters.dropped_checksum++; return rc;
+    case FTC_EVERSION: ctx->counters.dropped_version++; return rc;
+    case FTC_EFOREIGN: ctx->counters.dropped_foreign++; return rc;
+    default: ctx->counters.dropped_badmsg++; return rc;
+    }
+    /* An excluded process behaves as the crashed process the others take
+     * it for: it answers nothing. */
+    if (ctx->excluded)
+        return FTC_OK;
+    ctx->counters.msgs_received++;
+    ctx->counters.bytes_received += len;
+    const uint8_t *payload = (const uint8_t *)buf + FTC_WIRE_HEADER_SIZE;
+
+    if (hdr.kind == FTC_MSG_EXCLUDED) {
+        become_excluded(ctx);
+        ctx_settle(ctx);
+        return FTC_OK;
+    }
+    if (ftc_context_is_failed(ctx, hdr.sender)) {
+        /* Final: tell it again, it may not have heard. */
+        ctx->counters.dropped_stale++;
+        (void)ftc_ctx_send_control(ctx, hdr.sender, FTC_MSG_EXCLUDED, NULL, 0);
+        return FTC_ESTALE;
+    }
+    ftc_monitor_heard(ctx, hdr.sender);
+
+    rc = FTC_OK;
+    if (hdr.kind == FTC_MSG_PROBE || hdr.kind == FTC_MSG_PROBE_ACK) {
+        handle_control(ctx, &hdr);
+    } else {
+        ftc_group_t *g = find_group(ctx, hdr.group_id, hdr.epoch);
+        if (g == NULL) {
+            bool newer = false;
+            for (ftc_group_t *h = ctx->groups; h != NULL; h = h->next)
+                if (h->id == hdr.group_id && h->epoch > hdr.epoch)
+                    newer = true;
+            if (newer) {
+                ctx->counters.dropped_stale++;
+                rc = FTC_ESTALE;
+            } else {
+                rc = stash(&ctx->orphans, &hdr, payload, hdr.sender);
+            }
+        } else if (hdr.seq >= g->next_seq) {
+            rc = stash(&g->pending, &hdr, payload, hdr.sender);
+        } else {
+            ftc_cop_t *op = find_op(g, hdr.seq);
+            if (op == NULL) {
+                ctx->counters.late++;
+            } else {
+                rc = deliver_to_op(op, &hdr, payload, hdr.sender);
+            }
+        }
+    }
+    ctx_settle(ctx);
+    return rc;
+}

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Core internals shared by the context, the failure monitor and the
+ * collectives. Nothing here is visible to embedders or backends.
+ */
+#ifndef FTC_LIB_INTERNAL_H
+#define FTC_LIB_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ftcoll/ftcoll.h"
+#include "wire.h"
+
+typedef struct ftc_cop ftc_cop_t;
+
+/* ---- operations (one in-flight collective at this process) ---------- */
+
+typedef struct ftc_op_vtable {
+    /* A message for this operation, already decoded and checked against
+     * the operation's signature. grank is the sender's group rank. */
+    void (*on_msg)(ftc_cop_t *op, const ftc_wire_header_t *hdr,
+                   const uint8_t *payload, uint32_t grank);
+    /* A group member was declared failed. */
+    void (*on_peer_failed)(ftc_cop_t *op, uint32_t grank);
+    /* A send this operation asked to hear about has completed. */
+    void (*on_send_done)(ftc_cop_t *op);
+    /* A keepalive exchange with a member carried this operation's round:
+     * the member is in `round` (allreduce moves forward on it). */
+    void (*on_peer_round)(ftc_cop_t *op, uint32_t grank, uint32_t round);
+    /* A member probed us about this operation: it is waiting on us. A
+     * broadcast that holds the value answers with a copy, so a process the
+     * correction missed is not stranded while the root lives. */
+    void (*on_probe)(ftc_cop_t *op, uint32_t grank);
+    /* Round this process is in (allreduce), for op-aware keepalives. */
+    uint32_t (*current_round)(const ftc_cop_t *op);
+    void (*destroy)(ftc_cop_t *op);
+} ftc_op_vtable_t;
+
+struct ftc_cop {
+    const ftc_op_vtable_t *vt;
+    ftc_group_t *group;
+    uint64_t seq;
+    ftc_coll_t coll;
+    ftc_coll_args_t args;   /* sendbuf is not used after init */
+    uint32_t signature;
+    size_t nbytes;          /* count * element size */
+
+    bool delivered;         /* completion queued (or already called) */
+    bool callback_done;     /* deliver callback has returned */
+    bool finished;          /* no duties left: free once callback_done */
+    bool queued;            /* on the context's completion queue */
+    bool cont_wanted;       /* wants on_send_done on the next turn */
+    /* Delivered, but kept to answer peers that are behind (a stranded
+     * bcast receiver's probe, a late allreduce round) until retire_at
+     * collectives of the group have delivered here. */
+    bool lingering;
+    uint64_t retire_at;
+
+    ftc_completion_t comp;
+    uint32_t *comp_failed;  /* storage behind comp.failed */
+
+    ftc_cop_t *next;         /* group's list of live operations */
+    ftc_cop_t *next_done;    /* context's completion queue */
+    ftc_cop_t *next_cont;    /* context's continuation list */
+};
+
+/* ---- groups ---------------------------------------------------------- */
+
+typedef struct ftc_pending_msg {
+    struct ftc_pending_msg *next;
+    ftc_wire_header_t hdr;
+    uint32_t src;           /* world rank */
+    uint8_t payload[];      /* hdr.payload_len bytes */
+} ftc_pending_msg_t;
+
+struct ftc_group {
+    ftc_context_t *ctx;
+    uint32_t id, epoch, n, me;
+    uint32_t *members;          /* group rank -> world rank */
+    uint32_t *by_world;         /* sorted world ranks ... */
+    uint32_t *by_world_grank;   /* ... and their group ranks */
+    uint64_t next_seq;
+    ftc_cop_t *ops;              /* live operations, any state */
+    ftc_pending_msg_t *pending; /* messages for operations not started */
+    uint64_t colls_done;        /* deliveries here: retires lingerers */
+    /* Operations that ended with a usage error, remembered so a peer
+     * still waiting in one learns it from a probe instead of hanging. */
+    struct {
+        uint64_t seq;
+        int status;
+    } ended[8];
+    uint32_t nended;
+    ftc_group_t *next;
+};
+
+/* ---- the failure monitor's per-peer watch ---------------------------- */
+
+typedef struct ftc_watch {
+    uint32_t peer;          /* world rank */
+    uint32_t refs;          /* operations waiting on peer */
+    uint64_t deadline;      /* next probe, or the probe's expiry */
+    bool probing;
+    /* The operation that first asked, for op-aware keepalives. */
+    uint32_t group_id, epoch;
+    uint64_t seq;
+} ftc_watch_t;
+
+struct ftc_context {
+    uint32_t rank, size;
+    ftc_transport_ops_t ops;
+    void *tp;
+    ftc_config_t cfg;
+
+    uint8_t *failed;            /* bitmap over world ranks */
+    uint32_t nfailed;
+    uint32_t *fail_queue;       /* declared, not yet told to operations */
+    uint32_t fail_queue_len, fail_queue_cap;
+    bool excluded;
+
+    ftc_counters_t counters;
+    ftc_group_t *groups;
+    ftc_pending_msg_t *orphans; /* messages for groups not created yet */
+
+    ftc_watch_t *watches;
+    uint32_t nwatches, capwatches;
+
+    ftc_cop_t *done_head, *done_tail;
+    ftc_cop_t *cont_head;
+    bool cont_timer;            /* a continuation waits for a timer turn */
+    bool settling;
+    bool timer_armed;
+    uint64_t timer_deadline;
+};
+
+/* ---- context services (context.c) ----------------------------------- */
+
+/* Send a message of this operation to group rank dest. payload may be
+ * split in up to three parts that are concatenated. When notify is set the
+ * operation's on_send_done runs after the send completes (on a later
+ * turn). Returns FTC_OK or a negative error (dest then counts as failed). */
+typedef struct ftc_iov {
+    const void *base;
+    size_t len;
+} ftc_iov_t;
+
+int ftc_op_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
+                const ftc_iov_t *iov, int iovcnt, bool notify);
+
+/* Fill the fields every message of op carries. */
+void ftc_op_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
+                   ftc_msg_kind_t kind, uint32_t round);
+
+/* Queue op's completion; deliver runs when the current entry point ends. */
+void ftc_op_complete(ftc_cop_t *op, int status);
+
+/* The operation has no duties left (it may still await its callback). */
+void ftc_op_finish(ftc_cop_t *op);
+
+/* How many later deliveries on its group a delivered operation lingers. */
+#define FTC_LINGER_OPS 64
+/* Keep op (delivered) to serve peers that are behind; see lingering. */
+void ftc_op_linger(ftc_cop_t *op);
+
+/* Declare world rank r failed (final). Operations hear of it when the
+ * current entry point settles. */
+void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r);
+
+bool ftc_group_member_failed(const ftc_group_t *g, uint32_t grank);
+/* -1 if world rank w is not a member. */
+int64_t ftc_group_rank_of(const ftc_group_t *g, uint32_t w);
+
+/* Replay messages that arrived before op was started. */
+void ftc_op_replay_pending(ftc_cop_t *op);
+
+/* Common argument checks and op set-up for ftc_init_*. */
+int ftc_op_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
+                 ftc_cop_t *op, const ftc_op_vtable_t *vt);
+void ftc_op_register(ftc_cop_t *op);
+void ftc_op_free_storage(ftc_cop_t *op);
+
+/* Record failed group ranks on the completion (deduplicated, sorted). */
+int ftc_op_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n);
+
+/* ---- failure monitor (monitor.c) ------------------------------------- */
+
+/* An operation starts / stops waiting on world rank peer. */
+void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op);
+void ftc_monitor_release(ftc_context_t *ctx, uint32_t peer);
+/* Any message from peer shows it is alive. */
+void ftc_monitor_heard(ftc_context_t *ctx, uint32_t peer);
+/* Probe or declare expired watches. */
+void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now);
+uint64_t ftc_monitor_next_deadline(const ftc_context_t *ctx);
+void ftc_monitor_forget(ftc_context_t *ctx, uint32_t peer);
+
+/* Control messages (context.c) */
+int ftc_ctx_send_control(ftc_context_t *ctx, uint32_t dest,
+                         ftc_msg_kind_t kind, const ftc_watch_t *about,
+                         uint32_t round);
+
+/* End op with a usage error that every member must see (FTC_EMISMATCH). */
+void ftc_op_abort(ftc_cop_t *op, int status);
+
+/* ---- collective helpers (collective.c) -------------------------------- */
+
+static inline uint32_t ftc_logical(uint32_t grank, uint32_t root, uint32_t n)
+{
+    return (uint32_t)(((uint64_t)grank + n - root) % n);
+}
+
+static inline uint32_t ftc_physical(uint32_t logical, uint32_t root, uint32_t n)
+{
+    return (uint32_t)(((uint64_t)logical + root) % n);
+}
+
+/* Constructors, one per algorithm module. */
+int ftc_reduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
+                         ftc_cop_t **out);
+int ftc_bcast_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
+                        ftc_cop_t **out);
+int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
+                            ftc_cop_t **out);
+int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
+                       ftc_coll_t coll, ftc_cop_t **out);
+
+#endif

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The failure monitor: on-demand keepalive. A peer is watched only while
+ * some operation waits on it. A watched peer that stays silent for
+ * suspect_timeout is probed; a probe unanswered for probe_timeout makes the
+ * peer failed, for good. Any message from the peer counts as an answer.
+ * The backend's own reports (ftc_transport_peer_failed) short-cut this.
+ *
+ * Probes name the operation that waits, so the answer can carry where the
+ * peer is in it (the allreduce's round): a peer that is alive but stuck in
+ * an older round learns that it should move on.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+static ftc_watch_t *watch_find(ftc_context_t *ctx, uint32_t peer)
+{
+    for (uint32_t i = 0; i < ctx->nwatches; i++)
+        if (ctx->watches[i].peer == peer)
+            return &ctx->watches[i];
+    return NULL;
+}
+
+static void watch_remove(ftc_context_t *ctx, ftc_watch_t *w)
+{
+    uint32_t peer = w->peer;
+    *w = ctx->watches[--ctx->nwatches];
+    if (ctx->ops.unwatch != NULL)
+        ctx->ops.unwatch(ctx->tp, peer);
+}
+
+void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
+{
+    if (ctx->excluded || ftc_context_is_failed(ctx, peer))
+        return;
+    ftc_watch_t *w = watch_find(ctx, peer);
+    if (w != NULL) {
+        w->refs++;
+        return;
+    }
+    if (ctx->nwatches == ctx->capwatches) {
+        uint32_t cap = ctx->capwatches ? ctx->capwatches * 2 : 8;
+        ftc_watch_t *a = realloc(ctx->watches, sizeof(*a) * cap);
+        if (a == NULL)
+            return; /* degrade: the backend's monitor may still report */
+        ctx->watches = a;
+        ctx->capwatches = cap;
+    }
+    w = &ctx->watches[ctx->nwatches++];
+    w->peer = peer;
+    w->refs = 1;
+    w->probing = false;
+    w->deadline = ctx->ops.now(ctx->tp) + ctx->cfg.suspect_timeout_ns;
+    w->group_id = op->group->id;
+    w->epoch = op->group->epoch;
+    w->seq = op->seq;
+    if (ctx->ops.watch != NULL)
+        ctx->ops.watch(ctx->tp, peer);
+}
+
+void ftc_monitor_release(ftc_context_t *ctx, uint32_t peer)
+{
+    ftc_watch_t *w = watch_find(ctx, peer);
+    if (w == NULL)
+        return;
+    if (--w->refs == 0)
+        watch_remove(ctx, w);
+}
+
+void ftc_monitor_forget(ftc_context_t *ctx, uint32_t peer)
+{
+    ftc_watch_t *w = watch_find(ctx, peer);
+    if (w != NULL)
+        watch_remove(ctx, w);
+}
+
+void ftc_monitor_heard(ftc_context_t *ctx, uint32_t peer)
+{
+    ftc_watch_t *w = watch_find(ctx, peer);
+    if (w == NULL)
+        return;
+    w->probing = false;
+    w->deadline = ctx->ops.now(ctx->tp) + ctx->cfg.suspect_timeout_ns;
+}
+
+void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
+{
+    for (uint32_t i = 0; i < ctx->nwatches;) {
+        ftc_watch_t *w = &ctx->watches[i];
+        if (w->deadline > now) {
+            i++;
+            continue;
+        }
+        if (w->probing) {
+            /* Suspicion is final: if the peer is only slow, it must learn
+             * that it was excluded, so the fail-stop model stays true.
+             * declare_failed removes the watch: index i then holds the
+             * next one. */
+            uint32_t peer = w->peer;
+            (void)ftc_ctx_send_control(ctx, peer, FTC_MSG_EXCLUDED, NULL, 0);
+            ftc_ctx_declare_failed(ctx, peer);
+            continue;
+        }
+        w->probing = true;
+        w->deadline = now + ctx->cfg.probe_timeout_ns;
+        ftc_watch_t about = *w;
+        uint32_t round = 0;
+        ftc_group_t *g;
+        for (g = ctx->groups; g != NULL; g = g->next)
+            if (g->id == about.group_id && g->epoch == about.epoch)
+                break;
+        if (g != NULL)
+            for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
+                if (op->seq == about.seq && op->vt->current_round != NULL)
+                    round = op->vt->current_round(op);
+        (void)ftc_ctx_send_control(ctx, about.peer, FTC_MSG_PROBE, &about,
+                                   round);
+        i++;
+    }
+}
+
+uint64_t ftc_monitor_next_deadline(const ftc_context_t *ctx)
+{
+    uint64_t d = UINT64_MAX;
+    for (uint32_t i = 0; i < ctx->nwatches; i++)
+        if (ctx->watches[i].deadline < d)
+            d = ctx->watches[i].deadline;
+    return d;
+}

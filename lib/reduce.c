@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The corrected reduce operation: one reduce part, rooted where the caller
+ * says. A non-root delivers once its value went to its parent; the root
+ * delivers the result. A failed root makes the reduce a no-op (paper 4.3).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reduce_part.h"
+
+typedef struct reduce_op {
+    ftc_cop_t base;
+    uint8_t *input;
+    ftc_reduce_part_t rp;
+} reduce_op_t;
+
+static void reduce_done(ftc_reduce_part_t *rp, int status)
+{
+    ftc_cop_t *op = rp->op;
+    if (rp->parent < 0 && status == FTC_OK) {
+        if (op->nbytes > 0)
+            memcpy(op->args.recvbuf, rp->result, op->nbytes);
+        op->comp.stats.root_subtree = rp->cand_child;
+        op->comp.failed_count = rp->fail_count;
+        if (rp->scheme == FTC_FAULT_LIST) {
+            (void)ftc_op_set_failed(op, rp->fails, rp->nfails);
+            /* Every listed rank was confirmed failed by some process;
+             * later operations skip it instead of timing out again. */
+            for (uint32_t i = 0; i < rp->nfails; i++)
+                ftc_ctx_declare_failed(op->group->ctx,
+                                       op->group->members[rp->fails[i]]);
+        }
+    }
+    ftc_op_complete(op, status);
+    ftc_op_finish(op);
+}
+
+static void reduce_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
+                          const uint8_t *payload, uint32_t grank)
+{
+    reduce_op_t *r = (reduce_op_t *)op;
+    if ((hdr->kind != FTC_MSG_UPCORR && hdr->kind != FTC_MSG_TREE_UP)
+        || hdr->round != 0) {
+        op->group->ctx->counters.dropped_badmsg++;
+        return;
+    }
+    ftc_reduce_part_on_msg(&r->rp, hdr, payload, grank);
+}
+
+static void reduce_on_failed(ftc_cop_t *op, uint32_t grank)
+{
+    ftc_reduce_part_on_failed(&((reduce_op_t *)op)->rp, grank);
+}
+
+static void reduce_destroy(ftc_cop_t *op)
+{
+    reduce_op_t *r = (reduce_op_t *)op;
+    ftc_reduce_part_destroy(&r->rp);
+    free(r->input);
+    ftc_op_free_storage(op);
+    free(r);
+}
+
+static const ftc_op_vtable_t reduce_vt = {
+    .on_msg = reduce_on_msg,
+    .on_peer_failed = reduce_on_failed,
+    .destroy = reduce_destroy,
+};
+
+int ftc_reduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
+                         ftc_cop_t **out)
+{
+    reduce_op_t *r = calloc(1, sizeof(*r));
+    if (r == NULL)
+        return FTC_ENOMEM;
+    ftc_op_setup(g, args, FTC_COLL_REDUCE, &r->base, &reduce_vt);
+    r->input = malloc(r->base.nbytes ? r->base.nbytes : 1);
+    if (r->input == NULL) {
+        free(r);
+        return FTC_ENOMEM;
+    }
+    if (r->base.nbytes > 0)
+        memcpy(r->input, args->sendbuf, r->base.nbytes);
+    ftc_op_register(&r->base);
+    int rc = ftc_reduce_part_start(&r->rp, &r->base, reduce_done, 0, args->root,
+                                   r->input, NULL);
+    if (rc != FTC_OK) {
+        /* Registered already: end it through the normal path. */
+        ftc_op_complete(&r->base, rc);
+        ftc_op_finish(&r->base);
+    } else {
+        ftc_op_replay_pending(&r->base);
+    }
+    *out = &r->base;
+    return FTC_OK;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The wire format (DESIGN.md 6). Every message is a fixed 64-byte header
+ * followed by payload_len bytes. Header integers are little-endian whatever
+ * the host; payload values are in the sender's native order, which the
+ * FTC_WF_BIG_ENDIAN flag records (a receiver of the other order drops it).
+ *
+ *   off size field
+ *     0  4   magic "FTCL" (0x4C435446 read little-endian)
+ *     4  1   version (FTC_WIRE_VERSION)
+ *     5  1   kind    (ftc_msg_kind_t)
+ *     6  1   algo    (ftc_algo_t, 0 for control messages)
+ *     7  1   coll    (ftc_coll_t, 0 for control messages)
+ *     8  2   flags   (FTC_WF_*)
+ *    10  2   reserved, must be 0
+ *    12  4   group id
+ *    16  4   group epoch
+ *    20  4   sender (world rank)
+ *    24  8   operation sequence number
+ *    32  4   round (allreduce: root attempt; 0 otherwise)
+ *    36  4   aux (kind-specific)
+ *    40  4   signature of the operation's arguments (ftc_wire_signature)
+ *    44  4   payload length
+ *    48  8   job token
+ *    56  4   CRC32C of the whole message with this field taken as 0
+ *    60  4   reserved, must be 0
+ *
+ * Decoding never trusts the network: ftc_wire_decode checks length, magic,
+ * version, checksum, job token, kind, reserved fields and the sender, and
+ * names the first thing wrong.
+ */
+#ifndef FTC_LIB_WIRE_H
+#define FTC_LIB_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FTC_WIRE_MAGIC 0x4C435446u
+#define FTC_WIRE_VERSION 1u
+#define FTC_WIRE_HEADER_SIZE 64u
+/* Largest payload the format allows (the length field is 32 bits). */
+#define FTC_WIRE_MAX_PAYLOAD (UINT32_MAX - FTC_WIRE_HEADER_SIZE)
+
+typedef enum ftc_msg_kind {
+    FTC_MSG_UPCORR = 1,     /* reduce up-correction value */
+    FTC_MSG_TREE_UP = 2,    /* reduce tree phase: value + failure info */
+    FTC_MSG_BCAST = 3,      /* bcast tree-phase copy */
+    FTC_MSG_CORRECT = 4,    /* bcast correction copy (flags give direction) */
+    FTC_MSG_NUDGE = 5,      /* allreduce: join this round */
+    FTC_MSG_ABORT = 6,      /* plain tree: the collective failed */
+    FTC_MSG_PROBE = 7,      /* keepalive request (control) */
+    FTC_MSG_PROBE_ACK = 8,  /* keepalive answer (control) */
+    FTC_MSG_EXCLUDED = 9,   /* "you were declared failed" (control) */
+    FTC_MSG_KIND_MAX = 9
+} ftc_msg_kind_t;
+
+enum {
+    FTC_WF_BIG_ENDIAN = 1u << 0,  /* payload values are big-endian */
+    FTC_WF_SUBTREE_FAILED = 1u << 1, /* TREE_UP: a failure in this subtree */
+    FTC_WF_CORR_LEFT = 1u << 2,   /* CORRECT travelling towards lower ranks */
+    FTC_WF_CORR_RIGHT = 1u << 3,  /* CORRECT travelling towards higher ranks */
+    FTC_WF_ACCEPTED = 1u << 4,    /* allreduce: carries an accepted value */
+    FTC_WF_OP_ENDED = 1u << 5,    /* PROBE_ACK: the operation ended here
+                                     with error -aux (e.g. a mismatch) */
+    FTC_WF_ALL = (1u << 6) - 1
+};
+
+typedef struct ftc_wire_header {
+    uint8_t kind, algo, coll;
+    uint16_t flags;
+    uint32_t group_id, epoch, sender;
+    uint64_t seq;
+    uint32_t round, aux, signature, payload_len;
+    uint64_t job_token;
+} ftc_wire_header_t;
+
+/* CRC32C (Castagnoli), as iSCSI, ext4 and RDMA use; crc starts at 0. */
+uint32_t ftc_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/*
+ * Write the header for hdr (with hdr->payload_len already set) and the
+ * checksum over header and payload into msg, which holds
+ * FTC_WIRE_HEADER_SIZE + payload_len bytes with the payload already at
+ * msg + FTC_WIRE_HEADER_SIZE.
+ */
+void ftc_wire_encode(const ftc_wire_header_t *hdr, uint8_t *msg);
+
+/*
+ * Check and parse a received message of len bytes. Returns FTC_OK and fills
+ * *hdr (payload at buf + FTC_WIRE_HEADER_SIZE, hdr->payload_len bytes), or
+ * the first reason to drop it: FTC_ETRUNCATED (len below the header, or not
+ * header + payload_len), FTC_EVERSION (magic or version), FTC_ECHECKSUM,
+ * FTC_EFOREIGN (job token differs from job_token), FTC_EBADMSG (unknown
+ * kind, reserved bits set, sender >= world_size, flags out of range).
+ */
+int ftc_wire_decode(const void *buf, size_t len, uint64_t job_token,
+                    uint32_t world_size, ftc_wire_header_t *hdr);
+
+/* A 32-bit digest of the arguments all members must agree on; peers that
+ * disagree see a signature mismatch instead of garbage. */
+uint32_t ftc_wire_signature(uint32_t coll, uint32_t algo, uint32_t root,
+                            uint32_t f, uint32_t dtype, uint32_t op,
+                            uint64_t count, uint32_t variant);
+
+#endif
