@@ -102,7 +102,7 @@ static void ar_on_value(ftc_bcast_part_t *bp)
     for (uint32_t i = 0; i < nf; i++) {
         uint32_t g;
         memcpy(&g, fails + 4 * i, 4);
-        ftc_ctx_declare_failed(op->group->ctx, op->group->members[g]);
+        ftc_ctx_declare_failed(op->group->ctx, ftc_group_world_rank(op->group, g));
     }
     if (st == FTC_OK && op->nbytes > 0)
         memcpy(op->args.recvbuf, fails + 4ull * nf, op->nbytes);

@@ -81,11 +81,6 @@ int ftc_context_create(uint32_t rank, uint32_t size,
         ctx->cfg = *cfg;
     else
         ftc_config_init(&ctx->cfg);
-    ctx->failed = calloc((size + 7) / 8, 1);
-    if (ctx->failed == NULL) {
-        free(impl);
-        return FTC_ENOMEM;
-    }
     *ctx_out = ctx;
     return FTC_OK;
 }
@@ -188,25 +183,34 @@ void ftc_context_destroy(ftc_context_t *ctx)
 uint32_t ftc_context_rank(const ftc_context_t *ctx) { return ctx->rank; }
 uint32_t ftc_context_size(const ftc_context_t *ctx) { return ctx->size; }
 
+/* Index of the first known-failed rank >= r. */
+static uint32_t failed_lower_bound(const ftc_context_t *ctx, uint32_t r)
+{
+    uint32_t lo = 0, hi = ctx->nfailed;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ctx->failed[mid] < r)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 int ftc_context_is_failed(const ftc_context_t *ctx, uint32_t r)
 {
-    if (ctx == NULL || r >= ctx->size)
+    if (ctx == NULL || r >= ctx->size || ctx->nfailed == 0)
         return 0;
-    return (ctx->failed[r / 8] >> (r % 8)) & 1;
+    uint32_t i = failed_lower_bound(ctx, r);
+    return i < ctx->nfailed && ctx->failed[i] == r;
 }
 
 uint32_t ftc_context_failed(const ftc_context_t *ctx, uint32_t *out,
                             uint32_t max)
 {
-    uint32_t k = 0;
-    for (uint32_t r = 0; r < ctx->size && k < ctx->nfailed; r++) {
-        if (ftc_context_is_failed(ctx, r)) {
-            if (k < max && out != NULL)
-                out[k] = r;
-            k++;
-        }
-    }
-    return k;
+    for (uint32_t i = 0; i < ctx->nfailed && i < max && out != NULL; i++)
+        out[i] = ctx->failed[i];
+    return ctx->nfailed;
 }
 
 int ftc_context_is_excluded(const ftc_context_t *ctx)
@@ -251,8 +255,14 @@ int ftc_group_create(ftc_context_t *ctx, uint32_t group_id, uint32_t epoch,
         return FTC_EINVAL;
 
     ftc_group_t *g = calloc(1, sizeof(*g));
+    if (g == NULL)
+        return FTC_ENOMEM;
+    if (members == NULL) {
+        g->me = ctx->rank;
+        goto done;
+    }
     uint32_t *pairs = malloc(sizeof(uint32_t) * 2 * nmembers);
-    if (g == NULL || pairs == NULL) {
+    if (pairs == NULL) {
         free(g);
         free(pairs);
         return FTC_ENOMEM;
@@ -264,7 +274,7 @@ int ftc_group_create(ftc_context_t *ctx, uint32_t group_id, uint32_t epoch,
         goto err_nomem;
     bool me_found = false;
     for (uint32_t i = 0; i < nmembers; i++) {
-        uint32_t w = members != NULL ? members[i] : i;
+        uint32_t w = members[i];
         if (w >= ctx->size)
             goto err_inval;
         g->members[i] = w;
@@ -285,6 +295,7 @@ int ftc_group_create(ftc_context_t *ctx, uint32_t group_id, uint32_t epoch,
         g->by_world_grank[i] = pairs[2 * i + 1];
     }
     free(pairs);
+done:
     g->ctx = ctx;
     g->id = group_id;
     g->epoch = epoch;
@@ -329,11 +340,15 @@ uint32_t ftc_group_epoch(const ftc_group_t *g) { return g->epoch; }
 
 uint32_t ftc_group_world_rank(const ftc_group_t *g, uint32_t grank)
 {
-    return grank < g->n ? g->members[grank] : UINT32_MAX;
+    if (grank >= g->n)
+        return UINT32_MAX;
+    return g->members != NULL ? g->members[grank] : grank;
 }
 
 int64_t ftc_group_rank_of(const ftc_group_t *g, uint32_t w)
 {
+    if (g->members == NULL)
+        return w < g->n ? (int64_t)w : -1;
     uint32_t lo = 0, hi = g->n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -349,19 +364,29 @@ int64_t ftc_group_rank_of(const ftc_group_t *g, uint32_t w)
 
 bool ftc_group_member_failed(const ftc_group_t *g, uint32_t grank)
 {
-    return ftc_context_is_failed(g->ctx, g->members[grank]) != 0;
+    return ftc_context_is_failed(g->ctx, ftc_group_world_rank(g, grank)) != 0;
 }
 
 uint32_t ftc_group_failed(const ftc_group_t *g, uint32_t *out, uint32_t max)
 {
+    /* Walk the (short) failed list, not the group. */
+    const ftc_context_t *ctx = g->ctx;
     uint32_t k = 0;
-    for (uint32_t i = 0; i < g->n; i++) {
-        if (ftc_group_member_failed(g, i)) {
-            if (out != NULL && k < max)
-                out[k] = i;
-            k++;
-        }
+    for (uint32_t i = 0; i < ctx->nfailed; i++) {
+        int64_t gr = ftc_group_rank_of(g, ctx->failed[i]);
+        if (gr < 0)
+            continue;
+        if (out != NULL && k < max)
+            out[k] = (uint32_t)gr;
+        k++;
     }
+    /* Group ranks in increasing order, as promised. */
+    for (uint32_t i = 1; i < k && i < max && out != NULL; i++)
+        for (uint32_t j = i; j > 0 && out[j - 1] > out[j]; j--) {
+            uint32_t t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
     return k;
 }
 
@@ -436,7 +461,7 @@ int ftc_op_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
     ftc_context_t *ctx = op->group->ctx;
     if (ctx->excluded)
         return FTC_EEXCLUDED;
-    uint32_t w = op->group->members[dest];
+    uint32_t w = ftc_group_world_rank(op->group, dest);
     bool inline_done;
     int rc = ctx_send_raw(ctx, w, hdr, iov, iovcnt, notify ? op : NULL,
                           &inline_done);
@@ -582,7 +607,18 @@ void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r)
 {
     if (r >= ctx->size || r == ctx->rank || ftc_context_is_failed(ctx, r))
         return;
-    ctx->failed[r / 8] |= (uint8_t)(1u << (r % 8));
+    if (ctx->nfailed == ctx->capfailed) {
+        uint32_t cap = ctx->capfailed ? ctx->capfailed * 2 : 8;
+        uint32_t *a = realloc(ctx->failed, sizeof(uint32_t) * cap);
+        if (a == NULL)
+            return; /* unrecorded: operations still see the event below */
+        ctx->failed = a;
+        ctx->capfailed = cap;
+    }
+    uint32_t at = failed_lower_bound(ctx, r);
+    memmove(ctx->failed + at + 1, ctx->failed + at,
+            sizeof(uint32_t) * (ctx->nfailed - at));
+    ctx->failed[at] = r;
     ctx->nfailed++;
     ctx->counters.failures_detected++;
     ftc_monitor_forget(ctx, r);

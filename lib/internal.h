@@ -78,7 +78,10 @@ typedef struct ftc_pending_msg {
 struct ftc_group {
     ftc_context_t *ctx;
     uint32_t id, epoch, n, me;
-    uint32_t *members;          /* group rank -> world rank */
+    /* group rank -> world rank; all NULL for the identity group (the
+     * whole world in order), which keeps a context O(1) in the world size
+     * so a simulator can host a million of them. */
+    uint32_t *members;
     uint32_t *by_world;         /* sorted world ranks ... */
     uint32_t *by_world_grank;   /* ... and their group ranks */
     uint64_t next_seq;
@@ -113,8 +116,9 @@ struct ftc_context {
     void *tp;
     ftc_config_t cfg;
 
-    uint8_t *failed;            /* bitmap over world ranks */
-    uint32_t nfailed;
+    /* Known-failed world ranks, sorted: O(failures), not O(world). */
+    uint32_t *failed;
+    uint32_t nfailed, capfailed;
     uint32_t *fail_queue;       /* declared, not yet told to operations */
     uint32_t fail_queue_len, fail_queue_cap;
     bool excluded;

@@ -35,7 +35,7 @@ static uint32_t grank_of(const ftc_reduce_part_t *rp, uint32_t logical)
 
 static uint32_t world_of(const ftc_reduce_part_t *rp, uint32_t logical)
 {
-    return rp->op->group->members[grank_of(rp, logical)];
+    return ftc_group_world_rank(rp->op->group, grank_of(rp, logical));
 }
 
 static void combine(ftc_reduce_part_t *rp, uint8_t *inout, const uint8_t *in)

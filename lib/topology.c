@@ -276,7 +276,7 @@ static uint64_t if_subtree(uint64_t f, uint64_t n, uint64_t p)
  * log2(R(u)) + 1 entries because R(u) >= 2 R(u-k).
  */
 #define LAME_CAP ((uint64_t)1 << 40) /* "too large to matter": > any rank */
-#define LAME_DEPTH 40                /* entries; 35 suffice below LAME_CAP */
+#define LAME_DEPTH 40 /* more entries would mean R(u) >= 2^40 = LAME_CAP */
 
 typedef struct lame_seq {
     uint64_t k;
@@ -319,8 +319,8 @@ static void lame_next(lame_seq_t *s)
     uint64_t len = u / s->k + 1;
     s->u = u;
     if (len > LAME_DEPTH) {
-        /* Means R(u) >= 2^39: unreachable for ranks below 2^32, but keep
-         * a bug from overrunning v[]. All values become "too large". */
+        /* R(u) >= 2^(len-1) >= LAME_CAP, and stays so: saturate rather
+         * than grow past v[]. No caller steps back from here. */
         for (unsigned j = 0; j < s->len; j++)
             s->v[j] = LAME_CAP;
         return;
