@@ -24,16 +24,21 @@ typedef enum ftc_dtype {
 typedef enum ftc_op {
     FTC_SUM, FTC_PROD, FTC_MIN, FTC_MAX,
     FTC_BAND, FTC_BOR, FTC_BXOR, /* integers only */
-    FTC_LAND, FTC_LOR,           /* any type: zero is false */
+    FTC_LAND, FTC_LOR,           /* any type: zero is false; the result
+                                    is 1 or 0 of the type */
     FTC_USER,                    /* a user function, commutative and associative */
     FTC_OP_COUNT
 } ftc_op_t;
 
 /*
- * A user reduction: inout[i] = inout[i] (op) in[i] for i < count. It must be
- * commutative and associative: the corrected algorithms combine values in an
- * order that depends on which processes failed. Signed integer SUM and PROD
- * wrap around (two's complement) instead of overflowing.
+ * Built-in operations: signed integer SUM and PROD wrap around (two's
+ * complement) instead of overflowing. Floating MIN and MAX keep a NaN that
+ * is already in inout and ignore one that arrives in in.
+ *
+ * A user reduction: inout[i] = inout[i] (op) in[i] for i < count; it is not
+ * called when count is 0. It must be commutative and associative: the
+ * corrected algorithms combine values in an order that depends on which
+ * processes failed.
  */
 typedef void (*ftc_user_op_fn)(void *inout, const void *in, uint64_t count,
                                ftc_dtype_t dtype, void *arg);

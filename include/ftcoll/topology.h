@@ -21,7 +21,10 @@ typedef enum ftc_tree_kind {
     FTC_TREE_BINOMIAL,         /* interleaved binomial */
     FTC_TREE_KARY,             /* interleaved k-ary */
     FTC_TREE_LAME,             /* Lame tree of order k (generalised Fibonacci) */
-    FTC_TREE_OPTIMAL,          /* LogP-optimal: Lame of order round((2o+L)/max(o,g)) */
+    FTC_TREE_OPTIMAL,          /* LogP-optimal: Lame of order
+                                  max(1, round((2o+L)/max(o,g))), halves
+                                  rounded up; exact when max(o,g) divides
+                                  2o+L (Karp et al.'s greedy tree) */
     FTC_TREE_BINOMIAL_INORDER, /* MPICH-style in-order binomial, for comparison */
     FTC_TREE_IF,               /* I(f)-tree: root has f+1 children, child c owns
                                   the ranks p with (p-1) mod (f+1) == c-1 */
@@ -34,7 +37,10 @@ typedef struct ftc_tree {
     uint32_t L, o, g; /* OPTIMAL only: LogP parameters (o or g may be 0, not both) */
 } ftc_tree_t;
 
-/* FTC_OK, or FTC_EINVAL if kind or its parameters are out of range. */
+/* FTC_OK, or FTC_EINVAL if kind or its parameters are out of range.
+ * The functions below do not report errors: for a tree that fails this
+ * check, or r >= n, ftc_tree_parent returns -1 and the others 0. Check a
+ * tree once before using it. */
 int ftc_tree_check(const ftc_tree_t *tree);
 
 /* Parent of logical rank r (< n), or -1 for the root (r == 0). */
