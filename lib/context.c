@@ -687,9 +687,13 @@ static void notify_failed(ftc_context_t *ctx, uint32_t r)
         int64_t gr = ftc_group_rank_of(g, r);
         if (gr < 0)
             continue;
-        for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
-            if (!op->finished)
-                op->vt->on_peer_failed(op, (uint32_t)gr);
+        for (ftc_cop_t *op = g->ops; op != NULL; op = op->next) {
+            if (op->finished)
+                continue;
+            if (!op->delivered)
+                op->comp.stats.failures_detected++;
+            op->vt->on_peer_failed(op, (uint32_t)gr);
+        }
     }
 }
 

@@ -264,6 +264,9 @@ static void test_bad_messages(void)
     ftc_lb_inject(W.w, 0, 2, msg, sizeof(msg), 0);
     ftc_wire_encode(&h, msg);
     ftc_lb_inject(W.w, 0, 5, msg, sizeof(msg), 0); /* claims 5, says 2 */
+    h.epoch = 2; /* the group's previous incarnation: stale */
+    ftc_wire_encode(&h, msg);
+    ftc_lb_inject(W.w, 0, 2, msg, sizeof(msg), 0);
 
     for (int r = 0; r < N; r++) {
         ftc_coll_args_t a = make_args(&W, r, 0, 0);
@@ -285,6 +288,8 @@ static void test_bad_messages(void)
            (unsigned long long)c.dropped_checksum);
     EXPECT(c.dropped_badmsg == 1, "spoofed sender counted: %llu",
            (unsigned long long)c.dropped_badmsg);
+    EXPECT(c.dropped_stale == 1, "old epoch counted: %llu",
+           (unsigned long long)c.dropped_stale);
     EXPECT(c.dropped_version + c.dropped_truncated == 2,
            "garbage counted: version %llu truncated %llu",
            (unsigned long long)c.dropped_version,

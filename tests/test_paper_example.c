@@ -57,6 +57,9 @@ static void run(ftc_coll_t coll, ftc_fault_info_t info, bool keepalive_only)
     EXPECT(root->stats.root_subtree == 2,
            "the root used subtree %u, want 2 (process 1's is broken)",
            root->stats.root_subtree);
+    EXPECT(root->stats.failures_detected == 1,
+           "the root learned of %u failures, want 1 (process 1, its child)",
+           root->stats.failures_detected);
     if (info == FTC_FAULT_LIST)
         EXPECT(root->nfailed_list == 1 && root->failed_list[0] == 1,
                "failed list has %u entries, want {1}", root->nfailed_list);

@@ -83,7 +83,8 @@ void ftc_coll_args_init(ftc_coll_args_t *args);
 
 typedef struct ftc_stats {
     uint64_t msgs_sent, msgs_received, bytes_sent, bytes_received;
-    uint32_t failures_detected; /* peers this operation declared failed */
+    uint32_t failures_detected; /* group members this process learned had
+                                   failed while the operation was running */
     /* Reduce root (and allreduce's deciding root): the logical child, 1..f+1,
      * whose subtree value it used; 0 if none (no result, or not the root). */
     uint32_t root_subtree;

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The LogP backend's event queue: a calendar of integer times. Events due
+ * within `nb` units of now sit in a ring of per-time FIFO buckets (O(1)
+ * push and pop; a bitmap finds the next non-empty bucket); later ones (the
+ * core's timeouts, mostly) wait in a binary heap and move into the ring
+ * when their time enters the window. Events of one time come out in the
+ * order they were pushed, heap or not: a run is reproducible. Internal to
+ * the LogP backend.
+ */
+#ifndef FTC_LOGP_CALENDAR_H
+#define FTC_LOGP_CALENDAR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FTC_CAL_NONE UINT32_MAX
+
+struct ftc_logp_msg;
+
+typedef struct ftc_cal_event {
+    uint64_t time;
+    uint32_t next;      /* in its bucket, or in the free list */
+    uint32_t rank;
+    uint32_t peer;
+    uint32_t kind;
+    union {
+        struct ftc_logp_msg *msg;
+        uint64_t gen;
+    } u;
+} ftc_cal_event_t;
+
+typedef struct ftc_cal_far {
+    uint64_t time, seq;
+    uint32_t idx;
+} ftc_cal_far_t;
+
+typedef struct ftc_calendar {
+    ftc_cal_event_t *pool;
+    uint32_t cap, free_head;
+    uint64_t live, max_live;
+    uint32_t *head, *tail;  /* per bucket */
+    uint64_t *bits;         /* bucket b non-empty: bit b */
+    uint32_t nb, mask;      /* nb a power of two */
+    uint64_t now;
+    ftc_cal_far_t *far;
+    size_t far_len, far_cap;
+    uint64_t far_seq;
+} ftc_calendar_t;
+
+/* window: at least this many units ahead go into the ring. 0 or -1. */
+int ftc_cal_init(ftc_calendar_t *c, uint64_t window);
+void ftc_cal_fini(ftc_calendar_t *c);
+
+/* A slot to fill; FTC_CAL_NONE if out of memory. Push it (time >= now). */
+uint32_t ftc_cal_alloc(ftc_calendar_t *c);
+void ftc_cal_push(ftc_calendar_t *c, uint32_t idx);
+void ftc_cal_release(ftc_calendar_t *c, uint32_t idx);
+
+static inline ftc_cal_event_t *ftc_cal_at(ftc_calendar_t *c, uint32_t idx)
+{
+    return &c->pool[idx];
+}
+
+/* The next event due now, removed from the queue (release it after use),
+ * or FTC_CAL_NONE. */
+uint32_t ftc_cal_pop_now(ftc_calendar_t *c);
+
+/* Move now to the earliest queued time if it is <= limit: 1; else 0 and
+ * now stays. Call only when nothing is due now. */
+int ftc_cal_advance(ftc_calendar_t *c, uint64_t limit);
+
+/* Set now to t >= now, when no event is due before t. */
+void ftc_cal_set_now(ftc_calendar_t *c, uint64_t t);
+
+/* Earliest queued time, UINT64_MAX if none (ring first, then the heap). */
+uint64_t ftc_cal_next_time(const ftc_calendar_t *c);
+
+size_t ftc_cal_memory(const ftc_calendar_t *c);
+
+#endif
