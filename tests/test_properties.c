@@ -234,6 +234,7 @@ int main(int argc, char **argv)
     uint32_t nmin = 1, nmax = 9, fmax = 2, count = 100, extra = 0;
     uint64_t seed = 1;
     bool keepalive = false, jitter = false, rotate = false;
+    const char *dtype = NULL, *opname = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) mode = argv[++i];
         else if (strcmp(argv[i], "--colls") == 0 && i + 1 < argc) colls = argv[++i];
@@ -247,6 +248,8 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--keepalive") == 0) keepalive = true;
         else if (strcmp(argv[i], "--jitter") == 0) jitter = true;
         else if (strcmp(argv[i], "--rotate-root") == 0) rotate = true;
+        else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) dtype = argv[++i];
+        else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) opname = argv[++i];
         else if (strcmp(argv[i], "-v") == 0) verbose = 1;
         else {
             fprintf(stderr, "unknown argument %s\n", argv[i]);
@@ -266,8 +269,24 @@ int main(int argc, char **argv)
                 s.args.f = f;
                 s.seed = seed;
                 s.args.root = rotate ? n - 1 : 0;
-                s.input = FTC_INPUT_UNIT;
-                s.args.count = (uint64_t)n + 2;
+                if (dtype != NULL || opname != NULL) {
+                    /* Random values of another type or operation: the
+                     * checker then matches the result against the
+                     * reductions over every admissible set of inputs. */
+                    if ((dtype != NULL
+                         && ftc_dtype_parse(dtype, &s.args.dtype) != FTC_OK)
+                        || (opname != NULL
+                            && ftc_op_parse(opname, &s.args.op) != FTC_OK)) {
+                        fprintf(stderr, "bad --dtype or --op\n");
+                        return 2;
+                    }
+                    s.input = FTC_INPUT_RANDOM;
+                    s.input_seed = seed + n;
+                    s.args.count = 3;
+                } else {
+                    s.input = FTC_INPUT_UNIT;
+                    s.args.count = (uint64_t)n + 2;
+                }
                 if (keepalive)
                     s.detect_delay_ns = UINT64_MAX;
                 if (jitter)

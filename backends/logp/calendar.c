@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "calendar.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CAL_MIN_BUCKETS 256u
+#define CAL_MAX_BUCKETS (1u << 20)
+
+static unsigned ctz64(uint64_t x)
+{
+#if defined(__GNUC__)
+    return (unsigned)__builtin_ctzll(x);
+#else
+    unsigned n = 0;
+    while (!(x & 1)) {
+        x >>= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+int ftc_cal_init(ftc_calendar_t *c, uint64_t window)
+{
+    memset(c, 0, sizeof(*c));
+    uint32_t nb = CAL_MIN_BUCKETS;
+    while (nb < CAL_MAX_BUCKETS && (uint64_t)nb <= window)
+        nb <<= 1;
+    c->nb = nb;
+    c->mask = nb - 1;
+    c->head = malloc(sizeof(uint32_t) * nb);
+    c->tail = malloc(sizeof(uint32_t) * nb);
+    c->bits = calloc(nb / 64, sizeof(uint64_t));
+    if (c->head == NULL || c->tail == NULL || c->bits == NULL) {
+        ftc_cal_fini(c);
+        return -1;
+    }
+    for (uint32_t i = 0; i < nb; i++)
+        c->head[i] = c->tail[i] = FTC_CAL_NONE;
+    c->free_head = FTC_CAL_NONE;
+    return 0;
+}
+
+void ftc_cal_fini(ftc_calendar_t *c)
+{
+    free(c->pool);
+    free(c->head);
+    free(c->tail);
+    free(c->bits);
+    free(c->far);
+    memset(c, 0, sizeof(*c));
+}
+
+uint32_t ftc_cal_alloc(ftc_calendar_t *c)
+{
+    if (c->free_head == FTC_CAL_NONE) {
+        uint32_t cap = c->cap ? c->cap * 2 : 1024;
+        if (cap <= c->cap || cap >= FTC_CAL_NONE)
+            return FTC_CAL_NONE;
+        ftc_cal_event_t *p = realloc(c->pool, sizeof(*p) * cap);
+        if (p == NULL)
+            return FTC_CAL_NONE;
+        /* Chain new slots in increasing order (reproducible reuse). */
+        for (uint32_t i = c->cap; i < cap; i++)
+            p[i].next = i + 1 < cap ? i + 1 : FTC_CAL_NONE;
+        c->free_head = c->cap;
+        c->pool = p;
+        c->cap = cap;
+    }
+    uint32_t i = c->free_head;
+    c->free_head = c->pool[i].next;
+    c->pool[i].next = FTC_CAL_NONE;
+    if (++c->live > c->max_live)
+        c->max_live = c->live;
+    return i;
+}
+
+void ftc_cal_release(ftc_calendar_t *c, uint32_t idx)
+{
+    c->pool[idx].next = c->free_head;
+    c->free_head = idx;
+    c->live--;
+}
+
+static void ring_append(ftc_calendar_t *c, uint32_t idx)
+{
+    uint32_t b = (uint32_t)(c->pool[idx].time & c->mask);
+    c->pool[idx].next = FTC_CAL_NONE;
+    if (c->tail[b] == FTC_CAL_NONE) {
+        c->head[b] = idx;
+        c->bits[b >> 6] |= 1ull << (b & 63);
+    } else {
+        c->pool[c->tail[b]].next = idx;
+    }
+    c->tail[b] = idx;
+}
+
+static int far_before(const ftc_cal_far_t *a, const ftc_cal_far_t *b)
+{
+    return a->time != b->time ? a->time < b->time : a->seq < b->seq;
+}
+
+static int far_push(ftc_calendar_t *c, uint32_t idx)
+{
+    if (c->far_len == c->far_cap) {
+        size_t cap = c->far_cap ? c->far_cap * 2 : 256;
+        ftc_cal_far_t *p = realloc(c->far, sizeof(*p) * cap);
+        if (p == NULL)
+            return -1;
+        c->far = p;
+        c->far_cap = cap;
+    }
+    ftc_cal_far_t e = {c->pool[idx].time, c->far_seq++, idx};
+    size_t i = c->far_len++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!far_before(&e, &c->far[parent]))
+            break;
+        c->far[i] = c->far[parent];
+        i = parent;
+    }
+    c->far[i] = e;
+    return 0;
+}
+
+static uint32_t far_pop(ftc_calendar_t *c)
+{
+    uint32_t out = c->far[0].idx;
+    ftc_cal_far_t last = c->far[--c->far_len];
+    size_t i = 0, n = c->far_len;
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= n)
+            break;
+        if (child + 1 < n && far_before(&c->far[child + 1], &c->far[child]))
+            child++;
+        if (!far_before(&c->far[child], &last))
+            break;
+        c->far[i] = c->far[child];
+        i = child;
+    }
+    if (n > 0)
+        c->far[i] = last;
+    return out;
+}
+
+/* Far events whose time entered the window go to the ring, in (time,
+ * push order): before anything pushed straight into the ring at that
+ * time, which can only have happened later. */
+static void migrate(ftc_calendar_t *c)
+{
+    while (c->far_len > 0 && c->far[0].time - c->now < c->nb)
+        ring_append(c, far_pop(c));
+}
+
+void ftc_cal_push(ftc_calendar_t *c, uint32_t idx)
+{
+    uint64_t t = c->pool[idx].time;
+    if (t < c->now)
+        t = c->pool[idx].time = c->now;
+    if (t - c->now < c->nb) {
+        ring_append(c, idx);
+        return;
+    }
+    if (far_push(c, idx) != 0)
+        abort(); /* the backend aborts on out of memory anyway */
+}
+
+uint32_t ftc_cal_pop_now(ftc_calendar_t *c)
+{
+    uint32_t b = (uint32_t)(c->now & c->mask);
+    uint32_t idx = c->head[b];
+    if (idx == FTC_CAL_NONE)
+        return FTC_CAL_NONE;
+    c->head[b] = c->pool[idx].next;
+    if (c->head[b] == FTC_CAL_NONE) {
+        c->tail[b] = FTC_CAL_NONE;
+        c->bits[b >> 6] &= ~(1ull << (b & 63));
+    }
+    return idx;
+}
+
+/* First non-empty bucket at cyclic position >= s, or FTC_CAL_NONE. */
+static uint32_t find_set(const ftc_calendar_t *c, uint32_t s)
+{
+    uint32_t nwords = c->nb / 64;
+    uint32_t w = s >> 6;
+    uint64_t word = c->bits[w] & (~0ull << (s & 63));
+    for (uint32_t i = 0; i <= nwords; i++) {
+        if (word != 0)
+            return (w << 6) + ctz64(word);
+        w = (w + 1) & (nwords - 1);
+        word = c->bits[w];
+    }
+    return FTC_CAL_NONE;
+}
+
+uint64_t ftc_cal_next_time(const ftc_calendar_t *c)
+{
+    uint32_t b = find_set(c, (uint32_t)(c->now & c->mask));
+    if (b != FTC_CAL_NONE)
+        return c->now + ((b - c->now) & c->mask);
+    return c->far_len > 0 ? c->far[0].time : UINT64_MAX;
+}
+
+int ftc_cal_advance(ftc_calendar_t *c, uint64_t limit)
+{
+    uint64_t t = ftc_cal_next_time(c);
+    if (t == UINT64_MAX || t > limit)
+        return 0;
+    c->now = t;
+    migrate(c);
+    return 1;
+}
+
+void ftc_cal_set_now(ftc_calendar_t *c, uint64_t t)
+{
+    if (t <= c->now)
+        return;
+    c->now = t;
+    migrate(c);
+}
+
+size_t ftc_cal_memory(const ftc_calendar_t *c)
+{
+    return (size_t)c->cap * sizeof(ftc_cal_event_t)
+           + (size_t)c->nb * 2 * sizeof(uint32_t) + c->nb / 8
+           + c->far_cap * sizeof(ftc_cal_far_t);
+}
