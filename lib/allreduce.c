@@ -90,6 +90,17 @@ static void ar_on_value(ftc_bcast_part_t *bp)
     if (!blob_parse(op, bp->blob, bp->len, &st, &nf))
         return; /* checked by valid() already */
     const uint8_t *fails = bp->blob + 8;
+    for (uint32_t i = 0; i < nf; i++) {
+        uint32_t g;
+        memcpy(&g, fails + 4 * i, 4);
+        if (g == op->group->me) {
+            /* The result excludes us: the others took us for failed
+             * (suspicion is final) and our EXCLUDED notice is still on its
+             * way. Deliver that, not a result we are no part of. */
+            ftc_ctx_become_excluded(op->group->ctx);
+            return;
+        }
+    }
     uint32_t *list = malloc(sizeof(uint32_t) * (nf ? nf : 1));
     if (list != NULL) {
         memcpy(list, fails, sizeof(uint32_t) * nf);

@@ -620,6 +620,8 @@ void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r)
             sizeof(uint32_t) * (ctx->nfailed - at));
     ctx->failed[at] = r;
     ctx->nfailed++;
+    if (ctx->ops.peer_down != NULL)
+        ctx->ops.peer_down(ctx->tp, r);
     ctx->counters.failures_detected++;
     ftc_monitor_forget(ctx, r);
     if (ctx->fail_queue_len == ctx->fail_queue_cap) {
@@ -668,7 +670,7 @@ int ftc_op_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n)
     return FTC_OK;
 }
 
-static void become_excluded(ftc_context_t *ctx)
+void ftc_ctx_become_excluded(ftc_context_t *ctx)
 {
     if (ctx->excluded)
         return;
@@ -959,16 +961,28 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
     ctx->counters.bytes_received += len;
     const uint8_t *payload = (const uint8_t *)buf + FTC_WIRE_HEADER_SIZE;
 
+    if (ftc_context_is_failed(ctx, hdr.sender)) {
+        /* Two processes that suspect each other: the one that counts most
+         * of the world as failed is the one that was cut off (stopped,
+         * partitioned away), so it accepts the verdict; the other ignores
+         * it, else a process the group dropped could evict healthy ones on
+         * its way out. */
+        if (hdr.kind == FTC_MSG_EXCLUDED
+            && (uint64_t)ctx->nfailed * 2 > (uint64_t)ctx->size - 1) {
+            ftc_ctx_become_excluded(ctx);
+            ctx_settle(ctx);
+            return FTC_OK;
+        }
+        ctx->counters.dropped_stale++;
+        if (hdr.kind != FTC_MSG_EXCLUDED) /* tell it again */
+            (void)ftc_ctx_send_control(ctx, hdr.sender, FTC_MSG_EXCLUDED,
+                                       NULL, 0);
+        return FTC_ESTALE;
+    }
     if (hdr.kind == FTC_MSG_EXCLUDED) {
-        become_excluded(ctx);
+        ftc_ctx_become_excluded(ctx);
         ctx_settle(ctx);
         return FTC_OK;
-    }
-    if (ftc_context_is_failed(ctx, hdr.sender)) {
-        /* Final: tell it again, it may not have heard. */
-        ctx->counters.dropped_stale++;
-        (void)ftc_ctx_send_control(ctx, hdr.sender, FTC_MSG_EXCLUDED, NULL, 0);
-        return FTC_ESTALE;
     }
     ftc_monitor_heard(ctx, hdr.sender);
 

@@ -167,6 +167,10 @@ void ftc_op_finish(ftc_cop_t *op);
 /* Keep op (delivered) to serve peers that are behind; see lingering. */
 void ftc_op_linger(ftc_cop_t *op);
 
+/* The group declared this process failed: end every operation with
+ * FTC_EEXCLUDED and go silent, as the crash we are taken for. */
+void ftc_ctx_become_excluded(ftc_context_t *ctx);
+
 /* Declare world rank r failed (final). Operations hear of it when the
  * current entry point settles. */
 void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r);

@@ -5,6 +5,8 @@
  * suspect_timeout is probed; a probe unanswered for probe_timeout makes the
  * peer failed, for good. Any message from the peer counts as an answer.
  * The backend's own reports (ftc_transport_peer_failed) short-cut this.
+ * Only silence this process observed counts: a probe that expired while we
+ * were not running (our timer fired late) is sent again.
  *
  * Probes name the operation that waits, so the answer can carry where the
  * peer is in it (the allreduce's round): a peer that is alive but stuck in
@@ -89,6 +91,17 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
     for (uint32_t i = 0; i < ctx->nwatches;) {
         ftc_watch_t *w = &ctx->watches[i];
         if (w->deadline > now) {
+            i++;
+            continue;
+        }
+        if (w->probing && now - w->deadline > ctx->cfg.probe_timeout_ns / 2) {
+            /* We wake up long after the probe expired: we were stalled
+             * (SIGSTOP, descheduled), so the silence was not observed. A
+             * stalled process must not blame its peers (it would ignore
+             * their verdict on itself afterwards); probe again. */
+            w->deadline = now + ctx->cfg.probe_timeout_ns;
+            ftc_watch_t again = *w;
+            (void)ftc_ctx_send_control(ctx, again.peer, FTC_MSG_PROBE, &again, 0);
             i++;
             continue;
         }

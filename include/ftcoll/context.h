@@ -55,7 +55,9 @@ int ftc_context_create(uint32_t rank, uint32_t size,
                        const ftc_config_t *cfg, ftc_context_t **ctx_out);
 
 /* Ends every collective still in flight with FTC_ECANCELED (their deliver
- * callbacks run from here), destroys the groups, frees everything. */
+ * callbacks run from here), destroys the groups, frees everything, the
+ * buffers of in-flight sends included: the backend must have flushed or
+ * cancelled those first (transport.h, "Teardown"). */
 void ftc_context_destroy(ftc_context_t *ctx);
 
 uint32_t ftc_context_rank(const ftc_context_t *ctx);

@@ -86,11 +86,25 @@ typedef struct ftc_transport_ops {
      * ftc_error_t. Optional (NULL) for backends driven from outside.
      */
     int (*progress)(void *tp);
+
+    /*
+     * The core declared peer failed, for any reason (its own keepalive
+     * timeout, a failure list, a transport report): final. The backend may
+     * close its connection and drop what it still queues for peer. Must
+     * not call back into the core. Optional (NULL).
+     */
+    void (*peer_down)(void *tp, uint32_t peer);
 } ftc_transport_ops_t;
 
 /*
  * Entry points for the backend. Each may run user deliver callbacks before
  * it returns.
+ *
+ * Teardown: ftc_context_destroy frees the buffers of sends still in flight
+ * (those that returned FTC_OK and have had no send_done yet). Before
+ * destroying a context, the backend must be done with them: let them
+ * complete (flush) or cancel them so that the transport no longer reads
+ * them. No entry point may be called for a destroyed context.
  */
 
 /* Source unknown to the transport: trust the header's sender field. */
