@@ -17,5 +17,8 @@ ftc_deps() {
 }
 
 # What every build needs, plus each backend's library (optional in
-# meson, installed here so the demo and the tests cover them).
-FTC_BUILD_DEPS="gcc libc6-dev meson ninja-build pkg-config python3 libzmq3-dev"
+# meson, installed here so the demo and the tests cover them): ZeroMQ,
+# UCX, libfabric, PMIx with Open MPI's mpirun as its launcher.
+FTC_BUILD_DEPS="gcc libc6-dev meson ninja-build pkg-config python3 procps \
+  libzmq3-dev libucx-dev ucx-utils libfabric-dev libfabric-bin \
+  libpmix-dev openmpi-bin"

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Method selection, the calls every method shares, and "single". */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bootstrap_internal.h"
+
+#define DEFAULT_TIMEOUT_MS 30000
+
+void ftc_bootstrap_seterr(ftc_bootstrap_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b->err, sizeof(b->err), fmt, ap);
+    va_end(ap);
+}
+
+static void put_err(char *err, size_t errlen, const char *msg)
+{
+    if (err != NULL && errlen > 0)
+        snprintf(err, errlen, "%s", msg);
+}
+
+int ftc_bootstrap_env_timeout_ms(char *err, size_t errlen)
+{
+    const char *s = getenv(FTC_ENV_BOOTSTRAP_TIMEOUT);
+    if (s == NULL || *s == '\0')
+        return DEFAULT_TIMEOUT_MS;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno != 0 || *end != '\0' || !(v > 0) || v > 86400) {
+        put_err(err, errlen, FTC_ENV_BOOTSTRAP_TIMEOUT
+                " must be a number of seconds in (0, 86400]");
+        return -1;
+    }
+    return (int)(v * 1000 + 0.5);
+}
+
+/* A decimal u32 from the environment; -1 if unset or malformed. */
+static int64_t env_u32(const char *name)
+{
+    const char *s = getenv(name);
+    if (s == NULL || *s == '\0')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v > UINT32_MAX || s[0] == '-')
+        return -1;
+    return (int64_t)v;
+}
+
+static int single_allgather(ftc_bootstrap_t *b, const void *mine, size_t len,
+                            void *all)
+{
+    (void)b;
+    if (len > 0)
+        memcpy(all, mine, len);
+    return FTC_OK;
+}
+
+static void plain_close(ftc_bootstrap_t *b)
+{
+    free(b->dir);
+    free(b);
+}
+
+static int single_open(ftc_bootstrap_t **out)
+{
+    ftc_bootstrap_t *b = calloc(1, sizeof(*b));
+    if (b == NULL)
+        return FTC_ENOMEM;
+    b->method = "single";
+    b->size = 1;
+    b->token = 0x51A61E00ull;
+    b->timeout_ms = -1;
+    b->allgather = single_allgather;
+    b->close = plain_close;
+    *out = b;
+    return FTC_OK;
+}
+
+int ftc_bootstrap_open(ftc_bootstrap_t **out, char *err, size_t errlen)
+{
+    if (out == NULL)
+        return FTC_EINVAL;
+    *out = NULL;
+    int timeout_ms = ftc_bootstrap_env_timeout_ms(err, errlen);
+    if (timeout_ms < 0)
+        return FTC_EINVAL;
+
+    if (getenv(FTC_ENV_RANK) != NULL) {
+        int64_t rank = env_u32(FTC_ENV_RANK), size = env_u32(FTC_ENV_SIZE);
+        const char *dir = getenv(FTC_ENV_RENDEZVOUS);
+        const char *tok = getenv(FTC_ENV_JOB_TOKEN);
+        if (rank < 0 || size <= 0 || rank >= size) {
+            put_err(err, errlen, "FTCOLL_RANK and FTCOLL_SIZE must be "
+                                 "integers with 0 <= FTCOLL_RANK < FTCOLL_SIZE");
+            return FTC_EINVAL;
+        }
+        if (dir == NULL || *dir == '\0') {
+            put_err(err, errlen, "FTCOLL_RANK is set but FTCOLL_RENDEZVOUS "
+                                 "is not (start the program with ftcoll-run)");
+            return FTC_EINVAL;
+        }
+        uint64_t token = 0;
+        if (tok != NULL && *tok != '\0') {
+            char *end;
+            errno = 0;
+            token = strtoull(tok, &end, 16);
+            if (errno != 0 || *end != '\0') {
+                put_err(err, errlen, "FTCOLL_JOB_TOKEN must be hexadecimal");
+                return FTC_EINVAL;
+            }
+        }
+        return ftc_bootstrap_file_open(dir, (uint32_t)rank, (uint32_t)size,
+                                       token, timeout_ms, out, err, errlen);
+    }
+    if (getenv("PMIX_RANK") != NULL || getenv("PMIX_NAMESPACE") != NULL)
+        return ftc_bootstrap_pmix_open(timeout_ms, out, err, errlen);
+    return single_open(out);
+}
+
+uint32_t ftc_bootstrap_rank(const ftc_bootstrap_t *b)
+{
+    return b != NULL ? b->rank : 0;
+}
+
+uint32_t ftc_bootstrap_size(const ftc_bootstrap_t *b)
+{
+    return b != NULL ? b->size : 0;
+}
+
+uint64_t ftc_bootstrap_job_token(const ftc_bootstrap_t *b)
+{
+    return b != NULL ? b->token : 0;
+}
+
+const char *ftc_bootstrap_method(const ftc_bootstrap_t *b)
+{
+    return b != NULL ? b->method : "none";
+}
+
+int ftc_bootstrap_allgather(void *arg, const void *mine, size_t len, void *all)
+{
+    ftc_bootstrap_t *b = arg;
+    if (b == NULL || (len > 0 && (mine == NULL || all == NULL)))
+        return FTC_EINVAL;
+    b->err[0] = '\0';
+    int rc = b->allgather(b, mine, len, all);
+    b->round++;
+    return rc;
+}
+
+const char *ftc_bootstrap_error(const ftc_bootstrap_t *b)
+{
+    return b != NULL ? b->err : "no bootstrap";
+}
+
+void ftc_bootstrap_close(ftc_bootstrap_t *b)
+{
+    if (b != NULL)
+        b->close(b);
+}
+
+#ifndef FTC_HAVE_PMIX
+int ftc_bootstrap_pmix_open(int timeout_ms, ftc_bootstrap_t **out, char *err,
+                            size_t errlen)
+{
+    (void)timeout_ms;
+    if (out != NULL)
+        *out = NULL;
+    put_err(err, errlen, "started by a PMIx launcher (PMIX_RANK is set), but "
+                         "this ftcoll was built without PMIx (-Dpmix=enabled "
+                         "needs libpmix-dev); use ftcoll-run instead");
+    return FTC_ENOTSUP;
+}
+#endif

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Bootstrap: who am I, how many are we, and an out-of-band allgather to
+ * swap endpoint addresses before the transport exists (DESIGN.md 7).
+ * ftcoll itself only ever sees the allgather callback; this helper offers
+ * two implementations of it, and a runtime may bring its own.
+ *
+ *  - file: the rendezvous of ftcoll-run (one host). FTCOLL_RANK,
+ *    FTCOLL_SIZE, FTCOLL_RENDEZVOUS (a directory) and FTCOLL_JOB_TOKEN
+ *    come from the launcher. Each rank writes its blob to a file in the
+ *    directory (atomically: write, then rename) and polls until every
+ *    rank's file exists.
+ *  - pmix: under mpirun, srun --mpi=pmix or prterun. Rank and size from
+ *    PMIx_Init and PMIX_JOB_SIZE; blobs through PMIx_Put, Commit,
+ *    Fence(PMIX_COLLECT_DATA) and Get. No MPI is linked.
+ *  - single: no launcher at all: rank 0 of 1.
+ *
+ * Waiting is bounded: FTCOLL_BOOTSTRAP_TIMEOUT seconds (default 30). A
+ * rank that never arrives makes the others fail with a message naming it.
+ * Not thread-safe; one bootstrap per process.
+ */
+#ifndef FTCOLL_BOOTSTRAP_H
+#define FTCOLL_BOOTSTRAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The out-of-band allgather the library takes (e.g. ftc_zmq_exchange):
+ * every rank contributes len bytes (the same len everywhere) at mine; on
+ * success all holds size * len bytes, rank r's at all + r * len. Returns 0,
+ * or non-zero if the exchange failed (it may then be unusable).
+ */
+typedef int (*ftc_allgather_fn)(void *arg, const void *mine, size_t len,
+                                void *all);
+
+typedef struct ftc_bootstrap ftc_bootstrap_t;
+
+/*
+ * Pick the method from the environment: file if FTCOLL_RANK is set, else
+ * pmix if PMIX_RANK or PMIX_NAMESPACE is, else single. On error returns a
+ * negative ftc_error_t and writes a message to err (if not NULL):
+ * FTC_EINVAL (bad environment), FTC_ENOTSUP (PMIx launcher but built
+ * without PMIx), FTC_ETRANSPORT (PMIx refused), FTC_ENOMEM.
+ */
+int ftc_bootstrap_open(ftc_bootstrap_t **out, char *err, size_t errlen);
+
+/* The file rendezvous in dir, explicitly. timeout_ms < 0: wait forever. */
+int ftc_bootstrap_file_open(const char *dir, uint32_t rank, uint32_t size,
+                            uint64_t job_token, int timeout_ms,
+                            ftc_bootstrap_t **out, char *err, size_t errlen);
+
+/* PMIx, explicitly (FTC_ENOTSUP when built without it). */
+int ftc_bootstrap_pmix_open(int timeout_ms, ftc_bootstrap_t **out, char *err,
+                            size_t errlen);
+
+uint32_t ftc_bootstrap_rank(const ftc_bootstrap_t *b);
+uint32_t ftc_bootstrap_size(const ftc_bootstrap_t *b);
+
+/* Shared by the job's ranks and unlikely elsewhere: use it as the core's
+ * job token. FTCOLL_JOB_TOKEN (file), a hash of the namespace (pmix). */
+uint64_t ftc_bootstrap_job_token(const ftc_bootstrap_t *b);
+
+/* "file", "pmix" or "single". */
+const char *ftc_bootstrap_method(const ftc_bootstrap_t *b);
+
+/*
+ * An ftc_allgather_fn: pass the bootstrap as arg. Collective: every rank
+ * calls it the same number of times with the same len. Returns 0 or a
+ * negative ftc_error_t (FTC_ETRANSPORT on timeout or a rank that is gone;
+ * ftc_bootstrap_error says which).
+ */
+int ftc_bootstrap_allgather(void *b, const void *mine, size_t len, void *all);
+
+/* Why the last call failed ("" if it did not). */
+const char *ftc_bootstrap_error(const ftc_bootstrap_t *b);
+
+/* NULL is a no-op. */
+void ftc_bootstrap_close(ftc_bootstrap_t *b);
+
+/* Environment variables of the file rendezvous (ftcoll-run sets them). */
+#define FTC_ENV_RANK "FTCOLL_RANK"
+#define FTC_ENV_SIZE "FTCOLL_SIZE"
+#define FTC_ENV_RENDEZVOUS "FTCOLL_RENDEZVOUS"
+#define FTC_ENV_JOB_TOKEN "FTCOLL_JOB_TOKEN"
+#define FTC_ENV_BOOTSTRAP_TIMEOUT "FTCOLL_BOOTSTRAP_TIMEOUT"
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,610 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ftcoll-run: start N local processes of one program as a job.
+ *
+ *   ftcoll-run -n N [--backend zmq] [--kill RANK@SECONDS]...
+ *              [--stop RANK@SECONDS[+SECONDS]]... [--may-fail RANK,...]
+ *              [--timeout SECONDS] [--rendezvous DIR] -- PROGRAM [ARGS...]
+ *
+ * Each rank gets FTCOLL_RANK, FTCOLL_SIZE, FTCOLL_RENDEZVOUS (a fresh
+ * directory for the file bootstrap), FTCOLL_JOB_TOKEN (random) and
+ * FTCOLL_BACKEND. Its stdout and stderr come out here line by line, with
+ * a "[rank] " prefix. --kill sends SIGKILL and --stop SIGSTOP at the given
+ * time after the start; --stop R@T+D resumes the rank (SIGCONT) D seconds
+ * later. Stopped ranks (by --stop or by themselves) are resumed once every
+ * other rank has exited, and killed if they do not exit then.
+ *
+ * Exit status: 0 if every rank that this launcher did not kill or stop
+ * (and that --may-fail does not name: ranks the program kills itself, as
+ * ftcoll-bench --kill does) exited with status 0; 1 if one did not (each is named on stderr); 124
+ * after --timeout (every rank is killed); 127 (126) if PROGRAM cannot be
+ * found (executed); 2 for bad usage.
+ *
+ * A rank that exits early leaves dead.<rank> in the rendezvous directory,
+ * so ranks still waiting there fail at once instead of at their timeout.
+ */
+#define _GNU_SOURCE /* pipe2, sigabbrev_np, prctl: a Linux launcher */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "line_relay.h"
+
+#define RELEASE_GRACE_S 5.0     /* resumed ranks get this long to exit */
+#define LINGER_PIPES_S 1.0      /* output of exited ranks' descendants */
+
+typedef struct action {
+    double at;                  /* seconds after the start */
+    uint32_t rank;
+    int sig;                    /* SIGKILL, SIGSTOP or SIGCONT */
+    bool done;
+} action_t;
+
+typedef struct rank_proc {
+    pid_t pid;
+    bool running;               /* not reaped yet */
+    bool stopped;               /* last seen stopped */
+    bool killed_by_us, stopped_by_us;
+    bool may_fail;              /* --may-fail: its end does not count */
+    int status;                 /* from waitpid, once reaped */
+    ftc_line_relay_t out, err;
+} rank_proc_t;
+
+typedef struct options {
+    uint32_t n;
+    const char *backend;
+    double timeout;             /* 0: none */
+    const char *rendezvous;     /* NULL: make one */
+    action_t *actions;
+    uint32_t nactions;
+    const char *may_fail;       /* comma-separated ranks */
+    char **argv;                /* PROGRAM ARGS... */
+} options_t;
+
+static int sig_pipe[2] = {-1, -1};
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    if (sig != SIGCHLD)
+        got_signal = sig;
+    char c = 0;
+    (void)!write(sig_pipe[1], &c, 1);
+    errno = saved;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: ftcoll-run -n N [--backend zmq] [--kill RANK@SECONDS]...\n"
+          "                  [--stop RANK@SECONDS[+SECONDS]]...\n"
+          "                  [--may-fail RANK,...]\n"
+          "                  [--timeout SECONDS] [--rendezvous DIR]\n"
+          "                  -- PROGRAM [ARGS...]\n"
+          "Starts N processes of PROGRAM as ranks 0..N-1 of one job, with\n"
+          "the environment the ftcoll bootstrap reads (docs/running.md).\n",
+          f);
+}
+
+static int parse_action(const char *s, int sig, options_t *o)
+{
+    char *at = strchr(s, '@');
+    if (at == NULL)
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long r = strtoul(s, &end, 10);
+    if (errno != 0 || end != at || s[0] == '-')
+        return -1;
+    double t = strtod(at + 1, &end);
+    if (end == at + 1 || !(t >= 0))
+        return -1;
+    double resume = -1;
+    if (sig == SIGSTOP && *end == '+') {
+        const char *d = end + 1;
+        resume = strtod(d, &end);
+        if (end == d || !(resume >= 0))
+            return -1;
+    }
+    if (*end != '\0')
+        return -1;
+    action_t *a = realloc(o->actions, sizeof(*a) * (o->nactions + 2));
+    if (a == NULL)
+        return -1;
+    o->actions = a;
+    a[o->nactions++] = (action_t){t, (uint32_t)r, sig, false};
+    if (resume >= 0)
+        a[o->nactions++] = (action_t){t + resume, (uint32_t)r, SIGCONT, false};
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, options_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->backend = "zmq";
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        }
+        if (v == NULL) {
+            if (a[0] == '-') {
+                fprintf(stderr, "ftcoll-run: %s needs a value\n", a);
+                return -1;
+            }
+            break;
+        }
+        if (strcmp(a, "-n") == 0 || strcmp(a, "-np") == 0) {
+            char *end;
+            errno = 0;
+            unsigned long n = strtoul(v, &end, 10);
+            if (errno != 0 || *end != '\0' || n == 0 || n > 65536
+                || v[0] == '-') {
+                fprintf(stderr, "ftcoll-run: -n must be 1..65536\n");
+                return -1;
+            }
+            o->n = (uint32_t)n;
+        } else if (strcmp(a, "--backend") == 0) {
+            o->backend = v;
+        } else if (strcmp(a, "--kill") == 0 || strcmp(a, "--stop") == 0) {
+            if (parse_action(v, a[2] == 'k' ? SIGKILL : SIGSTOP, o) != 0) {
+                fprintf(stderr, "ftcoll-run: %s wants RANK@SECONDS, got '%s'\n",
+                        a, v);
+                return -1;
+            }
+        } else if (strcmp(a, "--timeout") == 0) {
+            char *end;
+            o->timeout = strtod(v, &end);
+            if (*end != '\0' || !(o->timeout > 0)) {
+                fprintf(stderr, "ftcoll-run: --timeout wants seconds > 0\n");
+                return -1;
+            }
+        } else if (strcmp(a, "--may-fail") == 0) {
+            o->may_fail = v;
+        } else if (strcmp(a, "--rendezvous") == 0) {
+            o->rendezvous = v;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "ftcoll-run: unknown option %s\n", a);
+            return -1;
+        } else {
+            break;
+        }
+        i++;
+    }
+    if (o->n == 0 || i >= argc) {
+        usage(stderr);
+        return -1;
+    }
+    for (uint32_t k = 0; k < o->nactions; k++) {
+        if (o->actions[k].rank >= o->n) {
+            fprintf(stderr, "ftcoll-run: --kill/--stop rank %u is not below "
+                            "-n %u\n", o->actions[k].rank, o->n);
+            return -1;
+        }
+    }
+    o->argv = argv + i;
+    return 0;
+}
+
+/* execvp's search, done up front so a missing program is one clear error
+ * instead of N. Returns 0 (path filled), 127 (not found), 126 (found but
+ * not executable). */
+static int resolve_program(const char *prog, char *path, size_t pathlen)
+{
+    struct stat st;
+    if (strchr(prog, '/') != NULL) {
+        snprintf(path, pathlen, "%s", prog);
+        if (stat(path, &st) != 0)
+            return 127;
+        return S_ISREG(st.st_mode) && access(path, X_OK) == 0 ? 0 : 126;
+    }
+    const char *env = getenv("PATH");
+    if (env == NULL || *env == '\0')
+        env = "/usr/local/bin:/usr/bin:/bin";
+    int found_not_exec = 0;
+    for (const char *p = env; ; ) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon != NULL ? (size_t)(colon - p) : strlen(p);
+        if (len == 0)
+            snprintf(path, pathlen, "./%s", prog);
+        else
+            snprintf(path, pathlen, "%.*s/%s", (int)len, p, prog);
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+            if (access(path, X_OK) == 0)
+                return 0;
+            found_not_exec = 1;
+        }
+        if (colon == NULL)
+            break;
+        p = colon + 1;
+    }
+    return found_not_exec ? 126 : 127;
+}
+
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    char path[4096];
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        int n = snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (n > 0 && (size_t)n < sizeof(path))
+            unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static void mark_dead(const char *dir, uint32_t r)
+{
+    char path[4096];
+    int n = snprintf(path, sizeof(path), "%s/dead.%u", dir, r);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return;
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+}
+
+static uint64_t random_token(void)
+{
+    uint64_t t = 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (read(fd, &t, sizeof(t)) != (ssize_t)sizeof(t))
+            t = 0;
+        close(fd);
+    }
+    if (t == 0)
+        t = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ (uint64_t)time(NULL);
+    return t;
+}
+
+/* The child side of a fork: never returns. */
+static void exec_rank(const options_t *o, const char *path, uint32_t r,
+                      const char *dir, uint64_t token, int out_fd, int err_fd,
+                      int status_fd)
+{
+    /* Die with the launcher: no orphaned ranks if it is killed. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1)
+        _exit(127);
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%u", r);
+    setenv("FTCOLL_RANK", buf, 1);
+    snprintf(buf, sizeof(buf), "%u", o->n);
+    setenv("FTCOLL_SIZE", buf, 1);
+    setenv("FTCOLL_RENDEZVOUS", dir, 1);
+    snprintf(buf, sizeof(buf), "%016llx", (unsigned long long)token);
+    setenv("FTCOLL_JOB_TOKEN", buf, 1);
+    setenv("FTCOLL_BACKEND", o->backend, 1);
+    signal(SIGPIPE, SIG_DFL);
+    execv(path, o->argv);
+    int e = errno;
+    (void)!write(status_fd, &e, sizeof(e));
+    _exit(127);
+}
+
+static int spawn(const options_t *o, const char *path, uint32_t r,
+                 const char *dir, uint64_t token, rank_proc_t *p)
+{
+    int out[2], err[2], st[2];
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0
+        || pipe2(st, O_CLOEXEC) != 0) {
+        perror("ftcoll-run: pipe");
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("ftcoll-run: fork");
+        return -1;
+    }
+    if (pid == 0)
+        exec_rank(o, path, r, dir, token, out[1], err[1], st[1]);
+    close(out[1]);
+    close(err[1]);
+    close(st[1]);
+    int e = 0;
+    ssize_t n;
+    do
+        n = read(st[0], &e, sizeof(e));   /* EOF: exec succeeded */
+    while (n < 0 && errno == EINTR);
+    close(st[0]);
+    p->pid = pid;
+    p->running = true;
+    ftc_relay_init(&p->out, out[0], 1, r);
+    ftc_relay_init(&p->err, err[0], 2, r);
+    if (n == (ssize_t)sizeof(e)) {
+        fprintf(stderr, "ftcoll-run: cannot execute %s: %s\n", path,
+                strerror(e));
+        return e == ENOENT ? 127 : 126;
+    }
+    return 0;
+}
+
+static int mark_may_fail(const char *list, rank_proc_t *procs, uint32_t n)
+{
+    for (const char *p = list; p != NULL && *p != '\0';) {
+        char *end;
+        errno = 0;
+        unsigned long r = strtoul(p, &end, 10);
+        if (errno != 0 || end == p || r >= n || (*end != ',' && *end != '\0')) {
+            fprintf(stderr, "ftcoll-run: --may-fail wants ranks below %u "
+                            "separated by commas, got '%s'\n", n, list);
+            return -1;
+        }
+        procs[r].may_fail = true;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
+static const char *signame(int sig)
+{
+    const char *s = sigabbrev_np(sig);
+    return s != NULL ? s : "?";
+}
+
+int main(int argc, char **argv)
+{
+    options_t o;
+    if (parse_args(argc, argv, &o) != 0)
+        return 2;
+
+    char path[4096];
+    int rc = resolve_program(o.argv[0], path, sizeof(path));
+    if (rc != 0) {
+        fprintf(stderr, "ftcoll-run: %s: %s\n", o.argv[0],
+                rc == 127 ? "command not found" : "permission denied");
+        return rc;
+    }
+
+    char dir[4096];
+    bool own_dir = o.rendezvous == NULL;
+    if (own_dir) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, sizeof(dir), "%s/ftcoll-run-XXXXXX",
+                 tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+        if (mkdtemp(dir) == NULL) {
+            perror("ftcoll-run: mkdtemp");
+            return 1;
+        }
+    } else {
+        snprintf(dir, sizeof(dir), "%s", o.rendezvous);
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+            fprintf(stderr, "ftcoll-run: --rendezvous %s: %s\n", dir,
+                    strerror(errno));
+            return 1;
+        }
+    }
+
+    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        perror("ftcoll-run: pipe");
+        return 1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGCHLD, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    rank_proc_t *procs = calloc(o.n, sizeof(*procs));
+    struct pollfd *pfds = calloc(2 * (size_t)o.n + 1, sizeof(*pfds));
+    if (procs == NULL || pfds == NULL) {
+        fputs("ftcoll-run: out of memory\n", stderr);
+        return 1;
+    }
+    if (mark_may_fail(o.may_fail, procs, o.n) != 0)
+        return 2;
+    uint64_t token = random_token();
+    int exit_code = 0;
+    bool timed_out = false;
+    for (uint32_t r = 0; r < o.n; r++) {
+        rc = spawn(&o, path, r, dir, token, &procs[r]);
+        if (rc != 0) {
+            for (uint32_t k = 0; k <= r; k++)
+                if (procs[k].running)
+                    kill(procs[k].pid, SIGKILL);
+            exit_code = rc > 0 ? rc : 1;
+            break;
+        }
+    }
+
+    double start = now_s();
+    double release_at = -1;     /* when resumed ranks must be gone */
+    double reaped_all_at = -1;
+    for (;;) {
+        /* Reap, and notice ranks that stopped or continued. */
+        int st;
+        pid_t pid;
+        while ((pid = waitpid(-1, &st, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
+            for (uint32_t r = 0; r < o.n; r++) {
+                rank_proc_t *p = &procs[r];
+                if (p->pid != pid || !p->running)
+                    continue;
+                if (WIFSTOPPED(st)) {
+                    p->stopped = true;
+                } else if (WIFCONTINUED(st)) {
+                    p->stopped = false;
+                } else {
+                    p->running = false;
+                    p->status = st;
+                    mark_dead(dir, r);
+                }
+            }
+        }
+        double t = now_s() - start;
+        uint32_t running = 0, stopped = 0, open_pipes = 0;
+        for (uint32_t r = 0; r < o.n; r++) {
+            running += procs[r].running;
+            stopped += procs[r].running && procs[r].stopped;
+            open_pipes += (procs[r].out.in_fd >= 0) + (procs[r].err.in_fd >= 0);
+        }
+        if (running == 0 && reaped_all_at < 0)
+            reaped_all_at = t;
+        if (running == 0
+            && (open_pipes == 0 || t - reaped_all_at > LINGER_PIPES_S))
+            break;
+
+        if (got_signal != 0) {
+            fprintf(stderr, "ftcoll-run: got %s, killing every rank\n",
+                    signame(got_signal));
+            for (uint32_t r = 0; r < o.n; r++)
+                if (procs[r].running)
+                    kill(procs[r].pid, SIGKILL);
+            if (exit_code == 0)
+                exit_code = 128 + got_signal;
+            got_signal = 0;
+        }
+        double next = t + 1.0;
+        for (uint32_t k = 0; k < o.nactions; k++) {
+            action_t *a = &o.actions[k];
+            if (a->done)
+                continue;
+            if (a->at > t) {
+                if (a->at < next)
+                    next = a->at;
+                continue;
+            }
+            a->done = true;
+            rank_proc_t *p = &procs[a->rank];
+            if (!p->running)
+                continue;
+            kill(p->pid, a->sig);
+            if (a->sig == SIGKILL)
+                p->killed_by_us = true;
+            else if (a->sig == SIGSTOP)
+                p->stopped_by_us = true;
+            fprintf(stderr, "ftcoll-run: %s rank %u at %.3f s\n",
+                    a->sig == SIGKILL   ? "killed"
+                    : a->sig == SIGSTOP ? "stopped"
+                                        : "resumed",
+                    a->rank, t);
+        }
+        /* Everyone else is gone: resume the stopped so they can learn
+         * they were excluded and exit; kill them if they do not. */
+        if (running > 0 && stopped == running && release_at < 0) {
+            release_at = t + RELEASE_GRACE_S;
+            for (uint32_t r = 0; r < o.n; r++)
+                if (procs[r].running && procs[r].stopped)
+                    kill(procs[r].pid, SIGCONT);
+        }
+        if (release_at >= 0 && t >= release_at) {
+            for (uint32_t r = 0; r < o.n; r++) {
+                if (procs[r].running) {
+                    fprintf(stderr, "ftcoll-run: rank %u did not exit after "
+                                    "being resumed: killing it\n", r);
+                    procs[r].killed_by_us |= procs[r].stopped_by_us;
+                    kill(procs[r].pid, SIGKILL);
+                }
+            }
+            release_at = t + 3600;
+        }
+        if (o.timeout > 0 && !timed_out) {
+            if (t >= o.timeout) {
+                fprintf(stderr, "ftcoll-run: timed out after %.1f s, killing "
+                                "every rank\n", o.timeout);
+                for (uint32_t r = 0; r < o.n; r++)
+                    if (procs[r].running)
+                        kill(procs[r].pid, SIGKILL);
+                timed_out = true;
+            } else if (o.timeout < next) {
+                next = o.timeout;
+            }
+        }
+        if (release_at >= 0 && release_at < next)
+            next = release_at;
+
+        nfds_t nf = 0;
+        pfds[nf++] = (struct pollfd){.fd = sig_pipe[0], .events = POLLIN};
+        for (uint32_t r = 0; r < o.n; r++) {
+            if (procs[r].out.in_fd >= 0)
+                pfds[nf++] = (struct pollfd){.fd = procs[r].out.in_fd,
+                                             .events = POLLIN};
+            if (procs[r].err.in_fd >= 0)
+                pfds[nf++] = (struct pollfd){.fd = procs[r].err.in_fd,
+                                             .events = POLLIN};
+        }
+        double wait = next - t;
+        int wait_ms = wait <= 0 ? 0 : (int)(wait * 1000) + 1;
+        if (wait_ms > 1000)
+            wait_ms = 1000;
+        if (poll(pfds, nf, wait_ms) < 0 && errno != EINTR)
+            break;
+        char drain[64];
+        while (read(sig_pipe[0], drain, sizeof(drain)) > 0) {
+        }
+        for (nfds_t k = 1; k < nf; k++) {
+            if (pfds[k].revents == 0)
+                continue;
+            for (uint32_t r = 0; r < o.n; r++) {
+                if (procs[r].out.in_fd == pfds[k].fd)
+                    ftc_relay_pump(&procs[r].out);
+                else if (procs[r].err.in_fd == pfds[k].fd)
+                    ftc_relay_pump(&procs[r].err);
+            }
+        }
+    }
+
+    /* Verdict: every rank we did not kill or stop must have exited 0. */
+    for (uint32_t r = 0; r < o.n; r++) {
+        rank_proc_t *p = &procs[r];
+        if (p->pid == 0 || p->killed_by_us || p->stopped_by_us || p->may_fail)
+            continue;
+        if (WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0)
+            continue;
+        if (WIFEXITED(p->status))
+            fprintf(stderr, "ftcoll-run: rank %u exited with status %d\n", r,
+                    WEXITSTATUS(p->status));
+        else if (WIFSIGNALED(p->status))
+            fprintf(stderr, "ftcoll-run: rank %u was killed by SIG%s\n", r,
+                    signame(WTERMSIG(p->status)));
+        if (exit_code == 0)
+            exit_code = 1;
+    }
+    if (timed_out)
+        exit_code = 124;
+    if (own_dir)
+        remove_dir(dir);
+    free(procs);
+    free(pfds);
+    free(o.actions);
+    return exit_code;
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The ZeroMQ backend's internals, shared by its files:
+ *   transport.c  life cycle, the ops table, addresses
+ *   peer.c       one DEALER per peer: connect, monitor events, send queue
+ *   progress.c   the event loop: ROUTER, reports, the core's timer
+ *   config.c     defaults and environment overrides
+ */
+#ifndef FTC_ZMQ_INTERNAL_H
+#define FTC_ZMQ_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ftcoll/ftcoll.h"
+#include "ftcoll_zmq.h"
+#include "send_queue.h"
+
+/* Routing id of a rank's DEALER: 'F', rank (u32 LE), job token (u64 LE).
+ * ROUTER ids may not start with a zero byte (ZeroMQ reserves those). */
+#define FTC_ZMQ_ID_LEN 13
+#define FTC_ZMQ_ID_MARK 'F'
+
+/* What an epoll entry stands for: the kind in the high 32 bits of its
+ * data, a peer's rank in the low ones. */
+enum {
+    FTC_ZMQ_TAG_ROUTER = 1,
+    FTC_ZMQ_TAG_TIMER = 2,
+    FTC_ZMQ_TAG_DEALER = 3,
+    FTC_ZMQ_TAG_MONITOR = 4
+};
+
+typedef enum ftc_zmq_peer_state {
+    FTC_ZMQ_PEER_IDLE = 0,      /* no DEALER yet */
+    FTC_ZMQ_PEER_CONNECTING,    /* DEALER exists, never connected */
+    FTC_ZMQ_PEER_UP,            /* a connection is (or was just) up */
+    FTC_ZMQ_PEER_LOST,          /* lost or unreachable: report pending */
+    FTC_ZMQ_PEER_FAILED         /* reported to the core: final */
+} ftc_zmq_peer_state_t;
+
+typedef struct ftc_zmq_peer {
+    char addr[FTC_ZMQ_ADDR_MAX];
+    void *dealer;               /* NULL while IDLE (and for this rank) */
+    void *mon;                  /* PAIR that receives the DEALER's events */
+    ftc_zmq_peer_state_t state;
+    bool ever_up;               /* a connection succeeded once */
+    bool on_queued_list;
+    uint32_t failed_attempts;   /* before ever_up */
+    uint64_t report_at_ns;      /* LOST: when to tell the core */
+    ftc_zmq_send_queue_t q;     /* sends ZeroMQ could not take yet */
+} ftc_zmq_peer_t;
+
+struct ftc_zmq {
+    ftc_zmq_config_t cfg;
+    char bind_endpoint[FTC_ZMQ_ADDR_MAX];
+    char advertise_host[FTC_ZMQ_ADDR_MAX];
+    char endpoint[FTC_ZMQ_ADDR_MAX];     /* ours, as peers connect to it */
+    unsigned char id_token[8];           /* job token, little-endian */
+
+    void *zctx;
+    void *router;
+    int epfd;                   /* the descriptor the embedder polls */
+    int tfd;                    /* timerfd for the earliest deadline */
+    uint64_t tfd_deadline;      /* what tfd is armed for; UINT64_MAX: not
+                                   armed, or fired and read */
+
+    ftc_context_t *ctx;
+    ftc_zmq_peer_t *peers;      /* nranks entries */
+    bool peers_set;
+
+    /* Peers with a pending report, and peers with queued sends: ranks,
+     * at most nranks each, so they never grow while an op runs. */
+    uint32_t *lost;
+    uint32_t nlost;
+    uint32_t *queued;
+    uint32_t nqueued;
+
+    ftc_zmq_send_queue_t self_q; /* messages to our own rank */
+
+    bool router_dirty;
+    bool timer_armed;
+    uint64_t timer_deadline;
+    bool in_progress;
+
+    ftc_zmq_stats_t stats;
+};
+
+/* transport.c */
+uint64_t ftc_zmq_now_ns(void);
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void ftc_zmq_logf(const ftc_zmq_t *z, const char *fmt, ...);
+/* A deadline changed: make sure the timerfd fires no later than the
+ * earliest of the core's deadline and the pending reports (now, or at the
+ * end of the progress call that is running). */
+void ftc_zmq_rearm(ftc_zmq_t *z);
+void ftc_zmq_sync_timerfd(ftc_zmq_t *z);
+int ftc_zmq_epoll_add(ftc_zmq_t *z, void *sock, uint32_t tag, uint32_t rank);
+
+/* peer.c */
+/* Create, monitor and connect the DEALER to rank r if there is none.
+ * 0, or -1 (logged) when ZeroMQ refused. */
+int ftc_zmq_peer_open(ftc_zmq_t *z, uint32_t r);
+/* Close r's sockets; queued messages leave within linger_ms (0: drop). */
+void ftc_zmq_peer_close(ftc_zmq_t *z, uint32_t r, int linger_ms);
+/* Read r's monitor events; returns how many changed r's state. */
+int ftc_zmq_peer_read_events(ftc_zmq_t *z, uint32_t r);
+/* Hand r's queued messages to ZeroMQ while it takes them; returns how
+ * many it took. */
+int ftc_zmq_peer_flush(ftc_zmq_t *z, uint32_t r);
+/* Send or queue one message to r: FTC_SEND_INLINE or a negative error. */
+int ftc_zmq_peer_send(ftc_zmq_t *z, uint32_t r, const void *buf, size_t len);
+/* r is gone or unreachable: report it after delay_ns. */
+void ftc_zmq_peer_lost(ftc_zmq_t *z, uint32_t r, uint64_t delay_ns,
+                       const char *why);
+
+#endif

@@ -1,0 +1,1041 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ftcoll-bench: latency of one collective over real processes (the ZeroMQ
+ * backend), OSU style, with every result checked and optional failures.
+ *
+ *   ftcoll-run -n 8 -- ftcoll-bench --coll allreduce --algo corrected -f 1 \
+ *       --sizes 8,64,1024 --iters 1000 [--kill 3@500] [--json|--csv]
+ *
+ * Started by ftcoll-run (file rendezvous), by a PMIx launcher, or alone
+ * (one rank). Iterations are numbered from 0 across the whole sweep,
+ * warm-up included. At iteration g rank r contributes (r+1)*(g+1+i) to
+ * element i (int64, sum), so every rank can check a result on its own:
+ *   - a reduce root's or allreduce's value must be (g+1+i) * W where W is
+ *     the sum of (r+1) over a valid set: every rank that is not a victim
+ *     (and this rank) in, a victim in or out as a whole, a rank that killed
+ *     or stopped itself before iteration g out;
+ *   - a bcast must deliver the root's input;
+ *   - statuses other than FTC_OK are accepted only when the faults explain
+ *     them (more victims than f, a victim root, a tree with a victim).
+ * Survivors of an allreduce must also agree: each prints a digest of all
+ * its results, which the caller compares.
+ *
+ * Faults: --kill R@G makes rank R SIGKILL itself as it starts iteration G,
+ * --crash R@G[:US] once it has started iteration G and progressed it for
+ * US microseconds (default 0: right after ftc_init_*, whose first sends
+ * may be out), --stop R@G SIGSTOP itself as it starts iteration G
+ * (ftcoll-run resumes it at the end; it should learn that it was
+ * excluded). --victims lists ranks that something else
+ * (ftcoll-run --kill/--stop) may kill at any time. The dying rank prints
+ * {"rank":R,"event":"kill","iter":G,"t_ns":T} first ("crash", "stop") (CLOCK_MONOTONIC, one
+ * clock per host), and survivors report when they delivered iteration G
+ * ("marks"), which gives the time from a failure to delivery.
+ *
+ * Output (stdout): the latency table from the lowest live rank (avg, min
+ * and max over ranks of each rank's mean; p50 and p99: the worst rank's),
+ * as CSV or JSON lines on request, then one JSON line per surviving rank:
+ *   {"rank":R,"completed":N,"ok":K,"errors":E,"wrong":W,"excluded":false,
+ *    "failed":[...],"last":[...],"digest":"...","marks":[[G,T]],...}
+ * --pingpong first measures raw ZeroMQ (PAIR over TCP) between ranks 0
+ * and 1, for comparison within the same run.
+ *
+ * Environment: FTCOLL_SUSPECT_MS, FTCOLL_PROBE_MS (the core's timeouts),
+ * FTCOLL_ZMQ_* (ftcoll_zmq.h), FTCOLL_BENCH_OP_TIMEOUT (seconds an
+ * operation may take before the bench declares a hang, default 60).
+ * Exit status: 0 all good; 1 a wrong result; 2 usage; 3 a hang; 4 setup.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <zmq.h>
+
+#include "ftcoll/ftcoll.h"
+#include "ftcoll_bootstrap.h"
+#include "ftcoll_zmq.h"
+
+#define MAX_PLAN 64
+#define MAX_SIZES 64
+#define MAX_MARKS 64
+
+typedef struct plan_entry {
+    uint32_t rank;
+    uint64_t iter;
+    int sig;                    /* SIGKILL or SIGSTOP */
+    bool mid;                   /* --crash: inside the operation */
+    uint64_t mid_us;            /* progress this long after init, then die */
+} plan_entry_t;
+
+typedef struct opts {
+    ftc_coll_t coll;
+    bool no_coll;               /* --coll none: pingpong only */
+    ftc_algo_t algo;
+    uint32_t f;
+    uint32_t root;
+    size_t sizes[MAX_SIZES];
+    uint32_t nsizes;
+    uint64_t iters, warmup;
+    plan_entry_t plan[MAX_PLAN];
+    uint32_t nplan;
+    uint32_t victims[MAX_PLAN]; /* may be killed from outside */
+    uint32_t nvictims;
+    bool pingpong, json, csv, quiet;
+    ftc_fault_info_t fault_info;
+    ftc_correction_t correction;
+    double interval_ms;         /* pause between iterations */
+    double op_timeout_s;
+} opts_t;
+
+typedef struct bench {
+    opts_t o;
+    uint32_t rank, n;
+    ftc_bootstrap_t *boot;
+    ftc_zmq_t *z;
+    ftc_context_t *ctx;
+    ftc_group_t *group;
+    bool closing;               /* silence the backend's log at the end */
+
+    /* The operation in flight. */
+    uint64_t g;                 /* iteration number */
+    bool done;
+    int status;
+    uint64_t t_deliver;
+    uint32_t nfailed_list;
+    uint32_t *failed_list;      /* n entries */
+
+    /* Tallies. */
+    uint64_t completed, ok, errors, wrong, list_mismatch, late_ok;
+    uint64_t digest;
+    int64_t last[4];
+    uint32_t nlast;
+    bool excluded;
+    uint64_t mark_iter[MAX_MARKS], mark_t[MAX_MARKS];
+    uint32_t nmarks;
+    char first_wrong[256];
+} bench_t;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void die(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3), noreturn))
+#endif
+    ;
+
+static void die(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("ftcoll-bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(stdout);
+    exit(code);
+}
+
+/* --- Options ------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+    fputs(
+        "usage: ftcoll-bench [--coll reduce|bcast|allreduce|none]\n"
+        "         [--algo corrected|tree] [-f F] [--root R]\n"
+        "         [--sizes 8,64,...] [--iters N] [--warmup W]\n"
+        "         [--kill RANK@ITER]... [--crash RANK@ITER[:US]]...\n"
+        "         [--stop RANK@ITER]...\n"
+        "         [--victims R,R,...] [--interval-ms MS]\n"
+        "         [--fault-info list|count|bit]\n"
+        "         [--correction checked|opportunistic]\n"
+        "         [--pingpong] [--json] [--csv] [--quiet]\n"
+        "Run it under ftcoll-run or a PMIx launcher (docs/running.md).\n",
+        f);
+}
+
+static uint64_t parse_u64(const char *s, const char *what)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || *end != '\0' || *s == '\0' || *s == '-')
+        die(2, "%s wants a non-negative integer, got '%s'", what, s);
+    return v;
+}
+
+static void parse_list(const char *s, const char *what, uint64_t *out,
+                       uint32_t max, uint32_t *n)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf), "%s", s);
+    *n = 0;
+    for (char *tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ",")) {
+        if (*n == max)
+            die(2, "%s: at most %u entries", what, max);
+        out[(*n)++] = parse_u64(tok, what);
+    }
+    if (*n == 0)
+        die(2, "%s wants a comma-separated list", what);
+}
+
+static void parse_plan(opts_t *o, const char *s, int sig, bool mid)
+{
+    const char *at = strchr(s, '@');
+    if (at == NULL || o->nplan == MAX_PLAN)
+        die(2, "--kill/--crash/--stop want RANK@ITER, got '%s'", s);
+    char r[32], it[32];
+    snprintf(r, sizeof(r), "%.*s", (int)(at - s), s);
+    plan_entry_t *p = &o->plan[o->nplan++];
+    p->rank = (uint32_t)parse_u64(r, "--kill/--crash/--stop rank");
+    p->sig = sig;
+    p->mid = mid;
+    const char *colon = strchr(at + 1, ':');
+    if (colon != NULL && !mid)
+        die(2, "only --crash takes :MICROSECONDS");
+    snprintf(it, sizeof(it), "%.*s",
+             (int)(colon != NULL ? colon - (at + 1) : (long)strlen(at + 1)),
+             at + 1);
+    p->iter = parse_u64(it, "--kill/--crash/--stop iteration");
+    if (colon != NULL)
+        p->mid_us = parse_u64(colon + 1, "--crash microseconds");
+}
+
+static void parse_opts(int argc, char **argv, opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->coll = FTC_COLL_ALLREDUCE;
+    o->algo = FTC_ALGO_CORRECTED;
+    o->f = 1;
+    o->sizes[0] = 8;
+    o->nsizes = 1;
+    o->iters = 1000;
+    o->warmup = 10;
+    o->fault_info = FTC_FAULT_LIST;
+    o->correction = FTC_CORRECTION_CHECKED;
+    o->op_timeout_s = 60;
+    const char *env = getenv("FTCOLL_BENCH_OP_TIMEOUT");
+    if (env != NULL && *env != '\0')
+        o->op_timeout_s = (double)parse_u64(env, "FTCOLL_BENCH_OP_TIMEOUT");
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        }
+        if (strcmp(a, "--pingpong") == 0) {
+            o->pingpong = true;
+            continue;
+        }
+        if (strcmp(a, "--json") == 0) {
+            o->json = true;
+            continue;
+        }
+        if (strcmp(a, "--csv") == 0) {
+            o->csv = true;
+            continue;
+        }
+        if (strcmp(a, "--quiet") == 0) {
+            o->quiet = true;
+            continue;
+        }
+        if (i + 1 >= argc)
+            die(2, "%s needs a value (--help)", a);
+        const char *v = argv[++i];
+        if (strcmp(a, "--coll") == 0) {
+            if (strcmp(v, "reduce") == 0)
+                o->coll = FTC_COLL_REDUCE;
+            else if (strcmp(v, "bcast") == 0)
+                o->coll = FTC_COLL_BCAST;
+            else if (strcmp(v, "allreduce") == 0)
+                o->coll = FTC_COLL_ALLREDUCE;
+            else if (strcmp(v, "none") == 0)
+                o->no_coll = true;
+            else
+                die(2, "--coll: reduce, bcast, allreduce or none");
+        } else if (strcmp(a, "--algo") == 0) {
+            if (ftc_algo_parse(v, &o->algo) != FTC_OK)
+                die(2, "--algo: corrected or tree");
+        } else if (strcmp(a, "-f") == 0) {
+            o->f = (uint32_t)parse_u64(v, "-f");
+        } else if (strcmp(a, "--root") == 0) {
+            o->root = (uint32_t)parse_u64(v, "--root");
+        } else if (strcmp(a, "--sizes") == 0) {
+            uint64_t s[MAX_SIZES];
+            parse_list(v, "--sizes", s, MAX_SIZES, &o->nsizes);
+            for (uint32_t k = 0; k < o->nsizes; k++) {
+                if (s[k] == 0 || s[k] > ((uint64_t)1 << 30))
+                    die(2, "--sizes: 1 .. 2^30 bytes");
+                o->sizes[k] = (size_t)s[k];
+            }
+        } else if (strcmp(a, "--iters") == 0) {
+            o->iters = parse_u64(v, "--iters");
+        } else if (strcmp(a, "--warmup") == 0) {
+            o->warmup = parse_u64(v, "--warmup");
+        } else if (strcmp(a, "--kill") == 0) {
+            parse_plan(o, v, SIGKILL, false);
+        } else if (strcmp(a, "--crash") == 0) {
+            parse_plan(o, v, SIGKILL, true);
+        } else if (strcmp(a, "--stop") == 0) {
+            parse_plan(o, v, SIGSTOP, false);
+        } else if (strcmp(a, "--victims") == 0) {
+            uint64_t s[MAX_PLAN];
+            parse_list(v, "--victims", s, MAX_PLAN, &o->nvictims);
+            for (uint32_t k = 0; k < o->nvictims; k++)
+                o->victims[k] = (uint32_t)s[k];
+        } else if (strcmp(a, "--interval-ms") == 0) {
+            o->interval_ms = (double)parse_u64(v, "--interval-ms");
+        } else if (strcmp(a, "--fault-info") == 0) {
+            if (ftc_fault_info_parse(v, &o->fault_info) != FTC_OK)
+                die(2, "--fault-info: list, count or bit");
+        } else if (strcmp(a, "--correction") == 0) {
+            if (ftc_correction_parse(v, &o->correction) != FTC_OK)
+                die(2, "--correction: checked or opportunistic");
+        } else {
+            die(2, "unknown option %s (--help)", a);
+        }
+    }
+}
+
+/* --- Who may fail, and what a result may be ------------------------------ */
+
+static bool is_external_victim(const bench_t *b, uint32_t r)
+{
+    for (uint32_t k = 0; k < b->o.nvictims; k++)
+        if (b->o.victims[k] == r)
+            return true;
+    return false;
+}
+
+/* The earliest iteration at which r kills or stops itself, or UINT64_MAX;
+ * *mid tells whether it dies inside that iteration (--crash). */
+static uint64_t planned_death_at(const bench_t *b, uint32_t r, bool *mid)
+{
+    uint64_t it = UINT64_MAX;
+    bool m = false;
+    for (uint32_t k = 0; k < b->o.nplan; k++) {
+        const plan_entry_t *p = &b->o.plan[k];
+        if (p->rank == r && (p->iter < it || (p->iter == it && !p->mid))) {
+            it = p->iter;
+            m = p->mid;
+        }
+    }
+    if (mid != NULL)
+        *mid = m;
+    return it;
+}
+
+static uint64_t planned_death(const bench_t *b, uint32_t r)
+{
+    return planned_death_at(b, r, NULL);
+}
+
+static bool is_victim(const bench_t *b, uint32_t r)
+{
+    return is_external_victim(b, r) || planned_death(b, r) != UINT64_MAX;
+}
+
+static uint32_t victim_count(const bench_t *b)
+{
+    uint32_t k = 0;
+    for (uint32_t r = 0; r < b->n; r++)
+        k += is_victim(b, r);
+    return k;
+}
+
+enum { MUST = 0, MAY = 1, OUT = 2 };
+
+/* Must rank r's input be in iteration g's result, may it, or may it not?
+ * A rank that dies as it starts iteration k delivered k-1 (so it is in
+ * every earlier result) and never contributes to k or later; k-1 itself
+ * is left open, as it ended around the time of the death. One that dies
+ * inside k (--crash) may or may not be in k. */
+static int membership(const bench_t *b, uint32_t r, uint64_t g)
+{
+    bool mid;
+    uint64_t k = planned_death_at(b, r, &mid);
+    if (r == b->rank)   /* alive, unless this is a stopped rank's late run */
+        return k != UINT64_MAX && g >= k ? MAY : MUST;
+    if (k != UINT64_MAX) {
+        if (g > k || (g == k && !mid))
+            return OUT;
+        if (g == k || g + 1 == k)
+            return MAY;
+    }
+    return is_external_victim(b, r) ? MAY : MUST;
+}
+
+/* Is W the sum of (r+1) over a valid set for iteration g? Subset sum over
+ * the optional ranks (their values are small: a table is enough). */
+static bool valid_sum(const bench_t *b, uint64_t W)
+{
+    uint64_t must = 0, optional_total = 0;
+    for (uint32_t r = 0; r < b->n; r++) {
+        int m = membership(b, r, b->g);
+        if (m == MUST)
+            must += r + 1;
+        else if (m == MAY)
+            optional_total += r + 1;
+    }
+    if (W < must || W - must > optional_total)
+        return false;
+    uint64_t d = W - must;
+    bool *can = calloc(optional_total + 1, sizeof(bool));
+    if (can == NULL)
+        die(4, "out of memory");
+    can[0] = true;
+    for (uint32_t r = 0; r < b->n; r++) {
+        if (membership(b, r, b->g) != MAY)
+            continue;
+        for (uint64_t s = optional_total; s >= r + 1; s--)
+            if (can[s - (r + 1)])
+                can[s] = true;
+    }
+    bool ok = can[d];
+    free(can);
+    return ok;
+}
+
+/* Which non-OK statuses the faults explain. A rank that was stopped is a
+ * failed process to the others: anything goes after it resumes. */
+static bool status_explained(const bench_t *b, int status)
+{
+    if (b->g >= planned_death(b, b->rank))
+        return true;
+    uint32_t v = victim_count(b);
+    switch (status) {
+    case FTC_ETOO_MANY_FAILURES:
+        return b->o.algo == FTC_ALGO_CORRECTED && v > b->o.f;
+    case FTC_EROOT_FAILED:
+        return is_victim(b, b->o.root) || v > b->o.f;
+    case FTC_EPEER_FAILED:
+        return b->o.algo == FTC_ALGO_TREE && v > 0;
+    case FTC_EEXCLUDED:
+        return is_victim(b, b->rank);
+    default:
+        return false;
+    }
+}
+
+static uint64_t fnv(uint64_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        h = (h ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+    return h;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void wrong(bench_t *b, const char *fmt, ...)
+{
+    b->wrong++;
+    if (b->first_wrong[0] != '\0')
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b->first_wrong, sizeof(b->first_wrong), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "ftcoll-bench: rank %u: WRONG: %s\n", b->rank,
+            b->first_wrong);
+}
+
+/* Check the result of iteration g (out holds it). */
+static void check(bench_t *b, const int64_t *out, size_t count)
+{
+    const opts_t *o = &b->o;
+    uint64_t g = b->g, key = 0;
+    b->completed++;
+    if (b->status == FTC_EEXCLUDED || ftc_context_is_excluded(b->ctx))
+        b->excluded = true;
+    if (b->status != FTC_OK) {
+        if (status_explained(b, b->status))
+            b->errors++;
+        else
+            wrong(b, "iteration %" PRIu64 ": %s", g, ftc_err_name(b->status));
+        b->digest = fnv(fnv(b->digest, g), (uint64_t)(int64_t)b->status);
+        return;
+    }
+    b->ok++;
+    /* FTC_OK for an operation whose result names this rank as failed: the
+     * others had excluded it, and it should have ended with
+     * FTC_EEXCLUDED (a core issue; see the report of issue 3). Counted
+     * apart, and wrong only for a rank that is no victim. */
+    for (uint32_t k = 0; k < b->nfailed_list; k++) {
+        if (b->failed_list[k] != b->rank)
+            continue;
+        b->late_ok++;
+        if (!is_victim(b, b->rank))
+            wrong(b, "iteration %" PRIu64 ": FTC_OK with itself in the "
+                     "result's failed list", g);
+        b->digest = fnv(fnv(b->digest, g), 1);
+        return;
+    }
+    bool has_value = o->coll != FTC_COLL_REDUCE || b->rank == o->root;
+    if (has_value && o->coll == FTC_COLL_BCAST) {
+        for (size_t i = 0; i < count; i++) {
+            int64_t want = (int64_t)(o->root + 1) * (int64_t)(g + 1 + i);
+            if (out[i] != want) {
+                wrong(b, "iteration %" PRIu64 ": bcast element %zu is %" PRId64
+                         ", the root's is %" PRId64, g, i, out[i], want);
+                break;
+            }
+        }
+        key = (uint64_t)out[0];
+    } else if (has_value) {
+        int64_t W = out[0] / (int64_t)(g + 1);
+        bool shape = out[0] % (int64_t)(g + 1) == 0 && W > 0;
+        for (size_t i = 1; i < count && shape; i++)
+            shape = out[i] == W * (int64_t)(g + 1 + i);
+        if (!shape)
+            wrong(b, "iteration %" PRIu64 ": result %" PRId64 " ... is not "
+                     "(g+1+i) * W for one W", g, out[0]);
+        else if (!valid_sum(b, (uint64_t)W))
+            wrong(b, "iteration %" PRIu64 ": W = %" PRId64 " is no sum of "
+                     "(r+1) over a valid set of ranks", g, W);
+        key = (uint64_t)W;
+        /* The list scheme names the ranks the result leaves out. */
+        if (shape && o->fault_info == FTC_FAULT_LIST) {
+            uint64_t listed = (uint64_t)b->n * (b->n + 1) / 2;
+            for (uint32_t k = 0; k < b->nfailed_list; k++)
+                listed -= b->failed_list[k] + 1;
+            if (listed != (uint64_t)W)
+                b->list_mismatch++;
+        }
+    }
+    if (has_value) {
+        b->nlast = count < 4 ? (uint32_t)count : 4;
+        memcpy(b->last, out, sizeof(int64_t) * b->nlast);
+    }
+    b->digest = fnv(fnv(fnv(b->digest, g), 0), key);
+}
+
+/* --- Running operations ------------------------------------------------- */
+
+static void on_deliver(const ftc_completion_t *c, void *arg)
+{
+    bench_t *b = arg;
+    b->done = true;
+    b->status = c->status;
+    b->t_deliver = now_ns();
+    b->nfailed_list = c->nfailed < b->n ? c->nfailed : b->n;
+    if (b->nfailed_list > 0)
+        memcpy(b->failed_list, c->failed, sizeof(uint32_t) * b->nfailed_list);
+}
+
+/* Progress until the operation in flight delivers. */
+static void wait_op(bench_t *b, const char *what)
+{
+    uint64_t limit = now_ns() + (uint64_t)(b->o.op_timeout_s * 1e9);
+    while (!b->done) {
+        int rc = ftc_zmq_progress(b->z, 100);
+        if (rc < 0)
+            die(4, "rank %u: progress: %s", b->rank, ftc_strerror(rc));
+        if (!b->done && now_ns() > limit)
+            die(3, "rank %u: HANG: %s not delivered after %.0f s", b->rank,
+                what, b->o.op_timeout_s);
+    }
+}
+
+/* Keep the transport going for ms milliseconds (answering peers). */
+static void idle(bench_t *b, double ms)
+{
+    uint64_t end = now_ns() + (uint64_t)(ms * 1e6);
+    for (uint64_t t = now_ns(); t < end; t = now_ns()) {
+        int left = (int)((end - t) / 1000000) + 1;
+        ftc_zmq_progress(b->z, left);
+    }
+}
+
+static int start_op(bench_t *b, ftc_coll_t coll, ftc_coll_args_t *a)
+{
+    b->done = false;
+    if (coll == FTC_COLL_REDUCE)
+        return ftc_init_reduce(b->group, a, NULL);
+    if (coll == FTC_COLL_BCAST)
+        return ftc_init_bcast(b->group, a, NULL);
+    return ftc_init_allreduce(b->group, a, NULL);
+}
+
+/* The planned death of this rank at iteration g, if any: before the
+ * operation starts (mid = false) or inside it (mid = true). */
+static void maybe_die(bench_t *b, bool mid)
+{
+    for (uint32_t k = 0; k < b->o.nplan; k++) {
+        const plan_entry_t *p = &b->o.plan[k];
+        if (p->rank != b->rank || p->iter != b->g || p->mid != mid)
+            continue;
+        if (mid) {
+            uint64_t end = now_ns() + p->mid_us * 1000u;
+            while (now_ns() < end && !b->done)
+                ftc_zmq_progress(b->z, 0);
+        }
+        printf("{\"rank\":%u,\"event\":\"%s\",\"iter\":%" PRIu64
+               ",\"t_ns\":%" PRIu64 "}\n", b->rank,
+               p->sig == SIGSTOP ? "stop" : mid ? "crash" : "kill", b->g,
+               now_ns());
+        fflush(stdout);
+        fflush(stderr);
+        raise(p->sig);
+    }
+}
+
+static void record_mark(bench_t *b)
+{
+    for (uint32_t k = 0; k < b->o.nplan; k++) {
+        if (b->o.plan[k].iter == b->g && b->o.plan[k].rank != b->rank
+            && b->nmarks < MAX_MARKS) {
+            b->mark_iter[b->nmarks] = b->g;
+            b->mark_t[b->nmarks++] = b->t_deliver;
+            return;
+        }
+    }
+}
+
+static uint32_t reporter(const bench_t *b)
+{
+    for (uint32_t r = 0; r < b->n; r++)
+        if (!ftc_context_is_failed(b->ctx, r))
+            return r;
+    return b->rank;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, c = *(const uint64_t *)y;
+    return (a > c) - (a < c);
+}
+
+typedef struct row {
+    double avg, min, max, p50, p99;
+} row_t;
+
+/* Local mean and percentiles (µs) of k samples (sorted in place). */
+static void local_stats(uint64_t *lat, uint64_t k, double out[3])
+{
+    out[0] = out[1] = out[2] = 0;
+    if (k == 0)
+        return;
+    qsort(lat, k, sizeof(*lat), cmp_u64);
+    double sum = 0;
+    for (uint64_t i = 0; i < k; i++)
+        sum += (double)lat[i];
+    out[0] = sum / (double)k / 1e3;
+    out[1] = (double)lat[(k - 1) / 2] / 1e3;
+    uint64_t i99 = (uint64_t)((double)k * 0.99);
+    out[2] = (double)lat[i99 < k ? i99 : k - 1] / 1e3;
+}
+
+/* Combine per-rank statistics with two fault-tolerant allreduces (so a
+ * failed rank costs a row nothing). Falls back to local numbers. */
+static row_t aggregate(bench_t *b, const double st[3])
+{
+    row_t row = {st[0], st[0], st[0], st[1], st[2]};
+    if (b->excluded)
+        return row;
+    uint32_t fa = b->o.f;
+    uint32_t v = victim_count(b);
+    if (v > fa)
+        fa = v;
+    if (fa < 1)
+        fa = 1;
+    if (fa > b->n - 1)
+        fa = b->n - 1;
+    double sum[2] = {st[0], 1}, mx[4] = {st[0], -st[0], st[1], st[2]};
+    ftc_coll_args_t a;
+    ftc_coll_args_init(&a);
+    a.algo = FTC_ALGO_CORRECTED;
+    a.f = fa;
+    a.dtype = FTC_DOUBLE;
+    a.deliver = on_deliver;
+    a.deliver_arg = b;
+    a.op = FTC_SUM;
+    a.count = 2;
+    a.sendbuf = sum;
+    a.recvbuf = sum;
+    if (start_op(b, FTC_COLL_ALLREDUCE, &a) != FTC_OK)
+        return row;
+    wait_op(b, "statistics allreduce (sum)");
+    if (b->status != FTC_OK)
+        return row;
+    a.op = FTC_MAX;
+    a.count = 4;
+    a.sendbuf = mx;
+    a.recvbuf = mx;
+    if (start_op(b, FTC_COLL_ALLREDUCE, &a) != FTC_OK)
+        return row;
+    wait_op(b, "statistics allreduce (max)");
+    if (b->status != FTC_OK)
+        return row;
+    row.avg = sum[0] / sum[1];
+    row.max = mx[0];
+    row.min = -mx[1];
+    row.p50 = mx[2];
+    row.p99 = mx[3];
+    return row;
+}
+
+static void print_row(const bench_t *b, const char *kind, size_t size,
+                      row_t r)
+{
+    const opts_t *o = &b->o;
+    printf("%-10zu %10.2f %10.2f %10.2f %10.2f %10.2f\n", size, r.avg, r.min,
+           r.max, r.p50, r.p99);
+    const char *coll = strcmp(kind, "pingpong") == 0 ? "pingpong"
+                                                     : ftc_coll_name(o->coll);
+    const char *algo = strcmp(kind, "pingpong") == 0 ? "raw-zmq"
+                                                     : ftc_algo_name(o->algo);
+    if (o->csv)
+        printf("csv,%s,%s,%u,%u,%zu,%.3f,%.3f,%.3f,%.3f,%.3f\n", coll, algo,
+               o->f, b->n, size, r.avg, r.min, r.max, r.p50, r.p99);
+    if (o->json)
+        printf("{\"kind\":\"%s\",\"coll\":\"%s\",\"algo\":\"%s\",\"f\":%u,"
+               "\"n\":%u,\"size\":%zu,\"avg_us\":%.3f,\"min_us\":%.3f,"
+               "\"max_us\":%.3f,\"p50_us\":%.3f,\"p99_us\":%.3f}\n",
+               kind, coll, algo, o->f, b->n, size, r.avg, r.min, r.max, r.p50,
+               r.p99);
+}
+
+static void print_header(const bench_t *b, const char *title)
+{
+    printf("# %s\n", title);
+    printf("# %-8s %10s %10s %10s %10s %10s\n", "Size", "Avg(us)", "Min(us)",
+           "Max(us)", "P50(us)", "P99(us)");
+    if (b->o.csv)
+        printf("csv,coll,algo,f,n,size,avg_us,min_us,max_us,p50_us,p99_us\n");
+}
+
+static void fill_input(const bench_t *b, int64_t *in, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        in[i] = (int64_t)(b->rank + 1) * (int64_t)(b->g + 1 + i);
+}
+
+static void run_size(bench_t *b, size_t size)
+{
+    const opts_t *o = &b->o;
+    size_t count = size / 8 ? size / 8 : 1;
+    int64_t *in = malloc(count * sizeof(int64_t));
+    int64_t *out = malloc(count * sizeof(int64_t));
+    uint64_t *lat = malloc((o->iters ? o->iters : 1) * sizeof(uint64_t));
+    if (in == NULL || out == NULL || lat == NULL)
+        die(4, "out of memory");
+    uint64_t k = 0, total = o->warmup + o->iters;
+    uint64_t next_note = now_ns() + 2000000000u;
+    for (uint64_t it = 0; it < total && !b->excluded; it++) {
+        maybe_die(b, false);
+        fill_input(b, in, count);
+        memset(out, 0, count * sizeof(int64_t));
+        ftc_coll_args_t a;
+        ftc_coll_args_init(&a);
+        a.algo = o->algo;
+        a.root = o->root;
+        a.f = o->f;
+        a.dtype = FTC_INT64;
+        a.op = FTC_SUM;
+        a.count = count;
+        a.sendbuf = in;
+        a.recvbuf = out;
+        a.fault_info = o->fault_info;
+        a.correction = o->correction;
+        a.deliver = on_deliver;
+        a.deliver_arg = b;
+        uint64_t t0 = now_ns();
+        int rc = start_op(b, o->coll, &a);
+        if (rc == FTC_EEXCLUDED) {
+            /* Learnt between operations: nothing starts any more. */
+            b->excluded = true;
+            break;
+        }
+        if (rc != FTC_OK)
+            die(4, "rank %u: ftc_init_%s: %s", b->rank, ftc_coll_name(o->coll),
+                ftc_strerror(rc));
+        maybe_die(b, true);
+        char what[64];
+        snprintf(what, sizeof(what), "%s iteration %" PRIu64,
+                 ftc_coll_name(o->coll), b->g);
+        wait_op(b, what);
+        if (it >= o->warmup)
+            lat[k++] = b->t_deliver - t0;
+        check(b, out, count);
+        record_mark(b);
+        b->g++;
+        if (o->interval_ms > 0)
+            idle(b, o->interval_ms);
+        if (!o->quiet && now_ns() > next_note && reporter(b) == b->rank) {
+            fprintf(stderr, "ftcoll-bench: size %zu: %" PRIu64 "/%" PRIu64
+                            " iterations\n", size, it + 1, total);
+            next_note = now_ns() + 2000000000u;
+        }
+    }
+    double st[3];
+    local_stats(lat, k, st);
+    row_t row = aggregate(b, st);
+    if (reporter(b) == b->rank && !b->excluded)
+        print_row(b, "latency", size, row);
+    free(in);
+    free(out);
+    free(lat);
+}
+
+/* --- Raw ZeroMQ ping-pong, for comparison ------------------------------- */
+
+static void barrier(bench_t *b)
+{
+    char one = 1, *all = malloc(b->n);
+    if (all == NULL || ftc_bootstrap_allgather(b->boot, &one, 1, all) != 0)
+        die(4, "rank %u: %s", b->rank, ftc_bootstrap_error(b->boot));
+    free(all);
+}
+
+static void run_pingpong(bench_t *b)
+{
+    const opts_t *o = &b->o;
+    if (b->n < 2) {
+        fprintf(stderr, "ftcoll-bench: --pingpong needs 2 ranks\n");
+        return;
+    }
+    void *zc = NULL, *s = NULL;
+    char addr[FTC_ZMQ_ADDR_MAX];
+    memset(addr, 0, sizeof(addr));
+    if (b->rank <= 1) {
+        zc = zmq_ctx_new();
+        s = zc != NULL ? zmq_socket(zc, ZMQ_PAIR) : NULL;
+        if (s == NULL)
+            die(4, "pingpong: %s", zmq_strerror(zmq_errno()));
+        int zero = 0;
+        zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof(zero));
+    }
+    if (b->rank == 1) {
+        const char *ep = getenv("FTCOLL_ZMQ_BIND");
+        size_t len = sizeof(addr) - 1;
+        if (zmq_bind(s, ep != NULL && *ep ? ep : "tcp://127.0.0.1:*") != 0
+            || zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, addr, &len) != 0)
+            die(4, "pingpong: bind: %s", zmq_strerror(zmq_errno()));
+    }
+    char *all = malloc((size_t)b->n * sizeof(addr));
+    if (all == NULL || ftc_bootstrap_allgather(b->boot, addr, sizeof(addr), all))
+        die(4, "rank %u: %s", b->rank, ftc_bootstrap_error(b->boot));
+    if (b->rank == 0 && zmq_connect(s, all + sizeof(addr)) != 0)
+        die(4, "pingpong: connect: %s", zmq_strerror(zmq_errno()));
+    free(all);
+
+    if (b->rank == 0)
+        print_header(b, "raw ZeroMQ ping-pong (PAIR over TCP), one-way "
+                        "latency = round trip / 2, ranks 0 and 1");
+    for (uint32_t k = 0; k < o->nsizes && b->rank <= 1; k++) {
+        size_t size = o->sizes[k];
+        char *buf = calloc(1, size);
+        uint64_t *lat = malloc((o->iters ? o->iters : 1) * sizeof(uint64_t));
+        if (buf == NULL || lat == NULL)
+            die(4, "out of memory");
+        uint64_t n = 0;
+        for (uint64_t it = 0; it < o->warmup + o->iters; it++) {
+            uint64_t t0 = now_ns();
+            if (b->rank == 0) {
+                if (zmq_send(s, buf, size, 0) < 0 || zmq_recv(s, buf, size, 0) < 0)
+                    die(4, "pingpong: %s", zmq_strerror(zmq_errno()));
+            } else {
+                if (zmq_recv(s, buf, size, 0) < 0 || zmq_send(s, buf, size, 0) < 0)
+                    die(4, "pingpong: %s", zmq_strerror(zmq_errno()));
+            }
+            if (it >= o->warmup)
+                lat[n++] = (now_ns() - t0) / 2;
+        }
+        double st[3];
+        local_stats(lat, n, st);
+        if (b->rank == 0)
+            print_row(b, "pingpong", size,
+                      (row_t){st[0], st[0], st[0], st[1], st[2]});
+        free(buf);
+        free(lat);
+    }
+    if (s != NULL)
+        zmq_close(s);
+    if (zc != NULL)
+        zmq_ctx_term(zc);
+    /* Everyone waits out of band: a rank that started a collective now
+     * would see 0 and 1 as silent and suspect them. */
+    barrier(b);
+}
+
+/* --- Set-up and the end ------------------------------------------------- */
+
+static void zmq_log(void *arg, const char *msg)
+{
+    const bench_t *b = arg;
+    if (!b->closing)
+        fprintf(stderr, "ftcoll-zmq: %s\n", msg);
+}
+
+static uint64_t env_ms(const char *name, uint64_t dflt)
+{
+    const char *s = getenv(name);
+    if (s == NULL || *s == '\0')
+        return dflt;
+    uint64_t v = parse_u64(s, name);
+    if (v == 0)
+        die(2, "%s must be > 0", name);
+    return v;
+}
+
+static void setup(bench_t *b)
+{
+    char err[512] = "";
+    int rc = ftc_bootstrap_open(&b->boot, err, sizeof(err));
+    if (rc != FTC_OK)
+        die(4, "%s", err);
+    b->rank = ftc_bootstrap_rank(b->boot);
+    b->n = ftc_bootstrap_size(b->boot);
+    const char *backend = getenv("FTCOLL_BACKEND");
+    if (backend != NULL && *backend != '\0' && strcmp(backend, "zmq") != 0)
+        die(4, "backend '%s' is not available in this build (zmq is)",
+            backend);
+    const opts_t *o = &b->o;
+    if (o->f >= b->n)
+        die(2, "-f %u needs more than %u ranks", o->f, b->n);
+    if (o->root >= b->n)
+        die(2, "--root %u is not a rank (n = %u)", o->root, b->n);
+    for (uint32_t k = 0; k < o->nplan; k++)
+        if (o->plan[k].rank >= b->n)
+            die(2, "--kill/--stop rank %u is not a rank", o->plan[k].rank);
+    b->failed_list = calloc(b->n, sizeof(uint32_t));
+    if (b->failed_list == NULL)
+        die(4, "out of memory");
+
+    ftc_zmq_config_t zc;
+    ftc_zmq_config_init(&zc);
+    zc.rank = b->rank;
+    zc.nranks = b->n;
+    zc.job_token = ftc_bootstrap_job_token(b->boot);
+    zc.log = zmq_log;
+    zc.log_arg = b;
+    if (ftc_zmq_config_from_env(&zc, err, sizeof(err)) != FTC_OK)
+        die(2, "%s", err);
+    rc = ftc_zmq_create(&zc, &b->z);
+    if (rc != FTC_OK)
+        die(4, "rank %u: ZeroMQ backend: %s", b->rank, ftc_strerror(rc));
+    rc = ftc_zmq_exchange(b->z, ftc_bootstrap_allgather, b->boot);
+    if (rc != FTC_OK)
+        die(4, "rank %u: %s", b->rank,
+            ftc_bootstrap_error(b->boot)[0] ? ftc_bootstrap_error(b->boot)
+                                            : ftc_strerror(rc));
+
+    ftc_config_t cfg;
+    ftc_config_init(&cfg);
+    cfg.job_token = ftc_bootstrap_job_token(b->boot);
+    cfg.suspect_timeout_ns = env_ms("FTCOLL_SUSPECT_MS", 100) * 1000000u;
+    cfg.probe_timeout_ns = env_ms("FTCOLL_PROBE_MS", 200) * 1000000u;
+    rc = ftc_context_create(b->rank, b->n, ftc_zmq_ops(), b->z, &cfg, &b->ctx);
+    if (rc == FTC_OK) {
+        ftc_zmq_attach(b->z, b->ctx);
+        rc = ftc_group_create(b->ctx, 1, 0, b->n, NULL, &b->group);
+    }
+    if (rc != FTC_OK)
+        die(4, "rank %u: context: %s", b->rank, ftc_strerror(rc));
+}
+
+static void print_summary(bench_t *b)
+{
+    ftc_counters_t c;
+    ftc_context_counters(b->ctx, &c);
+    ftc_zmq_stats_t zs;
+    ftc_zmq_stats(b->z, &zs);
+    uint32_t nf = ftc_context_failed(b->ctx, NULL, 0);
+    uint32_t *failed = calloc(nf + 1, sizeof(uint32_t));
+    if (failed == NULL)
+        die(4, "out of memory");
+    ftc_context_failed(b->ctx, failed, nf);
+
+    char buf[8192];
+    size_t k = 0;
+#define OUT(...) \
+    k += (size_t)snprintf(buf + k, k < sizeof(buf) ? sizeof(buf) - k : 0, \
+                          __VA_ARGS__)
+    OUT("{\"rank\":%u,\"n\":%u,\"coll\":\"%s\",\"algo\":\"%s\",\"f\":%u,"
+        "\"completed\":%" PRIu64 ",\"ok\":%" PRIu64 ",\"errors\":%" PRIu64
+        ",\"wrong\":%" PRIu64 ",\"excluded\":%s,\"failed\":[",
+        b->rank, b->n, ftc_coll_name(b->o.coll), ftc_algo_name(b->o.algo),
+        b->o.f, b->completed, b->ok, b->errors, b->wrong,
+        b->excluded ? "true" : "false");
+    for (uint32_t i = 0; i < nf; i++)
+        OUT("%s%u", i ? "," : "", failed[i]);
+    OUT("],\"last\":[");
+    for (uint32_t i = 0; i < b->nlast; i++)
+        OUT("%s%" PRId64, i ? "," : "", b->last[i]);
+    OUT("],\"digest\":\"%016" PRIx64 "\",\"marks\":[", b->digest);
+    for (uint32_t i = 0; i < b->nmarks; i++)
+        OUT("%s[%" PRIu64 ",%" PRIu64 "]", i ? "," : "", b->mark_iter[i],
+            b->mark_t[i]);
+    OUT("],\"list_mismatch\":%" PRIu64 ",\"late_ok\":%" PRIu64 ",\"counters\":{\"dropped_truncated\":%"
+        PRIu64 ",\"dropped_checksum\":%" PRIu64 ",\"dropped_version\":%" PRIu64
+        ",\"dropped_foreign\":%" PRIu64 ",\"dropped_stale\":%" PRIu64
+        ",\"dropped_badmsg\":%" PRIu64 ",\"probes_sent\":%" PRIu64
+        ",\"failures_detected\":%" PRIu64 "},\"transport\":{\"name\":\"zmq\","
+        "\"stranger\":%" PRIu64
+        ",\"rejected\":%" PRIu64 ",\"peers_failed\":%" PRIu64
+        ",\"disconnects\":%" PRIu64 ",\"queued\":%" PRIu64 "}}",
+        b->list_mismatch, b->late_ok, c.dropped_truncated, c.dropped_checksum,
+        c.dropped_version, c.dropped_foreign, c.dropped_stale,
+        c.dropped_badmsg, c.probes_sent, c.failures_detected, zs.msgs_stranger,
+        zs.msgs_rejected, zs.peers_failed, zs.disconnects, zs.msgs_queued);
+#undef OUT
+    puts(buf);
+    fflush(stdout);
+    free(failed);
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    bench_t *b = calloc(1, sizeof(*b));
+    if (b == NULL)
+        die(4, "out of memory");
+    parse_opts(argc, argv, &b->o);
+    setup(b);
+
+    if (b->o.pingpong)
+        run_pingpong(b);
+    /* Done with the launcher: with PMIx this finalizes, so that a rank
+     * dying later is no lost PMIx client (Slurm's PMIx plugin kills the
+     * whole step for one, even under --no-kill: docs/running.md). */
+    ftc_bootstrap_close(b->boot);
+    b->boot = NULL;
+    if (!b->o.no_coll) {
+        if (reporter(b) == b->rank) {
+            char title[256];
+            snprintf(title, sizeof(title),
+                     "ftcoll-bench: %s, %s, f=%u, n=%u, zmq, %" PRIu64
+                     " iterations (+%" PRIu64 " warm-up), int64 sum, "
+                     "latency per operation",
+                     ftc_coll_name(b->o.coll), ftc_algo_name(b->o.algo),
+                     b->o.f, b->n, b->o.iters, b->o.warmup);
+            print_header(b, title);
+        }
+        for (uint32_t k = 0; k < b->o.nsizes && !b->excluded; k++)
+            run_size(b, b->o.sizes[k]);
+        print_summary(b);
+    }
+
+    /* Answer stragglers' last messages and probes before leaving: to
+     * them, an exited rank is a failed one. */
+    b->closing = true;
+    idle(b, 50);
+    bool bad = b->wrong > 0 || (b->excluded && !is_victim(b, b->rank));
+    ftc_context_destroy(b->ctx);
+    ftc_zmq_destroy(b->z);
+    free(b->failed_list);
+    free(b);
+    return bad ? 1 : 0;
+}

@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit test of the ZeroMQ backend on its own, in one process. The core's
+ * entry points are a test double that records what the backend feeds it,
+ * so this checks the transport contract (transport.h, ftcoll_zmq.h)
+ * without the collectives: per-pair order, sends that never block, the
+ * timer, the pollable descriptor, failure reports (a closed peer, an
+ * unreachable address), strangers, bad input. Prints "N passed, M failed".
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <zmq.h>
+
+#include "ftcoll/error.h"
+#include "ftcoll/transport.h"
+#include "ftcoll_zmq.h"
+
+/* --- The test double of the core ---------------------------------------- */
+
+struct ftc_context {
+    uint32_t rank;
+    uint64_t recvs, strangers, timer_fires, bad_order;
+    uint64_t next_seq[8];       /* expected sequence number per source */
+    uint64_t last_timer_ns;
+    uint32_t failed[8];
+    uint32_t nfailed;
+    int in_entry;               /* an entry point is running */
+    uint64_t reentries;         /* op called an entry point: a bug */
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
+                       size_t len)
+{
+    if (ctx->in_entry++)
+        ctx->reentries++;
+    ctx->recvs++;
+    if (src == FTC_RANK_UNKNOWN) {
+        ctx->strangers++;
+    } else if (len >= 8 && src < 8) {
+        uint64_t seq;
+        memcpy(&seq, buf, 8);
+        if (seq != ctx->next_seq[src])
+            ctx->bad_order++;
+        ctx->next_seq[src] = seq + 1;
+    }
+    ctx->in_entry--;
+    return src == FTC_RANK_UNKNOWN ? FTC_EFOREIGN : FTC_OK;
+}
+
+void ftc_transport_send_done(ftc_context_t *ctx, void *cookie, int status)
+{
+    (void)ctx;
+    (void)cookie;
+    (void)status;
+}
+
+void ftc_transport_timer_fired(ftc_context_t *ctx)
+{
+    ctx->timer_fires++;
+    ctx->last_timer_ns = now_ns();
+}
+
+void ftc_transport_peer_failed(ftc_context_t *ctx, uint32_t peer)
+{
+    if (ctx->nfailed < 8)
+        ctx->failed[ctx->nfailed++] = peer;
+}
+
+int ftc_progress(ftc_context_t *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+/* --- Helpers ------------------------------------------------------------ */
+
+static int g_pass, g_fail;
+
+#define CHECK(cond, ...)                                                  \
+    do {                                                                  \
+        if (cond) {                                                       \
+            g_pass++;                                                     \
+        } else {                                                          \
+            g_fail++;                                                     \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                   \
+            printf(__VA_ARGS__);                                          \
+            printf("\n");                                                 \
+        }                                                                 \
+    } while (0)
+
+static char g_log[4096];
+
+static void log_to_buffer(void *arg, const char *msg)
+{
+    (void)arg;
+    size_t k = strlen(g_log);
+    snprintf(g_log + k, sizeof(g_log) - k, "%s\n", msg);
+}
+
+typedef struct node {
+    ftc_zmq_t *z;
+    struct ftc_context ctx;
+} node_t;
+
+static int make_world(node_t *nodes, uint32_t n, int sndhwm)
+{
+    const char *addrs[8];
+    for (uint32_t r = 0; r < n; r++) {
+        ftc_zmq_config_t c;
+        ftc_zmq_config_init(&c);
+        c.rank = r;
+        c.nranks = n;
+        c.job_token = 0x1234;
+        c.log = log_to_buffer;
+        if (sndhwm > 0)
+            c.sndhwm = sndhwm;
+        memset(&nodes[r].ctx, 0, sizeof(nodes[r].ctx));
+        nodes[r].ctx.rank = r;
+        if (ftc_zmq_create(&c, &nodes[r].z) != FTC_OK)
+            return -1;
+        addrs[r] = ftc_zmq_endpoint_address(nodes[r].z);
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        if (ftc_zmq_set_peers(nodes[r].z, addrs) != FTC_OK)
+            return -1;
+        ftc_zmq_attach(nodes[r].z, &nodes[r].ctx);
+    }
+    return 0;
+}
+
+static void free_world(node_t *nodes, uint32_t n)
+{
+    for (uint32_t r = 0; r < n; r++)
+        ftc_zmq_destroy(nodes[r].z);
+}
+
+/* Progress every node until pred holds or ms pass. */
+static bool run_until(node_t *nodes, uint32_t n, bool (*pred)(node_t *),
+                      int ms)
+{
+    uint64_t end = now_ns() + (uint64_t)ms * 1000000u;
+    while (now_ns() < end) {
+        if (pred(nodes))
+            return true;
+        for (uint32_t r = 0; r < n; r++)
+            if (nodes[r].z != NULL)
+                ftc_zmq_progress(nodes[r].z, n > 1 ? 0 : 1);
+    }
+    return pred(nodes);
+}
+
+/* --- Tests -------------------------------------------------------------- */
+
+static void test_bad_config(void)
+{
+    ftc_zmq_config_t c;
+    ftc_zmq_t *z = (ftc_zmq_t *)&c;
+    ftc_zmq_config_init(&c);
+    CHECK(ftc_zmq_create(&c, &z) == FTC_EINVAL && z == NULL,
+          "nranks 0 accepted");
+    c.nranks = 2;
+    c.rank = 2;
+    CHECK(ftc_zmq_create(&c, &z) == FTC_EINVAL, "rank >= nranks accepted");
+    c.rank = 0;
+    c.bind_endpoint = "tcp://256.1.1.1:*";
+    c.log = log_to_buffer;
+    g_log[0] = '\0';
+    CHECK(ftc_zmq_create(&c, &z) == FTC_ETRANSPORT && z == NULL,
+          "bad bind endpoint accepted");
+    CHECK(strstr(g_log, "cannot bind") != NULL, "no message for a bad bind");
+    CHECK(ftc_zmq_create(NULL, &z) == FTC_EINVAL, "NULL config accepted");
+}
+
+static void test_bad_peers(void)
+{
+    ftc_zmq_config_t c;
+    ftc_zmq_config_init(&c);
+    c.nranks = 3;
+    c.log = log_to_buffer;
+    ftc_zmq_t *z;
+    CHECK(ftc_zmq_create(&c, &z) == FTC_OK, "create");
+    const char *bad[][3] = {
+        {NULL, "tcp://127.0.0.1:5", NULL},
+        {NULL, "tcp://127.0.0.1", "tcp://127.0.0.1:6"},
+        {NULL, "udp://127.0.0.1:5", "tcp://127.0.0.1:6"},
+        {NULL, "tcp://127.0.0.1:99999", "tcp://127.0.0.1:6"},
+        {NULL, "tcp://:5", "tcp://127.0.0.1:6"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        CHECK(ftc_zmq_set_peers(z, bad[i]) == FTC_EINVAL,
+              "bad address list %zu accepted", i);
+    const char *good[3] = {"ignored", "tcp://127.0.0.1:5", "ipc:///tmp/x"};
+    CHECK(ftc_zmq_set_peers(z, good) == FTC_OK, "good addresses refused");
+    CHECK(ftc_zmq_set_peers(z, good) == FTC_EINVAL, "set_peers twice");
+    CHECK(ftc_zmq_progress(z, 0) == FTC_EINVAL, "progress without a context");
+    ftc_zmq_destroy(z);
+}
+
+static bool got_all(node_t *nodes)
+{
+    return nodes[1].ctx.recvs >= 20000 && nodes[0].ctx.recvs >= 20000;
+}
+
+/* Both directions at once, with a tiny high-water mark so most sends go
+ * through the local queue: order must hold all the same. */
+static void test_order(void)
+{
+    node_t nodes[2];
+    CHECK(make_world(nodes, 2, 4) == 0, "world");
+    const ftc_transport_ops_t *ops = ftc_zmq_ops();
+    unsigned char buf[100];
+    memset(buf, 0xAB, sizeof(buf));
+    for (uint64_t i = 0; i < 20000; i++) {
+        memcpy(buf, &i, 8);
+        size_t len = 8 + (size_t)(i % 90);
+        for (uint32_t r = 0; r < 2; r++) {
+            int rc = ops->send(nodes[r].z, 1 - r, buf, len, NULL);
+            if (rc != FTC_SEND_INLINE) {
+                CHECK(0, "send returned %d", rc);
+                return;
+            }
+        }
+        if (i % 1000 == 0)
+            for (uint32_t r = 0; r < 2; r++)
+                ftc_zmq_progress(nodes[r].z, 0);
+    }
+    CHECK(run_until(nodes, 2, got_all, 10000), "messages lost: %" PRIu64
+          " and %" PRIu64 " of 20000", nodes[0].ctx.recvs, nodes[1].ctx.recvs);
+    for (uint32_t r = 0; r < 2; r++) {
+        CHECK(nodes[r].ctx.bad_order == 0, "rank %u saw %" PRIu64
+              " out of order", r, nodes[r].ctx.bad_order);
+        CHECK(nodes[r].ctx.strangers == 0, "rank %u saw strangers", r);
+    }
+    ftc_zmq_stats_t st;
+    ftc_zmq_stats(nodes[0].z, &st);
+    CHECK(st.msgs_queued > 0, "the local queue was never used (hwm 4)");
+    free_world(nodes, 2);
+}
+
+static void test_timer_and_fd(void)
+{
+    node_t nodes[1];
+    CHECK(make_world(nodes, 1, 0) == 0, "world");
+    const ftc_transport_ops_t *ops = ftc_zmq_ops();
+    ftc_zmq_t *z = nodes[0].z;
+    while (ftc_zmq_progress(z, 0) > 0) {
+    }
+    CHECK(ftc_zmq_progress(z, 0) == 0, "idle progress did something");
+
+    /* Armed 20 ms ahead: the descriptor is readable then, not before. */
+    uint64_t t0 = now_ns();
+    ops->timer_arm(z, ops->now(z) + 20000000u);
+    struct pollfd p = {.fd = ftc_zmq_fd(z), .events = POLLIN};
+    CHECK(poll(&p, 1, 5) == 0, "fd readable 5 ms before the deadline");
+    CHECK(poll(&p, 1, 1000) == 1, "fd not readable at the deadline");
+    while (ftc_zmq_progress(z, 0) > 0) {
+    }
+    uint64_t late = nodes[0].ctx.last_timer_ns - t0;
+    CHECK(nodes[0].ctx.timer_fires == 1, "timer fired %" PRIu64 " times",
+          nodes[0].ctx.timer_fires);
+    CHECK(late >= 20000000u && late < 40000000u, "timer fired after %.1f ms",
+          late / 1e6);
+
+    /* Re-arming replaces; cancel forgets. */
+    ops->timer_arm(z, ops->now(z) + 5000000u);
+    ops->timer_arm(z, ops->now(z) + 10000000u);
+    ops->timer_cancel(z);
+    uint64_t end = now_ns() + 30000000u;
+    while (now_ns() < end)
+        ftc_zmq_progress(z, 5);
+    CHECK(nodes[0].ctx.timer_fires == 1, "cancelled timer fired");
+
+    /* A deadline in the past fires on the next progress, once. */
+    ops->timer_arm(z, 0);
+    CHECK(ftc_zmq_progress(z, 0) > 0, "past deadline did not fire");
+    CHECK(nodes[0].ctx.timer_fires == 2, "past deadline fired %" PRIu64,
+          nodes[0].ctx.timer_fires - 1);
+    CHECK(ftc_zmq_progress(z, 0) == 0, "timer fired twice");
+
+    /* A message to ourselves comes back through progress, and makes the
+     * descriptor readable. */
+    uint64_t seq = 0;
+    CHECK(ops->send(z, 0, &seq, 8, NULL) == FTC_SEND_INLINE, "self send");
+    CHECK(nodes[0].ctx.recvs == 0, "self send fed from inside the op");
+    CHECK(poll(&p, 1, 100) == 1, "fd not readable after a self send");
+    ftc_zmq_progress(z, 0);
+    CHECK(nodes[0].ctx.recvs == 1, "self send not delivered");
+    CHECK(ops->send(z, 7, &seq, 8, NULL) == FTC_EINVAL, "send to rank 7/1");
+    free_world(nodes, 1);
+}
+
+static bool peer1_reported(node_t *nodes)
+{
+    return nodes[0].ctx.nfailed > 0;
+}
+
+/* A peer that goes away is reported once, after the grace period; no
+ * report before that. */
+static void test_disconnect(void)
+{
+    node_t nodes[3];
+    CHECK(make_world(nodes, 3, 0) == 0, "world");
+    const ftc_transport_ops_t *ops = ftc_zmq_ops();
+    uint64_t seq = 0;
+    ops->send(nodes[0].z, 1, &seq, 8, NULL);
+    ops->watch(nodes[0].z, 2);
+    uint64_t end = now_ns() + 200000000u;
+    while (now_ns() < end)
+        for (int r = 0; r < 3; r++)
+            ftc_zmq_progress(nodes[r].z, 0);
+    CHECK(nodes[1].ctx.recvs == 1, "message not delivered");
+    CHECK(nodes[0].ctx.nfailed == 0, "a live peer was reported");
+
+    uint64_t t0 = now_ns();
+    ftc_zmq_destroy(nodes[1].z);
+    nodes[1].z = NULL;
+    CHECK(run_until(nodes, 3, peer1_reported, 2000), "closed peer not reported");
+    double ms = (now_ns() - t0) / 1e6;
+    CHECK(ms < 50, "report took %.1f ms", ms);
+    CHECK(nodes[0].ctx.nfailed == 1 && nodes[0].ctx.failed[0] == 1,
+          "wrong report");
+    CHECK(ftc_zmq_peer_reported(nodes[0].z, 1) == 1, "peer_reported");
+    /* Sends to the dead still succeed (completion is not delivery). */
+    CHECK(ops->send(nodes[0].z, 1, &seq, 8, NULL) == FTC_SEND_INLINE,
+          "send to the dead failed");
+    end = now_ns() + 100000000u;
+    while (now_ns() < end)
+        ftc_zmq_progress(nodes[0].z, 1);
+    CHECK(nodes[0].ctx.nfailed == 1, "reported twice or reported rank 2");
+    ftc_zmq_destroy(nodes[0].z);
+    ftc_zmq_destroy(nodes[2].z);
+}
+
+/* An address where nobody listens: reported unreachable, boundedly. */
+static void test_unreachable(void)
+{
+    /* A port that was free a moment ago. */
+    void *zc = zmq_ctx_new();
+    void *s = zmq_socket(zc, ZMQ_ROUTER);
+    char dead[FTC_ZMQ_ADDR_MAX];
+    size_t len = sizeof(dead);
+    zmq_bind(s, "tcp://127.0.0.1:*");
+    zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, dead, &len);
+    zmq_close(s);
+    zmq_ctx_term(zc);
+
+    ftc_zmq_config_t c;
+    ftc_zmq_config_init(&c);
+    c.nranks = 2;
+    c.log = log_to_buffer;
+    node_t nodes[1];
+    memset(&nodes[0].ctx, 0, sizeof(nodes[0].ctx));
+    CHECK(ftc_zmq_create(&c, &nodes[0].z) == FTC_OK, "create");
+    const char *addrs[2] = {"", dead};
+    CHECK(ftc_zmq_set_peers(nodes[0].z, addrs) == FTC_OK, "set_peers");
+    ftc_zmq_attach(nodes[0].z, &nodes[0].ctx);
+    g_log[0] = '\0';
+    uint64_t seq = 0;
+    uint64_t t0 = now_ns();
+    CHECK(ftc_zmq_ops()->send(nodes[0].z, 1, &seq, 8, NULL) == FTC_SEND_INLINE,
+          "send to an unreachable peer");
+    CHECK(run_until(nodes, 1, peer1_reported, 3000),
+          "unreachable peer not reported in 3 s");
+    double ms = (now_ns() - t0) / 1e6;
+    CHECK(ms < 500, "unreachable report took %.1f ms", ms);
+    CHECK(strstr(g_log, "unreachable") != NULL, "no message: %s", g_log);
+    ftc_zmq_destroy(nodes[0].z);
+}
+
+/* A stranger's DEALER (no or a wrong routing id) is fed as
+ * FTC_RANK_UNKNOWN and counted; a spoofed rank without the token too. */
+static void test_stranger(void)
+{
+    node_t nodes[1];
+    CHECK(make_world(nodes, 1, 0) == 0, "world");
+    void *zc = zmq_ctx_new();
+    const char *ids[] = {NULL, "F\x00\x00\x00\x00WRONGTOK", "hello"};
+    for (size_t i = 0; i < 3; i++) {
+        void *d = zmq_socket(zc, ZMQ_DEALER);
+        int zero = 0;
+        zmq_setsockopt(d, ZMQ_LINGER, &zero, sizeof(zero));
+        if (ids[i] != NULL)
+            zmq_setsockopt(d, ZMQ_ROUTING_ID, ids[i], i == 1 ? 13 : 5);
+        zmq_connect(d, ftc_zmq_endpoint_address(nodes[0].z));
+        zmq_send(d, "garbage!", 8, 0);
+        zmq_send(d, "", 0, 0);
+        uint64_t end = now_ns() + 300000000u;
+        while (nodes[0].ctx.strangers < 2 * (i + 1) && now_ns() < end)
+            ftc_zmq_progress(nodes[0].z, 1);
+        zmq_close(d);
+    }
+    zmq_ctx_term(zc);
+    CHECK(nodes[0].ctx.strangers == 6, "strangers fed: %" PRIu64 " of 6",
+          nodes[0].ctx.strangers);
+    ftc_zmq_stats_t st;
+    ftc_zmq_stats(nodes[0].z, &st);
+    CHECK(st.msgs_stranger == 6 && st.msgs_rejected == 6,
+          "stranger stats %" PRIu64 "/%" PRIu64, st.msgs_stranger,
+          st.msgs_rejected);
+    CHECK(nodes[0].ctx.reentries == 0, "re-entered the core");
+    free_world(nodes, 1);
+}
+
+int main(void)
+{
+    test_bad_config();
+    test_bad_peers();
+    test_order();
+    test_timer_and_fd();
+    test_disconnect();
+    test_unreachable();
+    test_stranger();
+    printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail == 0 ? 0 : 1;
+}
