@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The event loop of the UCX backend. One pass:
+ *
+ *   1. ucp_worker_progress() until it has nothing more to do: the AM
+ *      callback queues received messages, the send callback queues
+ *      completions, the error callback marks peers lost;
+ *   2. feed the queued events to the core, in the order UCX delivered
+ *      them (ftc_transport_recv, ftc_transport_send_done);
+ *   3. feed messages this rank sent to itself;
+ *   4. force-close the endpoints of lost peers;
+ *   5. report lost peers whose grace period is over
+ *      (ftc_transport_peer_failed);
+ *   6. fire the core's timer if it is due.
+ *
+ * The core is fed only here, after ucp_worker_progress() has returned:
+ * never from a UCX callback (the core would send from inside one), never
+ * from an op. Messages come before reports (2 before 5), and the worker
+ * is drained before any report, so a peer's last messages reach the core
+ * before its death does.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ucx_internal.h"
+
+enum {
+    WORKER_SPINS = 64,      /* ucp_worker_progress calls per pass, at most */
+    MAX_PASSES = 8,         /* per progress call while work keeps coming */
+    ARM_TRIES = 4           /* passes before giving up on arming */
+};
+
+/* --- Callbacks (inside ucp_worker_progress) ----------------------------- */
+
+static uint32_t header_rank(const ftc_ucx_t *u, const void *header,
+                            size_t header_length)
+{
+    if (header == NULL || header_length != FTC_UCX_HDR_LEN)
+        return FTC_RANK_UNKNOWN;
+    const unsigned char *h = header;
+    if (memcmp(h + 4, u->token, 8) != 0)
+        return FTC_RANK_UNKNOWN;
+    uint32_t r = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16
+                 | (uint32_t)h[3] << 24;
+    if (r >= u->cfg.nranks || r == u->cfg.rank)
+        return FTC_RANK_UNKNOWN;
+    return r;
+}
+
+ucs_status_t ftc_ucx_am_recv_cb(void *arg, const void *header,
+                                size_t header_length, void *data,
+                                size_t length,
+                                const ucp_am_recv_param_t *param)
+{
+    ftc_ucx_t *u = arg;
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+        /* We send eager only (rendezvous could overtake an earlier eager
+         * message of the same pair); whoever sent this is not us. Returning
+         * UCS_OK drops it. */
+        u->stats.msgs_dropped++;
+        return UCS_OK;
+    }
+    ftc_ucx_ev_t *ev = ftc_ucx_ev_alloc(u);
+    if (ev == NULL) {
+        u->stats.msgs_dropped++;
+        return UCS_OK;
+    }
+    ev->kind = FTC_UCX_EV_RECV;
+    ev->peer = header_rank(u, header, header_length);
+    ucs_status_t ret = UCS_OK;
+    if (length > sizeof(ev->inl)
+        && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA)) {
+        /* Keep UCX's buffer instead of copying; released after feeding. */
+        ev->desc = data;
+        ev->data = data;
+        ev->len = length;
+        ret = UCS_INPROGRESS;
+    } else if (ftc_ucx_ev_copy(ev, data, length) != 0) {
+        ftc_ucx_ev_free(u, ev);
+        u->stats.msgs_dropped++;
+        return UCS_OK;
+    }
+    ftc_ucx_evq_push(&u->events, ev);
+    return ret;
+}
+
+void ftc_ucx_send_cb(void *request, ucs_status_t status, void *user_data)
+{
+    ftc_ucx_ev_t *ev = user_data;
+    ftc_ucx_t *u = ev->u;
+    /* Off the in-flight list, onto the queue. */
+    ev->prev->next = ev->next;
+    ev->next->prev = ev->prev;
+    u->ninflight--;
+    if (ev->peer < u->cfg.nranks)
+        u->peers[ev->peer].inflight_bytes -= ev->len;
+    ev->status = status == UCS_OK ? FTC_OK : FTC_ETRANSPORT;
+    if (status != UCS_OK)
+        u->stats.send_errors++;
+    ucp_request_free(request);
+    ftc_ucx_evq_push(&u->events, ev);
+}
+
+/* --- One pass ------------------------------------------------------------ */
+
+static void feed(ftc_ucx_t *u, uint32_t src, const void *buf, size_t len)
+{
+    u->stats.msgs_received++;
+    u->stats.bytes_received += len;
+    if (src == FTC_RANK_UNKNOWN)
+        u->stats.msgs_stranger++;
+    if (ftc_transport_recv(u->ctx, src, buf, len) != FTC_OK)
+        u->stats.msgs_rejected++;
+}
+
+/* Step 2. Only what is queued now: the core's sends queue nothing here
+ * (their completions come from a later ucp_worker_progress). */
+static int dispatch_events(ftc_ucx_t *u)
+{
+    int n = 0;
+    size_t todo = u->events.count;
+    for (size_t i = 0; i < todo; i++) {
+        ftc_ucx_ev_t *ev = ftc_ucx_evq_pop(&u->events);
+        if (ev == NULL)
+            break;
+        if (ev->kind == FTC_UCX_EV_RECV) {
+            feed(u, ev->peer, ev->data, ev->len);
+            ftc_ucx_ev_release(u, ev);
+        } else {
+            u->stats.sends_deferred++;
+            ftc_transport_send_done(u->ctx, ev->cookie, ev->status);
+        }
+        ftc_ucx_ev_free(u, ev);
+        n++;
+    }
+    return n;
+}
+
+/* Step 3. */
+static int drain_self(ftc_ucx_t *u)
+{
+    int n = 0;
+    size_t todo = u->self_q.count;  /* feeding may queue more */
+    for (size_t i = 0; i < todo; i++) {
+        ftc_ucx_ev_t *ev = ftc_ucx_evq_pop(&u->self_q);
+        feed(u, u->cfg.rank, ev->data, ev->len);
+        ftc_ucx_ev_release(u, ev);
+        ftc_ucx_ev_free(u, ev);
+        n++;
+    }
+    return n;
+}
+
+/* Step 5. The core may lose more peers while we report: index, do not
+ * hold pointers across the call. */
+static int report_due(ftc_ucx_t *u, uint64_t now)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < u->nlost;) {
+        uint32_t r = u->lost[i];
+        ftc_ucx_peer_t *p = &u->peers[r];
+        if (p->report_at_ns > now) {
+            i++;
+            continue;
+        }
+        u->lost[i] = u->lost[--u->nlost];
+        p->state = FTC_UCX_PEER_FAILED;
+        p->reported_ns = now;
+        u->stats.peers_failed++;
+        ftc_transport_peer_failed(u->ctx, r);
+        n++;
+    }
+    return n;
+}
+
+/* Clear the timerfd and eventfd once they may have fired. */
+static void clear_fds(ftc_ucx_t *u, uint64_t now)
+{
+    uint64_t v;
+    if (u->kicked) {
+        (void)!read(u->kfd, &v, sizeof(v));
+        u->kicked = false;
+    }
+    if (u->tfd_deadline != UINT64_MAX && now >= u->tfd_deadline) {
+        (void)!read(u->tfd, &v, sizeof(v));
+        u->tfd_deadline = UINT64_MAX;
+    }
+    u->fd_armed = false;
+}
+
+static int pass(ftc_ucx_t *u)
+{
+    clear_fds(u, ftc_ucx_now_ns());
+    for (int i = 0; i < WORKER_SPINS; i++) {
+        u->stats.worker_progress++;
+        if (ucp_worker_progress(u->worker) == 0)
+            break;
+    }
+    int n = dispatch_events(u);
+    n += drain_self(u);
+    ftc_ucx_close_pending(u);
+    if (u->nclosing > 0)
+        ftc_ucx_reap_closing(u);
+    if (u->nlost > 0)
+        n += report_due(u, ftc_ucx_now_ns());
+    /* With a fresh clock: feeding the core took time. */
+    if (u->timer_armed && u->timer_deadline <= ftc_ucx_now_ns()) {
+        u->timer_armed = false;
+        ftc_transport_timer_fired(u->ctx);
+        n++;
+    }
+    return n;
+}
+
+/* --- Waiting ------------------------------------------------------------- */
+
+/* ucp_worker_arm: UCS_OK (the efd will wake us), UCS_ERR_BUSY (events are
+ * pending: progress again). Without an efd there is nothing to arm. */
+static ucs_status_t arm_worker(ftc_ucx_t *u)
+{
+    if (u->efd < 0)
+        return UCS_OK;
+    return ucp_worker_arm(u->worker);
+}
+
+static void sleep_until(ftc_ucx_t *u, uint64_t deadline)
+{
+    uint64_t now = ftc_ucx_now_ns();
+    if (deadline <= now)
+        return;
+    u->stats.sleeps++;
+    if (u->epfd < 0 || u->efd < 0) {
+        /* No wake-up support: poll the worker every 100 us. */
+        uint64_t d = deadline - now;
+        if (d > 100000)
+            d = 100000;
+        struct timespec ts = {0, (long)d};
+        nanosleep(&ts, NULL);
+        return;
+    }
+    uint64_t ms = (deadline - now + 999999) / 1000000;
+    int timeout = deadline == UINT64_MAX || ms > INT32_MAX ? -1 : (int)ms;
+    struct epoll_event evs[4];
+    (void)epoll_wait(u->epfd, evs, 4, timeout);
+}
+
+static int wait_and_pass(ftc_ucx_t *u, int timeout_ms)
+{
+    uint64_t start = ftc_ucx_now_ns();
+    uint64_t end = timeout_ms < 0 ? UINT64_MAX
+                                  : start + (uint64_t)timeout_ms * 1000000u;
+    if (u->cfg.spin_us > 0) {
+        uint64_t spin_end = start + (uint64_t)u->cfg.spin_us * 1000u;
+        if (spin_end > end)
+            spin_end = end;
+        while (ftc_ucx_now_ns() < spin_end) {
+            int n = pass(u);
+            if (n > 0)
+                return n;
+        }
+    }
+    for (;;) {
+        uint64_t now = ftc_ucx_now_ns();
+        if (now >= end)
+            return 0;
+        if (arm_worker(u) == UCS_ERR_BUSY) {
+            int n = pass(u);
+            if (n > 0)
+                return n;
+            continue;
+        }
+        uint64_t d = ftc_ucx_next_deadline(u);
+        sleep_until(u, d < end ? d : end);
+        int n = pass(u);
+        if (n > 0)
+            return n;
+    }
+}
+
+int ftc_ucx_progress(ftc_ucx_t *u, int timeout_ms)
+{
+    if (u == NULL || u->ctx == NULL || u->worker == NULL)
+        return FTC_EINVAL;
+    if (u->in_progress)
+        return 0;   /* called from a deliver callback: the outer call runs */
+    u->in_progress = true;
+    int total = 0;
+    for (int i = 0; i < MAX_PASSES; i++) {
+        int n = pass(u);
+        total += n;
+        if (n == 0)
+            break;
+    }
+    if (total == 0 && timeout_ms != 0)
+        total = wait_and_pass(u, timeout_ms);
+    u->in_progress = false;
+    return total;
+}
+
+int ftc_ucx_arm(ftc_ucx_t *u)
+{
+    if (u == NULL || u->ctx == NULL || u->worker == NULL || u->epfd < 0
+        || u->efd < 0)
+        return FTC_EINVAL;
+    if (u->in_progress)
+        return 1;
+    for (int i = 0; i < ARM_TRIES; i++) {
+        if (u->events.count > 0 || u->self_q.count > 0)
+            return 1;
+        if (arm_worker(u) == UCS_OK) {
+            u->fd_armed = true;
+            ftc_ucx_rearm(u);
+            return FTC_OK;
+        }
+        /* Busy: UCX has events. Let the worker run their callbacks; if
+         * they queued anything, the caller must progress. */
+        for (int k = 0; k < WORKER_SPINS; k++) {
+            u->stats.worker_progress++;
+            if (ucp_worker_progress(u->worker) == 0)
+                break;
+        }
+    }
+    return 1;
+}
+
+int ftc_ucx_flush(ftc_ucx_t *u, int timeout_ms)
+{
+    if (u == NULL || u->ctx == NULL)
+        return FTC_EINVAL;
+    uint64_t end = timeout_ms < 0 ? UINT64_MAX
+                                  : ftc_ucx_now_ns()
+                                        + (uint64_t)timeout_ms * 1000000u;
+    while (u->ninflight > 0 || u->events.count > 0 || u->self_q.count > 0) {
+        if (ftc_ucx_now_ns() >= end)
+            break;
+        int rc = ftc_ucx_progress(u, 1);
+        if (rc < 0)
+            return rc;
+        if (u->in_progress)
+            break;      /* from a deliver callback: cannot progress here */
+    }
+    return (int)u->ninflight;
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The UCX backend's internals, shared by its files:
+ *   transport.c  life cycle, the ops table, addresses, stats
+ *   endpoint.c   one UCP endpoint per peer: create, error callback, close
+ *   progress.c   the event loop: worker, event queue, reports, timer
+ *   event.c      the queue of what callbacks saw, fed after progress
+ *   config.c     defaults, environment, what UCX_TLS can do
+ */
+#ifndef FTC_UCX_INTERNAL_H
+#define FTC_UCX_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ucp/api/ucp.h>
+
+#include "ftcoll/ftcoll.h"
+#include "ftcoll_ucx.h"
+
+/* Our active-message id; the AM header is the sender's rank (u32 LE) and
+ * the job token (u64 LE). */
+#define FTC_UCX_AM_ID 0x4654u
+#define FTC_UCX_HDR_LEN 12
+
+/* Messages up to this size are copied into the event itself. */
+#define FTC_UCX_EV_INLINE 232
+
+typedef enum ftc_ucx_ev_kind {
+    FTC_UCX_EV_RECV = 1,        /* a message for the core */
+    FTC_UCX_EV_SEND = 2         /* a send in flight, then its completion */
+} ftc_ucx_ev_kind_t;
+
+/*
+ * One thing a callback saw, queued until ucp_worker_progress() returns.
+ * A send's event is allocated when the send goes in flight (it is the
+ * request's user data) and queued when UCX completes it.
+ */
+typedef struct ftc_ucx_ev {
+    struct ftc_ucx_ev *next, *prev;  /* queue (next) or in-flight list */
+    struct ftc_ucx *u;          /* SEND: the completion callback's way back */
+    ftc_ucx_ev_kind_t kind;
+    uint32_t peer;              /* source (RECV) or destination (SEND) */
+    int status;                 /* SEND: FTC_OK or FTC_ETRANSPORT */
+    void *cookie;               /* SEND: the core's */
+    size_t len;
+    const void *data;           /* RECV: inline, heap or UCX's descriptor */
+    void *heap;                 /* RECV: malloc'd copy to free, or NULL */
+    void *desc;                 /* RECV: UCX data to ucp_am_data_release */
+    unsigned char inl[FTC_UCX_EV_INLINE];
+} ftc_ucx_ev_t;
+
+typedef struct ftc_ucx_evq {
+    ftc_ucx_ev_t *head, *tail;
+    size_t count;
+} ftc_ucx_evq_t;
+
+typedef enum ftc_ucx_peer_state {
+    FTC_UCX_PEER_IDLE = 0,      /* no endpoint yet */
+    FTC_UCX_PEER_UP,            /* an endpoint exists */
+    FTC_UCX_PEER_LOST,          /* dead or unreachable: report pending */
+    FTC_UCX_PEER_FAILED         /* reported to the core: final */
+} ftc_ucx_peer_state_t;
+
+typedef struct ftc_ucx_peer {
+    struct ftc_ucx *u;          /* the error callback's way back */
+    uint32_t rank;
+    void *addr;                 /* the peer's worker address (copy) */
+    size_t addrlen;
+    ucp_ep_h ep;                /* NULL while IDLE and once closed */
+    ftc_ucx_peer_state_t state;
+    bool watched;
+    bool close_pending;         /* ep to force-close in progress */
+    size_t inflight_bytes;
+    uint64_t detected_ns, report_at_ns, reported_ns;
+    char transport[48];
+    char error[64];
+} ftc_ucx_peer_t;
+
+struct ftc_ucx {
+    ftc_ucx_config_t cfg;
+    unsigned char hdr[FTC_UCX_HDR_LEN];   /* ours: lives as long as u */
+    unsigned char token[8];
+
+    ucp_context_h ucp;
+    ucp_worker_h worker;
+    ucp_address_t *address;
+    size_t address_len;
+    int efd;                    /* UCX's, or -1 without wake-up support */
+    int epfd;                   /* what the embedder polls */
+    int tfd;                    /* timerfd: the earliest deadline */
+    int kfd;                    /* eventfd: an op queued work */
+    uint64_t tfd_deadline;      /* what tfd is set to; UINT64_MAX none */
+    bool fd_armed;              /* progress returned idle: fds must wake */
+    bool kicked;                /* kfd was written since */
+
+    ftc_context_t *ctx;
+    ftc_ucx_peer_t *peers;      /* nranks entries */
+    bool peers_set;
+    uint32_t *lost;             /* ranks with a pending report */
+    uint32_t nlost;
+    void **closing;             /* ep close requests not done yet */
+    size_t nclosing, capclosing;
+
+    ftc_ucx_evq_t events;       /* from callbacks, in arrival order */
+    ftc_ucx_evq_t self_q;       /* messages to our own rank */
+    ftc_ucx_ev_t inflight;      /* sentinel of the sends in flight */
+    size_t ninflight;
+    ftc_ucx_ev_t *free_evs;     /* recycled events */
+    size_t nfree;
+
+    bool timer_armed;
+    uint64_t timer_deadline;
+    bool in_progress;
+    bool closing_down;          /* ftc_ucx_destroy runs */
+    bool diag_logged;           /* the unreachable diagnosis, once */
+
+    ftc_ucx_stats_t stats;
+};
+
+/* transport.c */
+uint64_t ftc_ucx_now_ns(void);
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void ftc_ucx_logf(const ftc_ucx_t *u, const char *fmt, ...);
+/* Write the eventfd once so a poller of ftc_ucx_fd wakes up. */
+void ftc_ucx_kick(ftc_ucx_t *u);
+/* Set the timerfd for the earliest of the core's deadline, pending
+ * reports and max_sleep_ms from now. */
+void ftc_ucx_rearm(ftc_ucx_t *u);
+/* The earliest deadline we must wake for, UINT64_MAX if none. */
+uint64_t ftc_ucx_next_deadline(const ftc_ucx_t *u);
+
+/* event.c */
+ftc_ucx_ev_t *ftc_ucx_ev_alloc(ftc_ucx_t *u);
+void ftc_ucx_ev_free(ftc_ucx_t *u, ftc_ucx_ev_t *ev);
+void ftc_ucx_evq_push(ftc_ucx_evq_t *q, ftc_ucx_ev_t *ev);
+ftc_ucx_ev_t *ftc_ucx_evq_pop(ftc_ucx_evq_t *q);
+/* Free every event of q (their UCX descriptors too, if release). */
+void ftc_ucx_evq_clear(ftc_ucx_t *u, ftc_ucx_evq_t *q, bool release);
+/* Fill a RECV event with a copy of data (inline or heap). 0, or -1
+ * when out of memory. */
+int ftc_ucx_ev_copy(ftc_ucx_ev_t *ev, const void *data, size_t len);
+/* Give a RECV event's storage back (heap copy or UCX descriptor). */
+void ftc_ucx_ev_release(ftc_ucx_t *u, ftc_ucx_ev_t *ev);
+
+/* endpoint.c */
+/* Create the endpoint to r if there is none: 0, or -1 (logged, with the
+ * likely cause) when UCX cannot reach r. */
+int ftc_ucx_peer_connect(ftc_ucx_t *u, uint32_t r);
+/* r is dead or unreachable: report it after delay_ns and close its
+ * endpoint on the next pass. why is kept (copied). */
+void ftc_ucx_peer_lost(ftc_ucx_t *u, uint32_t r, uint64_t delay_ns,
+                       const char *why);
+/* Force-close the endpoints of lost peers; returns how many. */
+int ftc_ucx_close_pending(ftc_ucx_t *u);
+/* Force-close every endpoint (destroy). */
+void ftc_ucx_close_all(ftc_ucx_t *u);
+/* Free the close requests UCX has finished; returns how many remain. */
+size_t ftc_ucx_reap_closing(ftc_ucx_t *u);
+/* The ep's active-message transport/device as UCX chose it, into out. */
+void ftc_ucx_ep_transport(ucp_ep_h ep, char *out, size_t outlen);
+
+/* progress.c */
+/* The AM receive callback (set on the worker by ftc_ucx_create). */
+ucs_status_t ftc_ucx_am_recv_cb(void *arg, const void *header,
+                                size_t header_length, void *data,
+                                size_t length,
+                                const ucp_am_recv_param_t *param);
+/* The send completion callback (user_data: the SEND event). */
+void ftc_ucx_send_cb(void *request, ucs_status_t status, void *user_data);
+
+/* config.c */
+/* What UCX_TLS and the MM settings allow; logs notes. 0 fine; -1 only
+ * transports that cannot report failures (FTC_ENOTSUP), with the
+ * explanation logged. */
+int ftc_ucx_check_env(const ftc_ucx_t *u);
+/* The likely reason an endpoint to a peer could not be created. */
+void ftc_ucx_explain_unreachable(const ftc_ucx_t *u, char *out, size_t len);
+/* Why ucp_init / ucp_worker_create failed, in words a user can act on. */
+void ftc_ucx_explain_init(const ftc_ucx_t *u, ucs_status_t st, char *out,
+                          size_t len);
+
+#endif

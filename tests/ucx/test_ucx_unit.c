@@ -1,0 +1,521 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The UCX backend in one process: several backends (each its own UCP
+ * context and worker) wired to each other by hand, driven round-robin.
+ * Checks the contract of ftcoll_ucx.h without fork or a launcher:
+ *   - configuration: defaults, environment overrides, bad values;
+ *   - a clear error for UCX_TLS=sm without UCX_MM_ERROR_HANDLING=y and for
+ *     InfiniBand transports on a host without an HCA;
+ *   - reduce, bcast and allreduce (corrected f = 1, tree) over tcp and
+ *     shared memory, results checked;
+ *   - a backend that goes away (its endpoints force-closed): UCX's error
+ *     callback reaches the core, which excludes the rank; the others agree;
+ *   - a stranger (another job token) is fed as FTC_RANK_UNKNOWN and dropped;
+ *   - the descriptor: after ftc_ucx_arm it wakes when a message arrives;
+ *   - flush, stats, peer info.
+ * The last line says 'N passed, M failed'.
+ */
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ftcoll/ftcoll.h"
+#include "ftcoll_ucx.h"
+
+static int passed, failed;
+
+#define EXPECT(cond, ...)                                                      \
+    do {                                                                       \
+        if (cond) {                                                            \
+            passed++;                                                          \
+        } else {                                                               \
+            failed++;                                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+        }                                                                      \
+    } while (0)
+
+#define MAXN 4
+#define COUNT 3
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Log lines, kept so tests can look for words in them. */
+static char logbuf[8192];
+
+static void log_keep(void *arg, const char *msg)
+{
+    (void)arg;
+    size_t n = strlen(logbuf);
+    snprintf(logbuf + n, sizeof(logbuf) - n, "%s\n", msg);
+    if (getenv("FTC_TEST_VERBOSE") != NULL)
+        fprintf(stderr, "log: %s\n", msg);
+}
+
+typedef struct rank_state {
+    int delivered, status;
+    int64_t out[COUNT];
+    uint32_t nfailed;
+} rank_state_t;
+
+typedef struct world {
+    uint32_t n;
+    ftc_ucx_t *u[MAXN];
+    ftc_context_t *ctx[MAXN];
+    ftc_group_t *g[MAXN];
+    int alive[MAXN];
+    rank_state_t st[MAXN];
+} world_t;
+
+static void on_deliver(const ftc_completion_t *c, void *arg)
+{
+    rank_state_t *s = arg;
+    s->delivered++;
+    s->status = c->status;
+    s->nfailed = c->nfailed;
+}
+
+static int world_open(world_t *W, uint32_t n, int eager)
+{
+    memset(W, 0, sizeof(*W));
+    W->n = n;
+    const void *addrs[MAXN];
+    size_t lens[MAXN];
+    for (uint32_t r = 0; r < n; r++) {
+        ftc_ucx_config_t uc;
+        ftc_ucx_config_init(&uc);
+        uc.rank = r;
+        uc.nranks = n;
+        uc.job_token = 0x1234;
+        uc.eager_connect = eager;
+        uc.log = log_keep;
+        int rc = ftc_ucx_create(&uc, &W->u[r]);
+        if (rc != FTC_OK) {
+            fprintf(stderr, "create %u: %s\n%s", r, ftc_strerror(rc), logbuf);
+            return rc;
+        }
+        addrs[r] = ftc_ucx_address(W->u[r], &lens[r]);
+        W->alive[r] = 1;
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        int rc = ftc_ucx_set_peers(W->u[r], addrs, lens);
+        if (rc != FTC_OK)
+            return rc;
+        ftc_config_t cfg;
+        ftc_config_init(&cfg);
+        cfg.job_token = 0x1234;
+        /* Only real deaths, which UCX reports, may exclude anyone: a stall
+         * of this whole process (a busy machine) must not look like one. */
+        cfg.suspect_timeout_ns = 1000000000u;
+        cfg.probe_timeout_ns = 2000000000u;
+        rc = ftc_context_create(r, n, ftc_ucx_ops(), W->u[r], &cfg,
+                                &W->ctx[r]);
+        if (rc != FTC_OK)
+            return rc;
+        ftc_ucx_attach(W->u[r], W->ctx[r]);
+        rc = ftc_group_create(W->ctx[r], 1, 0, n, NULL, &W->g[r]);
+        if (rc != FTC_OK)
+            return rc;
+    }
+    return FTC_OK;
+}
+
+static void world_kill(world_t *W, uint32_t r)
+{
+    ftc_context_destroy(W->ctx[r]);
+    ftc_ucx_destroy(W->u[r]);
+    W->ctx[r] = NULL;
+    W->u[r] = NULL;
+    W->g[r] = NULL;
+    W->alive[r] = 0;
+}
+
+static void world_close(world_t *W)
+{
+    for (uint32_t r = 0; r < W->n; r++)
+        if (W->alive[r])
+            (void)ftc_ucx_flush(W->u[r], 200);
+    for (uint32_t r = 0; r < W->n; r++)
+        if (W->alive[r])
+            world_kill(W, r);
+}
+
+/* Progress every live rank until each has delivered or timeout_ms. */
+static int world_run(world_t *W, int timeout_ms)
+{
+    uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000u;
+    for (;;) {
+        int pending = 0;
+        for (uint32_t r = 0; r < W->n; r++) {
+            if (!W->alive[r])
+                continue;
+            (void)ftc_ucx_progress(W->u[r], 0);
+            pending += W->st[r].delivered == 0;
+        }
+        if (pending == 0)
+            return 0;
+        if (now_ns() > end)
+            return -1;
+    }
+}
+
+static int64_t input(uint32_t r, int i)
+{
+    return (int64_t)(r + 1) * (i + 10);
+}
+
+/* One collective on every live rank; checks the results against the
+ * ranks in `included` (a bit mask). */
+static void run_coll(world_t *W, ftc_coll_t coll, ftc_algo_t algo,
+                     uint32_t f, uint32_t root, unsigned included,
+                     const char *what)
+{
+    int64_t in[MAXN][COUNT];
+    for (uint32_t r = 0; r < W->n; r++) {
+        memset(&W->st[r], 0, sizeof(W->st[r]));
+        if (!W->alive[r])
+            continue;
+        for (int i = 0; i < COUNT; i++)
+            in[r][i] = coll == FTC_COLL_BCAST ? (r == root ? input(r, i) : 0)
+                                              : input(r, i);
+        ftc_coll_args_t a;
+        ftc_coll_args_init(&a);
+        a.algo = algo;
+        a.f = f;
+        a.root = root;
+        a.dtype = FTC_INT64;
+        a.op = FTC_SUM;
+        a.count = COUNT;
+        a.sendbuf = in[r];
+        a.recvbuf = W->st[r].out;
+        a.deliver = on_deliver;
+        a.deliver_arg = &W->st[r];
+        int rc = coll == FTC_COLL_REDUCE ? ftc_init_reduce(W->g[r], &a, NULL)
+                 : coll == FTC_COLL_BCAST ? ftc_init_bcast(W->g[r], &a, NULL)
+                                          : ftc_init_allreduce(W->g[r], &a, NULL);
+        EXPECT(rc == FTC_OK, "%s: init at %u: %s", what, r, ftc_strerror(rc));
+    }
+    EXPECT(world_run(W, 5000) == 0, "%s: did not finish in 5 s", what);
+    int64_t wsum = 0;
+    for (uint32_t r = 0; r < W->n; r++)
+        if (included & (1u << r))
+            wsum += r + 1;
+    for (uint32_t r = 0; r < W->n; r++) {
+        if (!W->alive[r])
+            continue;
+        rank_state_t *s = &W->st[r];
+        EXPECT(s->delivered == 1, "%s: rank %u delivered %d times", what, r,
+               s->delivered);
+        EXPECT(s->status == FTC_OK, "%s: rank %u status %s", what, r,
+               ftc_strerror(s->status));
+        int gets = coll != FTC_COLL_REDUCE || r == root;
+        if (!gets || s->status != FTC_OK)
+            continue;
+        for (int i = 0; i < COUNT; i++) {
+            int64_t want = coll == FTC_COLL_BCAST ? input(root, i)
+                                                  : wsum * (i + 10);
+            EXPECT(s->out[i] == want, "%s: rank %u out[%d] = %lld, want %lld",
+                   what, r, i, (long long)s->out[i], (long long)want);
+        }
+    }
+}
+
+static void test_config(void)
+{
+    ftc_ucx_config_t c;
+    ftc_ucx_config_init(&c);
+    EXPECT(c.size == sizeof(c) && c.eager_connect == 1 && c.max_sleep_ms == 100,
+           "defaults");
+    char err[128] = "";
+    setenv("FTCOLL_UCX_CONNECT", "sometimes", 1);
+    EXPECT(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_EINVAL
+               && strstr(err, "FTCOLL_UCX_CONNECT") != NULL,
+           "bad FTCOLL_UCX_CONNECT: '%s'", err);
+    setenv("FTCOLL_UCX_CONNECT", "lazy", 1);
+    setenv("FTCOLL_UCX_SPIN_US", "25", 1);
+    setenv("FTCOLL_UCX_GRACE_MS", "-3", 1);
+    EXPECT(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_EINVAL
+               && strstr(err, "FTCOLL_UCX_GRACE_MS") != NULL,
+           "negative grace: '%s'", err);
+    setenv("FTCOLL_UCX_GRACE_MS", "3", 1);
+    EXPECT(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_OK
+               && c.eager_connect == 0 && c.spin_us == 25
+               && c.failure_grace_ms == 3,
+           "environment overrides");
+    unsetenv("FTCOLL_UCX_CONNECT");
+    unsetenv("FTCOLL_UCX_SPIN_US");
+    unsetenv("FTCOLL_UCX_GRACE_MS");
+
+    ftc_ucx_t *u = NULL;
+    ftc_ucx_config_init(&c);
+    EXPECT(ftc_ucx_create(&c, &u) == FTC_EINVAL && u == NULL, "nranks 0");
+    c.nranks = 2;
+    c.rank = 2;
+    EXPECT(ftc_ucx_create(&c, &u) == FTC_EINVAL, "rank >= nranks");
+    EXPECT(ftc_ucx_create(NULL, &u) == FTC_EINVAL, "NULL config");
+    EXPECT(ftc_ucx_progress(NULL, 0) == FTC_EINVAL, "progress NULL");
+    ftc_ucx_destroy(NULL);
+}
+
+static void test_env_errors(void)
+{
+    ftc_ucx_config_t c;
+    ftc_ucx_config_init(&c);
+    c.nranks = 2;
+    c.log = log_keep;
+    ftc_ucx_t *u = NULL;
+
+    /* Shared memory without its error handling: refused, and said why. */
+    setenv("UCX_TLS", "sm", 1);
+    unsetenv("UCX_MM_ERROR_HANDLING");
+    logbuf[0] = '\0';
+    int rc = ftc_ucx_create(&c, &u);
+    EXPECT(rc == FTC_ENOTSUP && u == NULL, "UCX_TLS=sm: %s", ftc_strerror(rc));
+    EXPECT(strstr(logbuf, "UCX_MM_ERROR_HANDLING=y") != NULL,
+           "the message names UCX_MM_ERROR_HANDLING: %s", logbuf);
+
+    /* InfiniBand on a host without an HCA. (Skipped if there is one.) */
+    setenv("UCX_TLS", "rc_x,ud_x", 1);
+    logbuf[0] = '\0';
+    rc = ftc_ucx_create(&c, &u);
+    if (rc == FTC_OK) {
+        ftc_ucx_destroy(u);
+        u = NULL;
+        fprintf(stderr, "note: this host has InfiniBand; check skipped\n");
+    } else {
+        EXPECT(rc == FTC_ETRANSPORT, "UCX_TLS=rc_x,ud_x: %s", ftc_strerror(rc));
+        EXPECT(strstr(logbuf, "InfiniBand") != NULL
+                   && strstr(logbuf, "ucx_info -d") != NULL,
+               "the message says what is missing: %s", logbuf);
+    }
+    unsetenv("UCX_TLS");
+}
+
+static void test_world(const char *label, int eager)
+{
+    world_t W;
+    logbuf[0] = '\0';
+    int rc = world_open(&W, 3, eager);
+    EXPECT(rc == FTC_OK, "%s: open: %s", label, ftc_strerror(rc));
+    if (rc != FTC_OK)
+        return;
+    char what[128];
+    static const struct {
+        ftc_coll_t coll;
+        ftc_algo_t algo;
+        uint32_t f;
+    } runs[] = {
+        {FTC_COLL_ALLREDUCE, FTC_ALGO_CORRECTED, 1},
+        {FTC_COLL_REDUCE, FTC_ALGO_CORRECTED, 1},
+        {FTC_COLL_BCAST, FTC_ALGO_CORRECTED, 1},
+        {FTC_COLL_ALLREDUCE, FTC_ALGO_TREE, 0},
+        {FTC_COLL_REDUCE, FTC_ALGO_TREE, 0},
+        {FTC_COLL_BCAST, FTC_ALGO_TREE, 0},
+    };
+    for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+        for (uint32_t root = 0; root < 3; root += 2) {
+            snprintf(what, sizeof(what), "%s %s %s f=%u root %u", label,
+                     ftc_coll_name(runs[k].coll), ftc_algo_name(runs[k].algo),
+                     runs[k].f, root);
+            run_coll(&W, runs[k].coll, runs[k].algo, runs[k].f, root, 7, what);
+        }
+    }
+    ftc_ucx_peer_info_t pi;
+    EXPECT(ftc_ucx_peer_info(W.u[0], 1, &pi) == FTC_OK && pi.connected
+               && pi.transport[0] != '\0' && !pi.reported,
+           "%s: peer info", label);
+    fprintf(stderr, "%s: rank 0 reaches rank 1 over %s\n", label, pi.transport);
+    ftc_ucx_stats_t s;
+    ftc_ucx_stats(W.u[0], &s);
+    EXPECT(s.msgs_sent > 0 && s.msgs_received > 0 && s.peers_failed == 0
+               && s.msgs_rejected == 0,
+           "%s: stats sent %llu received %llu", label,
+           (unsigned long long)s.msgs_sent, (unsigned long long)s.msgs_received);
+    for (uint32_t r = 0; r < 3; r++)
+        EXPECT(ftc_ucx_flush(W.u[r], 1000) == 0, "%s: flush %u", label, r);
+    world_close(&W);
+}
+
+/* A rank whose endpoints are force-closed mid-job: over tcp the others'
+ * sockets close, UCX calls their error handlers, and the core excludes the
+ * rank without waiting for its keepalive. */
+static void test_failure(void)
+{
+    setenv("UCX_TLS", "tcp", 1);
+    world_t W;
+    int rc = world_open(&W, 4, 1);
+    EXPECT(rc == FTC_OK, "failure: open: %s", ftc_strerror(rc));
+    if (rc != FTC_OK) {
+        unsetenv("UCX_TLS");
+        return;
+    }
+    run_coll(&W, FTC_COLL_ALLREDUCE, FTC_ALGO_CORRECTED, 1, 0, 15,
+             "failure: before");
+    uint64_t t0 = now_ns();
+    world_kill(&W, 2);
+    run_coll(&W, FTC_COLL_ALLREDUCE, FTC_ALGO_CORRECTED, 1, 0, 15 & ~4u,
+             "failure: without rank 2");
+    uint64_t t1 = now_ns();
+    for (uint32_t r = 0; r < 4; r++) {
+        if (!W.alive[r])
+            continue;
+        ftc_ucx_peer_info_t pi;
+        ftc_ucx_peer_info(W.u[r], 2, &pi);
+        EXPECT(pi.reported && ftc_ucx_peer_reported(W.u[r], 2),
+               "failure: rank %u: UCX reported rank 2 (error '%s')", r,
+               pi.error);
+        EXPECT(ftc_context_is_failed(W.ctx[r], 2), "failure: rank %u knows", r);
+        ftc_counters_t cn;
+        ftc_context_counters(W.ctx[r], &cn);
+        EXPECT(cn.probes_sent == 0, "failure: rank %u needed %llu probes", r,
+               (unsigned long long)cn.probes_sent);
+        if (r == 0)
+            fprintf(stderr, "failure: rank 0: '%s' after %.3f ms; allreduce "
+                            "delivered after %.3f ms\n", pi.error,
+                    (double)(pi.detected_ns - t0) / 1e6,
+                    (double)(t1 - t0) / 1e6);
+    }
+    run_coll(&W, FTC_COLL_BCAST, FTC_ALGO_TREE, 0, 0, 0,
+             "failure: tree bcast around it");
+    world_close(&W);
+    unsetenv("UCX_TLS");
+}
+
+/* Another job's message reaches the core as FTC_RANK_UNKNOWN and is
+ * dropped as foreign. */
+static void test_stranger(void)
+{
+    setenv("UCX_TLS", "tcp", 1);
+    world_t W;
+    int rc = world_open(&W, 2, 1);
+    EXPECT(rc == FTC_OK, "stranger: open");
+    if (rc != FTC_OK) {
+        unsetenv("UCX_TLS");
+        return;
+    }
+    ftc_ucx_config_t c;
+    ftc_ucx_config_init(&c);
+    c.rank = 1;
+    c.nranks = 2;
+    c.job_token = 0x9999;
+    ftc_ucx_t *s = NULL;
+    EXPECT(ftc_ucx_create(&c, &s) == FTC_OK, "stranger: create");
+    const void *addrs[2];
+    size_t lens[2];
+    addrs[0] = ftc_ucx_address(W.u[0], &lens[0]);
+    addrs[1] = ftc_ucx_address(s, &lens[1]);
+    EXPECT(ftc_ucx_set_peers(s, addrs, lens) == FTC_OK, "stranger: peers");
+    ftc_config_t cfg;
+    ftc_config_init(&cfg);
+    cfg.job_token = 0x9999;
+    ftc_context_t *sctx = NULL;
+    EXPECT(ftc_context_create(1, 2, ftc_ucx_ops(), s, &cfg, &sctx) == FTC_OK,
+           "stranger: context");
+    ftc_ucx_attach(s, sctx);
+    unsigned char junk[64];
+    memset(junk, 0xA5, sizeof(junk));
+    rc = ftc_ucx_ops()->send(s, 0, junk, sizeof(junk), NULL);
+    EXPECT(rc == FTC_SEND_INLINE || rc == FTC_OK, "stranger: send %d", rc);
+    ftc_ucx_stats_t st;
+    uint64_t end = now_ns() + 2000000000u;
+    do {
+        ftc_ucx_progress(s, 0);
+        ftc_ucx_progress(W.u[0], 0);
+        ftc_ucx_progress(W.u[1], 0);
+        ftc_ucx_stats(W.u[0], &st);
+    } while (st.msgs_stranger == 0 && now_ns() < end);
+    EXPECT(st.msgs_stranger == 1 && st.msgs_rejected == 1,
+           "stranger: counted %llu, rejected %llu",
+           (unsigned long long)st.msgs_stranger,
+           (unsigned long long)st.msgs_rejected);
+    ftc_counters_t cn;
+    ftc_context_counters(W.ctx[0], &cn);
+    EXPECT(cn.dropped_foreign + cn.dropped_version + cn.dropped_truncated == 1,
+           "stranger: the core dropped it");
+    ftc_ucx_flush(s, 200);
+    ftc_context_destroy(sctx);
+    ftc_ucx_destroy(s);
+    world_close(&W);
+    unsetenv("UCX_TLS");
+}
+
+/* ftc_ucx_fd: armed and idle it stays quiet; a message makes it readable. */
+static void test_fd(void)
+{
+    world_t W;
+    int rc = world_open(&W, 2, 1);
+    EXPECT(rc == FTC_OK, "fd: open");
+    if (rc != FTC_OK)
+        return;
+    run_coll(&W, FTC_COLL_ALLREDUCE, FTC_ALGO_TREE, 0, 0, 3, "fd: warm-up");
+    int fd = ftc_ucx_fd(W.u[1]);
+    EXPECT(fd >= 0, "fd: descriptor");
+    while (ftc_ucx_progress(W.u[1], 0) > 0) {
+    }
+    int armed = ftc_ucx_arm(W.u[1]);
+    for (int i = 0; i < 100 && armed != FTC_OK; i++) {
+        ftc_ucx_progress(W.u[1], 0);
+        armed = ftc_ucx_arm(W.u[1]);
+    }
+    EXPECT(armed == FTC_OK, "fd: arm %d", armed);
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    EXPECT(poll(&p, 1, 0) == 0, "fd: quiet while idle");
+    /* Rank 0 starts a bcast: rank 1's descriptor must wake. */
+    for (uint32_t r = 0; r < 2; r++)
+        memset(&W.st[r], 0, sizeof(W.st[r]));
+    int64_t v[COUNT] = {1, 2, 3};
+    ftc_coll_args_t a;
+    ftc_coll_args_init(&a);
+    a.algo = FTC_ALGO_TREE;
+    a.f = 0;
+    a.dtype = FTC_INT64;
+    a.count = COUNT;
+    a.sendbuf = v;
+    a.recvbuf = W.st[0].out;
+    a.deliver = on_deliver;
+    a.deliver_arg = &W.st[0];
+    EXPECT(ftc_init_bcast(W.g[0], &a, NULL) == FTC_OK, "fd: bcast");
+    int woke = 0;
+    uint64_t end = now_ns() + 2000000000u;
+    while (!woke && now_ns() < end) {
+        ftc_ucx_progress(W.u[0], 0);
+        woke = poll(&p, 1, 1) > 0;
+    }
+    EXPECT(woke, "fd: woke for the message");
+    a.sendbuf = NULL;
+    a.recvbuf = W.st[1].out;
+    a.deliver_arg = &W.st[1];
+    EXPECT(ftc_init_bcast(W.g[1], &a, NULL) == FTC_OK, "fd: bcast at 1");
+    EXPECT(world_run(&W, 2000) == 0 && W.st[1].out[2] == 3, "fd: delivered");
+    world_close(&W);
+}
+
+int main(void)
+{
+    test_config();
+    test_env_errors();
+    unsetenv("UCX_MM_ERROR_HANDLING");
+    setenv("UCX_TLS", "tcp", 1);
+    test_world("tcp eager", 1);
+    test_world("tcp lazy", 0);
+    setenv("UCX_TLS", "sm", 1);
+    setenv("UCX_MM_ERROR_HANDLING", "y", 1);
+    setenv("UCX_KEEPALIVE_INTERVAL", "100ms", 1);
+    test_world("sm", 1);
+    setenv("UCX_TLS", "posix,cma,self", 1);
+    test_world("posix,cma,self", 1);
+    test_fd();
+    unsetenv("UCX_TLS");
+    test_failure();
+    test_stranger();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}
