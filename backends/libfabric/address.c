@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Addresses: the blob each rank contributes to the exchange, its checks,
+ * and the address vector. Blob layout (FTC_OFI_BLOB_SIZE bytes, integers
+ * little-endian):
+ *
+ *     0  "FOFI"           8  rank u32         24 start time u64
+ *     4  version u16     12  pid u32          32 pid namespace u64
+ *     6  addrlen u16     16  job token u64    40 addr_format u32, pad u32
+ *    48  boot id[48]     96  provider[64]    160 address[256]
+ *   416  FNV-1a 64 of bytes 0..415
+ *
+ * Ranks are inserted into the FI_AV_TABLE address vector in rank order,
+ * one at a time, so rank r's fi_addr_t is r (checked).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <rdma/fi_errno.h>
+
+#include "ofi_internal.h"
+
+#define BLOB_VERSION 1
+#define OFF_VERSION 4
+#define OFF_ADDRLEN 6
+#define OFF_RANK 8
+#define OFF_PID 12
+#define OFF_TOKEN 16
+#define OFF_START 24
+#define OFF_PIDNS 32
+#define OFF_FORMAT 40
+#define OFF_BOOT 48
+#define OFF_PROV 96
+#define OFF_ADDR 160
+#define OFF_SUM 416
+
+_Static_assert(OFF_ADDR + FTC_OFI_ADDR_MAX == OFF_SUM, "blob layout");
+_Static_assert(OFF_SUM + 8 == FTC_OFI_BLOB_SIZE, "blob size");
+_Static_assert(OFF_PROV + FTC_OFI_PROV_MAX == OFF_ADDR, "blob layout");
+
+static void put_le(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+void ftc_ofi_blob_build(ftc_ofi_t *z, const void *addr, size_t addrlen)
+{
+    unsigned char *b = z->blob;
+    memset(b, 0, FTC_OFI_BLOB_SIZE);
+    memcpy(b, "FOFI", 4);
+    uint32_t pid;
+    uint64_t start, pidns;
+    char boot[48];
+    ftc_ofi_self_identity(&pid, &start, &pidns, boot);
+    put_le(b + OFF_VERSION, BLOB_VERSION, 2);
+    put_le(b + OFF_ADDRLEN, addrlen, 2);
+    put_le(b + OFF_RANK, z->cfg.rank, 4);
+    put_le(b + OFF_PID, pid, 4);
+    put_le(b + OFF_TOKEN, z->cfg.job_token, 8);
+    put_le(b + OFF_START, start, 8);
+    put_le(b + OFF_PIDNS, pidns, 8);
+    put_le(b + OFF_FORMAT, z->info->addr_format, 4);
+    memcpy(b + OFF_BOOT, boot, 47);
+    snprintf((char *)b + OFF_PROV, FTC_OFI_PROV_MAX, "%s", z->provider);
+    memcpy(b + OFF_ADDR, addr, addrlen);
+    put_le(b + OFF_SUM, fnv1a(b, OFF_SUM), 8);
+}
+
+const void *ftc_ofi_local_blob(const ftc_ofi_t *z)
+{
+    return z != NULL ? z->blob : NULL;
+}
+
+/* Is blob b a well-formed blob of rank r of our job on our provider? */
+static int blob_check(ftc_ofi_t *z, uint32_t r, const unsigned char *b)
+{
+    if (memcmp(b, "FOFI", 4) != 0 || get_le(b + OFF_VERSION, 2) != BLOB_VERSION
+        || get_le(b + OFF_SUM, 8) != fnv1a(b, OFF_SUM)) {
+        ftc_ofi_logf(z, "rank %u: the address of rank %u is not a libfabric "
+                        "backend address (another backend, or corrupted)",
+                     z->cfg.rank, r);
+        return -1;
+    }
+    char prov[FTC_OFI_PROV_MAX];
+    memcpy(prov, b + OFF_PROV, sizeof(prov));
+    prov[sizeof(prov) - 1] = '\0';
+    if (get_le(b + OFF_RANK, 4) != r) {
+        ftc_ofi_logf(z, "rank %u: slot %u of the exchange holds rank %u's "
+                        "address", z->cfg.rank, r,
+                     (unsigned)get_le(b + OFF_RANK, 4));
+        return -1;
+    }
+    if (get_le(b + OFF_TOKEN, 8) != z->cfg.job_token) {
+        ftc_ofi_logf(z, "rank %u: rank %u belongs to another job (job token "
+                        "%016llx, ours %016llx)", z->cfg.rank, r,
+                     (unsigned long long)get_le(b + OFF_TOKEN, 8),
+                     (unsigned long long)z->cfg.job_token);
+        return -1;
+    }
+    if (strcmp(prov, z->provider) != 0
+        || get_le(b + OFF_FORMAT, 4) != z->info->addr_format) {
+        ftc_ofi_logf(z, "rank %u: rank %u uses libfabric provider '%s', this "
+                        "rank uses '%s': every rank must use the same one "
+                        "(set FTCOLL_OFI_PROVIDER or FI_PROVIDER for the "
+                        "whole job)", z->cfg.rank, r, prov, z->provider);
+        return -1;
+    }
+    size_t len = (size_t)get_le(b + OFF_ADDRLEN, 2);
+    if (len == 0 || len > FTC_OFI_ADDR_MAX) {
+        ftc_ofi_logf(z, "rank %u: rank %u's address has a bad length (%zu)",
+                     z->cfg.rank, r, len);
+        return -1;
+    }
+    return 0;
+}
+
+/* Watch rank r's process if it runs where we can see it. */
+static void watch_process(ftc_ofi_t *z, uint32_t r, const unsigned char *b)
+{
+    const unsigned char *me = z->blob;
+    if (!z->cfg.pid_monitor || r == z->cfg.rank || me[OFF_BOOT] == '\0'
+        || memcmp(me + OFF_BOOT, b + OFF_BOOT, 48) != 0
+        || get_le(me + OFF_PIDNS, 8) != get_le(b + OFF_PIDNS, 8)
+        || get_le(me + OFF_PIDNS, 8) == 0)
+        return;
+    int fd = ftc_ofi_pidfd_open((uint32_t)get_le(b + OFF_PID, 4),
+                                get_le(b + OFF_START, 8));
+    if (fd < 0)
+        return;
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.events = EPOLLIN;
+    ev.data.u64 = (uint64_t)FTC_OFI_TAG_PIDFD << 32 | r;
+    if (epoll_ctl(z->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        close(fd);
+        return;
+    }
+    z->peers[r].pidfd = fd;
+}
+
+int ftc_ofi_set_peers(ftc_ofi_t *z, const void *blobs)
+{
+    if (z == NULL || blobs == NULL || z->peers_set)
+        return FTC_EINVAL;
+    const unsigned char *all = blobs;
+    for (uint32_t r = 0; r < z->cfg.nranks; r++)
+        if (blob_check(z, r, all + (size_t)r * FTC_OFI_BLOB_SIZE) != 0)
+            return FTC_EINVAL;
+    for (uint32_t r = 0; r < z->cfg.nranks; r++) {
+        const unsigned char *b = all + (size_t)r * FTC_OFI_BLOB_SIZE;
+        fi_addr_t fa = FI_ADDR_NOTAVAIL;
+        int rc = fi_av_insert(z->av, b + OFF_ADDR, 1, &fa, 0, NULL);
+        if (rc != 1 || fa != (fi_addr_t)r) {
+            ftc_ofi_logf(z, "rank %u: fi_av_insert of rank %u's address: %s "
+                            "(fi_addr %llu)", z->cfg.rank, r,
+                         rc < 0 ? fi_strerror(-rc) : "not inserted in order",
+                         (unsigned long long)fa);
+            return FTC_ETRANSPORT;
+        }
+        watch_process(z, r, b);
+    }
+    z->peers_set = true;
+    return FTC_OK;
+}
+
+int ftc_ofi_exchange(ftc_ofi_t *z,
+                     int (*allgather)(void *arg, const void *mine,
+                                      size_t len, void *all),
+                     void *arg)
+{
+    if (z == NULL || allgather == NULL)
+        return FTC_EINVAL;
+    unsigned char *all = calloc(z->cfg.nranks, FTC_OFI_BLOB_SIZE);
+    if (all == NULL)
+        return FTC_ENOMEM;
+    int rc = FTC_ETRANSPORT;
+    if (allgather(arg, z->blob, FTC_OFI_BLOB_SIZE, all) != 0)
+        ftc_ofi_logf(z, "rank %u: address exchange failed", z->cfg.rank);
+    else
+        rc = ftc_ofi_set_peers(z, all);
+    free(all);
+    return rc;
+}

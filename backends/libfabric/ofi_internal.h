@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The libfabric backend's internals, shared by its files:
+ *   transport.c  life cycle: fi_getinfo, the objects, receive buffers
+ *   address.c    the address blob, the exchange, the address vector
+ *   send.c       the send op: inject, copy, zero-copy, per-peer queues
+ *   progress.c   the event loop: CQ, reports, the core's timer, waiting
+ *   procmon.c    local peers' exits through pidfds
+ *   config.c     defaults and environment overrides
+ */
+#ifndef FTC_OFI_INTERNAL_H
+#define FTC_OFI_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include "ftcoll/ftcoll.h"
+#include "ftcoll_ofi.h"
+
+/* What an epoll entry stands for: the kind in the high 32 bits of its
+ * data, a peer's rank in the low ones. */
+enum {
+    FTC_OFI_TAG_CQ = 1,
+    FTC_OFI_TAG_TIMER = 2,
+    FTC_OFI_TAG_PIDFD = 3
+};
+
+/*
+ * Every message on the wire starts with this backend's header: the
+ * sequence number of the message on its ordered pair of ranks, and the
+ * sender's rank (u32 little-endian each). Providers order the matching of
+ * messages (FI_ORDER_SAS) but not their completions: tcp;ofi_rxm
+ * completes a long (segmented or rendezvous) message after a short one
+ * sent behind it. The receiver puts each pair back in order.
+ */
+#define FTC_OFI_HDR 8u
+
+/* A message waiting: a copy the backend owns, header included (cookie
+ * NULL), or, for zero-copy, a reference to the core's bytes (cookie set,
+ * completed with ftc_transport_send_done; the header is built when it is
+ * posted). Copies keep their bytes in data[], so a queued copy can be
+ * handed to a tx slot without copying again. The same type holds received
+ * messages that arrived ahead of their turn. */
+typedef struct ftc_ofi_qmsg {
+    struct ftc_ofi_qmsg *next;
+    uint32_t dest;
+    uint32_t seq;
+    size_t len;                 /* bytes in data[], or of ref */
+    void *cookie;
+    const void *ref;
+    unsigned char data[];
+} ftc_ofi_qmsg_t;
+
+typedef struct ftc_ofi_queue {
+    ftc_ofi_qmsg_t *head, *tail;
+    size_t bytes, count;
+} ftc_ofi_queue_t;
+
+/* A send in flight. The fi_context2 comes first: libfabric owns it until
+ * the completion (FI_CONTEXT/FI_CONTEXT2 modes). */
+typedef struct ftc_ofi_tx {
+    struct fi_context2 fctx;
+    uint32_t dest;
+    int32_t next_free;          /* free list link; -1 ends it */
+    size_t len;
+    void *cookie;               /* zero-copy: the core's, else NULL */
+    ftc_ofi_qmsg_t *owned;      /* a long copy, freed on completion */
+    struct fid_mr *mr;          /* per-send registration (FI_MR_LOCAL) */
+    bool busy;
+} ftc_ofi_tx_t;
+
+/* A posted receive buffer. */
+typedef struct ftc_ofi_rx {
+    struct fi_context2 fctx;
+    unsigned char *buf;
+    bool posted;
+} ftc_ofi_rx_t;
+
+typedef enum ftc_ofi_peer_state {
+    FTC_OFI_PEER_OK = 0,
+    FTC_OFI_PEER_LOST,          /* report pending (after grace) */
+    FTC_OFI_PEER_FAILED         /* reported to the core: final */
+} ftc_ofi_peer_state_t;
+
+typedef struct ftc_ofi_peer {
+    ftc_ofi_queue_t q;          /* sends the provider could not take */
+    uint32_t tx_seq;            /* sequence number of our next message */
+    uint32_t rx_next;           /* sequence number we deliver next */
+    ftc_ofi_qmsg_t *held;       /* arrived early, by sequence number */
+    int pidfd;                  /* local peer's process, or -1 */
+    uint8_t state;              /* ftc_ofi_peer_state_t */
+    uint8_t detect;             /* ftc_ofi_detect_t of the report */
+    bool on_queued_list;
+    uint32_t watched;           /* watch() - unwatch() */
+    uint64_t report_at_ns;      /* LOST: when to tell the core */
+    uint64_t reported_ns;       /* FAILED: when it was told */
+} ftc_ofi_peer_t;
+
+struct ftc_ofi {
+    ftc_ofi_config_t cfg;
+    char provider[FTC_OFI_PROV_MAX];
+    char node[256], service[64], domain_name[128];
+    char describe[512];
+
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_ep *ep;
+    bool has_source;            /* FI_SOURCE granted: fi_cq_readfrom */
+    bool mr_local;              /* register what we hand the provider */
+    bool mr_endpoint;           /* ... and bind it to the endpoint */
+    size_t inject_size;
+    uint64_t mr_key_next;       /* requested keys without FI_MR_PROV_KEY */
+
+    size_t iov_limit;
+    unsigned char *scratch;     /* header + message for fi_inject */
+
+    /* Receive buffers: rx_depth x rx_size in one allocation. */
+    size_t rx_size;             /* max_msg_size + FTC_OFI_HDR */
+    ftc_ofi_rx_t *rx;
+    uint32_t nrx;
+    unsigned char *rx_mem;
+    struct fid_mr *rx_mr;
+    void *rx_desc;
+    uint32_t rx_unposted;       /* buffers whose repost said -FI_EAGAIN */
+
+    /* Send slots, each with a small bounce buffer (copy_small bytes). */
+    ftc_ofi_tx_t *tx;
+    uint32_t ntx;
+    int32_t tx_free;
+    uint32_t tx_busy;
+    unsigned char *tx_mem;
+    struct fid_mr *tx_mr;
+    void *tx_desc;
+    size_t copy_small;
+
+    /* Addresses. */
+    unsigned char blob[FTC_OFI_BLOB_SIZE];
+    bool peers_set;
+    uint64_t boot_token;        /* hash of this host's boot id */
+
+    /* Descriptors. */
+    int epfd;                   /* what the embedder polls */
+    int tfd;                    /* timerfd for the earliest deadline */
+    int cq_fd;                  /* the CQ's wait fd, or -1 */
+    /* Sleeping on cq_fd is safe: it has one, and it has not been seen to
+     * miss completions (net and net;ofi_rxm 1.17 do: then we poll). */
+    bool cq_sleep_ok;
+    bool cq_signaled;           /* the last epoll saw cq_fd readable */
+    int last_epoll;             /* events the last epoll_wait returned */
+    uint32_t cq_missed;         /* wake-ups in a row that cq_fd missed */
+    int last_cq;                /* completions read by the last pass */
+    uint64_t next_collect_ns;   /* when a busy pass next asks epoll */
+    uint64_t tfd_deadline;      /* what tfd is armed for; UINT64_MAX none */
+
+    ftc_context_t *ctx;
+    ftc_ofi_peer_t *peers;      /* nranks entries */
+
+    /* Peers with a pending report, and peers with queued sends: ranks,
+     * at most nranks each. */
+    uint32_t *lost;
+    uint32_t nlost;
+    uint32_t *queued;
+    uint32_t nqueued;
+
+    ftc_ofi_queue_t self_q;     /* messages to our own rank */
+
+    bool timer_armed;
+    uint64_t timer_deadline;
+    bool in_progress;
+
+    ftc_ofi_stats_t stats;
+};
+
+/* Access of the buffers we register (FI_MR_LOCAL). A provider may move a
+ * long message by RMA between registered buffers (rxm's rendezvous reads
+ * the sender's buffer with the key of the descriptor we pass): a plain
+ * FI_SEND registration stalls such a message for ever. */
+#define FTC_OFI_SEND_ACCESS (FI_SEND | FI_READ | FI_REMOTE_READ)
+#define FTC_OFI_RECV_ACCESS (FI_RECV | FI_WRITE | FI_REMOTE_WRITE)
+
+/* While sends wait in a queue, progress retries them at least this
+ * often, even with nothing else to do (the timerfd wakes a sleeper). */
+#define FTC_OFI_RETRY_NS 1000000u
+
+/* transport.c */
+uint64_t ftc_ofi_now_ns(void);
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void ftc_ofi_logf(const ftc_ofi_t *z, const char *fmt, ...);
+/* Arm the timerfd for the earliest of the core's deadline and the
+ * pending reports. */
+void ftc_ofi_rearm(ftc_ofi_t *z);
+/* Register buf for the provider: FI_SUCCESS or a negative fi_errno. */
+int ftc_ofi_mr_reg(ftc_ofi_t *z, void *buf, size_t len, uint64_t access,
+                   struct fid_mr **mr);
+
+/* Post one receive buffer: 0 or a negative fi_errno. */
+int ftc_ofi_post_recv(ftc_ofi_t *z, ftc_ofi_rx_t *r);
+/* Post every receive buffer not posted yet; -FI_EAGAIN leaves the rest
+ * for the next progress call. 0 or a negative fi_errno. */
+int ftc_ofi_repost(ftc_ofi_t *z);
+
+/* address.c */
+void ftc_ofi_blob_build(ftc_ofi_t *z, const void *addr, size_t addrlen);
+
+/* send.c */
+int ftc_ofi_send(ftc_ofi_t *z, uint32_t dest, const void *buf, size_t len,
+                 void *cookie);
+/* Hand r's queued messages to the provider while it takes them; returns
+ * how many it took. */
+int ftc_ofi_flush_peer(ftc_ofi_t *z, uint32_t r);
+/* Release a completed (or failed) tx slot. */
+void ftc_ofi_tx_release(ftc_ofi_t *z, ftc_ofi_tx_t *t);
+/* Drop r's queue: copies are freed, zero-copy sends are completed to the
+ * core with status (from progress only). */
+void ftc_ofi_drop_queue(ftc_ofi_t *z, uint32_t r, int status);
+void ftc_ofi_queue_clear(ftc_ofi_queue_t *q);
+ftc_ofi_qmsg_t *ftc_ofi_queue_take(ftc_ofi_queue_t *q);
+int ftc_ofi_queue_push_copy(ftc_ofi_queue_t *q, uint32_t dest,
+                            const void *buf, size_t len);
+
+/* progress.c */
+/* Free the messages held for their turn. */
+void ftc_ofi_held_clear(ftc_ofi_peer_t *p);
+/* r is gone: report it after delay_ns, noting how it was found. */
+void ftc_ofi_peer_lost(ftc_ofi_t *z, uint32_t r, ftc_ofi_detect_t how,
+                       uint64_t delay_ns, const char *why);
+
+/* procmon.c */
+/* This process's identity for the blob: pid, start time (clock ticks
+ * since boot), pid namespace (inode), boot id. */
+void ftc_ofi_self_identity(uint32_t *pid, uint64_t *starttime,
+                           uint64_t *pidns, char boot_id[48]);
+/* A pidfd for pid if it is the process that started at starttime, else
+ * -1. */
+int ftc_ofi_pidfd_open(uint32_t pid, uint64_t starttime);
+
+#endif

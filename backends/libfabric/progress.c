@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The event loop of the libfabric backend. One pass:
+ *
+ *   1. ask epoll what is ready: the timerfd, local peers' pidfds (an
+ *      exit starts a short grace period), the CQ's wait descriptor;
+ *   2. read the CQ (at most a batch per pass): received messages go to
+ *      the core in their pair's order (early ones wait, see on_recv) and
+ *      their buffers are posted again; send completions free their slots
+ *      (zero-copy ones end with ftc_transport_send_done); an error entry
+ *      for a send names its destination, which is reported;
+ *   3. feed messages this rank sent to itself;
+ *   4. retry queued sends (dropping those to peers known dead);
+ *   5. report peers whose grace period is over;
+ *   6. fire the core's timer if it is due.
+ *
+ * Messages come before reports (2 before 5) so a peer's last words reach
+ * the core before its death does. The core may send from inside any
+ * entry point, which can queue more work or lose more peers: loops index
+ * the lists and never hold pointers across a call into the core.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+#include "ofi_internal.h"
+
+enum {
+    CQ_BATCH = 32,          /* entries per fi_cq_read */
+    CQ_PER_PASS = 512,      /* entries per pass: others get a turn */
+    MAX_PASSES = 8,         /* per progress call while work keeps coming */
+    EPOLL_BATCH = 64,
+    TRYWAIT_ROUNDS = 8,
+    CQ_MISSED_MAX = 3,      /* see check_cq_fd */
+    CQ_SPURIOUS_MAX = 2000
+};
+
+/* Without a CQ descriptor, a waiting progress call spins this long, then
+ * naps NAP_NS at a time. */
+#define SPIN_NS 1000000u
+#define NAP_NS 100000u
+/* Busy passes look at epoll this often. */
+#define COLLECT_EVERY_NS 200000u
+
+void ftc_ofi_peer_lost(ftc_ofi_t *z, uint32_t r, ftc_ofi_detect_t how,
+                       uint64_t delay_ns, const char *why)
+{
+    ftc_ofi_peer_t *p = &z->peers[r];
+    if (p->state != FTC_OFI_PEER_OK)
+        return;
+    ftc_ofi_logf(z, "rank %u: rank %u failed (%s: %s)", z->cfg.rank, r,
+                 ftc_ofi_detect_name(how), why);
+    p->state = FTC_OFI_PEER_LOST;
+    p->detect = (uint8_t)how;
+    p->report_at_ns = ftc_ofi_now_ns() + delay_ns;
+    z->lost[z->nlost++] = r;
+    ftc_ofi_rearm(z);
+}
+
+static void close_pidfd(ftc_ofi_t *z, uint32_t r)
+{
+    ftc_ofi_peer_t *p = &z->peers[r];
+    if (p->pidfd < 0)
+        return;
+    (void)epoll_ctl(z->epfd, EPOLL_CTL_DEL, p->pidfd, NULL);
+    close(p->pidfd);
+    p->pidfd = -1;
+}
+
+/* Step 1. Returns the number of peers found dead. */
+static int collect(ftc_ofi_t *z, int timeout_ms)
+{
+    int changed = 0;
+    struct epoll_event evs[EPOLL_BATCH];
+    z->last_epoll = -1;
+    for (;;) {
+        int n = epoll_wait(z->epfd, evs, EPOLL_BATCH, timeout_ms);
+        if (z->last_epoll < 0)
+            z->last_epoll = n;
+        if (n <= 0)
+            return changed;   /* nothing, or EINTR: the caller loops */
+        timeout_ms = 0;
+        for (int i = 0; i < n; i++) {
+            uint32_t tag = (uint32_t)(evs[i].data.u64 >> 32);
+            uint32_t r = (uint32_t)evs[i].data.u64;
+            switch (tag) {
+            case FTC_OFI_TAG_TIMER: {
+                uint64_t expirations;
+                if (read(z->tfd, &expirations, sizeof(expirations)) > 0)
+                    z->tfd_deadline = UINT64_MAX;   /* spent: re-arm anew */
+                break;
+            }
+            case FTC_OFI_TAG_PIDFD:
+                /* Readable once, for good: stop watching, then report. */
+                close_pidfd(z, r);
+                ftc_ofi_peer_lost(z, r, FTC_OFI_DETECT_EXIT,
+                                  (uint64_t)z->cfg.report_grace_ms * 1000000u,
+                                  "its process exited");
+                changed++;
+                break;
+            default:
+                z->cq_signaled = true;   /* the CQ: read below */
+                break;
+            }
+        }
+        if (n < EPOLL_BATCH)
+            return changed;
+    }
+}
+
+static bool is_rx(const ftc_ofi_t *z, const void *c)
+{
+    const char *p = c;
+    return p >= (const char *)z->rx && p < (const char *)(z->rx + z->nrx);
+}
+
+static bool is_tx(const ftc_ofi_t *z, const void *c)
+{
+    const char *p = c;
+    return p >= (const char *)z->tx && p < (const char *)(z->tx + z->ntx);
+}
+
+static void repost(ftc_ofi_t *z, ftc_ofi_rx_t *rx)
+{
+    rx->posted = false;
+    if (ftc_ofi_post_recv(z, rx) != 0)
+        z->rx_unposted++;   /* ftc_ofi_repost tries again each pass */
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16
+           | (uint32_t)p[3] << 24;
+}
+
+void ftc_ofi_held_clear(ftc_ofi_peer_t *p)
+{
+    while (p->held != NULL) {
+        ftc_ofi_qmsg_t *m = p->held;
+        p->held = m->next;
+        free(m);
+    }
+}
+
+/* wire: header and payload. The core copies what it keeps. */
+static void deliver(ftc_ofi_t *z, uint32_t from, const unsigned char *wire,
+                    size_t len)
+{
+    z->stats.msgs_received++;
+    z->stats.bytes_received += len - FTC_OFI_HDR;
+    if (ftc_transport_recv(z->ctx, from, wire + FTC_OFI_HDR,
+                           len - FTC_OFI_HDR) != FTC_OK)
+        z->stats.msgs_rejected++;
+}
+
+/* Keep a copy of a message that completed ahead of its turn, in
+ * sequence order. */
+static void hold(ftc_ofi_t *z, ftc_ofi_peer_t *p, uint32_t seq,
+                 const unsigned char *wire, size_t len)
+{
+    ftc_ofi_qmsg_t *m = malloc(sizeof(*m) + len);
+    if (m == NULL) {
+        /* Cannot keep it: the pair would wait for ever. Lose it as a
+         * failure would, and let the keepalive sort it out. */
+        z->stats.msgs_bad_header++;
+        return;
+    }
+    memset(m, 0, sizeof(*m));
+    m->seq = seq;
+    m->len = len;
+    memcpy(m->data, wire, len);
+    ftc_ofi_qmsg_t **pp = &p->held;
+    while (*pp != NULL && (int32_t)((*pp)->seq - seq) < 0)
+        pp = &(*pp)->next;
+    m->next = *pp;
+    *pp = m;
+    z->stats.msgs_reordered++;
+}
+
+static void on_recv(ftc_ofi_t *z, ftc_ofi_rx_t *rx, size_t len, fi_addr_t src)
+{
+    const unsigned char *b = rx->buf;
+    uint32_t seq = len >= FTC_OFI_HDR ? get_u32(b) : 0;
+    uint32_t from = len >= FTC_OFI_HDR ? get_u32(b + 4) : UINT32_MAX;
+    bool ok = from < z->cfg.nranks && from != z->cfg.rank;
+    if (ok && z->has_source) {
+        if (src == FI_ADDR_NOTAVAIL)
+            z->stats.msgs_unknown_src++;
+        else if (src != (fi_addr_t)from)
+            ok = false;   /* the provider knows better than the header */
+    }
+    if (!ok) {
+        z->stats.msgs_bad_header++;
+        repost(z, rx);
+        return;
+    }
+    ftc_ofi_peer_t *p = &z->peers[from];
+    int32_t ahead = (int32_t)(seq - p->rx_next);
+    if (ahead > 0) {
+        hold(z, p, seq, b, len);
+        repost(z, rx);
+        return;
+    }
+    if (ahead < 0) {
+        z->stats.msgs_bad_header++;   /* a duplicate: never from a
+                                         reliable provider */
+        repost(z, rx);
+        return;
+    }
+    p->rx_next++;
+    deliver(z, from, b, len);
+    repost(z, rx);
+    /* The ones that were waiting for it. */
+    while (p->held != NULL && p->held->seq == p->rx_next) {
+        ftc_ofi_qmsg_t *m = p->held;
+        p->held = m->next;
+        p->rx_next++;
+        deliver(z, from, m->data, m->len);
+        free(m);
+    }
+}
+
+static void on_send_done(ftc_ofi_t *z, ftc_ofi_tx_t *t)
+{
+    void *cookie = t->cookie;
+    ftc_ofi_tx_release(z, t);
+    if (cookie != NULL)
+        ftc_transport_send_done(z->ctx, cookie, FTC_OK);
+}
+
+static void on_error(ftc_ofi_t *z)
+{
+    struct fi_cq_err_entry err;
+    memset(&err, 0, sizeof(err));
+    if (fi_cq_readerr(z->cq, &err, 0) != 1)
+        return;
+    z->stats.cq_errors++;
+    char detail[256];
+    const char *pe = fi_cq_strerror(z->cq, err.prov_errno, err.err_data,
+                                    detail, sizeof(detail));
+    if (is_rx(z, err.op_context)) {
+        ftc_ofi_rx_t *rx = err.op_context;
+        if (err.err == FI_ECANCELED) {
+            rx->posted = false;
+            return;   /* closing */
+        }
+        ftc_ofi_logf(z, "rank %u: receive failed: %s%s%s (%zu bytes; "
+                        "max_msg_size %zu: do all ranks use the same?)",
+                     z->cfg.rank, fi_strerror(err.err), pe ? ": " : "",
+                     pe ? pe : "", err.len, z->cfg.max_msg_size);
+        /* A lost message breaks its pair's sequence: that peer's later
+         * messages wait for it for ever, and the keepalive declares the
+         * peer failed, as it must (the pair lost a message). */
+        repost(z, rx);
+        return;
+    }
+    if (is_tx(z, err.op_context)) {
+        ftc_ofi_tx_t *t = err.op_context;
+        uint32_t dest = t->dest;
+        void *cookie = t->cookie;
+        ftc_ofi_tx_release(z, t);
+        char why[384];
+        snprintf(why, sizeof(why), "a send to it completed with %s%s%s",
+                 fi_strerror(err.err), pe ? ": " : "", pe ? pe : "");
+        /* No grace: the provider has given up on the peer already. */
+        ftc_ofi_peer_lost(z, dest, FTC_OFI_DETECT_CQ_ERROR, 0, why);
+        if (cookie != NULL)
+            ftc_transport_send_done(z->ctx, cookie, FTC_ETRANSPORT);
+        return;
+    }
+    ftc_ofi_logf(z, "rank %u: CQ error without a known operation: %s%s%s",
+                 z->cfg.rank, fi_strerror(err.err), pe ? ": " : "",
+                 pe ? pe : "");
+}
+
+/* Step 2. */
+static int read_cq(ftc_ofi_t *z)
+{
+    int handled = 0;
+    struct fi_cq_msg_entry e[CQ_BATCH];
+    fi_addr_t src[CQ_BATCH];
+    while (handled < CQ_PER_PASS) {
+        ssize_t n = z->has_source ? fi_cq_readfrom(z->cq, e, CQ_BATCH, src)
+                                  : fi_cq_read(z->cq, e, CQ_BATCH);
+        if (n == -FI_EAGAIN)
+            break;
+        if (n == -FI_EAVAIL) {
+            on_error(z);
+            handled++;
+            continue;
+        }
+        if (n < 0) {
+            ftc_ofi_logf(z, "rank %u: fi_cq_read: %s", z->cfg.rank,
+                         fi_strerror((int)-n));
+            break;
+        }
+        for (ssize_t i = 0; i < n; i++) {
+            void *c = e[i].op_context;
+            if (is_rx(z, c))
+                on_recv(z, c, e[i].len,
+                        z->has_source ? src[i] : FI_ADDR_NOTAVAIL);
+            else if (is_tx(z, c))
+                on_send_done(z, c);
+        }
+        handled += (int)n;
+        if (n < CQ_BATCH)
+            break;
+    }
+    return handled;
+}
+
+/* Step 3. */
+static int drain_self(ftc_ofi_t *z)
+{
+    int handled = 0;
+    /* Only what is queued now: feeding may queue more. */
+    size_t n = z->self_q.count;
+    for (size_t i = 0; i < n; i++) {
+        ftc_ofi_qmsg_t *m = ftc_ofi_queue_take(&z->self_q);
+        z->stats.msgs_received++;
+        z->stats.bytes_received += m->len;
+        if (ftc_transport_recv(z->ctx, z->cfg.rank, m->data, m->len) != FTC_OK)
+            z->stats.msgs_rejected++;
+        free(m);
+        handled++;
+    }
+    return handled;
+}
+
+/* Step 4. */
+static int flush_queued(ftc_ofi_t *z)
+{
+    int sent = 0;
+    for (uint32_t i = 0; i < z->nqueued;) {
+        uint32_t r = z->queued[i];
+        ftc_ofi_peer_t *p = &z->peers[r];
+        if (p->q.count > 0) {
+            if (p->state == FTC_OFI_PEER_FAILED
+                || ftc_context_is_failed(z->ctx, r))
+                ftc_ofi_drop_queue(z, r, FTC_EPEER_FAILED);
+            else
+                sent += ftc_ofi_flush_peer(z, r);
+        }
+        if (p->q.count == 0) {
+            p->on_queued_list = false;
+            z->queued[i] = z->queued[--z->nqueued];
+        } else {
+            i++;
+        }
+    }
+    return sent;
+}
+
+/* Step 5. */
+static int report_due(ftc_ofi_t *z, uint64_t now)
+{
+    int reported = 0;
+    for (uint32_t i = 0; i < z->nlost;) {
+        uint32_t r = z->lost[i];
+        ftc_ofi_peer_t *p = &z->peers[r];
+        if (p->report_at_ns > now) {
+            i++;
+            continue;
+        }
+        z->lost[i] = z->lost[--z->nlost];
+        p->state = FTC_OFI_PEER_FAILED;
+        p->reported_ns = now;
+        z->stats.peers_failed++;
+        close_pidfd(z, r);
+        ftc_ofi_held_clear(p);
+        ftc_ofi_drop_queue(z, r, FTC_EPEER_FAILED);
+        ftc_transport_peer_failed(z->ctx, r);
+        reported++;
+    }
+    return reported;
+}
+
+static int pass(ftc_ofi_t *z, int timeout_ms)
+{
+    /* A pass that does not sleep needs epoll only for the exit monitor's
+     * pidfds: the CQ is read anyway, timers and reports are checked
+     * against the clock. Ask it now and then, not on every call: a
+     * system call per poll is most of shm's latency. */
+    int n = 0;
+    uint64_t now = ftc_ofi_now_ns();
+    if (timeout_ms != 0 || now >= z->next_collect_ns) {
+        n = collect(z, timeout_ms);
+        z->next_collect_ns = ftc_ofi_now_ns() + COLLECT_EVERY_NS;
+    }
+    z->last_cq = read_cq(z);
+    n += z->last_cq;
+    if (z->rx_unposted > 0)
+        (void)ftc_ofi_repost(z);
+    n += drain_self(z);
+    n += flush_queued(z);
+    n += report_due(z, ftc_ofi_now_ns());
+    /* Step 6, with a fresh clock: feeding the core took time. */
+    if (z->timer_armed && z->timer_deadline <= ftc_ofi_now_ns()) {
+        z->timer_armed = false;
+        ftc_transport_timer_fired(z->ctx);
+        n++;
+    }
+    ftc_ofi_rearm(z);
+    return n;
+}
+
+/*
+ * Is the CQ's descriptor worth sleeping on? Two ways it is not, both seen
+ * here: it stays quiet while completions arrive (we would sleep through
+ * them), or it stays readable with nothing to read (net and net;ofi_rxm
+ * 1.17: we would spin through epoll against the provider's own progress
+ * thread). Either, repeated, makes us poll the CQ instead.
+ */
+static void check_cq_fd(ftc_ofi_t *z, int events)
+{
+    const char *why = NULL;
+    if (z->cq_signaled == (z->last_cq > 0)) {
+        z->cq_missed = 0;
+        return;
+    }
+    if (!z->cq_signaled) {
+        /* Only a sleep that ran its full course counts: a completion
+         * that lands just after another wake-up proves nothing. */
+        if (z->last_epoll == 0 && ++z->cq_missed >= CQ_MISSED_MAX)
+            why = "stayed quiet while completions arrived";
+    } else if (events == 0) {
+        if (++z->cq_missed >= CQ_SPURIOUS_MAX)
+            why = "stays readable with nothing to read";
+    }
+    if (why != NULL) {
+        z->cq_sleep_ok = false;
+        ftc_ofi_logf(z, "rank %u: the CQ wait descriptor of %s %s (%u times "
+                        "in a row): polling the CQ instead", z->cfg.rank,
+                     z->provider, why, z->cq_missed);
+    }
+}
+
+/* Safe to sleep on the CQ's descriptor? */
+static bool can_sleep(ftc_ofi_t *z)
+{
+    struct fid *f = &z->cq->fid;
+    return z->cq_sleep_ok && fi_trywait(z->fabric, &f, 1) == FI_SUCCESS;
+}
+
+static void nap(void)
+{
+    struct timespec ts = {0, NAP_NS};
+    nanosleep(&ts, NULL);
+}
+
+/* Nothing was ready: wait up to timeout_ms (-1 for ever) for something. */
+static int wait_for_work(ftc_ofi_t *z, int timeout_ms)
+{
+    uint64_t start = ftc_ofi_now_ns();
+    uint64_t end = timeout_ms < 0 ? UINT64_MAX
+                                  : start + (uint64_t)timeout_ms * 1000000u;
+    for (;;) {
+        uint64_t now = ftc_ofi_now_ns();
+        if (now >= end)
+            return 0;
+        int n;
+        if (can_sleep(z)) {
+            /* epoll also wakes us for the core's timer and exits. */
+            int ms = end == UINT64_MAX
+                         ? -1
+                         : (int)((end - now + 999999u) / 1000000u);
+            z->cq_signaled = false;
+            n = pass(z, ms);
+            check_cq_fd(z, n);
+        } else {
+            n = pass(z, 0);
+            if (n == 0 && !z->cq_sleep_ok) {
+                if (now - start < SPIN_NS)
+                    sched_yield();
+                else
+                    nap();
+            }
+        }
+        if (n > 0)
+            return n;
+    }
+}
+
+int ftc_ofi_progress(ftc_ofi_t *z, int timeout_ms)
+{
+    if (z == NULL || z->ctx == NULL)
+        return FTC_EINVAL;
+    if (z->in_progress)
+        return 0;   /* called from a deliver callback: the outer call runs */
+    z->in_progress = true;
+    int total = 0;
+    for (int i = 0; i < MAX_PASSES; i++) {
+        int n = pass(z, 0);
+        total += n;
+        if (n == 0)
+            break;
+    }
+    if (total == 0 && timeout_ms != 0) {
+        total = wait_for_work(z, timeout_ms);
+    } else if (total == 0 && z->cq_sleep_ok) {
+        /* Returning 0 promises the embedder it may sleep on the fd. */
+        bool safe = false;
+        for (int i = 0; i < TRYWAIT_ROUNDS && !safe && total == 0; i++) {
+            safe = can_sleep(z);
+            if (!safe)
+                total += pass(z, 0);
+        }
+        if (!safe && total == 0)
+            total = 1;   /* the provider is busy: call again */
+    }
+    z->in_progress = false;
+    return total;
+}

@@ -1,0 +1,1000 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_ofi: the libfabric backend's multi-process tests. Runs jobs of
+ * ofi_rank (N processes, real providers, real SIGKILL and SIGSTOP) under
+ * each RDM provider that works here, reads the ranks' "@r ..." lines and
+ * checks them; a few checks run in this process. The last line says
+ * "N passed, M failed".
+ *
+ *   test_ofi --rank PATH [--launcher PATH] [--providers a,b,..] [--bench]
+ *            [--iters K] [--pingpong PATH] [--backend-pp PATH]
+ *
+ * --launcher is ftcoll-run; without it this program starts the ranks
+ * itself (same environment, same rendezvous). --bench measures 8-byte
+ * allreduce latency instead of testing, beside fi_pingpong (--pingpong)
+ * and the backend's own ping-pong (--backend-pp) in the same run.
+ *
+ * The killed ranks of shm jobs leave their /dev/shm regions behind (the
+ * provider unlinks them at close, which a SIGKILL skips): removed here.
+ */
+#define _GNU_SOURCE /* mkdtemp, setenv, strsep */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ftcoll/ftcoll.h"
+#include "ftcoll_ofi.h"
+
+#define MAX_RANKS 16
+#define MAX_ENV 6
+
+static int passed, failed_checks;
+static const char *g_rank_path, *g_launcher, *g_pp_path, *g_lsan_supp;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void report(bool ok, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%s ", ok ? "ok  " : "FAIL");
+    vprintf(fmt, ap);
+    printf("\n");
+    fflush(stdout);
+    va_end(ap);
+    if (ok)
+        passed++;
+    else
+        failed_checks++;
+}
+
+/* --- Jobs ---------------------------------------------------------------- */
+
+typedef struct job {
+    const char *prog;           /* NULL: ofi_rank */
+    const char *prov;
+    uint32_t n;
+    const char *env[MAX_ENV];   /* "NAME=value" */
+    const char *args[12];       /* ofi_rank's arguments */
+    int victim;                 /* -1: none */
+    int timeout_s;
+} job_t;
+
+typedef struct rank_out {
+    bool done, info;
+    int ok, fail;
+    int pid;
+    char provider[64];
+    bool res1;
+    char status1[32], value1[32], failed1[128];
+    uint64_t t1;
+    bool res2;
+    char status2[32];
+    char how[32];
+    uint64_t detect_t;
+    uint64_t probes;
+    char resumed[128];
+} rank_out_t;
+
+typedef struct result {
+    int status;                 /* launcher's exit status (0 good) */
+    char *text;                 /* everything the job printed */
+    size_t len;
+    double seconds;
+    rank_out_t r[MAX_RANKS];
+    uint64_t t_fault;           /* KILL / STOP time */
+    int fault_pid;
+    char fails[1024];           /* the ranks' FAIL lines, abridged */
+    int shm_removed;            /* stale /dev/shm regions removed */
+} result_t;
+
+static void buf_add(result_t *res, const char *p, size_t n)
+{
+    char *t = realloc(res->text, res->len + n + 1);
+    if (t == NULL)
+        return;
+    memcpy(t + res->len, p, n);
+    res->len += n;
+    t[res->len] = '\0';
+    res->text = t;
+}
+
+static void child_env(const job_t *j)
+{
+    setenv("FI_PROVIDER", j->prov, 1);
+    setenv("FTCOLL_OFI_NODE", "127.0.0.1", 1);
+    setenv("FTCOLL_BOOTSTRAP_TIMEOUT", "20", 1);
+    if (g_lsan_supp != NULL && getenv("LSAN_OPTIONS") == NULL) {
+        char v[4200];
+        snprintf(v, sizeof(v), "suppressions=%s:print_suppressions=0",
+                 g_lsan_supp);
+        setenv("LSAN_OPTIONS", v, 1);
+    }
+    for (int i = 0; i < MAX_ENV && j->env[i] != NULL; i++) {
+        char name[128];
+        const char *eq = strchr(j->env[i], '=');
+        if (eq == NULL || (size_t)(eq - j->env[i]) >= sizeof(name))
+            continue;
+        memcpy(name, j->env[i], (size_t)(eq - j->env[i]));
+        name[eq - j->env[i]] = '\0';
+        setenv(name, eq + 1, 1);
+    }
+}
+
+static int rank_argv(const job_t *j, char **argv, int at)
+{
+    argv[at++] = (char *)(j->prog != NULL ? j->prog : g_rank_path);
+    for (int i = 0; i < 12 && j->args[i] != NULL; i++)
+        argv[at++] = (char *)j->args[i];
+    argv[at] = NULL;
+    return at;
+}
+
+/* Read fd into res until EOF or the deadline; returns 0, or -1 on
+ * timeout. */
+static int slurp(int fd, result_t *res, double deadline)
+{
+    char buf[4096];
+    for (;;) {
+        double left = deadline - now_s();
+        if (left <= 0)
+            return -1;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int rc = poll(&p, 1, (int)(left * 1000) + 1);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc <= 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return 0;
+        buf_add(res, buf, (size_t)n);
+    }
+}
+
+/* Through ftcoll-run. */
+static void run_launcher(const job_t *j, result_t *res)
+{
+    int pfd[2];
+    if (pipe(pfd) != 0) {
+        res->status = -1;
+        return;
+    }
+    char nbuf[16], tbuf[16], vbuf[16];
+    snprintf(nbuf, sizeof(nbuf), "%u", j->n);
+    snprintf(tbuf, sizeof(tbuf), "%d", j->timeout_s);
+    snprintf(vbuf, sizeof(vbuf), "%d", j->victim);
+    char *argv[40];
+    int a = 0;
+    argv[a++] = (char *)g_launcher;
+    argv[a++] = "-n";
+    argv[a++] = nbuf;
+    argv[a++] = "--timeout";
+    argv[a++] = tbuf;
+    if (j->victim >= 0) {
+        argv[a++] = "--may-fail";
+        argv[a++] = vbuf;
+    }
+    argv[a++] = "--";
+    rank_argv(j, argv, a);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pfd[1], 1);
+        dup2(pfd[1], 2);
+        close(pfd[0]);
+        close(pfd[1]);
+        child_env(j);
+        execv(g_launcher, argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    if (slurp(pfd[0], res, now_s() + j->timeout_s + 15) != 0)
+        kill(pid, SIGKILL);
+    close(pfd[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    res->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void rm_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d != NULL) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            char p[4096];
+            snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* Without ftcoll-run: the same environment, our own rendezvous, and the
+ * same rule for stopped ranks (resumed once the others are gone). */
+static void run_forked(const job_t *j, result_t *res)
+{
+    char dir[] = "/tmp/ftcoll-ofi-XXXXXX";
+    if (mkdtemp(dir) == NULL) {
+        res->status = -1;
+        return;
+    }
+    int pfd[2];
+    if (pipe(pfd) != 0) {
+        res->status = -1;
+        return;
+    }
+    char token[32];
+    snprintf(token, sizeof(token), "%016llx",
+             (unsigned long long)((uint64_t)getpid() << 20
+                                  ^ (uint64_t)time(NULL)));
+    pid_t pids[MAX_RANKS];
+    for (uint32_t r = 0; r < j->n; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0) {
+            dup2(pfd[1], 1);
+            dup2(pfd[1], 2);
+            close(pfd[0]);
+            close(pfd[1]);
+            child_env(j);
+            char buf[32];
+            snprintf(buf, sizeof(buf), "%u", r);
+            setenv("FTCOLL_RANK", buf, 1);
+            snprintf(buf, sizeof(buf), "%u", j->n);
+            setenv("FTCOLL_SIZE", buf, 1);
+            setenv("FTCOLL_RENDEZVOUS", dir, 1);
+            setenv("FTCOLL_JOB_TOKEN", token, 1);
+            setenv("FTCOLL_BACKEND", "libfabric", 1);
+            char *argv[16];
+            rank_argv(j, argv, 0);
+            execv(argv[0], argv);
+            _exit(127);
+        }
+    }
+    close(pfd[1]);
+    fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+    double deadline = now_s() + j->timeout_s;
+    bool running[MAX_RANKS], stopped[MAX_RANKS];
+    int status[MAX_RANKS];
+    uint32_t alive = j->n;
+    for (uint32_t r = 0; r < j->n; r++) {
+        running[r] = true;
+        stopped[r] = false;
+        status[r] = 0;
+    }
+    bool resumed = false, timed_out = false;
+    while (alive > 0) {
+        int st;
+        pid_t p;
+        while ((p = waitpid(-1, &st, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
+            for (uint32_t r = 0; r < j->n; r++) {
+                if (pids[r] != p || !running[r])
+                    continue;
+                if (WIFSTOPPED(st)) {
+                    stopped[r] = true;
+                } else if (WIFCONTINUED(st)) {
+                    stopped[r] = false;
+                } else {
+                    running[r] = false;
+                    status[r] = st;
+                    alive--;
+                    /* As ftcoll-run does: waiting ranks fail at once. */
+                    char m[4200];
+                    snprintf(m, sizeof(m), "%s/dead.%u", dir, r);
+                    int fd = open(m, O_CREAT | O_WRONLY, 0600);
+                    if (fd >= 0)
+                        close(fd);
+                }
+            }
+        }
+        uint32_t nstopped = 0;
+        for (uint32_t r = 0; r < j->n; r++)
+            nstopped += running[r] && stopped[r];
+        if (alive > 0 && nstopped == alive && !resumed) {
+            for (uint32_t r = 0; r < j->n; r++)
+                if (running[r] && stopped[r])
+                    kill(pids[r], SIGCONT);
+            resumed = true;
+            deadline = now_s() + 5;
+        }
+        if (now_s() > deadline && !timed_out) {
+            for (uint32_t r = 0; r < j->n; r++)
+                if (running[r])
+                    kill(pids[r], SIGKILL);
+            timed_out = true;
+        }
+        char buf[4096];
+        ssize_t n;
+        while ((n = read(pfd[0], buf, sizeof(buf))) > 0)
+            buf_add(res, buf, (size_t)n);
+        struct pollfd pp = {.fd = pfd[0], .events = POLLIN};
+        (void)poll(&pp, 1, 10);
+    }
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(pfd[0], buf, sizeof(buf))) > 0)
+        buf_add(res, buf, (size_t)n);
+    close(pfd[0]);
+    res->status = timed_out ? 124 : 0;
+    for (uint32_t r = 0; r < j->n && !timed_out; r++) {
+        if ((int)r == j->victim)
+            continue;
+        if (!WIFEXITED(status[r]) || WEXITSTATUS(status[r]) != 0)
+            res->status = 1;
+    }
+    rm_dir(dir);
+}
+
+static bool field(const char *line, const char *key, char *out, size_t cap)
+{
+    char pat[64];
+    snprintf(pat, sizeof(pat), " %s=", key);
+    const char *p = strstr(line, pat);
+    if (p == NULL)
+        return false;
+    p += strlen(pat);
+    size_t k = 0;
+    while (p[k] != '\0' && p[k] != ' ' && p[k] != '\n' && k + 1 < cap) {
+        out[k] = p[k];
+        k++;
+    }
+    out[k] = '\0';
+    return true;
+}
+
+static uint64_t field_u64(const char *line, const char *key)
+{
+    char v[64];
+    return field(line, key, v, sizeof(v)) ? strtoull(v, NULL, 10) : 0;
+}
+
+static void parse(const job_t *j, result_t *res)
+{
+    char *save = NULL;
+    char *text = res->text != NULL ? strdup(res->text) : NULL;
+    if (text == NULL)
+        return;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *at = strchr(line, '@');
+        if (at == NULL)
+            continue;
+        char *end;
+        long r = strtol(at + 1, &end, 10);
+        if (end == at + 1 || *end != ' ' || r < 0 || r >= (long)j->n)
+            continue;
+        rank_out_t *o = &res->r[r];
+        const char *kw = end + 1;
+        /* Fields are found by " key=" in the line from the keyword on. */
+        const char *rest = end;
+        if (strncmp(kw, "INFO ", 5) == 0) {
+            o->info = true;
+            o->pid = (int)field_u64(rest, "pid");
+            field(rest, "provider", o->provider, sizeof(o->provider));
+        } else if (strncmp(kw, "DONE ", 5) == 0) {
+            o->done = true;
+            o->ok = (int)field_u64(rest, "ok");
+            o->fail = (int)field_u64(rest, "fail");
+        } else if (strncmp(kw, "FAIL ", 5) == 0) {
+            size_t used = strlen(res->fails);
+            if (used + 8 < sizeof(res->fails))
+                snprintf(res->fails + used, sizeof(res->fails) - used,
+                         "%s[%ld] %s", used ? "; " : "", r, kw + 5);
+        } else if (strncmp(kw, "KILL ", 5) == 0
+                   || strncmp(kw, "STOP ", 5) == 0) {
+            res->t_fault = field_u64(rest, "t");
+            res->fault_pid = (int)field_u64(rest, "pid");
+        } else if (strncmp(kw, "RES ", 4) == 0) {
+            char op[8] = "";
+            field(rest, "op", op, sizeof(op));
+            if (strcmp(op, "1") == 0) {
+                o->res1 = true;
+                field(rest, "status", o->status1, sizeof(o->status1));
+                field(rest, "value", o->value1, sizeof(o->value1));
+                field(rest, "failed", o->failed1, sizeof(o->failed1));
+                o->t1 = field_u64(rest, "t");
+            } else if (strcmp(op, "2") == 0) {
+                o->res2 = true;
+                field(rest, "status", o->status2, sizeof(o->status2));
+            }
+        } else if (strncmp(kw, "DETECT ", 7) == 0) {
+            field(rest, "how", o->how, sizeof(o->how));
+            o->detect_t = field_u64(rest, "t");
+            o->probes = field_u64(rest, "probes");
+        } else if (strncmp(kw, "RESUMED ", 8) == 0) {
+            snprintf(o->resumed, sizeof(o->resumed), "%s", kw + 8);
+        }
+    }
+    free(text);
+}
+
+/* shm regions of ranks that did not close their endpoint. */
+static int clean_shm(const result_t *res, uint32_t n)
+{
+    int removed = 0;
+    DIR *d = opendir("/dev/shm");
+    if (d == NULL)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        for (uint32_t r = 0; r < n; r++) {
+            if (res->r[r].pid <= 0)
+                continue;
+            char pre[32];
+            int k = snprintf(pre, sizeof(pre), "%d:", res->r[r].pid);
+            if (strncmp(e->d_name, pre, (size_t)k) != 0)
+                continue;
+            char p[512];
+            snprintf(p, sizeof(p), "/dev/shm/%s", e->d_name);
+            if (unlink(p) == 0)
+                removed++;
+        }
+    }
+    closedir(d);
+    return removed;
+}
+
+static void run(const job_t *j, result_t *res)
+{
+    memset(res, 0, sizeof(*res));
+    double t0 = now_s();
+    if (g_launcher != NULL)
+        run_launcher(j, res);
+    else
+        run_forked(j, res);
+    res->seconds = now_s() - t0;
+    parse(j, res);
+    if (strcmp(j->prov, "shm") == 0)
+        res->shm_removed = clean_shm(res, j->n);
+}
+
+static void dump(const result_t *res)
+{
+    if (res->text == NULL)
+        return;
+    /* The tail is where the trouble is. */
+    size_t from = res->len > 6000 ? res->len - 6000 : 0;
+    fprintf(stdout, "---- job output (last %zu bytes) ----\n%s\n----\n",
+            res->len - from, res->text + from);
+}
+
+static const char *env_label(const job_t *j)
+{
+    static char buf[256];
+    buf[0] = '\0';
+    size_t used = 0;
+    for (int i = 0; i < MAX_ENV && j->env[i] != NULL; i++) {
+        const char *s = j->env[i];
+        if (strncmp(s, "FTCOLL_OFI_", 11) == 0)
+            s += 11;
+        used += (size_t)snprintf(buf + used, sizeof(buf) - used, " %s", s);
+        if (used >= sizeof(buf))
+            break;
+    }
+    return buf;
+}
+
+/* --- Checks -------------------------------------------------------------- */
+
+static bool all_done(const job_t *j, const result_t *res, bool skip_victim)
+{
+    for (uint32_t r = 0; r < j->n; r++) {
+        if (skip_victim && (int)r == j->victim)
+            continue;
+        if (!res->r[r].done || res->r[r].fail != 0)
+            return false;
+    }
+    return true;
+}
+
+static void check_coll(const job_t *j, const char *what)
+{
+    result_t res;
+    run(j, &res);
+    bool ok = res.status == 0 && all_done(j, &res, false);
+    int checks = 0;
+    for (uint32_t r = 0; r < j->n; r++)
+        checks += res.r[r].ok;
+    report(ok, "%-12s n=%u %s%s: %d self-checks at %u ranks (%.1f s)%s%s",
+           j->prov, j->n, what, env_label(j), checks, j->n, res.seconds,
+           res.fails[0] ? "; " : "", res.fails);
+    if (!ok)
+        dump(&res);
+    free(res.text);
+}
+
+/* Survivors agree on the value and the failed set, and their results
+ * came after the fault. */
+/* expect_how: the detection paths a survivor may report (NULL: any);
+ * need_how: one survivor at least must report this one (NULL: none). */
+static void check_fault(const job_t *j, const char *what, bool sigkill,
+                        bool require_during, const char *expect_how,
+                        const char *need_how)
+{
+    int need_seen = 0;
+    result_t res;
+    run(j, &res);
+    const rank_out_t *first = NULL;
+    bool agree = true, after = true, delivered = true, how_ok = true;
+    double lat_max = 0, det_min = 1e9, det_max = 0;
+    int nhow = 0;
+    char hows[256] = "";
+    size_t used = 0;
+    for (uint32_t r = 0; r < j->n; r++) {
+        if ((int)r == j->victim)
+            continue;
+        const rank_out_t *o = &res.r[r];
+        if (!o->res1 || strcmp(o->status1, "FTC_OK") != 0) {
+            delivered = false;
+            continue;
+        }
+        if (first == NULL)
+            first = o;
+        else if (strcmp(first->value1, o->value1) != 0
+                 || strcmp(first->failed1, o->failed1) != 0)
+            agree = false;
+        if (res.t_fault == 0 || o->t1 <= res.t_fault)
+            after = false;
+        else if ((double)(o->t1 - res.t_fault) / 1e6 > lat_max)
+            lat_max = (double)(o->t1 - res.t_fault) / 1e6;
+        if (o->detect_t > res.t_fault && res.t_fault > 0) {
+            double d = (double)(o->detect_t - res.t_fault) / 1e6;
+            det_min = d < det_min ? d : det_min;
+            det_max = d > det_max ? d : det_max;
+            nhow++;
+        }
+        if (expect_how != NULL && strstr(expect_how, o->how) == NULL)
+            how_ok = false;
+        if (need_how != NULL && strcmp(need_how, o->how) == 0)
+            need_seen++;
+        if (used < sizeof(hows) - 40)
+            used += (size_t)snprintf(hows + used, sizeof(hows) - used,
+                                     "%s%s", used ? "," : "", o->how);
+    }
+    if (need_how != NULL && need_seen == 0)
+        how_ok = false;
+    bool done = all_done(j, &res, true);
+    bool ok = res.status == 0 && done && delivered && agree
+              && (after || !require_during) && how_ok && first != NULL;
+    char det[96] = "";
+    if (nhow > 0)
+        snprintf(det, sizeof(det), ", backend report %.1f-%.1f ms after",
+                 det_min, det_max);
+    char shm[64] = "";
+    if (res.shm_removed > 0)
+        snprintf(shm, sizeof(shm), ", %d stale /dev/shm region%s removed",
+                 res.shm_removed, res.shm_removed > 1 ? "s" : "");
+    report(ok, "%-12s n=%u %s%s: survivors %s%s%s%s, %s->deliver max %.1f ms, "
+               "detected by [%s]%s%s (%.1f s)%s%s",
+           j->prov, j->n, what, env_label(j),
+           delivered ? "delivered" : "DID NOT deliver",
+           agree ? " and agree" : " DISAGREE",
+           first != NULL ? " on " : "", first != NULL ? first->value1 : "",
+           sigkill ? "kill" : "stop", lat_max, hows, det, shm, res.seconds,
+           res.fails[0] ? "; " : "", res.fails);
+    if (!after && delivered)
+        printf("     note: a survivor delivered before the fault%s\n",
+               require_during ? "" : " (allowed: the victim had contributed)");
+    if (!how_ok)
+        printf("     expected detection by %s%s%s\n",
+               expect_how != NULL ? expect_how : "any",
+               need_how != NULL ? ", at least once by " : "",
+               need_how != NULL ? need_how : "");
+    if (!ok)
+        dump(&res);
+    free(res.text);
+}
+
+static void check_oversize(const char *prov)
+{
+    job_t j = {.prov = prov, .n = 2, .victim = -1, .timeout_s = 30,
+               .args = {"--mode", "oversize"}};
+    result_t res;
+    run(&j, &res);
+    bool logged = res.text != NULL
+                  && strstr(res.text, "longer than max_msg_size") != NULL;
+    bool ok = all_done(&j, &res, false) && logged;
+    report(ok, "%-12s n=2 oversize message: refused with a clear error, "
+               "the collective ends (%.1f s)%s%s",
+           prov, res.seconds, res.fails[0] ? "; " : "", res.fails);
+    if (!ok)
+        dump(&res);
+    free(res.text);
+}
+
+/* --- In-process checks --------------------------------------------------- */
+
+static char g_log[4096];
+
+static void log_keep(void *arg, const char *msg)
+{
+    (void)arg;
+    size_t used = strlen(g_log);
+    snprintf(g_log + used, sizeof(g_log) - used, "%s\n", msg);
+}
+
+static void local_checks(const char *avail)
+{
+    ftc_ofi_config_t c;
+    ftc_ofi_t *z = NULL;
+
+    ftc_ofi_config_init(&c);
+    report(ftc_ofi_create(&c, &z) == FTC_EINVAL && z == NULL,
+           "create rejects nranks = 0");
+    c.nranks = 2;
+    c.rank = 2;
+    report(ftc_ofi_create(&c, &z) == FTC_EINVAL,
+           "create rejects rank >= nranks");
+
+    setenv("FTCOLL_OFI_RX_DEPTH", "lots", 1);
+    char err[256] = "";
+    ftc_ofi_config_init(&c);
+    int rc = ftc_ofi_config_from_env(&c, err, sizeof(err));
+    report(rc == FTC_EINVAL && strstr(err, "FTCOLL_OFI_RX_DEPTH") != NULL,
+           "config_from_env names a bad variable (%s)", err);
+    unsetenv("FTCOLL_OFI_RX_DEPTH");
+
+    /* A provider that is not here: ENOTSUP, naming what is. */
+    const char *missing = ftc_ofi_provider_available("verbs;ofi_rxm")
+                              ? "no-such-provider"
+                              : "verbs;ofi_rxm";
+    ftc_ofi_config_init(&c);
+    c.nranks = 1;
+    c.provider = missing;
+    c.log = log_keep;
+    g_log[0] = '\0';
+    rc = ftc_ofi_create(&c, &z);
+    bool names = strstr(g_log, missing) != NULL
+                 && (avail[0] == '\0' || strstr(g_log, "tcp;ofi_rxm") != NULL
+                     || strstr(g_log, "shm") != NULL);
+    report(rc == FTC_ENOTSUP && names,
+           "an unavailable provider (%s) fails with FTC_ENOTSUP naming the "
+           "available ones", missing);
+    if (!(rc == FTC_ENOTSUP && names))
+        printf("     log: %s\n", g_log);
+
+    /* Two ranks in this process, on different providers: refused. */
+    if (ftc_ofi_provider_available("tcp;ofi_rxm")
+        && ftc_ofi_provider_available("shm")) {
+        ftc_ofi_t *a = NULL, *b = NULL;
+        ftc_ofi_config_init(&c);
+        c.nranks = 2;
+        c.job_token = 42;
+        c.log = log_keep;
+        c.node = "127.0.0.1";
+        c.provider = "tcp;ofi_rxm";
+        c.rank = 0;
+        int ra = ftc_ofi_create(&c, &a);
+        c.provider = "shm";
+        c.rank = 1;
+        int rb = ftc_ofi_create(&c, &b);
+        if (ra == FTC_OK && rb == FTC_OK) {
+            unsigned char blobs[2 * FTC_OFI_BLOB_SIZE];
+            memcpy(blobs, ftc_ofi_local_blob(a), FTC_OFI_BLOB_SIZE);
+            memcpy(blobs + FTC_OFI_BLOB_SIZE, ftc_ofi_local_blob(b),
+                   FTC_OFI_BLOB_SIZE);
+            g_log[0] = '\0';
+            rc = ftc_ofi_set_peers(a, blobs);
+            report(rc == FTC_EINVAL && strstr(g_log, "'shm'") != NULL
+                       && strstr(g_log, "'tcp;ofi_rxm'") != NULL,
+                   "ranks on different providers are refused, naming both");
+            /* A corrupted blob, then another job's. */
+            unsigned char bad[2 * FTC_OFI_BLOB_SIZE];
+            memcpy(bad, ftc_ofi_local_blob(a), FTC_OFI_BLOB_SIZE);
+            memcpy(bad + FTC_OFI_BLOB_SIZE, ftc_ofi_local_blob(a),
+                   FTC_OFI_BLOB_SIZE);
+            bad[FTC_OFI_BLOB_SIZE + 200] ^= 1;
+            report(ftc_ofi_set_peers(a, bad) == FTC_EINVAL,
+                   "a corrupted address blob is refused");
+        } else {
+            report(false, "create tcp;ofi_rxm (%s) and shm (%s) in one process",
+                   ftc_strerror(ra), ftc_strerror(rb));
+            printf("     log: %s\n", g_log);
+        }
+        ftc_ofi_destroy(a);
+        ftc_ofi_destroy(b);
+    }
+}
+
+/* --- Bench --------------------------------------------------------------- */
+
+/* fi_pingpong server and client, 8 bytes; returns usec/xfer or -1. */
+static double fi_pingpong(const char *pp, const char *prov, int iters)
+{
+    char cmd[1024];
+    static int port = 47700;
+    port++;
+    snprintf(cmd, sizeof(cmd),
+             "(timeout 60 %s -p '%s' -e rdm -B %d -I %d -S 8 "
+             ">/dev/null 2>&1 &);"
+             " sleep 0.3; timeout 60 %s -p '%s' -e rdm -P %d -I %d -S 8 "
+             "127.0.0.1 2>&1",
+             pp, prov, port, iters, pp, prov, port, iters);
+    FILE *f = popen(cmd, "r");
+    if (f == NULL)
+        return -1;
+    char line[512];
+    double us = -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        /* bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec */
+        char c1[32], c2[32], c3[32], c4[32], c5[32];
+        double mbs, usx;
+        if (sscanf(line, "%31s %31s %31s %31s %31s %lf %lf", c1, c2, c3, c4,
+                   c5, &mbs, &usx) == 7 && strcmp(c1, "8") == 0)
+            us = usx;
+    }
+    pclose(f);
+    return us;
+}
+
+static void bench(char **provs, int nprov, int iters, const char *pp,
+                  const char *bpp)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    char it[16];
+    snprintf(it, sizeof(it), "%d", iters);
+    printf("# 8-byte allreduce latency, rank 0's view (us); %ld CPUs\n", ncpu);
+    for (int p = 0; p < nprov; p++) {
+        if (pp != NULL) {
+            /* fi_pingpong reports a mean, which preemption on a shared
+             * machine inflates: the best of three. */
+            double best = -1;
+            for (int k = 0; k < 3; k++) {
+                double us = fi_pingpong(pp, provs[p], iters * 2);
+                if (us > 0 && (best < 0 || us < best))
+                    best = us;
+            }
+            printf("%-12s fi_pingpong 8 B: %.2f us/xfer one-way (mean, best "
+                   "of 3 runs)\n", provs[p], best);
+        }
+        if (bpp != NULL) {
+            char k[16];
+            snprintf(k, sizeof(k), "%d", iters * 5);
+            job_t j = {.prog = bpp, .prov = provs[p], .n = 2, .victim = -1,
+                       .timeout_s = 120, .args = {"--pingpong", k}};
+            result_t res;
+            run(&j, &res);
+            char *at = res.text != NULL ? strstr(res.text, "PINGPONG ") : NULL;
+            char *nl = at != NULL ? strchr(at, '\n') : NULL;
+            if (nl != NULL)
+                *nl = '\0';
+            printf("%-12s backend ping-pong %s\n", provs[p],
+                   at != NULL ? at + 9 : "failed");
+            free(res.text);
+        }
+        /* Sleeping in progress (the default way to wait) at every n, and
+         * spinning too where every rank has a CPU of its own. */
+        for (uint32_t k = 0; k < 4; k++) {
+            uint32_t n = k < 3 ? 2u << k : 2;
+            bool spin = k == 3;
+            if (spin && (long)n > ncpu)
+                continue;
+            /* Latency, not detection: a generous keepalive, so that an
+             * oversubscribed machine does not exclude a slow rank. */
+            job_t j = {.prov = provs[p], .n = n, .victim = -1,
+                       .timeout_s = 300,
+                       .args = {"--mode", "bench", "--iters", it,
+                                "--suspect-ms", "2000", "--probe-ms", "3000"}};
+            if (spin)
+                j.args[8] = "--spin";
+            result_t res;
+            run(&j, &res);
+            char *save = NULL;
+            char *text = res.text != NULL ? strdup(res.text) : NULL;
+            for (char *line = text != NULL ? strtok_r(text, "\n", &save)
+                                           : NULL;
+                 line != NULL; line = strtok_r(NULL, "\n", &save)) {
+                char *b = strstr(line, "BENCH ");
+                if (b != NULL)
+                    printf("%-12s %s\n", provs[p], b + 6);
+            }
+            free(text);
+            if (res.status != 0) {
+                printf("%-12s n=%u bench failed\n", provs[p], n);
+                dump(&res);
+            }
+            free(res.text);
+            fflush(stdout);
+        }
+    }
+}
+
+/* --- Main ---------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    const char *plist = NULL, *pp = NULL, *bpp = NULL;
+    bool do_bench = false;
+    int iters = 2000;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--bench") == 0) {
+            do_bench = true;
+            continue;
+        }
+        if (v == NULL) {
+            fprintf(stderr, "%s: %s wants a value\n", argv[0], a);
+            return 2;
+        }
+        i++;
+        if (strcmp(a, "--rank") == 0)
+            g_rank_path = v;
+        else if (strcmp(a, "--launcher") == 0)
+            g_launcher = access(v, X_OK) == 0 ? v : NULL;
+        else if (strcmp(a, "--providers") == 0)
+            plist = v;
+        else if (strcmp(a, "--iters") == 0)
+            iters = atoi(v);
+        else if (strcmp(a, "--pingpong") == 0)
+            pp = access(v, X_OK) == 0 ? v : NULL;
+        else if (strcmp(a, "--lsan-supp") == 0)
+            g_lsan_supp = v;
+        else if (strcmp(a, "--backend-pp") == 0)
+            bpp = g_pp_path = v;
+        else {
+            fprintf(stderr, "%s: unknown option %s\n", argv[0], a);
+            return 2;
+        }
+    }
+    if (g_rank_path == NULL) {
+        fprintf(stderr, "usage: %s --rank PATH [--launcher PATH] "
+                        "[--providers a,b] [--bench] [--iters K]\n", argv[0]);
+        return 2;
+    }
+    /* The jobs choose their provider through FI_PROVIDER: ours must not
+     * narrow what we see. */
+    unsetenv("FI_PROVIDER");
+    signal(SIGPIPE, SIG_IGN);
+
+    char avail[512];
+    ftc_ofi_available_providers(avail, sizeof(avail));
+    printf("# libfabric RDM providers here: %s\n# ranks started by %s\n",
+           avail[0] ? avail : "none",
+           g_launcher != NULL ? g_launcher : "this program (fork)");
+
+    /* Providers known to work here, in order; 'sockets' hangs. */
+    char *provs[8];
+    int nprov = 0;
+    char *list = strdup(plist != NULL
+                            ? plist
+                            : "tcp;ofi_rxm,shm,net;ofi_rxm,net,udp;ofi_rxd");
+    for (char *s = list, *tok; (tok = strsep(&s, ",")) != NULL && nprov < 8;) {
+        if (*tok == '\0')
+            continue;
+        if (!ftc_ofi_provider_available(tok)) {
+            printf("skip %s: not available here\n", tok);
+            continue;
+        }
+        provs[nprov++] = tok;
+    }
+
+    if (do_bench) {
+        bench(provs, nprov, iters, pp, bpp);
+        free(list);
+        return 0;
+    }
+
+    local_checks(avail);
+
+    for (int p = 0; p < nprov; p++) {
+        for (uint32_t n = 2; n <= 8; n *= 2) {
+            job_t j = {.prov = provs[p], .n = n, .victim = -1, .timeout_s = 60,
+                       .args = {"--mode", "coll"}};
+            check_coll(&j, "reduce/bcast/allreduce (corrected f=0,1; tree)");
+        }
+    }
+
+    /* The backend alone: a burst of every message size, in order. */
+    for (int p = 0; p < nprov && g_pp_path != NULL; p++) {
+        job_t j = {.prog = g_pp_path, .prov = provs[p], .n = 2, .victim = -1,
+                   .timeout_s = 60, .args = {"--order", "3000"}};
+        result_t res;
+        run(&j, &res);
+        char *at = res.text != NULL ? strstr(res.text, "@1 ORDER ") : NULL;
+        char *at0 = res.text != NULL ? strstr(res.text, "@0 ORDER ") : NULL;
+        char line[512] = "", line0[512] = "";
+        if (at != NULL)
+            sscanf(at + 9, "%511[^\n]", line);
+        if (at0 != NULL)
+            sscanf(at0 + 9, "%511[^\n]", line0);
+        bool ok = res.status == 0 && all_done(&j, &res, false);
+        report(ok, "%-12s n=2 backend alone, 3000 messages of 8 B..max in "
+                   "one burst: %s; sender %s (%.1f s)",
+               provs[p], line, line0, res.seconds);
+        if (!ok)
+            dump(&res);
+        free(res.text);
+    }
+
+    bool have_tcp = false, have_shm = false;
+    for (int p = 0; p < nprov; p++) {
+        have_tcp |= strcmp(provs[p], "tcp;ofi_rxm") == 0;
+        have_shm |= strcmp(provs[p], "shm") == 0;
+    }
+    /* SIGKILL of the first root during an 8-byte allreduce: with local
+     * process monitoring (the default), and without it (what a remote
+     * peer gets: CQ errors or the core's keepalive). */
+    for (int p = 0; p < nprov; p++) {
+        const char *prov = provs[p];
+        bool main_prov = strcmp(prov, "tcp;ofi_rxm") == 0
+                         || strcmp(prov, "shm") == 0;
+        job_t j = {.prov = prov, .n = 4, .victim = 0, .timeout_s = 60,
+                   .args = {"--mode", "kill", "--victim", "0", "--at", "init"}};
+        /* The core may learn it from another survivor's failure list
+         * before its own backend reports: "core" is fine too. */
+        check_fault(&j, "SIGKILL root in allreduce", true, true,
+                    "process-exit,core", "process-exit");
+        if (!main_prov)
+            continue;
+        job_t k = {.prov = prov, .n = 8, .victim = 0, .timeout_s = 60,
+                   .env = {"FTCOLL_OFI_PID_MONITOR=0"},
+                   .args = {"--mode", "kill", "--victim", "0", "--at", "init"}};
+        check_fault(&k, "SIGKILL root in allreduce", true, true,
+                    "core,cq-error", NULL);
+        job_t m = {.prov = prov, .n = 8, .victim = 5, .timeout_s = 60,
+                   .args = {"--mode", "kill", "--victim", "5", "--at", "mid"}};
+        check_fault(&m, "SIGKILL rank 5 mid-allreduce", true, false, NULL,
+                    NULL);
+        job_t s = {.prov = prov, .n = 4, .victim = 0, .timeout_s = 60,
+                   .args = {"--mode", "stop", "--victim", "0"}};
+        check_fault(&s, "SIGSTOP root in allreduce", false, true, "core",
+                    "core");
+    }
+
+    /* Send paths and knobs. */
+    if (have_tcp || have_shm) {
+        const char *prov = have_tcp ? "tcp;ofi_rxm" : "shm";
+        check_oversize(prov);
+        job_t z = {.prov = prov, .n = 4, .victim = -1, .timeout_s = 60,
+                   .env = {"FTCOLL_OFI_ZCOPY_MIN=1024"},
+                   .args = {"--mode", "coll"}};
+        check_coll(&z, "zero-copy sends");
+        job_t r = {.prov = prov, .n = 4, .victim = -1, .timeout_s = 60,
+                   .env = {"FTCOLL_OFI_MR_LOCAL=1",
+                           "FTCOLL_OFI_ZCOPY_MIN=4096"},
+                   .args = {"--mode", "coll"}};
+        check_coll(&r, "registered buffers (FI_MR_LOCAL path)");
+        job_t s = {.prov = prov, .n = 4, .victim = -1, .timeout_s = 60,
+                   .env = {"FTCOLL_OFI_FI_SOURCE=1", "FTCOLL_OFI_WAIT_FD=0",
+                           "FTCOLL_OFI_TX_DEPTH=2", "FTCOLL_OFI_RX_DEPTH=4"},
+                   .args = {"--mode", "coll"}};
+        check_coll(&s, "FI_SOURCE checked, polled CQ, 2 tx slots");
+    }
+    if (have_shm) {
+        job_t z = {.prov = "shm", .n = 4, .victim = -1, .timeout_s = 60,
+                   .env = {"FTCOLL_OFI_ZCOPY_MIN=1024", "FTCOLL_OFI_MR_LOCAL=1",
+                           "FTCOLL_OFI_FI_SOURCE=1"},
+                   .args = {"--mode", "coll"}};
+        check_coll(&z, "zero-copy, registered buffers, FI_SOURCE checked");
+    }
+
+    free(list);
+    printf("%d passed, %d failed\n", passed, failed_checks);
+    return failed_checks == 0 ? 0 : 1;
+}
