@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ftcoll-sim: run one collective on the loopback backend with a fault
- * schedule, print what every rank delivered, and check the semantics.
+ * ftcoll-sim: run one collective on the loopback backend or on the LogP
+ * simulator (--model logp, docs/simulator.md) with a fault schedule, print
+ * what every rank delivered or a summary, and check the semantics. With
+ * --runs N it repeats with seeds seed, seed+1, ... and aggregates.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "checker.h"
 #include "scenario.h"
@@ -18,7 +22,7 @@ static void usage(FILE *out)
         "usage: ftcoll-sim [options]\n"
         "  --coll reduce|bcast|allreduce   collective (allreduce)\n"
         "  --algo corrected|tree           algorithm (corrected)\n"
-        "  -n N                            processes (8)\n"
+        "  -n N                            processes, P: 1..16777216 (8)\n"
         "  -f F                            failures tolerated, F < N (1)\n"
         "  --root R                        root; allreduce: first root (0)\n"
         "  --op sum|prod|min|max|band|bor|bxor|land|lor   (sum)\n"
@@ -27,19 +31,47 @@ static void usage(FILE *out)
         "  --input rank|pow2|const:V|random:SEED          (rank)\n"
         "  --fail R1,R2,...                ranks failed before the operation\n"
         "  --crash R:K,...                 rank R fails right after its K-th\n"
-        "                                  send (K=0: after init, before any)\n"
+        "                                  send (K=0: after init, before any;\n"
+        "                                  logp: when that send departs)\n"
         "  --fault-info list|count|bit     reduce failure information (list)\n"
         "  --correction opportunistic|checked              (checked)\n"
         "  -d D                            opportunistic distance (2)\n"
         "  --tree binomial|kary|lame|optimal|binomial-inorder  bcast tree\n"
         "  -k K                            arity (kary) or order (lame) (2)\n"
-        "  --seed S                        loopback seed (1)\n"
+        "  --seed S                        seed of the run (loopback jitter,\n"
+        "                                  drops, start times, faults) (1)\n"
         "  --latency-ns, --jitter-ns, --send-cost-ns   network model\n"
-        "  --detect-ns NS|never            transport failure reports (50000)\n"
-        "  --suspect-ns, --probe-ns        keepalive timeouts (1e6, 2e6)\n"
+        "  --detect-ns NS|never            transport failure reports (50000;\n"
+        "                                  logp: 100)\n"
+        "  --suspect-ns, --probe-ns        keepalive timeouts (1e6, 2e6; logp:\n"
+        "                                  1000, 2000)\n"
         "  --spread-ns NS                  ranks start uniformly in [0, NS]\n"
         "  --json                          one JSON object on stdout\n"
         "  --no-check                      do not check the semantics\n"
+        "Simulator (docs/simulator.md):\n"
+        "  --model loopback|logp           network model (loopback; -L, -o,\n"
+        "                                  -g, --parallelism, --queue imply logp)\n"
+        "  -L L, -o O, -g G                LogP latency, overhead, gap in time\n"
+        "                                  units (2, 1, 1); 1 unit = 1 ns of the\n"
+        "                                  core's clock, so every *-ns flag is\n"
+        "                                  in units under logp\n"
+        "  --parallelism 1|2               2: a send and a receive may overlap (1)\n"
+        "  --queue fifo|kind               inbound queue policy (fifo)\n"
+        "  --runs N                        repeat with seeds S, S+1, ... (1)\n"
+        "  --faults K|R1,R2,..|list:R,..   K random ranks, or these ranks, fail\n"
+        "                                  before the operation\n"
+        "  --crashes K                     K random ranks crash at uniformly\n"
+        "                                  random times in [0, --crash-window]\n"
+        "  --crash-window T                (default: a failure-free tree depth)\n"
+        "  --fault-root protect|any        may random faults hit the root (protect)\n"
+        "  --fault-seed S                  seed of the random faults (--seed)\n"
+        "  --spread uniform:W|normal:S     arrival imbalance (start times)\n"
+        "  --detect T|never, --suspect T, --probe T   as the *-ns flags\n"
+        "  --csv                           CSV: one row per run (+ aggregates)\n"
+        "  --trace                         LogP: every send, receive, crash and\n"
+        "                                  delivery on stderr (small runs)\n"
+        "  --summary                       no per-rank output (default above\n"
+        "                                  4096 ranks); --ranks: always per-rank\n"
         "Exit status: 0 ok, 1 a semantic property was violated, 2 bad usage.\n",
         out);
 }
@@ -97,15 +129,137 @@ static void print_value(FILE *out, ftc_dtype_t t, const void *buf, uint64_t coun
     fputc(']', out);
 }
 
+/* One run's figures, as printed and aggregated. */
+typedef struct run_summary {
+    uint64_t seed;
+    uint64_t messages, time, events;
+    uint64_t reach, finish, first_finish, spread;
+    double msgs_per_proc;
+    uint64_t max_rank_msgs;
+    uint32_t max_inbound, live, undelivered, bad_status, failed;
+    int violations;
+    double wall_s, setup_s, run_s, teardown_s, check_s;
+} run_summary_t;
+
+static void summary_of(const ftc_scenario_result_t *r, int violations,
+                       double wall, uint64_t seed, run_summary_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->seed = seed;
+    out->messages = r->messages;
+    out->time = r->time_ns;
+    out->events = r->events;
+    out->reach = r->reach_ns;
+    out->finish = r->finish_ns;
+    out->first_finish = r->first_finish_ns;
+    out->spread = r->finish_ns - r->first_finish_ns;
+    out->msgs_per_proc = r->n ? (double)r->messages / r->n : 0;
+    out->max_rank_msgs = r->max_rank_sends;
+    out->max_inbound = r->max_inbound;
+    out->live = r->live;
+    out->undelivered = r->undelivered;
+    out->bad_status = r->bad_status;
+    out->failed = r->n - r->live;
+    out->violations = violations;
+    out->wall_s = wall;
+    out->setup_s = r->wall_setup_s;
+    out->run_s = r->wall_run_s;
+    out->teardown_s = r->wall_teardown_s;
+}
+
+/* The metrics, in output order: name, and how to read one from a run. */
+#define METRICS(X)                                                            \
+    X(reach, (double)m->reach)                                                \
+    X(finish, (double)m->finish)                                              \
+    X(first_finish, (double)m->first_finish)                                  \
+    X(spread, (double)m->spread)                                              \
+    X(messages, (double)m->messages)                                          \
+    X(msgs_per_proc, m->msgs_per_proc)                                        \
+    X(max_rank_msgs, (double)m->max_rank_msgs)                                \
+    X(max_inbound, (double)m->max_inbound)                                    \
+    X(failed, (double)m->failed)                                              \
+    X(undelivered, (double)m->undelivered)                                    \
+    X(bad_status, (double)m->bad_status)                                      \
+    X(violations, (double)m->violations)                                      \
+    X(events, (double)m->events)                                              \
+    X(wall_s, m->wall_s)                                                      \
+    X(setup_s, m->setup_s)                                                    \
+    X(run_s, m->run_s)                                                        \
+    X(teardown_s, m->teardown_s)                                              \
+    X(check_s, m->check_s)
+
+enum {
+#define X(name, expr) M_##name,
+    METRICS(X)
+#undef X
+    M_COUNT
+};
+
+static const char *const metric_names[] = {
+#define X(name, expr) #name,
+    METRICS(X)
+#undef X
+};
+
+static void metric_values(const run_summary_t *m, double *v)
+{
+#define X(name, expr) v[M_##name] = (expr);
+    METRICS(X)
+#undef X
+}
+
+static long peak_rss_kb(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return -1;
+    return ru.ru_maxrss;
+}
+
+static void print_model_json(const ftc_scenario_t *s)
+{
+    if (s->model == FTC_MODEL_LOGP)
+        printf(",\"model\":\"logp\",\"L\":%" PRIu64 ",\"o\":%" PRIu64
+               ",\"g\":%" PRIu64 ",\"parallelism\":%u,\"queue\":\"%s\"",
+               s->logp_L, s->logp_o, s->logp_g,
+               s->parallelism ? s->parallelism : 1,
+               s->queue == FTC_QUEUE_KIND ? "kind" : "fifo");
+    else
+        printf(",\"model\":\"loopback\"");
+}
+
+static void print_summary_json(const run_summary_t *m)
+{
+    printf("\"seed\":%" PRIu64 ",\"reach\":%" PRIu64 ",\"finish\":%" PRIu64
+           ",\"first_finish\":%" PRIu64 ",\"spread\":%" PRIu64
+           ",\"msgs_per_proc\":%.4f,\"max_rank_msgs\":%" PRIu64
+           ",\"max_inbound\":%u,\"live\":%u,\"failed_ranks\":%u"
+           ",\"undelivered\":%u,\"bad_status\":%u,\"wall_s\":%.4f"
+           ",\"setup_s\":%.4f,\"run_s\":%.4f,\"teardown_s\":%.4f"
+           ",\"check_s\":%.4f",
+           m->seed, m->reach, m->finish, m->first_finish, m->spread,
+           m->msgs_per_proc, m->max_rank_msgs, m->max_inbound, m->live,
+           m->failed, m->undelivered, m->bad_status, m->wall_s, m->setup_s,
+           m->run_s, m->teardown_s, m->check_s);
+}
+
 static void print_json(const ftc_scenario_t *s, const ftc_scenario_result_t *r,
-                       int violations, const char *msg)
+                       int violations, const char *msg,
+                       const run_summary_t *m, bool per_rank)
 {
     printf("{\"coll\":\"%s\",\"algo\":\"%s\",\"n\":%u,\"f\":%u,\"root\":%u,"
            "\"messages\":%" PRIu64 ",\"time\":%" PRIu64
-           ",\"events\":%" PRIu64 ",\"violations\":%d,\"violation\":\"%s\","
-           "\"ranks\":[",
+           ",\"events\":%" PRIu64 ",\"violations\":%d,\"violation\":\"%s\",",
            ftc_coll_name(s->coll), ftc_algo_name(s->args.algo), s->n, s->args.f,
            s->args.root, r->messages, r->time_ns, r->events, violations, msg);
+    print_summary_json(m);
+    print_model_json(s);
+    printf(",\"peak_rss_kb\":%ld", peak_rss_kb());
+    if (!per_rank) {
+        printf("}\n");
+        return;
+    }
+    printf(",\"ranks\":[");
     for (uint32_t i = 0; i < r->n; i++) {
         const ftc_rank_result_t *rr = &r->ranks[i];
         printf("%s{\"rank\":%u,\"failed\":%s,\"delivered\":%s,\"status\":\"%s\","
@@ -128,11 +282,20 @@ static void print_json(const ftc_scenario_t *s, const ftc_scenario_result_t *r,
 }
 
 static void print_table(const ftc_scenario_t *s, const ftc_scenario_result_t *r,
-                        int violations, const char *msg)
+                        int violations, const char *msg, bool per_rank)
 {
-    printf("%s %s  n=%u f=%u root=%u  messages=%" PRIu64 "  time=%.3f us\n",
-           ftc_algo_name(s->args.algo), ftc_coll_name(s->coll), s->n, s->args.f,
-           s->args.root, r->messages, (double)r->time_ns / 1000.0);
+    if (s->model == FTC_MODEL_LOGP)
+        printf("%s %s  n=%u f=%u root=%u  messages=%" PRIu64 "  time=%" PRIu64
+               " units (logp L=%" PRIu64 " o=%" PRIu64 " g=%" PRIu64 ")\n",
+               ftc_algo_name(s->args.algo), ftc_coll_name(s->coll), s->n,
+               s->args.f, s->args.root, r->messages, r->time_ns, s->logp_L,
+               s->logp_o, s->logp_g);
+    else
+        printf("%s %s  n=%u f=%u root=%u  messages=%" PRIu64 "  time=%.3f us\n",
+               ftc_algo_name(s->args.algo), ftc_coll_name(s->coll), s->n,
+               s->args.f, s->args.root, r->messages, (double)r->time_ns / 1000.0);
+    if (!per_rank)
+        goto verdict;
     printf("%5s  %-7s  %-22s  %5s  %-12s  %s\n", "rank", "state", "status",
            "sent", "failed seen", "value");
     for (uint32_t i = 0; i < r->n; i++) {
@@ -153,6 +316,7 @@ static void print_table(const ftc_scenario_t *s, const ftc_scenario_result_t *r,
             printf("-");
         printf("\n");
     }
+verdict:
     if (violations == 0)
         printf("semantics: all properties hold\n");
     else
@@ -188,11 +352,82 @@ static int parse_list(const char *flag, char *arg, ftc_scenario_t *s, bool crash
     return 0;
 }
 
+/* A value in time units (LogP) or ns (loopback) for a *-ns style flag. */
+static int parse_time(const char *flag, const char *v, uint64_t *out,
+                      bool allow_never, bool positive)
+{
+    if (allow_never && strcmp(v, "never") == 0) {
+        *out = UINT64_MAX;
+        return 0;
+    }
+    if (parse_u64(v, out) != 0 || (positive && *out == 0)) {
+        fprintf(stderr, "ftcoll-sim: %s: expected a %s integer (time units "
+                        "under --model logp, ns otherwise)%s, got '%s'\n",
+                flag, positive ? "positive" : "non-negative",
+                allow_never ? " or never" : "", v);
+        return 2;
+    }
+    return 0;
+}
+
+static bool is_logp_flag(const char *f)
+{
+    return strcmp(f, "-L") == 0 || strcmp(f, "-o") == 0
+           || strcmp(f, "-g") == 0 || strcmp(f, "--parallelism") == 0
+           || strcmp(f, "--queue") == 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Depth of a failure-free binomial broadcast: the default crash window. */
+static uint64_t default_crash_window(const ftc_scenario_t *s)
+{
+    uint64_t levels = 0;
+    while (levels < 32 && (1ull << levels) < s->n)
+        levels++;
+    if (levels == 0)
+        levels = 1;
+    if (s->model == FTC_MODEL_LOGP) {
+        uint64_t sc = s->logp_o > s->logp_g ? s->logp_o : s->logp_g;
+        return 2 * levels * (sc + s->logp_L + s->logp_o);
+    }
+    return 2 * levels * (s->send_cost_ns + s->latency_ns);
+}
+
+#define SUMMARY_ABOVE 4096u
+
 int main(int argc, char **argv)
 {
     ftc_scenario_t s;
     ftc_scenario_init(&s);
-    bool json = false, check = true;
+    bool json = false, csv = false, check = true;
+    int per_rank = -1; /* -1: by size */
+    uint32_t runs = 1;
+    bool fault_seed_given = false, crash_window_given = false;
+    const char *fail_flag = "--fail", *loopback_flag = NULL;
+    const char *model_arg = NULL, *logp_flag = NULL;
+
+    /* The model decides the defaults of the time flags: find it first. */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
+            model_arg = argv[i + 1];
+        else if (is_logp_flag(argv[i]) && logp_flag == NULL)
+            logp_flag = argv[i];
+    }
+    if (model_arg != NULL && strcmp(model_arg, "logp") != 0
+        && strcmp(model_arg, "loopback") != 0)
+        return bad("--model", "expected loopback or logp");
+    if (model_arg != NULL && strcmp(model_arg, "loopback") == 0
+        && logp_flag != NULL)
+        return bad(logp_flag, "belongs to the LogP model, not --model loopback");
+    if ((model_arg != NULL && strcmp(model_arg, "logp") == 0) || logp_flag != NULL)
+        ftc_scenario_use_logp(&s);
+
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (strcmp(f, "-h") == 0 || strcmp(f, "--help") == 0) {
@@ -203,8 +438,24 @@ int main(int argc, char **argv)
             json = true;
             continue;
         }
+        if (strcmp(f, "--csv") == 0) {
+            csv = true;
+            continue;
+        }
+        if (strcmp(f, "--summary") == 0) {
+            per_rank = 0;
+            continue;
+        }
+        if (strcmp(f, "--ranks") == 0) {
+            per_rank = 1;
+            continue;
+        }
         if (strcmp(f, "--no-check") == 0) {
             check = false;
+            continue;
+        }
+        if (strcmp(f, "--trace") == 0) {
+            s.trace = stderr;
             continue;
         }
         if (i + 1 >= argc)
@@ -221,7 +472,10 @@ int main(int argc, char **argv)
                 return bad(f, "expected corrected or tree");
         } else if (strcmp(f, "-n") == 0) {
             if (parse_u32(v, &s.n) != 0 || s.n == 0)
-                return bad(f, "N must be a positive integer");
+                return bad(f, "N (the number of processes, P) must be a "
+                              "positive integer");
+            if (s.n > (1u << 24))
+                return bad(f, "N must be at most 16777216");
         } else if (strcmp(f, "-f") == 0) {
             if (parse_u32(v, &s.args.f) != 0)
                 return bad(f, "F must be a non-negative integer");
@@ -271,11 +525,6 @@ int main(int argc, char **argv)
                 || s.args.bcast_tree.kind == FTC_TREE_IF)
                 return bad(f, "expected binomial, kary, lame, optimal or "
                               "binomial-inorder");
-            if (s.args.bcast_tree.kind == FTC_TREE_OPTIMAL) {
-                s.args.bcast_tree.L = 2;
-                s.args.bcast_tree.o = 1;
-                s.args.bcast_tree.g = 1;
-            }
         } else if (strcmp(f, "-k") == 0) {
             if (parse_u32(v, &s.args.bcast_tree.k) != 0 || s.args.bcast_tree.k == 0)
                 return bad(f, "K must be a positive integer");
@@ -283,28 +532,89 @@ int main(int argc, char **argv)
             if (parse_u64(v, &s.seed) != 0)
                 return bad(f, "S must be a non-negative integer");
         } else if (strcmp(f, "--latency-ns") == 0) {
-            if (parse_u64(v, &s.latency_ns) != 0)
-                return bad(f, "expected nanoseconds");
+            loopback_flag = f;
+            rc = parse_time(f, v, &s.latency_ns, false, false);
         } else if (strcmp(f, "--jitter-ns") == 0) {
-            if (parse_u64(v, &s.jitter_ns) != 0)
-                return bad(f, "expected nanoseconds");
+            loopback_flag = f;
+            rc = parse_time(f, v, &s.jitter_ns, false, false);
         } else if (strcmp(f, "--send-cost-ns") == 0) {
-            if (parse_u64(v, &s.send_cost_ns) != 0)
-                return bad(f, "expected nanoseconds");
-        } else if (strcmp(f, "--detect-ns") == 0) {
-            if (strcmp(v, "never") == 0)
-                s.detect_delay_ns = UINT64_MAX;
-            else if (parse_u64(v, &s.detect_delay_ns) != 0)
-                return bad(f, "expected nanoseconds or never");
-        } else if (strcmp(f, "--suspect-ns") == 0) {
-            if (parse_u64(v, &s.suspect_timeout_ns) != 0 || s.suspect_timeout_ns == 0)
-                return bad(f, "expected positive nanoseconds");
-        } else if (strcmp(f, "--probe-ns") == 0) {
-            if (parse_u64(v, &s.probe_timeout_ns) != 0 || s.probe_timeout_ns == 0)
-                return bad(f, "expected positive nanoseconds");
+            loopback_flag = f;
+            rc = parse_time(f, v, &s.send_cost_ns, false, false);
+        } else if (strcmp(f, "--detect-ns") == 0 || strcmp(f, "--detect") == 0) {
+            rc = parse_time(f, v, &s.detect_delay_ns, true, false);
+        } else if (strcmp(f, "--suspect-ns") == 0 || strcmp(f, "--suspect") == 0) {
+            rc = parse_time(f, v, &s.suspect_timeout_ns, false, true);
+        } else if (strcmp(f, "--probe-ns") == 0 || strcmp(f, "--probe") == 0) {
+            rc = parse_time(f, v, &s.probe_timeout_ns, false, true);
         } else if (strcmp(f, "--spread-ns") == 0) {
-            if (parse_u64(v, &s.start_spread_ns) != 0)
-                return bad(f, "expected nanoseconds");
+            s.spread_kind = FTC_SPREAD_UNIFORM;
+            rc = parse_time(f, v, &s.start_spread_ns, false, false);
+        } else if (strcmp(f, "--spread") == 0) {
+            if (strncmp(v, "uniform:", 8) == 0)
+                s.spread_kind = FTC_SPREAD_UNIFORM;
+            else if (strncmp(v, "normal:", 7) == 0)
+                s.spread_kind = FTC_SPREAD_NORMAL;
+            else
+                return bad(f, "expected uniform:W or normal:S");
+            rc = parse_time(f, strchr(v, ':') + 1, &s.start_spread_ns, false,
+                            false);
+        } else if (strcmp(f, "--model") == 0) {
+            /* handled before the loop */
+        } else if (strcmp(f, "-L") == 0 || strcmp(f, "-o") == 0
+                   || strcmp(f, "-g") == 0) {
+            uint64_t *dst = f[1] == 'L' ? &s.logp_L
+                            : f[1] == 'o' ? &s.logp_o : &s.logp_g;
+            if (parse_u64(v, dst) != 0 || *dst > (1ull << 40)) {
+                fprintf(stderr, "ftcoll-sim: %s: the LogP %s must be a "
+                                "non-negative integer number of time units "
+                                "(at most 2^40), got '%s'\n",
+                        f, f[1] == 'L' ? "latency L"
+                           : f[1] == 'o' ? "overhead o" : "gap g", v);
+                return 2;
+            }
+        } else if (strcmp(f, "--parallelism") == 0) {
+            if (parse_u32(v, &s.parallelism) != 0
+                || (s.parallelism != 1 && s.parallelism != 2))
+                return bad(f, "must be 1 (send or receive at a time) or 2 "
+                              "(a send and a receive may overlap)");
+        } else if (strcmp(f, "--queue") == 0) {
+            if (strcmp(v, "fifo") == 0)
+                s.queue = FTC_QUEUE_FIFO;
+            else if (strcmp(v, "kind") == 0)
+                s.queue = FTC_QUEUE_KIND;
+            else
+                return bad(f, "expected fifo or kind");
+        } else if (strcmp(f, "--runs") == 0) {
+            if (parse_u32(v, &runs) != 0 || runs == 0)
+                return bad(f, "N must be a positive integer");
+        } else if (strcmp(f, "--faults") == 0) {
+            const char *list = strncmp(v, "list:", 5) == 0 ? v + 5
+                               : strchr(v, ',') != NULL ? v
+                                                         : NULL;
+            if (list != NULL) {
+                fail_flag = "--faults";
+                rc = parse_list(f, (char *)list, &s, false);
+            } else if (parse_u32(v, &s.random_fail) != 0) {
+                return bad(f, "expected a count K, a list R1,R2,... or "
+                              "list:R");
+            }
+        } else if (strcmp(f, "--crashes") == 0) {
+            if (parse_u32(v, &s.random_crash) != 0)
+                return bad(f, "K must be a non-negative integer");
+        } else if (strcmp(f, "--crash-window") == 0) {
+            rc = parse_time(f, v, &s.crash_window, false, false);
+            crash_window_given = true;
+        } else if (strcmp(f, "--fault-root") == 0) {
+            if (strcmp(v, "protect") == 0)
+                s.protect_root = true;
+            else if (strcmp(v, "any") == 0)
+                s.protect_root = false;
+            else
+                return bad(f, "expected protect or any");
+        } else if (strcmp(f, "--fault-seed") == 0) {
+            if (parse_u64(v, &s.fault_seed) != 0)
+                return bad(f, "S must be a non-negative integer");
+            fault_seed_given = true;
         } else {
             fprintf(stderr, "ftcoll-sim: unknown option %s\n", f);
             usage(stderr);
@@ -313,27 +623,189 @@ int main(int argc, char **argv)
         if (rc != 0)
             return rc;
     }
+    if (loopback_flag != NULL && s.model == FTC_MODEL_LOGP)
+        return bad(loopback_flag, "belongs to --model loopback; the LogP "
+                                  "model takes -L, -o and -g");
     if (s.args.f >= s.n)
         return bad("-f", "must be smaller than -n");
     if (s.args.root >= s.n)
         return bad("--root", "must be a rank below -n");
+    for (uint32_t i = 0; i < s.nfail; i++)
+        if (s.fail[i] >= s.n)
+            return bad(fail_flag, "names a rank outside 0..n-1");
+    for (uint32_t i = 0; i < s.ncrash; i++)
+        if (s.crash[i].rank >= s.n)
+            return bad("--crash", "names a rank outside 0..n-1");
+    if (s.random_fail >= s.n)
+        return bad("--faults", "more failures than ranks: K must be below -n");
+    if (s.random_crash >= s.n)
+        return bad("--crashes", "more failures than ranks: K must be below -n");
+    if ((uint64_t)s.nfail + s.random_fail + s.random_crash
+        >= (uint64_t)s.n + (s.random_fail + s.random_crash == 0))
+        return bad(s.random_crash ? "--crashes" : "--faults",
+                   "more failures than ranks (together with the explicit "
+                   "ones, at least one rank must stay alive)");
     if (ftc_op_check(s.args.op, s.args.dtype, NULL) != FTC_OK
         && s.coll != FTC_COLL_BCAST)
         return bad("--op", "not defined for this --dtype (e.g. band on float)");
-
-    ftc_scenario_result_t res;
-    char err[256];
-    int rc = ftc_scenario_run(&s, &res, err, sizeof(err));
-    if (rc != FTC_OK) {
-        fprintf(stderr, "ftcoll-sim: %s\n", err);
-        return 2;
+    if (s.args.bcast_tree.kind == FTC_TREE_OPTIMAL) {
+        /* The LogP-optimal tree needs the model's parameters. */
+        s.args.bcast_tree.L = (uint32_t)(s.model == FTC_MODEL_LOGP ? s.logp_L : 2);
+        s.args.bcast_tree.o = (uint32_t)(s.model == FTC_MODEL_LOGP ? s.logp_o : 1);
+        s.args.bcast_tree.g = (uint32_t)(s.model == FTC_MODEL_LOGP ? s.logp_g : 1);
+        if (s.args.bcast_tree.o == 0 && s.args.bcast_tree.g == 0)
+            return bad("--tree", "optimal needs o > 0 or g > 0");
     }
-    char msg[512] = "";
-    int violations = check ? ftc_check(&s, &res, msg, sizeof(msg)) : 0;
-    if (json)
-        print_json(&s, &res, violations, msg);
-    else
-        print_table(&s, &res, violations, msg);
-    ftc_scenario_result_free(&res);
-    return violations == 0 ? 0 : 1;
+    if (s.random_crash > 0 && !crash_window_given)
+        s.crash_window = default_crash_window(&s);
+    if (per_rank < 0)
+        per_rank = s.n <= SUMMARY_ABOVE;
+
+    uint64_t seed0 = s.seed, fseed0 = fault_seed_given ? s.fault_seed : s.seed;
+    run_summary_t *sums = calloc(runs, sizeof(*sums));
+    if (sums == NULL)
+        return bad("--runs", "out of memory");
+    int worst = 0;
+    if (csv) {
+        printf("run,coll,algo,model,n,f,L,o,g,parallelism,seed");
+        for (int k = 0; k < M_COUNT; k++)
+            printf(",%s", metric_names[k]);
+        printf("\n");
+    }
+    if (json && runs > 1) {
+        printf("{\"coll\":\"%s\",\"algo\":\"%s\",\"n\":%u,\"f\":%u,\"root\":%u",
+               ftc_coll_name(s.coll), ftc_algo_name(s.args.algo), s.n,
+               s.args.f, s.args.root);
+        print_model_json(&s);
+        printf(",\"runs\":[");
+    }
+    for (uint32_t run = 0; run < runs; run++) {
+        s.seed = seed0 + run;
+        s.fault_seed = fseed0 + run;
+        ftc_scenario_result_t res;
+        char err[256];
+        double t0 = now_s();
+        int rc = ftc_scenario_run(&s, &res, err, sizeof(err));
+        double wall = now_s() - t0;
+        if (rc != FTC_OK) {
+            fprintf(stderr, "ftcoll-sim: %s\n", err);
+            free(sums);
+            return 2;
+        }
+        char msg[512] = "";
+        double t1 = now_s();
+        int violations = check ? ftc_check(&s, &res, msg, sizeof(msg)) : 0;
+        double check_s = now_s() - t1;
+        if (violations > worst)
+            worst = violations;
+        summary_of(&res, violations, wall + check_s, s.seed, &sums[run]);
+        sums[run].check_s = check_s;
+        if (csv) {
+            double v[M_COUNT];
+            metric_values(&sums[run], v);
+            printf("%u,%s,%s,%s,%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                   ",%u,%" PRIu64,
+                   run, ftc_coll_name(s.coll), ftc_algo_name(s.args.algo),
+                   s.model == FTC_MODEL_LOGP ? "logp" : "loopback", s.n,
+                   s.args.f, s.logp_L, s.logp_o, s.logp_g,
+                   s.parallelism ? s.parallelism : 1, s.seed);
+            for (int k = 0; k < M_COUNT; k++)
+                printf(",%.10g", v[k]);
+            printf("\n");
+        } else if (json && runs == 1) {
+            print_json(&s, &res, violations, msg, &sums[run], per_rank);
+        } else if (json) {
+            printf("%s{", run ? "," : "");
+            print_summary_json(&sums[run]);
+            printf(",\"messages\":%" PRIu64 ",\"time\":%" PRIu64
+                   ",\"events\":%" PRIu64 ",\"violations\":%d,"
+                   "\"violation\":\"%s\"}",
+                   res.messages, res.time_ns, res.events, violations, msg);
+        } else if (runs == 1) {
+            print_table(&s, &res, violations, msg, per_rank);
+            printf("reach=%" PRIu64 " finish=%" PRIu64 " first_finish=%" PRIu64
+                   " spread=%" PRIu64 " msgs/proc=%.3f max_rank_msgs=%" PRIu64
+                   " max_inbound=%u live=%u undelivered=%u bad_status=%u\n"
+                   "wall=%.3fs (setup %.3f, run %.3f, teardown %.3f, check"
+                   " %.3f) peak_rss=%ldKB\n",
+                   sums[run].reach, sums[run].finish, sums[run].first_finish,
+                   sums[run].spread, sums[run].msgs_per_proc,
+                   sums[run].max_rank_msgs, sums[run].max_inbound,
+                   sums[run].live, sums[run].undelivered, sums[run].bad_status,
+                   wall, res.wall_setup_s, res.wall_run_s, res.wall_teardown_s,
+                   sums[run].check_s, peak_rss_kb());
+        } else {
+            if (run == 0)
+                printf("%4s %6s %8s %8s %8s %6s %10s %8s %7s %6s %5s %5s %7s\n",
+                       "run", "seed", "reach", "finish", "first", "spread",
+                       "messages", "msg/proc", "max_inq", "failed", "undel",
+                       "viol", "wall_s");
+            printf("%4u %6" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
+                   " %6" PRIu64 " %10" PRIu64 " %8.3f %7u %6u %5u %5d %7.3f\n",
+                   run, s.seed, sums[run].reach, sums[run].finish,
+                   sums[run].first_finish, sums[run].spread, sums[run].messages,
+                   sums[run].msgs_per_proc, sums[run].max_inbound,
+                   sums[run].failed, sums[run].undelivered, violations, wall);
+            if (violations)
+                printf("     violation: %s\n", msg);
+        }
+        ftc_scenario_result_free(&res);
+    }
+    if (runs > 1) {
+        double mean[M_COUNT] = {0}, mn[M_COUNT], mx[M_COUNT];
+        for (uint32_t run = 0; run < runs; run++) {
+            double v[M_COUNT];
+            metric_values(&sums[run], v);
+            for (int k = 0; k < M_COUNT; k++) {
+                mean[k] += v[k] / runs;
+                if (run == 0 || v[k] < mn[k])
+                    mn[k] = v[k];
+                if (run == 0 || v[k] > mx[k])
+                    mx[k] = v[k];
+            }
+        }
+        if (csv) {
+            const char *lab[3] = {"mean", "min", "max"};
+            const double *val[3] = {mean, mn, mx};
+            for (int a = 0; a < 3; a++) {
+                printf("%s,%s,%s,%s,%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                       ",%u,",
+                       lab[a], ftc_coll_name(s.coll), ftc_algo_name(s.args.algo),
+                       s.model == FTC_MODEL_LOGP ? "logp" : "loopback", s.n,
+                       s.args.f, s.logp_L, s.logp_o, s.logp_g,
+                       s.parallelism ? s.parallelism : 1);
+                for (int k = 0; k < M_COUNT; k++)
+                    printf(",%.10g", val[a][k]);
+                printf("\n");
+            }
+        } else if (json) {
+            printf("],\"aggregate\":{");
+            for (int k = 0; k < M_COUNT; k++)
+                printf("%s\"%s\":{\"mean\":%.10g,\"min\":%.10g,\"max\":%.10g}",
+                       k ? "," : "", metric_names[k], mean[k], mn[k], mx[k]);
+            printf("},\"peak_rss_kb\":%ld}\n", peak_rss_kb());
+        } else {
+            printf("%11s %8.1f %8.1f %8.1f %6.1f %10.1f %8.3f %7.1f %6.1f "
+                   "%5.1f %5.1f %7.3f\n",
+                   "mean", mean[M_reach], mean[M_finish], mean[M_first_finish],
+                   mean[M_spread], mean[M_messages], mean[M_msgs_per_proc],
+                   mean[M_max_inbound], mean[M_failed], mean[M_undelivered],
+                   mean[M_violations], mean[M_wall_s]);
+            printf("%11s %8.0f %8.0f %8.0f %6.0f %10.0f %8.3f %7.0f %6.0f "
+                   "%5.0f %5.0f %7.3f\n",
+                   "min", mn[M_reach], mn[M_finish], mn[M_first_finish],
+                   mn[M_spread], mn[M_messages], mn[M_msgs_per_proc],
+                   mn[M_max_inbound], mn[M_failed], mn[M_undelivered],
+                   mn[M_violations], mn[M_wall_s]);
+            printf("%11s %8.0f %8.0f %8.0f %6.0f %10.0f %8.3f %7.0f %6.0f "
+                   "%5.0f %5.0f %7.3f\n",
+                   "max", mx[M_reach], mx[M_finish], mx[M_first_finish],
+                   mx[M_spread], mx[M_messages], mx[M_msgs_per_proc],
+                   mx[M_max_inbound], mx[M_failed], mx[M_undelivered],
+                   mx[M_violations], mx[M_wall_s]);
+            printf("peak_rss=%ldKB\n", peak_rss_kb());
+        }
+    }
+    free(sums);
+    return worst == 0 ? 0 : 1;
 }

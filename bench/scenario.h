@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A scenario: one collective run by n ranks on the loopback backend, with
- * a fault schedule, recording what every rank delivered. ftcoll-sim, the
- * property checker and the benchmarks share it.
+ * A scenario: one collective run by n ranks on the loopback backend or on
+ * the LogP simulator backend (docs/simulator.md), with a fault schedule,
+ * recording what every rank delivered. ftcoll-sim, the property checker
+ * and the benchmarks share it.
  */
 #ifndef FTC_BENCH_SCENARIO_H
 #define FTC_BENCH_SCENARIO_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ftcoll/ftcoll.h"
 
@@ -28,6 +30,23 @@ typedef struct ftc_crash {
 
 #define FTC_SCENARIO_MAX_FAULTS 64
 
+typedef enum ftc_sim_model {
+    FTC_MODEL_LOOPBACK = 0, /* ns, latency + serialised send cost */
+    FTC_MODEL_LOGP = 1      /* LogP time units (backends/logp) */
+} ftc_sim_model_t;
+
+typedef enum ftc_spread_kind {
+    FTC_SPREAD_UNIFORM = 0, /* start uniformly in [0, start_spread_ns] */
+    FTC_SPREAD_NORMAL = 1   /* start = round(3s + s*Z), Z ~ N(0,1), clamped
+                               to [0, 6s], s = start_spread_ns */
+} ftc_spread_kind_t;
+
+/* LogP inbound queue policy: FIFO, or by message kind (kind_class). */
+typedef enum ftc_sim_queue {
+    FTC_QUEUE_FIFO = 0,
+    FTC_QUEUE_KIND = 1
+} ftc_sim_queue_t;
+
 typedef struct ftc_scenario {
     ftc_coll_t coll;
     ftc_coll_args_t args;   /* algo, root, f, op, dtype, count, variants */
@@ -43,8 +62,31 @@ typedef struct ftc_scenario {
     uint64_t latency_ns, jitter_ns, send_cost_ns;
     uint64_t detect_delay_ns;   /* UINT64_MAX: keepalive probes only */
     uint64_t suspect_timeout_ns, probe_timeout_ns;
-    uint64_t start_spread_ns;   /* ranks start uniformly in [0, spread] */
-    uint64_t max_events;        /* safety bound; 0 = 50M */
+    uint64_t start_spread_ns;   /* arrival spread, see spread_kind */
+    uint64_t max_events;        /* safety bound; 0 = max(50M, 400 n) */
+
+    /* --- the LogP simulator and fault models (ftc_scenario_init's
+     * defaults keep the loopback behaviour unchanged) --- */
+    ftc_sim_model_t model;
+    uint64_t logp_L, logp_o, logp_g;    /* LogP: time units */
+    uint32_t parallelism;               /* LogP: 1 or 2 (0 = 1) */
+    ftc_sim_queue_t queue;              /* LogP inbound queue policy */
+    uint8_t kind_class[16];             /* KIND: class per wire kind,
+                                           lower first */
+    ftc_spread_kind_t spread_kind;
+    /* Random faults, drawn with fault_seed (distinct ranks, never one of
+     * fail[]; never the root when protect_root): random_fail ranks fail
+     * before the operation, random_crash ranks crash at uniformly random
+     * times in [0, crash_window]. */
+    uint32_t random_fail, random_crash;
+    uint64_t crash_window;
+    bool protect_root;
+    uint64_t fault_seed;
+    /* Per-rank results kept small for huge n: no failed_list copies. */
+    bool lean;
+    /* LogP: one line per CPU activity and per delivery ("T RANK what
+     * PEER"), for small runs and the docs; NULL: none. */
+    FILE *trace;
 } ftc_scenario_t;
 
 typedef struct ftc_rank_result {
@@ -58,6 +100,9 @@ typedef struct ftc_rank_result {
     uint32_t *failed_list;  /* as delivered */
     void *value;            /* nbytes, valid when delivered with a result */
     bool has_value;
+    uint64_t finish_ns;     /* LogP: end of its last send or receive (or
+                               its delivery, if later); loopback: delivery */
+    uint32_t max_inbound;   /* LogP: longest inbound queue */
 } ftc_rank_result_t;
 
 typedef struct ftc_scenario_result {
@@ -70,12 +115,36 @@ typedef struct ftc_scenario_result {
     ftc_counters_t totals;  /* summed over ranks */
     ftc_rank_result_t *ranks;
     void **inputs;          /* each rank's input (nbytes) */
+
+    /* Summary over the non-failed ranks (see docs/simulator.md). */
+    uint64_t reach_ns;      /* last delivery of a live rank */
+    uint64_t finish_ns;     /* last live rank finishes */
+    uint64_t first_finish_ns;
+    uint32_t live;          /* ranks that never failed */
+    uint32_t undelivered;   /* live ranks that never delivered */
+    uint32_t bad_status;    /* live ranks that delivered an error */
+    uint64_t max_rank_sends;/* most messages one rank sent */
+    uint32_t max_inbound;   /* longest inbound queue (LogP) */
+    uint32_t max_inbound_rank;
+    uint64_t backend_bytes; /* the world's own memory after the run */
+    double wall_setup_s, wall_run_s, wall_teardown_s; /* host seconds */
+    void *slab;             /* storage behind inputs and values */
 } ftc_scenario_result_t;
 
 /* Defaults: allreduce, corrected, n 8, f 1, int64 sum, count 1, input
  * rank, latency 1 us, send cost 100 ns, transport reports failures after
- * 50 us, suspect after 1 ms, probe expires after 2 ms. */
+ * 50 us, suspect after 1 ms, probe expires after 2 ms; loopback model. */
 void ftc_scenario_init(ftc_scenario_t *s);
+
+/* Switch s to the LogP model with its defaults: L 2, o 1, g 1,
+ * parallelism 1, FIFO; in time units, failure reports after 100, suspect
+ * after 1000, probe expires after 2000. */
+void ftc_scenario_use_logp(ftc_scenario_t *s);
+
+/* The default class per message kind for FTC_QUEUE_KIND: tree data
+ * (bcast, tree-up, up-correction, abort, nudge) first, then corrections,
+ * then control. */
+void ftc_scenario_default_kind_classes(uint8_t cls[16]);
 
 /* Runs to quiescence. Returns FTC_OK (the result describes what happened,
  * good or bad) or an error for an impossible scenario (FTC_EINVAL with a

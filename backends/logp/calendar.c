@@ -29,14 +29,14 @@ int ftc_cal_init(ftc_calendar_t *c, uint64_t window)
         nb <<= 1;
     c->nb = nb;
     c->mask = nb - 1;
-    c->head = malloc(sizeof(uint32_t) * nb);
-    c->tail = malloc(sizeof(uint32_t) * nb);
+    c->head = malloc(sizeof(uint32_t) * 2 * nb);
+    c->tail = malloc(sizeof(uint32_t) * 2 * nb);
     c->bits = calloc(nb / 64, sizeof(uint64_t));
     if (c->head == NULL || c->tail == NULL || c->bits == NULL) {
         ftc_cal_fini(c);
         return -1;
     }
-    for (uint32_t i = 0; i < nb; i++)
+    for (uint32_t i = 0; i < 2 * nb; i++)
         c->head[i] = c->tail[i] = FTC_CAL_NONE;
     c->free_head = FTC_CAL_NONE;
     return 0;
@@ -71,6 +71,7 @@ uint32_t ftc_cal_alloc(ftc_calendar_t *c)
     uint32_t i = c->free_head;
     c->free_head = c->pool[i].next;
     c->pool[i].next = FTC_CAL_NONE;
+    c->pool[i].cls = 0;
     if (++c->live > c->max_live)
         c->max_live = c->live;
     return i;
@@ -86,14 +87,14 @@ void ftc_cal_release(ftc_calendar_t *c, uint32_t idx)
 static void ring_append(ftc_calendar_t *c, uint32_t idx)
 {
     uint32_t b = (uint32_t)(c->pool[idx].time & c->mask);
+    uint32_t l = 2 * b + (c->pool[idx].cls != 0);
     c->pool[idx].next = FTC_CAL_NONE;
-    if (c->tail[b] == FTC_CAL_NONE) {
-        c->head[b] = idx;
-        c->bits[b >> 6] |= 1ull << (b & 63);
-    } else {
-        c->pool[c->tail[b]].next = idx;
-    }
-    c->tail[b] = idx;
+    if (c->tail[l] == FTC_CAL_NONE)
+        c->head[l] = idx;
+    else
+        c->pool[c->tail[l]].next = idx;
+    c->tail[l] = idx;
+    c->bits[b >> 6] |= 1ull << (b & 63);
 }
 
 static int far_before(const ftc_cal_far_t *a, const ftc_cal_far_t *b)
@@ -170,13 +171,18 @@ void ftc_cal_push(ftc_calendar_t *c, uint32_t idx)
 uint32_t ftc_cal_pop_now(ftc_calendar_t *c)
 {
     uint32_t b = (uint32_t)(c->now & c->mask);
-    uint32_t idx = c->head[b];
-    if (idx == FTC_CAL_NONE)
-        return FTC_CAL_NONE;
-    c->head[b] = c->pool[idx].next;
-    if (c->head[b] == FTC_CAL_NONE) {
-        c->tail[b] = FTC_CAL_NONE;
-        c->bits[b >> 6] &= ~(1ull << (b & 63));
+    uint32_t l = 2 * b;
+    uint32_t idx = c->head[l];
+    if (idx == FTC_CAL_NONE) {
+        idx = c->head[++l];
+        if (idx == FTC_CAL_NONE)
+            return FTC_CAL_NONE;
+    }
+    c->head[l] = c->pool[idx].next;
+    if (c->head[l] == FTC_CAL_NONE) {
+        c->tail[l] = FTC_CAL_NONE;
+        if (c->head[2 * b] == FTC_CAL_NONE && c->head[2 * b + 1] == FTC_CAL_NONE)
+            c->bits[b >> 6] &= ~(1ull << (b & 63));
     }
     return idx;
 }
@@ -225,6 +231,6 @@ void ftc_cal_set_now(ftc_calendar_t *c, uint64_t t)
 size_t ftc_cal_memory(const ftc_calendar_t *c)
 {
     return (size_t)c->cap * sizeof(ftc_cal_event_t)
-           + (size_t)c->nb * 2 * sizeof(uint32_t) + c->nb / 8
+           + (size_t)c->nb * 4 * sizeof(uint32_t) + c->nb / 8
            + c->far_cap * sizeof(ftc_cal_far_t);
 }

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The LogP backend's event queue: a calendar of integer times. Events due
- * within `nb` units of now sit in a ring of per-time FIFO buckets (O(1)
- * push and pop; a bitmap finds the next non-empty bucket); later ones (the
- * core's timeouts, mostly) wait in a binary heap and move into the ring
- * when their time enters the window. Events of one time come out in the
- * order they were pushed, heap or not: a run is reproducible. Internal to
- * the LogP backend.
+ * within `nb` units of now sit in a ring of per-time buckets (O(1) push and
+ * pop; a bitmap finds the next non-empty bucket); later ones (the core's
+ * timeouts, mostly) wait in a binary heap and move into the ring when their
+ * time enters the window. A bucket holds two FIFO classes: every event of
+ * class 0 due at a time comes out before any of class 1, and within a class
+ * events come out in the order they were pushed, heap or not: a run is
+ * reproducible. Internal to the LogP backend.
  */
 #ifndef FTC_LOGP_CALENDAR_H
 #define FTC_LOGP_CALENDAR_H
@@ -23,7 +24,8 @@ typedef struct ftc_cal_event {
     uint32_t next;      /* in its bucket, or in the free list */
     uint32_t rank;
     uint32_t peer;
-    uint32_t kind;
+    uint16_t kind;
+    uint16_t cls;       /* 0 or 1: at one time, all of class 0 come first */
     union {
         struct ftc_logp_msg *msg;
         uint64_t gen;
@@ -39,7 +41,7 @@ typedef struct ftc_calendar {
     ftc_cal_event_t *pool;
     uint32_t cap, free_head;
     uint64_t live, max_live;
-    uint32_t *head, *tail;  /* per bucket */
+    uint32_t *head, *tail;  /* per bucket and class: [2 b + cls] */
     uint64_t *bits;         /* bucket b non-empty: bit b */
     uint32_t nb, mask;      /* nb a power of two */
     uint64_t now;
@@ -52,7 +54,8 @@ typedef struct ftc_calendar {
 int ftc_cal_init(ftc_calendar_t *c, uint64_t window);
 void ftc_cal_fini(ftc_calendar_t *c);
 
-/* A slot to fill; FTC_CAL_NONE if out of memory. Push it (time >= now). */
+/* A slot to fill (class 0); FTC_CAL_NONE if out of memory. Push it
+ * (time >= now). */
 uint32_t ftc_cal_alloc(ftc_calendar_t *c);
 void ftc_cal_push(ftc_calendar_t *c, uint32_t idx);
 void ftc_cal_release(ftc_calendar_t *c, uint32_t idx);

@@ -18,13 +18,16 @@
  *  - An arrived message waits in the receiver's inbound queue until its
  *    receive unit is free; receiving it costs o, and the core gets the
  *    bytes (ftc_transport_recv) at the end of those o units.
- *  - Choosing the next thing a free CPU does at time t, after every event
- *    of time t has happened: (1) receive the next inbound message; then,
- *    only when the inbound queue is empty (parallelism 1) or on the send
- *    unit (parallelism 2), (2) hand a due send completion to the core,
- *    which may queue more sends, and (3) start the next queued send.
- *    Receives take priority over sends, and a send completion is seen by
- *    the core only when the CPU would otherwise go idle: flogsim's rules.
+ *  - Choosing the next thing a free CPU does at time t, after every
+ *    arrival, timer, failure report and crash of time t and after the core
+ *    handled this rank's send or receive that ended at t: (1) receive the
+ *    next inbound message; then, only when the inbound queue is empty
+ *    (parallelism 1) or on the send unit (parallelism 2), (2) hand a due
+ *    send completion to the core, which may queue more sends, and (3)
+ *    start the next queued send. Receives take priority over sends, and a
+ *    send completion is seen by the core only when the CPU would otherwise
+ *    go idle: flogsim's rules. Simultaneous arrivals queue in departure
+ *    order (ties among simultaneous departures: deterministic, unspecified).
  *  - The inbound queue is FIFO, or ordered by a class the embedder's
  *    classify() gives each message (lower first; FIFO within a class;
  *    never ahead of an earlier message of the same sender, which keeps
@@ -47,8 +50,11 @@
  * from ftc_logp_run() and ftc_logp_run_until().
  *
  * Cost: O(1) per event for events within the calendar window (a ring of
- * time buckets), O(log) for far ones (timers); per rank about 120 bytes
- * plus what is queued. Out of memory inside an op aborts with a message.
+ * time buckets), O(log) for far ones (timers); a watch or unwatch costs
+ * O(peers the rank watches); a crash during an operation costs O(ranks +
+ * watches) (before it, O(1)). Memory: 196 bytes per rank, plus 16 per
+ * watch beyond two, and what is queued (messages of up to 96 payload bytes come from a pool of
+ * 128-byte blocks). Out of memory inside an op aborts with a message.
  */
 #ifndef FTCOLL_LOGP_H
 #define FTCOLL_LOGP_H
@@ -76,6 +82,18 @@ typedef enum ftc_logp_queue {
 typedef unsigned (*ftc_logp_classify_fn)(const void *buf, size_t len,
                                          void *arg);
 
+/* What a rank's CPU did, for ftc_logp_config_t.trace. */
+typedef enum ftc_logp_trace_kind {
+    FTC_LOGP_SEND_START,  /* peer: destination */
+    FTC_LOGP_SEND_END,    /* the message departs; peer: destination */
+    FTC_LOGP_RECV_START,  /* peer: source */
+    FTC_LOGP_RECV_END,    /* handed to the core; peer: source */
+    FTC_LOGP_CRASH        /* peer: unused */
+} ftc_logp_trace_kind_t;
+
+typedef void (*ftc_logp_trace_fn)(void *arg, uint64_t time, uint32_t rank,
+                                  ftc_logp_trace_kind_t what, uint32_t peer);
+
 typedef struct ftc_logp_config {
     uint32_t n;               /* ranks (P), 1 <= n < 2^31 */
     uint64_t L, o, g;         /* time units; default 2, 1, 1 */
@@ -86,6 +104,8 @@ typedef struct ftc_logp_config {
     uint64_t detect_delay;    /* time units from a crash to the report to a
                                  watcher; UINT64_MAX: never (keepalives
                                  only); default 100 */
+    ftc_logp_trace_fn trace;  /* every CPU activity, or NULL */
+    void *trace_arg;
 } ftc_logp_config_t;
 
 /* Per-rank figures since the world was created. */

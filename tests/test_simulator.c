@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Validation of the LogP simulator (docs/simulator.md): the real core on
+ * the LogP backend through the scenario layer.
+ *
+ *  - plain trees reach the last process exactly when the LogP recursion
+ *    says (every tree kind, P = 1..), and binomial trees in m(2o + L) for
+ *    P = 2^m, g <= o;
+ *  - flogsim's published plain-tree runtimes;
+ *  - failure-free message counts: Kuettler & Haertig's Theorem 5 (reduce)
+ *    and Theorem 7 (allreduce with opportunistic correction);
+ *  - the checked-corrected runtimes next to flogsim's (the table in
+ *    docs/simulator.md explains each difference);
+ *  - fault models within f (random pre-operational, random in-operation,
+ *    arrival imbalance, both queue policies, parallelism 2): the checker
+ *    holds and every live process delivers;
+ *  - determinism, and refusal of nonsensical scenarios.
+ *
+ * Options: --big runs the long checks (P = 65,536; suite 'sweep').
+ * The last line says 'N passed, M failed'.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checker.h"
+#include "scenario.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (cond) {                                                            \
+            passed++;                                                          \
+        } else {                                                               \
+            failed++;                                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+        }                                                                      \
+    } while (0)
+
+static void logp(ftc_scenario_t *s, uint32_t n, uint64_t L, uint64_t o,
+                 uint64_t g)
+{
+    ftc_scenario_init(s);
+    ftc_scenario_use_logp(s);
+    s->n = n;
+    s->logp_L = L;
+    s->logp_o = o;
+    s->logp_g = g;
+    s->args.count = 1;
+}
+
+/* Runs and checks s; returns 0 and fills res, or -1 (already reported). */
+static int run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
+               const char *what)
+{
+    char err[256], msg[512];
+    int rc = ftc_scenario_run(s, res, err, sizeof(err));
+    CHECK(rc == FTC_OK, "%s: refused: %s", what, err);
+    if (rc != FTC_OK)
+        return -1;
+    int v = ftc_check(s, res, msg, sizeof(msg));
+    CHECK(v == 0, "%s (n %u): %d violation(s): %s", what, s->n, v, msg);
+    return 0;
+}
+
+/* --- Closed forms ------------------------------------------------------- */
+
+/* When each rank of a plain tree broadcast receives: the root starts at 0,
+ * a rank starts sending when it has the value, its i-th child (1-based,
+ * in send order) has it i*max(o,g) + L + o later. Returns the last. */
+static uint64_t tree_closed_form(const ftc_tree_t *t, uint32_t n, uint64_t L,
+                                 uint64_t o, uint64_t g)
+{
+    uint64_t *at = calloc(n, sizeof(uint64_t));
+    uint32_t *queue = malloc(sizeof(uint32_t) * n);
+    uint32_t *ch = malloc(sizeof(uint32_t) * n);
+    uint64_t sc = o > g ? o : g, last = 0;
+    uint32_t head = 0, tail = 0;
+    queue[tail++] = 0;
+    while (head < tail) {
+        uint32_t r = queue[head++];
+        uint32_t k = ftc_tree_children(t, n, r, ch, n);
+        for (uint32_t i = 0; i < k; i++) {
+            at[ch[i]] = at[r] + (i + 1) * sc + L + o;
+            if (at[ch[i]] > last)
+                last = at[ch[i]];
+            queue[tail++] = ch[i];
+        }
+    }
+    free(at);
+    free(queue);
+    free(ch);
+    return last;
+}
+
+static void test_tree_closed_forms(void)
+{
+    static const uint64_t params[][3] = {
+        {2, 1, 1}, {1, 1, 1}, {3, 2, 1}, {10, 3, 2}, {2, 1, 3}, {0, 1, 1},
+        {5, 0, 2},
+    };
+    static const ftc_tree_t trees[] = {
+        {FTC_TREE_BINOMIAL, 2, 0, 0, 0},
+        {FTC_TREE_KARY, 2, 0, 0, 0},
+        {FTC_TREE_KARY, 3, 0, 0, 0},
+        {FTC_TREE_LAME, 2, 0, 0, 0},
+        {FTC_TREE_LAME, 4, 0, 0, 0},
+        {FTC_TREE_BINOMIAL_INORDER, 2, 0, 0, 0},
+        {FTC_TREE_OPTIMAL, 0, 2, 1, 1},
+    };
+    static const uint32_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 21, 64, 100,
+                                     255, 256, 1000, 1024, 4097};
+    int mismatches = 0;
+    for (size_t p = 0; p < sizeof(params) / sizeof(params[0]); p++) {
+        for (size_t t = 0; t < sizeof(trees) / sizeof(trees[0]); t++) {
+            for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+                for (uint32_t par = 1; par <= 2; par++) {
+                    ftc_scenario_t s;
+                    logp(&s, sizes[k], params[p][0], params[p][1], params[p][2]);
+                    s.parallelism = par;
+                    s.coll = FTC_COLL_BCAST;
+                    s.args.algo = FTC_ALGO_TREE;
+                    s.args.f = 0;
+                    s.args.bcast_tree = trees[t];
+                    ftc_scenario_result_t res;
+                    if (run(&s, &res, "plain tree") != 0)
+                        continue;
+                    uint64_t want = tree_closed_form(&trees[t], s.n, s.logp_L,
+                                                     s.logp_o, s.logp_g);
+                    if (res.reach_ns != want || res.finish_ns != want) {
+                        if (mismatches++ < 10)
+                            fprintf(stderr,
+                                    "  %s k=%u P=%u L=%" PRIu64 " o=%" PRIu64
+                                    " g=%" PRIu64 " par %u: reach %" PRIu64
+                                    " finish %" PRIu64 ", closed form %" PRIu64
+                                    "\n",
+                                    ftc_tree_kind_name(trees[t].kind),
+                                    trees[t].k, s.n, s.logp_L, s.logp_o,
+                                    s.logp_g, par, res.reach_ns, res.finish_ns,
+                                    want);
+                    }
+                    CHECK(res.messages == s.n - 1, "tree messages");
+                    ftc_scenario_result_free(&res);
+                }
+            }
+        }
+    }
+    CHECK(mismatches == 0, "%d plain-tree latencies differ from the LogP "
+                           "recursion", mismatches);
+
+    /* Binomial, P = 2^m, g <= o: m (2o + L). */
+    for (uint32_t m = 0; m <= 14; m++) {
+        for (uint64_t L = 0; L <= 4; L += 2) {
+            for (uint64_t o = 1; o <= 3; o++) {
+                ftc_scenario_t s;
+                logp(&s, 1u << m, L, o, o - 1);
+                s.coll = FTC_COLL_BCAST;
+                s.args.algo = FTC_ALGO_TREE;
+                s.args.f = 0;
+                ftc_scenario_result_t res;
+                if (run(&s, &res, "binomial") != 0)
+                    continue;
+                CHECK(res.reach_ns == m * (2 * o + L),
+                      "binomial P=2^%u L=%" PRIu64 " o=%" PRIu64 ": %" PRIu64
+                      ", want m(2o+L) = %" PRIu64,
+                      m, L, o, res.reach_ns, m * (2 * o + L));
+                ftc_scenario_result_free(&res);
+            }
+        }
+    }
+}
+
+/* flogsim's own expected runtimes (corrected-trees.md 5), L = o = g = 1
+ * unless noted; "runtime" = the last CPU event anywhere. */
+static void test_flogsim_plain(void)
+{
+    static const struct {
+        ftc_tree_kind_t kind;
+        uint32_t k, P;
+        uint64_t L, runtime;
+    } cases[] = {
+        {FTC_TREE_KARY, 3, 4, 1, 5},       {FTC_TREE_KARY, 3, 13, 1, 10},
+        {FTC_TREE_KARY, 4, 5, 1, 6},       {FTC_TREE_BINOMIAL, 2, 3, 2, 5},
+        {FTC_TREE_BINOMIAL, 2, 5, 2, 8},   {FTC_TREE_BINOMIAL, 2, 7, 2, 9},
+        {FTC_TREE_BINOMIAL, 2, 100, 2, 25},
+        {FTC_TREE_BINOMIAL, 2, 1000, 2, 37},
+        {FTC_TREE_BINOMIAL, 2, 1024, 2, 40},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ftc_scenario_t s;
+        logp(&s, cases[i].P, cases[i].L, 1, 1);
+        s.coll = FTC_COLL_BCAST;
+        s.args.algo = FTC_ALGO_TREE;
+        s.args.bcast_tree.kind = cases[i].kind;
+        s.args.bcast_tree.k = cases[i].k;
+        ftc_scenario_result_t res;
+        if (run(&s, &res, "flogsim plain") != 0)
+            continue;
+        CHECK(res.finish_ns == cases[i].runtime,
+              "%s k=%u P=%u L=%" PRIu64 ": runtime %" PRIu64 ", flogsim %" PRIu64,
+              ftc_tree_kind_name(cases[i].kind), cases[i].k, cases[i].P,
+              cases[i].L, res.finish_ns, cases[i].runtime);
+        ftc_scenario_result_free(&res);
+    }
+}
+
+/* Checked-corrected 2-ary bcast, L = o = g = 1, f = 0 (plain checked
+ * correction), parallelism 1. flogsim: 9/14/20, rank 1 failed 9/15/20. The
+ * values below are ftcoll's; docs/simulator.md explains each difference
+ * (ring instead of chain, stop after n-1 instead of P sends, finish over
+ * live ranks). If the core's correction changes, update both. */
+static void test_flogsim_checked(void)
+{
+    static const struct {
+        uint32_t P;
+        int fail1;
+        uint64_t reach, finish, flogsim;
+    } cases[] = {
+        {3, 0, 4, 10, 9},  {7, 0, 7, 16, 14},  {15, 0, 11, 20, 20},
+        {3, 1, 4, 9, 9},   {7, 1, 10, 18, 15}, {15, 1, 13, 23, 20},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ftc_scenario_t s;
+        logp(&s, cases[i].P, 1, 1, 1);
+        s.coll = FTC_COLL_BCAST;
+        s.args.f = 0;
+        s.args.correction = FTC_CORRECTION_CHECKED;
+        s.args.bcast_tree.kind = FTC_TREE_KARY;
+        s.args.bcast_tree.k = 2;
+        if (cases[i].fail1)
+            s.fail[s.nfail++] = 1;
+        ftc_scenario_result_t res;
+        if (run(&s, &res, "checked corrected") != 0)
+            continue;
+        CHECK(res.undelivered == 0 && res.bad_status == 0,
+              "every live process reached");
+        CHECK(res.reach_ns == cases[i].reach && res.finish_ns == cases[i].finish,
+              "P=%u%s: reach %" PRIu64 " finish %" PRIu64 ", recorded %" PRIu64
+              "/%" PRIu64 " (flogsim runtime %" PRIu64 ")",
+              cases[i].P, cases[i].fail1 ? " rank 1 failed" : "", res.reach_ns,
+              res.finish_ns, cases[i].reach, cases[i].finish, cases[i].flogsim);
+        ftc_scenario_result_free(&res);
+    }
+}
+
+/* --- Message counts ----------------------------------------------------- */
+
+static void test_theorem5(uint32_t nmax, const uint32_t *extra, size_t nextra)
+{
+    int bad = 0, runs = 0;
+    for (uint32_t i = 0; i < nmax + nextra; i++) {
+        uint32_t n = i < nmax ? i + 1 : extra[i - nmax];
+        for (uint32_t f = 0; f <= 4 && f < n; f++) {
+            for (int scheme = FTC_FAULT_LIST; scheme <= FTC_FAULT_BIT; scheme++) {
+                if (n > 256 && scheme != FTC_FAULT_LIST)
+                    continue;
+                ftc_scenario_t s;
+                logp(&s, n, 2, 1, 1);
+                s.coll = FTC_COLL_REDUCE;
+                s.args.f = f;
+                s.args.fault_info = (ftc_fault_info_t)scheme;
+                ftc_scenario_result_t res;
+                if (run(&s, &res, "theorem 5") != 0)
+                    continue;
+                runs++;
+                uint64_t want = ftc_expected_reduce_messages(n, f);
+                if (res.messages != want && bad++ < 10)
+                    fprintf(stderr, "  reduce n=%u f=%u: %" PRIu64
+                                    " messages, Theorem 5: %" PRIu64 "\n",
+                            n, f, res.messages, want);
+                ftc_scenario_result_free(&res);
+            }
+        }
+    }
+    CHECK(bad == 0, "Theorem 5: %d of %d reduce runs off", bad, runs);
+}
+
+static void test_theorem7(uint32_t nmax, const uint32_t *extra, size_t nextra)
+{
+    static const ftc_tree_t trees[] = {
+        {FTC_TREE_BINOMIAL, 2, 0, 0, 0},
+        {FTC_TREE_KARY, 3, 0, 0, 0},
+        {FTC_TREE_LAME, 4, 0, 0, 0},
+    };
+    int bad = 0, runs = 0;
+    for (uint32_t i = 0; i < nmax + nextra; i++) {
+        uint32_t n = i < nmax ? i + 1 : extra[i - nmax];
+        for (uint32_t f = 0; f <= 3 && f < n; f++) {
+            for (uint32_t d = 1; d <= 3; d++) {
+                for (size_t t = 0; t < 3; t++) {
+                    if (n > 256 && (d != 2 || t != 0))
+                        continue;
+                    ftc_scenario_t s;
+                    logp(&s, n, 2, 1, 1);
+                    s.coll = FTC_COLL_ALLREDUCE;
+                    s.args.f = f;
+                    s.args.correction = FTC_CORRECTION_OPPORTUNISTIC;
+                    s.args.distance = d;
+                    s.args.bcast_tree = trees[t];
+                    ftc_scenario_result_t res;
+                    if (run(&s, &res, "theorem 7") != 0)
+                        continue;
+                    runs++;
+                    uint64_t want = ftc_expected_reduce_messages(n, f)
+                                    + ftc_expected_bcast_opportunistic_messages(
+                                        &trees[t], n, d);
+                    if (res.messages != want && bad++ < 10)
+                        fprintf(stderr, "  allreduce n=%u f=%u d=%u %s: %" PRIu64
+                                        " messages, Theorem 7: %" PRIu64 "\n",
+                                n, f, d, ftc_tree_kind_name(trees[t].kind),
+                                res.messages, want);
+                    ftc_scenario_result_free(&res);
+                }
+            }
+        }
+    }
+    CHECK(bad == 0, "Theorem 7: %d of %d allreduce runs off", bad, runs);
+}
+
+/* --- Fault models --------------------------------------------------------- */
+
+static void within_f(ftc_scenario_t *s, const char *what, int seeds)
+{
+    for (int seed = 1; seed <= seeds; seed++) {
+        s->seed = (uint64_t)seed;
+        s->fault_seed = (uint64_t)seed * 7919;
+        ftc_scenario_result_t res;
+        if (run(s, &res, what) != 0)
+            continue;
+        uint32_t dead = res.n - res.live;
+        CHECK(dead == s->random_fail + s->random_crash + s->nfail,
+              "%s: %u failed, want %u", what, dead,
+              s->random_fail + s->random_crash + s->nfail);
+        CHECK(res.undelivered == 0,
+              "%s seed %d: %u live processes did not deliver", what, seed,
+              res.undelivered);
+        if (s->coll != FTC_COLL_BCAST || !res.ranks[s->args.root].failed)
+            CHECK(res.bad_status == 0, "%s seed %d: %u error deliveries", what,
+                  seed, res.bad_status);
+        CHECK(res.finish_ns >= res.reach_ns && res.first_finish_ns <= res.finish_ns,
+              "%s: finish %" PRIu64 " reach %" PRIu64, what, res.finish_ns,
+              res.reach_ns);
+        if (s->protect_root)
+            CHECK(!res.ranks[s->args.root].failed, "%s: the root was protected",
+                  what);
+        ftc_scenario_result_free(&res);
+    }
+}
+
+static void test_fault_models(uint32_t n)
+{
+    static const ftc_coll_t colls[] = {FTC_COLL_REDUCE, FTC_COLL_BCAST,
+                                       FTC_COLL_ALLREDUCE};
+    for (size_t c = 0; c < 3; c++) {
+        ftc_scenario_t s;
+        logp(&s, n, 2, 1, 1);
+        s.coll = colls[c];
+        s.args.f = 3;
+        s.random_fail = 3;
+        within_f(&s, "3 random pre-operational failures", 3);
+
+        logp(&s, n, 2, 1, 1);
+        s.coll = colls[c];
+        s.args.f = 2;
+        s.random_crash = 2;
+        s.crash_window = 80;
+        within_f(&s, "2 random in-operation crashes", 3);
+
+        logp(&s, n, 2, 1, 1);
+        s.coll = colls[c];
+        s.args.f = 2;
+        s.random_fail = 1;
+        s.fail[s.nfail++] = 5;
+        s.start_spread_ns = 40;
+        s.spread_kind = FTC_SPREAD_NORMAL;
+        within_f(&s, "normal arrival spread", 2);
+
+        logp(&s, n, 2, 1, 1);
+        s.coll = colls[c];
+        s.args.f = 2;
+        s.random_fail = 2;
+        s.start_spread_ns = 100;
+        s.queue = FTC_QUEUE_KIND;
+        s.parallelism = 2;
+        within_f(&s, "uniform spread, queue by kind, parallelism 2", 2);
+
+        /* Keepalive probes only. Small: every process waiting for a
+         * broadcast watches its root, so at scale the root drowns in
+         * probes (o per probe and per answer) and is declared failed
+         * (docs/simulator.md, "findings"). */
+        logp(&s, n < 128 ? n : 128, 3, 2, 1);
+        s.coll = colls[c];
+        s.args.f = 1;
+        s.random_fail = 1;
+        s.detect_delay_ns = UINT64_MAX;
+        within_f(&s, "keepalive detection only", 2);
+    }
+
+    /* The root may fail when not protected: bcast then ends with
+     * FTC_EROOT_FAILED everywhere, which the checker accepts. */
+    ftc_scenario_t s;
+    logp(&s, 64, 2, 1, 1);
+    s.coll = FTC_COLL_ALLREDUCE;
+    s.args.f = 2;
+    s.protect_root = false;
+    s.fail[s.nfail++] = 0;
+    s.random_fail = 1;
+    within_f(&s, "failed first root (allreduce moves on)", 2);
+}
+
+/* The failure-free allreduce at larger P: counts and the checker. */
+static void test_scale(uint32_t n)
+{
+    ftc_scenario_t s;
+    logp(&s, n, 2, 1, 1);
+    s.coll = FTC_COLL_ALLREDUCE;
+    s.args.f = 1;
+    ftc_scenario_result_t res;
+    if (run(&s, &res, "allreduce at scale") != 0)
+        return;
+    CHECK(res.undelivered == 0 && res.bad_status == 0 && res.live == n,
+          "all %u delivered", n);
+    CHECK(res.messages > ftc_expected_reduce_messages(n, 1) + (n - 1),
+          "allreduce sends reduce + tree + corrections");
+    fprintf(stderr, "  allreduce P=%u: reach %" PRIu64 " finish %" PRIu64
+                    " messages %" PRIu64 " (%.2f per process), run %.2fs\n",
+            n, res.reach_ns, res.finish_ns, res.messages,
+            (double)res.messages / n, res.wall_run_s);
+    ftc_scenario_result_free(&res);
+}
+
+/* --- Determinism and bad input --------------------------------------------- */
+
+static void test_determinism(void)
+{
+    ftc_scenario_t s;
+    logp(&s, 512, 2, 1, 1);
+    s.args.f = 2;
+    s.random_fail = 2;
+    s.random_crash = 1;
+    s.crash_window = 50;
+    s.start_spread_ns = 30;
+    s.fault_seed = 11;
+    ftc_scenario_result_t a, b, c;
+    if (run(&s, &a, "determinism a") != 0)
+        return;
+    if (run(&s, &b, "determinism b") != 0) {
+        ftc_scenario_result_free(&a);
+        return;
+    }
+    s.fault_seed = 12;
+    if (run(&s, &c, "determinism c") != 0) {
+        ftc_scenario_result_free(&a);
+        ftc_scenario_result_free(&b);
+        return;
+    }
+    bool same = a.messages == b.messages && a.reach_ns == b.reach_ns
+                && a.finish_ns == b.finish_ns && a.events == b.events;
+    bool same_set = true, other_set = true;
+    for (uint32_t r = 0; r < s.n; r++) {
+        same_set &= a.ranks[r].failed == b.ranks[r].failed
+                    && a.ranks[r].deliver_ns == b.ranks[r].deliver_ns;
+        other_set &= a.ranks[r].failed == c.ranks[r].failed;
+    }
+    CHECK(same && same_set, "same seeds, same run");
+    CHECK(!other_set, "another fault seed, other failures");
+    ftc_scenario_result_free(&a);
+    ftc_scenario_result_free(&b);
+    ftc_scenario_result_free(&c);
+}
+
+static void test_refusals(void)
+{
+    ftc_scenario_t s;
+    ftc_scenario_result_t res;
+    char err[256];
+    logp(&s, 0, 2, 1, 1);
+    CHECK(ftc_scenario_run(&s, &res, err, sizeof(err)) == FTC_EINVAL
+              && strstr(err, "-n") != NULL,
+          "n = 0: %s", err);
+    logp(&s, 8, 2, 1, 1);
+    s.args.f = 8;
+    CHECK(ftc_scenario_run(&s, &res, err, sizeof(err)) == FTC_EINVAL
+              && strstr(err, "-f") != NULL,
+          "f >= n: %s", err);
+    logp(&s, 8, 2, 1, 1);
+    s.random_fail = 8;
+    CHECK(ftc_scenario_run(&s, &res, err, sizeof(err)) == FTC_EINVAL
+              && strstr(err, "more failures than ranks") != NULL,
+          "8 of 8: %s", err);
+    logp(&s, 8, 2, 1, 1);
+    s.random_fail = 4;
+    s.random_crash = 3;
+    s.fail[s.nfail++] = 3;
+    CHECK(ftc_scenario_run(&s, &res, err, sizeof(err)) == FTC_EINVAL,
+          "4 + 3 + 1 of 8 with the root protected: %s", err);
+    logp(&s, 8, 2, 1, 1);
+    s.parallelism = 3;
+    CHECK(ftc_scenario_run(&s, &res, err, sizeof(err)) == FTC_EINVAL
+              && strstr(err, "parallelism") != NULL,
+          "parallelism 3: %s", err);
+}
+
+int main(int argc, char **argv)
+{
+    bool big = argc > 1 && strcmp(argv[1], "--big") == 0;
+    if (!big) {
+        static const uint32_t extra5[] = {1000, 1023, 4096};
+        static const uint32_t extra7[] = {1000, 4096};
+        test_tree_closed_forms();
+        test_flogsim_plain();
+        test_flogsim_checked();
+        test_theorem5(130, extra5, 3);
+        test_theorem7(70, extra7, 2);
+        test_fault_models(1024);
+        test_determinism();
+        test_refusals();
+        test_scale(16384);
+    } else {
+        static const uint32_t extra[] = {65536, 65535, 100000};
+        test_theorem5(0, extra, 3);
+        test_theorem7(0, extra, 3);
+        test_fault_models(65536);
+        test_scale(65536);
+        test_scale(262144);
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

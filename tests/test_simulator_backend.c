@@ -1,0 +1,498 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit test of the LogP backend on its own (docs/simulator.md). The core's
+ * entry points are a test double that records every call with its virtual
+ * time, so each rule of the cost model is checked to the time unit:
+ * send cost max(o, g), latency L, receive cost o, parallelism 1 and 2,
+ * receives before sends, send completions after receives, queue policies,
+ * holds, crashes, timers and failure reports.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ftcoll/error.h"
+#include "ftcoll/transport.h"
+#include "ftcoll_logp.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (cond) {                                                            \
+            passed++;                                                          \
+        } else {                                                               \
+            failed++;                                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+        }                                                                      \
+    } while (0)
+
+/* --- The test double of the core ---------------------------------------- */
+
+enum { R_RECV, R_SEND_DONE, R_TIMER, R_PEER_FAILED };
+
+typedef struct rec {
+    int kind;
+    uint32_t rank;
+    uint64_t t;
+    uint32_t a;            /* recv: src; peer_failed: peer */
+    unsigned char tag;     /* recv: first payload byte; send_done: cookie */
+} rec_t;
+
+struct ftc_context {
+    uint32_t rank;
+    void *ep;
+    /* On receiving a message whose first byte is `reply_on`, send one byte
+     * `reply_tag` to `reply_to`. */
+    int reply_on;
+    uint32_t reply_to;
+    unsigned char reply_tag;
+};
+
+static ftc_logp_world_t *g_w;
+static rec_t g_recs[4096];
+static size_t g_n;
+static int g_depth, g_reentries;
+static unsigned char g_cookies[256];
+
+static void record(int kind, const ftc_context_t *ctx, uint32_t a,
+                   unsigned char tag)
+{
+    if (g_depth++ > 0)
+        g_reentries++;
+    if (g_n < sizeof(g_recs) / sizeof(g_recs[0]))
+        g_recs[g_n++] = (rec_t){kind, ctx->rank, ftc_logp_now(g_w), a, tag};
+}
+
+static int send1(ftc_context_t *ctx, uint32_t dest, unsigned char byte)
+{
+    g_cookies[byte] = byte;
+    return ftc_logp_ops()->send(ctx->ep, dest, &byte, 1, &g_cookies[byte]);
+}
+
+int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
+                       size_t len)
+{
+    unsigned char b = len > 0 ? ((const unsigned char *)buf)[0] : 0;
+    record(R_RECV, ctx, src, b);
+    if (ctx->reply_on >= 0 && b == (unsigned char)ctx->reply_on)
+        send1(ctx, ctx->reply_to, ctx->reply_tag);
+    g_depth--;
+    return FTC_OK;
+}
+
+void ftc_transport_send_done(ftc_context_t *ctx, void *cookie, int status)
+{
+    record(R_SEND_DONE, ctx, (uint32_t)status, *(unsigned char *)cookie);
+    g_depth--;
+}
+
+void ftc_transport_timer_fired(ftc_context_t *ctx)
+{
+    record(R_TIMER, ctx, 0, 0);
+    g_depth--;
+}
+
+void ftc_transport_peer_failed(ftc_context_t *ctx, uint32_t peer)
+{
+    record(R_PEER_FAILED, ctx, peer, 0);
+    g_depth--;
+}
+
+/* --- World set-up -------------------------------------------------------- */
+
+static ftc_context_t g_ctx[8];
+
+static unsigned classify_first_byte(const void *buf, size_t len, void *arg)
+{
+    (void)arg;
+    /* tag 0x1C (class 1, id C): the class is the high nibble */
+    return len > 0 ? ((const unsigned char *)buf)[0] >> 4 : 0;
+}
+
+static void world(uint32_t n, uint64_t L, uint64_t o, uint64_t g, uint32_t par,
+                  int priority)
+{
+    ftc_logp_world_destroy(g_w);
+    ftc_logp_config_t c;
+    ftc_logp_config_init(&c);
+    c.n = n;
+    c.L = L;
+    c.o = o;
+    c.g = g;
+    c.parallelism = par;
+    c.detect_delay = 5;
+    if (priority) {
+        c.queue = FTC_LOGP_QUEUE_PRIORITY;
+        c.classify = classify_first_byte;
+    }
+    if (ftc_logp_world_create(&c, &g_w) != FTC_OK) {
+        fprintf(stderr, "cannot create world\n");
+        exit(1);
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        g_ctx[r] = (ftc_context_t){r, ftc_logp_endpoint(g_w, r), -1, 0, 0};
+        ftc_logp_attach(g_w, r, &g_ctx[r]);
+    }
+    g_n = 0;
+}
+
+/* The i-th record of kind k for rank r, or NULL. */
+static const rec_t *find(int k, uint32_t r, int i)
+{
+    for (size_t j = 0; j < g_n; j++)
+        if (g_recs[j].kind == k && g_recs[j].rank == r && i-- == 0)
+            return &g_recs[j];
+    return NULL;
+}
+
+static uint64_t t_of(int k, uint32_t r, int i)
+{
+    const rec_t *x = find(k, r, i);
+    return x ? x->t : UINT64_MAX;
+}
+
+static size_t count(int k, uint32_t r)
+{
+    size_t c = 0;
+    for (size_t j = 0; j < g_n; j++)
+        c += g_recs[j].kind == k && g_recs[j].rank == r;
+    return c;
+}
+
+/* --- Tests --------------------------------------------------------------- */
+
+/* Sends of one rank go one after the other, max(o, g) each; each message
+ * is receivable L after it left and handed to the core o after that. */
+static void test_send_timing(void)
+{
+    world(2, 5, 2, 3, 1, 0);
+    for (unsigned char b = 1; b <= 3; b++)
+        CHECK(send1(&g_ctx[0], 1, b) == FTC_OK, "send");
+    ftc_logp_run(g_w, UINT64_MAX);
+    for (int i = 0; i < 3; i++) {
+        CHECK(t_of(R_SEND_DONE, 0, i) == 3u * (unsigned)(i + 1),
+              "send_done %d at %" PRIu64 ", want %d", i,
+              t_of(R_SEND_DONE, 0, i), 3 * (i + 1));
+        CHECK(t_of(R_RECV, 1, i) == 3u * (unsigned)(i + 1) + 5 + 2,
+              "recv %d at %" PRIu64 ", want %d", i, t_of(R_RECV, 1, i),
+              3 * (i + 1) + 7);
+        const rec_t *r = find(R_RECV, 1, i);
+        CHECK(r && r->tag == i + 1 && r->a == 0, "order and source");
+    }
+    ftc_logp_rank_stats_t st;
+    ftc_logp_rank_stats(g_w, 0, &st);
+    CHECK(st.sends == 3 && st.departed == 3 && st.busy == 9
+              && st.last_busy_end == 9,
+          "sender stats %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
+          st.sends, st.departed, st.busy, st.last_busy_end);
+    ftc_logp_rank_stats(g_w, 1, &st);
+    CHECK(st.received == 3 && st.busy == 6 && st.last_busy_end == 16,
+          "receiver stats");
+    CHECK(ftc_logp_messages_sent(g_w) == 3, "messages sent");
+}
+
+/* g < o: a send still costs max(o, g) = o. */
+static void test_gap_below_overhead(void)
+{
+    world(2, 1, 4, 1, 1, 0);
+    send1(&g_ctx[0], 1, 1);
+    send1(&g_ctx[0], 1, 2);
+    ftc_logp_run(g_w, UINT64_MAX);
+    CHECK(t_of(R_RECV, 1, 0) == 4 + 1 + 4, "first at %" PRIu64,
+          t_of(R_RECV, 1, 0));
+    CHECK(t_of(R_RECV, 1, 1) == 8 + 1 + 4, "second at %" PRIu64,
+          t_of(R_RECV, 1, 1));
+}
+
+/* Two messages arriving together: received one after the other, o each,
+ * in the order they left; the inbound queue held both. */
+static void test_inbound_queue(void)
+{
+    world(3, 2, 1, 1, 1, 0);
+    send1(&g_ctx[0], 1, 10);
+    send1(&g_ctx[2], 1, 12);
+    ftc_logp_run(g_w, UINT64_MAX);
+    CHECK(t_of(R_RECV, 1, 0) == 4 && find(R_RECV, 1, 0)->a == 0,
+          "first from 0 at 4");
+    CHECK(t_of(R_RECV, 1, 1) == 5 && find(R_RECV, 1, 1)->a == 2,
+          "second from 2 at 5");
+    ftc_logp_stats_t st;
+    ftc_logp_stats(g_w, &st);
+    CHECK(st.max_inbound == 2 && st.max_inbound_rank == 1, "max inbound %u",
+          st.max_inbound);
+}
+
+/* Parallelism 1: a send queued while a message waits starts only after
+ * that message was received. Parallelism 2: it overlaps. */
+static void test_receive_priority(void)
+{
+    for (uint32_t par = 1; par <= 2; par++) {
+        world(2, 0, 1, 1, par, 0);
+        g_ctx[1].reply_on = 1;
+        g_ctx[1].reply_to = 0;
+        g_ctx[1].reply_tag = 9;
+        send1(&g_ctx[0], 1, 1); /* departs 1, handed to 1 at 2 */
+        send1(&g_ctx[0], 1, 2); /* departs 2, waits at 1 from 2 */
+        ftc_logp_run(g_w, UINT64_MAX);
+        CHECK(t_of(R_RECV, 1, 1) == 3, "par %u: second handed at %" PRIu64,
+              par, t_of(R_RECV, 1, 1));
+        /* par 1: the reply (issued at 2) starts after the receive, at 3,
+         * leaves at 4, is handed to 0 at 5. par 2: starts at 2 -> 4. */
+        uint64_t want = par == 1 ? 5 : 4;
+        CHECK(t_of(R_RECV, 0, 0) == want,
+              "par %u: reply handed at %" PRIu64 ", want %" PRIu64, par,
+              t_of(R_RECV, 0, 0), want);
+    }
+}
+
+/* A send completion is handed to the core when the CPU would go idle:
+ * after a receive that was waiting (parallelism 1). */
+static void test_completion_after_receive(void)
+{
+    for (uint32_t par = 1; par <= 2; par++) {
+        world(2, 0, 1, 1, par, 0);
+        send1(&g_ctx[0], 1, 1); /* departs at 1 */
+        send1(&g_ctx[1], 0, 2); /* arrives at 0 at 1 */
+        ftc_logp_run(g_w, UINT64_MAX);
+        const rec_t *done = find(R_SEND_DONE, 0, 0);
+        const rec_t *recv = find(R_RECV, 0, 0);
+        CHECK(done && recv, "both happened");
+        if (done == NULL || recv == NULL)
+            continue;
+        if (par == 1)
+            CHECK(done->t == 2 && recv->t == 2 && recv < done,
+                  "par 1: recv at %" PRIu64 " then send_done at %" PRIu64,
+                  recv->t, done->t);
+        else
+            CHECK(done->t == 1 && recv->t == 2,
+                  "par 2: send_done at %" PRIu64 ", recv at %" PRIu64,
+                  done->t, recv->t);
+    }
+}
+
+/* Priority by class; FIFO within a class; never ahead of an earlier
+ * message of the same sender. */
+static void test_priority_queue(void)
+{
+    world(4, 3, 1, 1, 1, 1);
+    send1(&g_ctx[1], 0, 0x21); /* class 2 */
+    send1(&g_ctx[2], 0, 0x12); /* class 1 */
+    send1(&g_ctx[3], 0, 0x03); /* class 0 */
+    ftc_logp_run(g_w, UINT64_MAX);
+    CHECK(find(R_RECV, 0, 0) && find(R_RECV, 0, 0)->tag == 0x03
+              && find(R_RECV, 0, 1)->tag == 0x12
+              && find(R_RECV, 0, 2)->tag == 0x21,
+          "by class");
+
+    world(3, 3, 1, 1, 1, 1);
+    send1(&g_ctx[1], 0, 0x21);   /* class 2, leaves at 1 */
+    send1(&g_ctx[1], 0, 0x02);   /* class 0, same sender, leaves at 2 */
+    send1(&g_ctx[2], 0, 0x23);   /* class 2 */
+    send1(&g_ctx[2], 0, 0x24);   /* class 2 */
+    ftc_logp_run(g_w, UINT64_MAX);
+    /* 0x21 and 0x23 arrive at 4 and 0 starts receiving 0x21; at 5 0x02
+     * and 0x24 arrive: 0x02 (class 0) passes 0x23 (another sender), and
+     * it would not have passed 0x21 (same sender) had that still been
+     * waiting. */
+    unsigned char got[4];
+    for (int i = 0; i < 4; i++)
+        got[i] = find(R_RECV, 0, i) ? find(R_RECV, 0, i)->tag : 0;
+    CHECK(got[0] == 0x21 && got[1] == 0x02 && got[2] == 0x23 && got[3] == 0x24,
+          "order %02x %02x %02x %02x", got[0], got[1], got[2], got[3]);
+
+    /* Rank 0 busy: everything queues; 0x02 may not pass 0x21. */
+    world(3, 3, 1, 1, 1, 1);
+    ftc_logp_hold(g_w, 0, 100);
+    send1(&g_ctx[1], 0, 0x21);
+    send1(&g_ctx[1], 0, 0x02);
+    send1(&g_ctx[2], 0, 0x13);
+    ftc_logp_run(g_w, UINT64_MAX);
+    for (int i = 0; i < 3; i++)
+        got[i] = find(R_RECV, 0, i) ? find(R_RECV, 0, i)->tag : 0;
+    CHECK(got[0] == 0x13 && got[1] == 0x21 && got[2] == 0x02,
+          "per-sender order kept: %02x %02x %02x", got[0], got[1], got[2]);
+    CHECK(t_of(R_RECV, 0, 0) == 101, "after the hold");
+}
+
+/* Crash semantics: departed messages arrive, queued ones are lost, and the
+ * crashing send's completion is not delivered. */
+static void test_crash(void)
+{
+    world(2, 10, 1, 1, 1, 0);
+    for (unsigned char b = 1; b <= 4; b++)
+        send1(&g_ctx[0], 1, b);
+    ftc_logp_crash_after_sends(g_w, 0, 2);
+    ftc_logp_run(g_w, UINT64_MAX);
+    CHECK(count(R_RECV, 1) == 2, "two departed, %zu received", count(R_RECV, 1));
+    CHECK(count(R_SEND_DONE, 0) == 1, "one completion");
+    CHECK(ftc_logp_is_crashed(g_w, 0) && ftc_logp_crash_time(g_w, 0) == 2,
+          "crashed at 2");
+
+    /* Messages to a crashed rank are dropped; its own sends are inline. */
+    world(2, 1, 1, 1, 1, 0);
+    ftc_logp_crash(g_w, 1);
+    send1(&g_ctx[0], 1, 1);
+    CHECK(send1(&g_ctx[1], 0, 2) == FTC_SEND_INLINE, "dead sends inline");
+    ftc_logp_run(g_w, UINT64_MAX);
+    ftc_logp_stats_t st;
+    ftc_logp_stats(g_w, &st);
+    CHECK(count(R_RECV, 1) == 0 && st.dropped_dead == 1, "dropped at the dead");
+
+    /* A crash at a time: what left before it is delivered. */
+    world(2, 10, 1, 1, 1, 0);
+    for (unsigned char b = 1; b <= 3; b++)
+        send1(&g_ctx[0], 1, b);
+    ftc_logp_crash_at(g_w, 0, 2); /* before the second send's end at 2 */
+    ftc_logp_run(g_w, UINT64_MAX);
+    CHECK(count(R_RECV, 1) == 1, "crash_at: %zu delivered", count(R_RECV, 1));
+}
+
+/* A held CPU handles nothing until the hold ends. */
+static void test_hold(void)
+{
+    world(2, 1, 1, 1, 1, 0);
+    ftc_logp_hold(g_w, 1, 20);
+    send1(&g_ctx[0], 1, 1);
+    ftc_logp_run(g_w, UINT64_MAX);
+    CHECK(t_of(R_RECV, 1, 0) == 21, "held receive at %" PRIu64,
+          t_of(R_RECV, 1, 0));
+}
+
+/* Timers: fire at the deadline; re-arming replaces; cancel cancels; far
+ * deadlines (beyond the calendar window) keep their order. */
+static void test_timers(void)
+{
+    const ftc_transport_ops_t *ops = ftc_logp_ops();
+    world(4, 2, 1, 1, 1, 0);
+    ops->timer_arm(g_ctx[0].ep, 50);
+    ops->timer_arm(g_ctx[0].ep, 30);
+    ops->timer_arm(g_ctx[1].ep, 100);
+    ops->timer_arm(g_ctx[1].ep, 200);
+    ops->timer_arm(g_ctx[2].ep, 70);
+    ops->timer_cancel(g_ctx[2].ep);
+    ops->timer_arm(g_ctx[3].ep, 5000000);
+    ftc_logp_run(g_w, UINT64_MAX);
+    CHECK(count(R_TIMER, 0) == 1 && t_of(R_TIMER, 0, 0) == 30, "earlier wins");
+    CHECK(count(R_TIMER, 1) == 1 && t_of(R_TIMER, 1, 0) == 200, "later wins");
+    CHECK(count(R_TIMER, 2) == 0, "cancelled");
+    CHECK(t_of(R_TIMER, 3, 0) == 5000000, "far timer at %" PRIu64,
+          t_of(R_TIMER, 3, 0));
+
+    world(3, 2, 1, 1, 1, 0);
+    for (uint32_t r = 0; r < 3; r++)
+        ops->timer_arm(g_ctx[2 - r].ep, 1000000);
+    ftc_logp_run(g_w, UINT64_MAX);
+    CHECK(g_n == 3 && g_recs[0].rank == 2 && g_recs[1].rank == 1
+              && g_recs[2].rank == 0,
+          "equal far deadlines fire in arming order");
+}
+
+/* Failure reports: detect_delay after the crash, or at watch time if the
+ * peer is already dead; none after unwatch. */
+static void test_watch(void)
+{
+    const ftc_transport_ops_t *ops = ftc_logp_ops();
+    world(4, 2, 1, 1, 1, 0);
+    ops->watch(g_ctx[0].ep, 1);
+    ops->watch(g_ctx[2].ep, 1);
+    ops->watch(g_ctx[3].ep, 1);
+    ops->unwatch(g_ctx[3].ep, 1);
+    ftc_logp_crash_at(g_w, 1, 10);
+    ftc_logp_run(g_w, UINT64_MAX);
+    CHECK(t_of(R_PEER_FAILED, 0, 0) == 15 && find(R_PEER_FAILED, 0, 0)->a == 1,
+          "report at 15");
+    CHECK(t_of(R_PEER_FAILED, 2, 0) == 15, "second watcher");
+    CHECK(count(R_PEER_FAILED, 3) == 0, "unwatched");
+    ftc_logp_run_until(g_w, 30, UINT64_MAX);
+    ops->watch(g_ctx[3].ep, 1);
+    ftc_logp_run(g_w, UINT64_MAX);
+    CHECK(t_of(R_PEER_FAILED, 3, 0) == 30, "late watch reported at %" PRIu64,
+          t_of(R_PEER_FAILED, 3, 0));
+
+    /* Many watches per rank (beyond the inline ones). */
+    world(8, 2, 1, 1, 1, 0);
+    for (uint32_t p = 1; p < 8; p++)
+        ops->watch(g_ctx[0].ep, p);
+    ops->unwatch(g_ctx[0].ep, 2);
+    ftc_logp_crash(g_w, 6);
+    ftc_logp_crash(g_w, 2);
+    ftc_logp_run(g_w, UINT64_MAX);
+    CHECK(count(R_PEER_FAILED, 0) == 1 && find(R_PEER_FAILED, 0, 0)->a == 6,
+          "only the watched crash is reported");
+}
+
+/* Bad configurations are refused. */
+static void test_config(void)
+{
+    ftc_logp_config_t c;
+    ftc_logp_world_t *w = NULL;
+    ftc_logp_config_init(&c);
+    CHECK(ftc_logp_world_create(&c, &w) == FTC_EINVAL && w == NULL, "n = 0");
+    c.n = 4;
+    c.parallelism = 3;
+    CHECK(ftc_logp_world_create(&c, &w) == FTC_EINVAL, "parallelism 3");
+    c.parallelism = 1;
+    c.queue = FTC_LOGP_QUEUE_PRIORITY;
+    CHECK(ftc_logp_world_create(&c, &w) == FTC_EINVAL, "priority without classify");
+    c.queue = FTC_LOGP_QUEUE_FIFO;
+    CHECK(ftc_logp_world_create(&c, &w) == FTC_OK && w != NULL, "good");
+    CHECK(ftc_logp_ops()->send(ftc_logp_endpoint(w, 0), 9, "x", 1, NULL)
+              == FTC_EINVAL,
+          "destination out of range");
+    ftc_logp_world_destroy(w);
+}
+
+/* Many ranks, one message each, in a ring: O(1) per event. */
+static void test_many_ranks(void)
+{
+    uint32_t n = 100000;
+    ftc_logp_config_t c;
+    ftc_logp_config_init(&c);
+    c.n = n;
+    ftc_logp_world_t *w;
+    CHECK(ftc_logp_world_create(&c, &w) == FTC_OK, "big world");
+    ftc_context_t *ctx = calloc(n, sizeof(*ctx));
+    ftc_logp_world_t *saved = g_w;
+    g_w = w;
+    g_n = sizeof(g_recs) / sizeof(g_recs[0]); /* stop recording */
+    for (uint32_t r = 0; r < n; r++) {
+        ctx[r] = (ftc_context_t){r, ftc_logp_endpoint(w, r), -1, 0, 0};
+        ftc_logp_attach(w, r, &ctx[r]);
+    }
+    for (uint32_t r = 0; r < n; r++)
+        send1(&ctx[r], (r + 1) % n, 1);
+    ftc_logp_run(w, UINT64_MAX);
+    ftc_logp_stats_t st;
+    ftc_logp_stats(w, &st);
+    CHECK(st.messages_delivered == n && ftc_logp_now(w) == 4,
+          "ring of %u: %" PRIu64 " delivered, ends at %" PRIu64, n,
+          st.messages_delivered, ftc_logp_now(w));
+    ftc_logp_world_destroy(w);
+    free(ctx);
+    g_w = saved;
+    g_n = 0;
+}
+
+int main(void)
+{
+    test_send_timing();
+    test_gap_below_overhead();
+    test_inbound_queue();
+    test_receive_priority();
+    test_completion_after_receive();
+    test_priority_queue();
+    test_crash();
+    test_hold();
+    test_timers();
+    test_watch();
+    test_config();
+    test_many_ranks();
+    CHECK(g_reentries == 0, "an entry point was called from inside another");
+    ftc_logp_world_destroy(g_w);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
