@@ -445,8 +445,12 @@ static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
         head->next->prev = &rec->link;
         head->next = &rec->link;
     } else {
-        /* Contract: a refused send means the peer is unreachable. */
         free(rec);
+        /* Too big for this transport is our problem, not the peer's: the
+         * caller ends the collective. Any other refusal means the peer is
+         * unreachable (the contract). */
+        if (rc == FTC_EOVERFLOW)
+            return FTC_EOVERFLOW;
         ftc_ctx_declare_failed(ctx, dest);
         return FTC_ETRANSPORT;
     }
@@ -465,6 +469,12 @@ int ftc_op_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
     bool inline_done;
     int rc = ctx_send_raw(ctx, w, hdr, iov, iovcnt, notify ? op : NULL,
                           &inline_done);
+    if (rc == FTC_EOVERFLOW) {
+        /* The message does not fit the transport: a usage error every
+         * member must see, like a mismatch (peers learn it from probes). */
+        ftc_op_abort(op, FTC_EOVERFLOW);
+        return rc;
+    }
     if (rc != FTC_OK) {
         if (notify && !op->cont_wanted) {
             /* Still continue on a later turn so a sweep cannot stall. */
@@ -920,10 +930,11 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
     }
     if (hdr->kind == FTC_MSG_PROBE_ACK && (hdr->flags & FTC_WF_OP_ENDED)
         && op != NULL && !op->finished && gr >= 0
-        && hdr->aux == (uint32_t)-FTC_EMISMATCH) {
+        && (hdr->aux == (uint32_t)-FTC_EMISMATCH
+            || hdr->aux == (uint32_t)-FTC_EOVERFLOW)) {
         /* A peer we wait on left this operation over a usage error: so do
          * we, and we tell whoever waits on us the same way. */
-        ftc_op_abort(op, FTC_EMISMATCH);
+        ftc_op_abort(op, -(int)hdr->aux);
         return;
     }
     if (op != NULL && gr >= 0 && !op->finished

@@ -46,7 +46,9 @@ typedef struct ftc_transport_ops {
      *    it calls ftc_transport_send_done(ctx, cookie, status) on a later
      *    turn; exactly one such call follows;
      *  - a negative ftc_error_t: nothing was sent and no completion follows.
-     *    The core then treats dest as failed.
+     *    FTC_EOVERFLOW (the message exceeds what this transport carries)
+     *    ends the collective with FTC_EOVERFLOW at every member; any other
+     *    error makes the core treat dest as failed.
      * A send to a dead peer may succeed: completion never means delivery.
      * Messages between one pair of ranks must arrive in order, or be lost
      * only when one of the two fails. Required.
