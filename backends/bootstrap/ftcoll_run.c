@@ -143,7 +143,8 @@ static int parse_args(int argc, char **argv, options_t *o)
     memset(o, 0, sizeof(*o));
     o->backend = "zmq";
     int i;
-    for (i = 1; i < argc; i++) {
+    /* Options come with a value: each turn consumes two arguments. */
+    for (i = 1; i < argc;) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--") == 0) {
@@ -196,7 +197,7 @@ static int parse_args(int argc, char **argv, options_t *o)
         } else {
             break;
         }
-        i++;
+        i += 2;
     }
     if (o->n == 0 || i >= argc) {
         usage(stderr);

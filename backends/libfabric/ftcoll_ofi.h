@@ -45,14 +45,15 @@
  *
  * Failure reports. RDM endpoints have no notion of a failed peer, so this
  * backend reports what it can and the core's keepalive does the rest:
- *  - a send completion with an error (tcp;ofi_rxm: FI_ENOTCONN,
- *    FI_ECONNREFUSED after the peer died) names its destination: the
- *    peer is reported failed;
+ *  - a send completion with an error names its destination: the peer is
+ *    reported failed (verbs;ofi_rxm, cxi and efa give up on a dead peer
+ *    this way; tcp;ofi_rxm here practically never does);
  *  - a send the provider refuses outright (not -FI_EAGAIN) returns an
  *    error, which the core treats as the peer's failure;
- *  - a peer on this host (same boot id) is watched through a pidfd,
- *    checked against the process's start time so a recycled pid is never
- *    mistaken for it: its exit (SIGKILL included) is reported after
+ *  - a peer on this host (same boot id and pid namespace) is watched
+ *    through a pidfd, checked against the process's start time so a
+ *    recycled pid is never mistaken for it: its exit (SIGKILL included),
+ *    seen within milliseconds, is reported after
  *    report_grace_ms, during which the CQ keeps being drained. This covers
  *    shm, whose sends keep succeeding into a dead peer's memory, and tcp,
  *    where the provider often says nothing. A hung (SIGSTOPped) peer
@@ -65,7 +66,13 @@
  * queued sends, reports failures and fires the core's timer. A backend
  * and its context are used from one thread at a time, and
  * ftc_ofi_progress() must not be called from inside a deliver callback
- * (such a call returns 0 and does nothing).
+ * (such a call returns 0 and does nothing). Keep calling it after your
+ * collectives have delivered, while the job lives: the others may still
+ * need this process's corrections and probe answers, and shm cannot even
+ * connect to a process that does not progress. A barrier of your own that
+ * blocks without progressing can stall them until the keepalive excludes
+ * someone. While sends wait in a queue, progress retries them at least
+ * every millisecond (the descriptor below wakes you for it).
  *
  * Embedding in an event loop. ftc_ofi_fd() is an epoll descriptor that
  * becomes readable when the CQ may have work (FI_WAIT_FD), the core's
@@ -77,8 +84,8 @@
  * net;ofi_rxm 1.17) or quiet while completions arrive is given up at run
  * time (logged). The descriptor then still wakes you for timers and
  * exits, but the CQ must be polled, so call progress(z, 0) in your loop
- * instead of sleeping. Without
- * an event loop call ftc_ofi_progress(z, timeout_ms): it waits at most
+ * instead of sleeping. Without an event loop call
+ * ftc_ofi_progress(z, timeout_ms): it waits at most
  * timeout_ms (-1: until something happens) when there is nothing to do,
  * sleeping on the descriptor when it can, else polling (spinning for a
  * while, then napping 100 us at a time).

@@ -141,6 +141,9 @@ static void linger(job_t *j, int ms)
         (void)ftc_ofi_progress(j->z, 5);
 }
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
 static void check(job_t *j, bool cond, const char *fmt, ...)
 {
     if (cond) {
