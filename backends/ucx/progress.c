@@ -121,8 +121,8 @@ static void feed(ftc_ucx_t *u, uint32_t src, const void *buf, size_t len)
 static int dispatch_events(ftc_ucx_t *u)
 {
     int n = 0;
-    size_t todo = u->events.count;
-    for (size_t i = 0; i < todo; i++) {
+    size_t batch = u->events.count;
+    for (size_t i = 0; i < batch; i++) {
         ftc_ucx_ev_t *ev = ftc_ucx_evq_pop(&u->events);
         if (ev == NULL)
             break;
@@ -143,8 +143,8 @@ static int dispatch_events(ftc_ucx_t *u)
 static int drain_self(ftc_ucx_t *u)
 {
     int n = 0;
-    size_t todo = u->self_q.count;  /* feeding may queue more */
-    for (size_t i = 0; i < todo; i++) {
+    size_t batch = u->self_q.count;  /* feeding may queue more */
+    for (size_t i = 0; i < batch; i++) {
         ftc_ucx_ev_t *ev = ftc_ucx_evq_pop(&u->self_q);
         feed(u, u->cfg.rank, ev->data, ev->len);
         ftc_ucx_ev_release(u, ev);
