@@ -8,8 +8,6 @@
 
 #include "internal.h"
 
-void ftc_ctx_after_init(ftc_context_t *ctx);
-
 void ftc_coll_args_init(ftc_coll_args_t *a)
 {
     if (a == NULL)
@@ -160,7 +158,7 @@ int ftc_op_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
                                               : 0);
     op->signature = ftc_wire_signature(
         (uint32_t)coll, (uint32_t)args->algo,
-        coll == FTC_COLL_ALLREDUCE ? args->root : args->root, args->f,
+        args->root, args->f,
         (uint32_t)args->dtype, coll == FTC_COLL_BCAST ? 0 : (uint32_t)args->op,
         args->count, variant ^ bcast_variant);
     op->comp.status = FTC_OK;

@@ -787,8 +787,6 @@ static void ctx_settle(ftc_context_t *ctx)
     ctx_rearm(ctx);
 }
 
-/* Exposed to collective.c: init_* must not deliver, only arm the timer. */
-void ftc_ctx_after_init(ftc_context_t *ctx);
 void ftc_ctx_after_init(ftc_context_t *ctx)
 {
     if (!ctx->settling)

@@ -179,6 +179,10 @@ bool ftc_group_member_failed(const ftc_group_t *g, uint32_t grank);
 /* -1 if world rank w is not a member. */
 int64_t ftc_group_rank_of(const ftc_group_t *g, uint32_t w);
 
+/* After ftc_init_*: deliver must not run inside init, so a completion or
+ * failure queued there only arms an immediate timer. */
+void ftc_ctx_after_init(ftc_context_t *ctx);
+
 /* Replay messages that arrived before op was started. */
 void ftc_op_replay_pending(ftc_cop_t *op);
 
