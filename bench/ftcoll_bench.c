@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ftcoll-bench: latency of one collective over real processes (the ZeroMQ
- * backend), OSU style, with every result checked and optional failures.
+ * ftcoll-bench: latency of one collective over real processes, OSU
+ * style, with every result checked and optional failures, over any backend
+ * this build has (zmq, ucx, libfabric: FTCOLL_BACKEND, which ftcoll-run
+ * --backend sets; default the first built in).
  *
- *   ftcoll-run -n 8 -- ftcoll-bench --coll allreduce --algo corrected -f 1 \
- *       --sizes 8,64,1024 --iters 1000 [--kill 3@500] [--json|--csv]
+ *   ftcoll-run -n 8 --backend ucx -- ftcoll-bench --coll allreduce \
+ *       --algo corrected -f 1 --sizes 8,64,1024 --iters 1000 \
+ *       [--kill 3@500] [--json|--csv] [--pingpong] [--wait spin]
  *
  * Started by ftcoll-run (file rendezvous), by a PMIx launcher, or alone
  * (one rank). Iterations are numbered from 0 across the whole sweep,
@@ -36,11 +39,21 @@
  * as CSV or JSON lines on request, then one JSON line per surviving rank:
  *   {"rank":R,"completed":N,"ok":K,"errors":E,"wrong":W,"excluded":false,
  *    "failed":[...],"last":[...],"digest":"...","marks":[[G,T]],...}
- * --pingpong first measures raw ZeroMQ (PAIR over TCP) between ranks 0
- * and 1, for comparison within the same run.
+ * The summary's "transport" object says what the backend counted, and in
+ * "reports" which peers it reported failed by itself, how and when (the
+ * others the core found by its keepalive or learnt from a collective).
+ * --pingpong first measures the raw transport between ranks 0 and 1
+ * (ZeroMQ PAIR, UCP active messages, a libfabric RDM endpoint), outside
+ * ftcoll, for comparison within the same run.
  *
- * Environment: FTCOLL_SUSPECT_MS, FTCOLL_PROBE_MS (the core's timeouts),
- * FTCOLL_ZMQ_* (ftcoll_zmq.h), FTCOLL_BENCH_OP_TIMEOUT (seconds an
+ * Waiting: --wait block (default) lets the backend sleep on its
+ * descriptor when there is nothing to do, which is right when ranks share
+ * cores; --wait spin polls progress without sleeping, which is what a
+ * latency measurement wants when each rank has a core.
+ *
+ * Environment: FTCOLL_BACKEND, FTCOLL_SUSPECT_MS, FTCOLL_PROBE_MS (the
+ * core's timeouts), the backend's own (FTCOLL_ZMQ_*, FTCOLL_UCX_*,
+ * FTCOLL_OFI_*, UCX_*, FI_*), FTCOLL_BENCH_OP_TIMEOUT (seconds an
  * operation may take before the bench declares a hang, default 60).
  * Exit status: 0 all good; 1 a wrong result; 2 usage; 3 a hang; 4 setup.
  */
@@ -55,11 +68,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <zmq.h>
-
+#include "bench_transport.h"
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_bootstrap.h"
-#include "ftcoll_zmq.h"
 
 #define MAX_PLAN 64
 #define MAX_SIZES 64
@@ -87,6 +98,7 @@ typedef struct opts {
     uint32_t victims[MAX_PLAN]; /* may be killed from outside */
     uint32_t nvictims;
     bool pingpong, json, csv, quiet;
+    bool spin;                  /* --wait spin */
     ftc_fault_info_t fault_info;
     ftc_correction_t correction;
     double interval_ms;         /* pause between iterations */
@@ -97,10 +109,11 @@ typedef struct bench {
     opts_t o;
     uint32_t rank, n;
     ftc_bootstrap_t *boot;
-    ftc_zmq_t *z;
+    const bench_backend_t *be;
+    void *t;                    /* the backend object */
+    char describe[192];
     ftc_context_t *ctx;
     ftc_group_t *group;
-    bool closing;               /* silence the backend's log at the end */
 
     /* The operation in flight. */
     uint64_t g;                 /* iteration number */
@@ -123,9 +136,7 @@ typedef struct bench {
 
 static uint64_t now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return bench_now_ns();
 }
 
 static void die(int code, const char *fmt, ...)
@@ -159,8 +170,9 @@ static void usage(FILE *f)
         "         [--victims R,R,...] [--interval-ms MS]\n"
         "         [--fault-info list|count|bit]\n"
         "         [--correction checked|opportunistic]\n"
-        "         [--pingpong] [--json] [--csv] [--quiet]\n"
-        "Run it under ftcoll-run or a PMIx launcher (docs/running.md).\n",
+        "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
+        "Run it under ftcoll-run or a PMIx launcher (docs/running.md);\n"
+        "FTCOLL_BACKEND (or ftcoll-run --backend) picks the backend.\n",
         f);
 }
 
@@ -269,6 +281,11 @@ static void parse_opts(int argc, char **argv, opts_t *o)
                 die(2, "--algo: corrected or tree");
         } else if (strcmp(a, "-f") == 0) {
             o->f = (uint32_t)parse_u64(v, "-f");
+        } else if (strcmp(a, "--wait") == 0) {
+            if (strcmp(v, "spin") == 0)
+                o->spin = true;
+            else if (strcmp(v, "block") != 0)
+                die(2, "--wait: block or spin");
         } else if (strcmp(a, "--root") == 0) {
             o->root = (uint32_t)parse_u64(v, "--root");
         } else if (strcmp(a, "--sizes") == 0) {
@@ -538,8 +555,9 @@ static void on_deliver(const ftc_completion_t *c, void *arg)
 static void wait_op(bench_t *b, const char *what)
 {
     uint64_t limit = now_ns() + (uint64_t)(b->o.op_timeout_s * 1e9);
+    int timeout_ms = b->o.spin ? 0 : 100;
     while (!b->done) {
-        int rc = ftc_zmq_progress(b->z, 100);
+        int rc = b->be->progress(b->t, timeout_ms);
         if (rc < 0)
             die(4, "rank %u: progress: %s", b->rank, ftc_strerror(rc));
         if (!b->done && now_ns() > limit)
@@ -554,7 +572,7 @@ static void idle(bench_t *b, double ms)
     uint64_t end = now_ns() + (uint64_t)(ms * 1e6);
     for (uint64_t t = now_ns(); t < end; t = now_ns()) {
         int left = (int)((end - t) / 1000000) + 1;
-        ftc_zmq_progress(b->z, left);
+        b->be->progress(b->t, left);
     }
 }
 
@@ -579,7 +597,7 @@ static void maybe_die(bench_t *b, bool mid)
         if (mid) {
             uint64_t end = now_ns() + p->mid_us * 1000u;
             while (now_ns() < end && !b->done)
-                ftc_zmq_progress(b->z, 0);
+                b->be->progress(b->t, 0);
         }
         printf("{\"rank\":%u,\"event\":\"%s\",\"iter\":%" PRIu64
                ",\"t_ns\":%" PRIu64 "}\n", b->rank,
@@ -692,10 +710,11 @@ static void print_row(const bench_t *b, const char *kind, size_t size,
     const opts_t *o = &b->o;
     printf("%-10zu %10.2f %10.2f %10.2f %10.2f %10.2f\n", size, r.avg, r.min,
            r.max, r.p50, r.p99);
-    const char *coll = strcmp(kind, "pingpong") == 0 ? "pingpong"
-                                                     : ftc_coll_name(o->coll);
-    const char *algo = strcmp(kind, "pingpong") == 0 ? "raw-zmq"
-                                                     : ftc_algo_name(o->algo);
+    bool raw = strcmp(kind, "pingpong") == 0;
+    const char *coll = raw ? "pingpong" : ftc_coll_name(o->coll);
+    char algo[32];
+    snprintf(algo, sizeof(algo), "%s%s", raw ? "raw-" : "",
+             raw ? b->be->name : ftc_algo_name(o->algo));
     if (o->csv)
         printf("csv,%s,%s,%u,%u,%zu,%.3f,%.3f,%.3f,%.3f,%.3f\n", coll, algo,
                o->f, b->n, size, r.avg, r.min, r.max, r.p50, r.p99);
@@ -789,7 +808,7 @@ static void run_size(bench_t *b, size_t size)
     free(lat);
 }
 
-/* --- Raw ZeroMQ ping-pong, for comparison ------------------------------- */
+/* --- The raw transport, for comparison ----------------------------------- */
 
 static void barrier(bench_t *b)
 {
@@ -806,78 +825,36 @@ static void run_pingpong(bench_t *b)
         fprintf(stderr, "ftcoll-bench: --pingpong needs 2 ranks\n");
         return;
     }
-    void *zc = NULL, *s = NULL;
-    char addr[FTC_ZMQ_ADDR_MAX];
-    memset(addr, 0, sizeof(addr));
-    if (b->rank <= 1) {
-        zc = zmq_ctx_new();
-        s = zc != NULL ? zmq_socket(zc, ZMQ_PAIR) : NULL;
-        if (s == NULL)
-            die(4, "pingpong: %s", zmq_strerror(zmq_errno()));
-        int zero = 0;
-        zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof(zero));
-    }
-    if (b->rank == 1) {
-        const char *ep = getenv("FTCOLL_ZMQ_BIND");
-        size_t len = sizeof(addr) - 1;
-        if (zmq_bind(s, ep != NULL && *ep ? ep : "tcp://127.0.0.1:*") != 0
-            || zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, addr, &len) != 0)
-            die(4, "pingpong: bind: %s", zmq_strerror(zmq_errno()));
-    }
-    char *all = malloc((size_t)b->n * sizeof(addr));
-    if (all == NULL || ftc_bootstrap_allgather(b->boot, addr, sizeof(addr), all))
-        die(4, "rank %u: %s", b->rank, ftc_bootstrap_error(b->boot));
-    if (b->rank == 0 && zmq_connect(s, all + sizeof(addr)) != 0)
-        die(4, "pingpong: connect: %s", zmq_strerror(zmq_errno()));
-    free(all);
-
-    if (b->rank == 0)
-        print_header(b, "raw ZeroMQ ping-pong (PAIR over TCP), one-way "
-                        "latency = round trip / 2, ranks 0 and 1");
-    for (uint32_t k = 0; k < o->nsizes && b->rank <= 1; k++) {
-        size_t size = o->sizes[k];
-        char *buf = calloc(1, size);
-        uint64_t *lat = malloc((o->iters ? o->iters : 1) * sizeof(uint64_t));
-        if (buf == NULL || lat == NULL)
-            die(4, "out of memory");
-        uint64_t n = 0;
-        for (uint64_t it = 0; it < o->warmup + o->iters; it++) {
-            uint64_t t0 = now_ns();
-            if (b->rank == 0) {
-                if (zmq_send(s, buf, size, 0) < 0 || zmq_recv(s, buf, size, 0) < 0)
-                    die(4, "pingpong: %s", zmq_strerror(zmq_errno()));
-            } else {
-                if (zmq_recv(s, buf, size, 0) < 0 || zmq_send(s, buf, size, 0) < 0)
-                    die(4, "pingpong: %s", zmq_strerror(zmq_errno()));
-            }
-            if (it >= o->warmup)
-                lat[n++] = (now_ns() - t0) / 2;
+    uint64_t *lat = malloc((o->iters ? o->iters : 1) * sizeof(uint64_t));
+    if (lat == NULL)
+        die(4, "out of memory");
+    for (uint32_t k = 0; k < o->nsizes; k++) {
+        char title[256], err[512] = "";
+        title[0] = '\0';
+        int rc = b->be->pingpong(b->boot, o->sizes[k], o->warmup, o->iters,
+                                 lat, title, sizeof(title), err, sizeof(err));
+        if (rc != FTC_OK)
+            die(4, "rank %u: %s", b->rank, err);
+        if (b->rank != 0)
+            continue;
+        if (k == 0) {
+            char t[512];
+            snprintf(t, sizeof(t), "%s, one-way latency = round trip / 2, "
+                     "ranks 0 and 1", title);
+            print_header(b, t);
         }
         double st[3];
-        local_stats(lat, n, st);
-        if (b->rank == 0)
-            print_row(b, "pingpong", size,
-                      (row_t){st[0], st[0], st[0], st[1], st[2]});
-        free(buf);
-        free(lat);
+        local_stats(lat, o->iters, st);
+        print_row(b, "pingpong", o->sizes[k],
+                  (row_t){st[0], st[0], st[0], st[1], st[2]});
     }
-    if (s != NULL)
-        zmq_close(s);
-    if (zc != NULL)
-        zmq_ctx_term(zc);
+    free(lat);
     /* Everyone waits out of band: a rank that started a collective now
      * would see 0 and 1 as silent and suspect them. */
     barrier(b);
 }
 
 /* --- Set-up and the end ------------------------------------------------- */
-
-static void zmq_log(void *arg, const char *msg)
-{
-    const bench_t *b = arg;
-    if (!b->closing)
-        fprintf(stderr, "ftcoll-zmq: %s\n", msg);
-}
 
 static uint64_t env_ms(const char *name, uint64_t dflt)
 {
@@ -898,10 +875,9 @@ static void setup(bench_t *b)
         die(4, "%s", err);
     b->rank = ftc_bootstrap_rank(b->boot);
     b->n = ftc_bootstrap_size(b->boot);
-    const char *backend = getenv("FTCOLL_BACKEND");
-    if (backend != NULL && *backend != '\0' && strcmp(backend, "zmq") != 0)
-        die(4, "backend '%s' is not available in this build (zmq is)",
-            backend);
+    b->be = bench_backend_find(getenv("FTCOLL_BACKEND"), err, sizeof(err));
+    if (b->be == NULL)
+        die(4, "%s", err);
     const opts_t *o = &b->o;
     if (o->f >= b->n)
         die(2, "-f %u needs more than %u ranks", o->f, b->n);
@@ -914,32 +890,20 @@ static void setup(bench_t *b)
     if (b->failed_list == NULL)
         die(4, "out of memory");
 
-    ftc_zmq_config_t zc;
-    ftc_zmq_config_init(&zc);
-    zc.rank = b->rank;
-    zc.nranks = b->n;
-    zc.job_token = ftc_bootstrap_job_token(b->boot);
-    zc.log = zmq_log;
-    zc.log_arg = b;
-    if (ftc_zmq_config_from_env(&zc, err, sizeof(err)) != FTC_OK)
-        die(2, "%s", err);
-    rc = ftc_zmq_create(&zc, &b->z);
+    rc = b->be->open(b->boot, &b->t, err, sizeof(err));
     if (rc != FTC_OK)
-        die(4, "rank %u: ZeroMQ backend: %s", b->rank, ftc_strerror(rc));
-    rc = ftc_zmq_exchange(b->z, ftc_bootstrap_allgather, b->boot);
-    if (rc != FTC_OK)
-        die(4, "rank %u: %s", b->rank,
-            ftc_bootstrap_error(b->boot)[0] ? ftc_bootstrap_error(b->boot)
-                                            : ftc_strerror(rc));
+        die(4, "rank %u: %s", b->rank, err);
+    b->be->describe(b->t, b->describe, sizeof(b->describe));
 
     ftc_config_t cfg;
     ftc_config_init(&cfg);
     cfg.job_token = ftc_bootstrap_job_token(b->boot);
     cfg.suspect_timeout_ns = env_ms("FTCOLL_SUSPECT_MS", 100) * 1000000u;
     cfg.probe_timeout_ns = env_ms("FTCOLL_PROBE_MS", 200) * 1000000u;
-    rc = ftc_context_create(b->rank, b->n, ftc_zmq_ops(), b->z, &cfg, &b->ctx);
+    rc = ftc_context_create(b->rank, b->n, b->be->ops(), b->be->ops_arg(b->t),
+                            &cfg, &b->ctx);
     if (rc == FTC_OK) {
-        ftc_zmq_attach(b->z, b->ctx);
+        b->be->attach(b->t, b->ctx);
         rc = ftc_group_create(b->ctx, 1, 0, b->n, NULL, &b->group);
     }
     if (rc != FTC_OK)
@@ -950,8 +914,8 @@ static void print_summary(bench_t *b)
 {
     ftc_counters_t c;
     ftc_context_counters(b->ctx, &c);
-    ftc_zmq_stats_t zs;
-    ftc_zmq_stats(b->z, &zs);
+    char ts[4096];
+    b->be->stats_json(b->t, ts, sizeof(ts));
     uint32_t nf = ftc_context_failed(b->ctx, NULL, 0);
     uint32_t *failed = calloc(nf + 1, sizeof(uint32_t));
     if (failed == NULL)
@@ -982,14 +946,10 @@ static void print_summary(bench_t *b)
         PRIu64 ",\"dropped_checksum\":%" PRIu64 ",\"dropped_version\":%" PRIu64
         ",\"dropped_foreign\":%" PRIu64 ",\"dropped_stale\":%" PRIu64
         ",\"dropped_badmsg\":%" PRIu64 ",\"probes_sent\":%" PRIu64
-        ",\"failures_detected\":%" PRIu64 "},\"transport\":{\"name\":\"zmq\","
-        "\"stranger\":%" PRIu64
-        ",\"rejected\":%" PRIu64 ",\"peers_failed\":%" PRIu64
-        ",\"disconnects\":%" PRIu64 ",\"queued\":%" PRIu64 "}}",
+        ",\"failures_detected\":%" PRIu64 "},\"transport\":{%s}}",
         b->list_mismatch, b->late_ok, c.dropped_truncated, c.dropped_checksum,
         c.dropped_version, c.dropped_foreign, c.dropped_stale,
-        c.dropped_badmsg, c.probes_sent, c.failures_detected, zs.msgs_stranger,
-        zs.msgs_rejected, zs.peers_failed, zs.disconnects, zs.msgs_queued);
+        c.dropped_badmsg, c.probes_sent, c.failures_detected, ts);
 #undef OUT
     puts(buf);
     fflush(stdout);
@@ -1014,13 +974,13 @@ int main(int argc, char **argv)
     b->boot = NULL;
     if (!b->o.no_coll) {
         if (reporter(b) == b->rank) {
-            char title[256];
+            char title[512];
             snprintf(title, sizeof(title),
-                     "ftcoll-bench: %s, %s, f=%u, n=%u, zmq, %" PRIu64
+                     "ftcoll-bench: %s, %s, f=%u, n=%u, %s, %" PRIu64
                      " iterations (+%" PRIu64 " warm-up), int64 sum, "
                      "latency per operation",
                      ftc_coll_name(b->o.coll), ftc_algo_name(b->o.algo),
-                     b->o.f, b->n, b->o.iters, b->o.warmup);
+                     b->o.f, b->n, b->describe, b->o.iters, b->o.warmup);
             print_header(b, title);
         }
         for (uint32_t k = 0; k < b->o.nsizes && !b->excluded; k++)
@@ -1030,11 +990,11 @@ int main(int argc, char **argv)
 
     /* Answer stragglers' last messages and probes before leaving: to
      * them, an exited rank is a failed one. */
-    b->closing = true;
+    b->be->drain(b->t);
     idle(b, 50);
     bool bad = b->wrong > 0 || (b->excluded && !is_victim(b, b->rank));
     ftc_context_destroy(b->ctx);
-    ftc_zmq_destroy(b->z);
+    b->be->destroy(b->t);
     free(b->failed_list);
     free(b);
     return bad ? 1 : 0;

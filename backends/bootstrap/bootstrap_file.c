@@ -6,7 +6,9 @@
  * so a reader sees the whole file or none; then it polls for the others'
  * files until all exist, a rank is known gone (dead.<r>, written by the
  * launcher), or the time limit passes. Polling backs off to 10 ms: the
- * rendezvous happens once or twice per job.
+ * rendezvous happens once or twice per job. Closing the bootstrap leaves
+ * ready.<r>: the rank is set up, which ftcoll-run --clock ready waits for
+ * before it injects faults.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -200,6 +202,11 @@ out:
 
 static void file_close(ftc_bootstrap_t *b)
 {
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/ready.%u", b->dir, b->rank);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
     free(b->dir);
     free(b);
 }

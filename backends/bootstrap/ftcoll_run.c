@@ -2,16 +2,24 @@
 /*
  * ftcoll-run: start N local processes of one program as a job.
  *
- *   ftcoll-run -n N [--backend zmq] [--kill RANK@SECONDS]...
+ *   ftcoll-run -n N [--backend zmq|ucx|libfabric] [--kill RANK@SECONDS]...
  *              [--stop RANK@SECONDS[+SECONDS]]... [--may-fail RANK,...]
- *              [--timeout SECONDS] [--rendezvous DIR] -- PROGRAM [ARGS...]
+ *              [--clock start|ready] [--timeout SECONDS]
+ *              [--rendezvous DIR] -- PROGRAM [ARGS...]
  *
  * Each rank gets FTCOLL_RANK, FTCOLL_SIZE, FTCOLL_RENDEZVOUS (a fresh
  * directory for the file bootstrap), FTCOLL_JOB_TOKEN (random) and
- * FTCOLL_BACKEND. Its stdout and stderr come out here line by line, with
+ * FTCOLL_BACKEND (from --backend; without it, as this launcher's
+ * environment has it, else unset: the program's default). The transport
+ * under a backend is chosen as the backend's library always does it
+ * (UCX_TLS, FI_PROVIDER, ...), through the environment, which the ranks
+ * inherit. Its stdout and stderr come out here line by line, with
  * a "[rank] " prefix. --kill sends SIGKILL and --stop SIGSTOP at the given
  * time after the start; --stop R@T+D resumes the rank (SIGCONT) D seconds
- * later. Stopped ranks (by --stop or by themselves) are resumed once every
+ * later. With --clock ready those times count from the moment every rank
+ * has closed its bootstrap (the file bootstrap leaves ready.<rank>): set-up
+ * time differs by backend and machine load (UCX takes longer than ZeroMQ
+ * to start), and a fault meant for the collectives should not land in it. Stopped ranks (by --stop or by themselves) are resumed once every
  * other rank has exited, and killed if they do not exit then.
  *
  * Exit status: 0 if every rank that this launcher did not kill or stop
@@ -71,6 +79,7 @@ typedef struct options {
     action_t *actions;
     uint32_t nactions;
     const char *may_fail;       /* comma-separated ranks */
+    bool clock_ready;           /* --clock ready */
     char **argv;                /* PROGRAM ARGS... */
 } options_t;
 
@@ -96,10 +105,12 @@ static double now_s(void)
 
 static void usage(FILE *f)
 {
-    fputs("usage: ftcoll-run -n N [--backend zmq] [--kill RANK@SECONDS]...\n"
+    fputs("usage: ftcoll-run -n N [--backend zmq|ucx|libfabric]\n"
+          "                  [--kill RANK@SECONDS]...\n"
           "                  [--stop RANK@SECONDS[+SECONDS]]...\n"
           "                  [--may-fail RANK,...]\n"
-          "                  [--timeout SECONDS] [--rendezvous DIR]\n"
+          "                  [--clock start|ready] [--timeout SECONDS]\n"
+          "                  [--rendezvous DIR]\n"
           "                  -- PROGRAM [ARGS...]\n"
           "Starts N processes of PROGRAM as ranks 0..N-1 of one job, with\n"
           "the environment the ftcoll bootstrap reads (docs/running.md).\n",
@@ -141,7 +152,7 @@ static int parse_action(const char *s, int sig, options_t *o)
 static int parse_args(int argc, char **argv, options_t *o)
 {
     memset(o, 0, sizeof(*o));
-    o->backend = "zmq";
+    o->backend = getenv("FTCOLL_BACKEND");
     int i;
     /* Options come with a value: each turn consumes two arguments. */
     for (i = 1; i < argc;) {
@@ -173,7 +184,22 @@ static int parse_args(int argc, char **argv, options_t *o)
             }
             o->n = (uint32_t)n;
         } else if (strcmp(a, "--backend") == 0) {
+            /* What the program has compiled in, it says itself; this is
+             * only the launcher's check of the name. */
+            if (strcmp(v, "zmq") != 0 && strcmp(v, "ucx") != 0
+                && strcmp(v, "libfabric") != 0) {
+                fprintf(stderr, "ftcoll-run: --backend is zmq, ucx or "
+                                "libfabric, not '%s'\n", v);
+                return -1;
+            }
             o->backend = v;
+        } else if (strcmp(a, "--clock") == 0) {
+            if (strcmp(v, "ready") == 0) {
+                o->clock_ready = true;
+            } else if (strcmp(v, "start") != 0) {
+                fprintf(stderr, "ftcoll-run: --clock is start or ready\n");
+                return -1;
+            }
         } else if (strcmp(a, "--kill") == 0 || strcmp(a, "--stop") == 0) {
             if (parse_action(v, a[2] == 'k' ? SIGKILL : SIGSTOP, o) != 0) {
                 fprintf(stderr, "ftcoll-run: %s wants RANK@SECONDS, got '%s'\n",
@@ -278,6 +304,19 @@ static void mark_dead(const char *dir, uint32_t r)
         close(fd);
 }
 
+/* Has rank r closed its bootstrap (--clock ready)? A rank that is gone
+ * counts as ready: nothing will come from it. */
+static bool rank_ready(const char *dir, uint32_t r)
+{
+    char path[4200];
+    struct stat st;
+    int n = snprintf(path, sizeof(path), "%s/ready.%u", dir, r);
+    if (n > 0 && (size_t)n < sizeof(path) && stat(path, &st) == 0)
+        return true;
+    n = snprintf(path, sizeof(path), "%s/dead.%u", dir, r);
+    return n > 0 && (size_t)n < sizeof(path) && stat(path, &st) == 0;
+}
+
 static uint64_t random_token(void)
 {
     uint64_t t = 0;
@@ -311,7 +350,8 @@ static void exec_rank(const options_t *o, const char *path, uint32_t r,
     setenv("FTCOLL_RENDEZVOUS", dir, 1);
     snprintf(buf, sizeof(buf), "%016llx", (unsigned long long)token);
     setenv("FTCOLL_JOB_TOKEN", buf, 1);
-    setenv("FTCOLL_BACKEND", o->backend, 1);
+    if (o->backend != NULL && *o->backend != '\0')
+        setenv("FTCOLL_BACKEND", o->backend, 1);
     signal(SIGPIPE, SIG_DFL);
     execv(path, o->argv);
     int e = errno;
@@ -449,6 +489,9 @@ int main(int argc, char **argv)
     }
 
     double start = now_s();
+    /* --clock ready: actions wait for every rank's ready.<r>. */
+    double action_origin = o.clock_ready ? -1 : 0;
+    uint32_t next_ready = 0;
     double release_at = -1;     /* when resumed ranks must be gone */
     double reaped_all_at = -1;
     for (;;) {
@@ -495,13 +538,23 @@ int main(int argc, char **argv)
             got_signal = 0;
         }
         double next = t + 1.0;
-        for (uint32_t k = 0; k < o.nactions; k++) {
+        if (action_origin < 0) {
+            while (next_ready < o.n && rank_ready(dir, next_ready))
+                next_ready++;
+            if (next_ready == o.n) {
+                action_origin = t;
+                fprintf(stderr, "ftcoll-run: every rank ready at %.3f s\n", t);
+            } else {
+                next = t + 0.002;
+            }
+        }
+        for (uint32_t k = 0; k < o.nactions && action_origin >= 0; k++) {
             action_t *a = &o.actions[k];
             if (a->done)
                 continue;
-            if (a->at > t) {
-                if (a->at < next)
-                    next = a->at;
+            if (action_origin + a->at > t) {
+                if (action_origin + a->at < next)
+                    next = action_origin + a->at;
                 continue;
             }
             a->done = true;

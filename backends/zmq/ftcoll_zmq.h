@@ -200,6 +200,21 @@ void ftc_zmq_stats(const ftc_zmq_t *z, ftc_zmq_stats_t *out);
 /* 1 if this backend has reported peer failed, 0 if not. */
 int ftc_zmq_peer_reported(const ftc_zmq_t *z, uint32_t peer);
 
+/* What this backend saw of one peer's failure. */
+typedef struct ftc_zmq_peer_info {
+    int reported;               /* reported failed to the core */
+    /* What was seen ("connection lost", "unreachable (...)", a ZMTP
+     * handshake failure), or "" if nothing. Heartbeat timeouts show as
+     * "connection lost". */
+    char error[64];
+    uint64_t detected_ns;       /* CLOCK_MONOTONIC of the loss, or 0 */
+    uint64_t reported_ns;       /* ... of the report to the core, or 0 */
+} ftc_zmq_peer_info_t;
+
+/* FTC_OK, or FTC_EINVAL (bad peer). */
+int ftc_zmq_peer_info(const ftc_zmq_t *z, uint32_t peer,
+                      ftc_zmq_peer_info_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -54,7 +54,9 @@ void ftc_zmq_peer_lost(ftc_zmq_t *z, uint32_t r, uint64_t delay_ns,
         return;
     ftc_zmq_logf(z, "rank %u: peer %u (%s): %s", z->cfg.rank, r, p->addr, why);
     p->state = FTC_ZMQ_PEER_LOST;
-    p->report_at_ns = ftc_zmq_now_ns() + delay_ns;
+    p->lost_ns = ftc_zmq_now_ns();
+    p->report_at_ns = p->lost_ns + delay_ns;
+    snprintf(p->why, sizeof(p->why), "%s", why);
     z->lost[z->nlost++] = r;
     ftc_zmq_rearm(z);
 }

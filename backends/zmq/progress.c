@@ -187,6 +187,7 @@ static int report_due(ftc_zmq_t *z, uint64_t now)
         }
         z->lost[i] = z->lost[--z->nlost];
         p->state = FTC_ZMQ_PEER_FAILED;
+        p->reported_ns = now;
         z->stats.peers_failed++;
         ftc_transport_peer_failed(z->ctx, r);
         reported++;

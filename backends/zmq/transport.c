@@ -475,3 +475,17 @@ int ftc_zmq_peer_reported(const ftc_zmq_t *z, uint32_t peer)
     return z != NULL && peer < z->cfg.nranks
            && z->peers[peer].state == FTC_ZMQ_PEER_FAILED;
 }
+
+int ftc_zmq_peer_info(const ftc_zmq_t *z, uint32_t peer,
+                      ftc_zmq_peer_info_t *out)
+{
+    if (z == NULL || out == NULL || peer >= z->cfg.nranks)
+        return FTC_EINVAL;
+    const ftc_zmq_peer_t *p = &z->peers[peer];
+    memset(out, 0, sizeof(*out));
+    out->reported = p->state == FTC_ZMQ_PEER_FAILED;
+    snprintf(out->error, sizeof(out->error), "%s", p->why);
+    out->detected_ns = p->lost_ns;
+    out->reported_ns = p->reported_ns;
+    return FTC_OK;
+}

@@ -48,6 +48,9 @@ typedef struct ftc_zmq_peer {
     bool on_queued_list;
     uint32_t failed_attempts;   /* before ever_up */
     uint64_t report_at_ns;      /* LOST: when to tell the core */
+    uint64_t lost_ns;           /* when the loss was seen (0: never) */
+    uint64_t reported_ns;       /* when the core was told (0: not yet) */
+    char why[64];               /* what was seen, for ftc_zmq_peer_info */
     ftc_zmq_send_queue_t q;     /* sends ZeroMQ could not take yet */
 } ftc_zmq_peer_t;
 

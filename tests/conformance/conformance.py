@@ -3,8 +3,10 @@
 """Backend conformance suite: real processes, real failures.
 
 Every case starts a job with ftcoll-run (n = 2 .. 16) running ftcoll-bench
-over the backend under test, then checks what each rank reports (the JSON
-line ftcoll-bench prints at the end):
+over the backend under test (--backend zmq|ucx|libfabric) on one of its
+transports (--transport, see TRANSPORTS: the library's own environment
+variables, UCX_TLS or FI_PROVIDER), then checks what each rank reports
+(the JSON line ftcoll-bench prints at the end):
 
   - every rank that was not made to fail finishes, with no wrong result
     (ftcoll-bench checks each result against what it can compute locally:
@@ -20,7 +22,10 @@ line ftcoll-bench prints at the end):
 Faults are drawn from a seeded generator (--seed, default 1): ranks that
 SIGKILL themselves as an iteration starts ("before"), inside an iteration
 after a random delay ("during"), killed or stopped by ftcoll-run at random
-times, and SIGSTOPped ranks found by timeouts or heartbeats.
+times, and SIGSTOPped ranks found by timeouts or heartbeats. A kill with
+the core's keepalive slowed to 5 s shows that the backend's own failure
+report (ZeroMQ disconnect, UCX endpoint error, libfabric's local process
+monitor) reaches the core, and how fast.
 
 The rank program (--bench) is ftcoll-bench, or any program that takes its
 options (--coll, --algo, -f, --iters, --warmup, --sizes, --kill, --crash,
@@ -44,6 +49,28 @@ import threading
 import time
 
 LINE = re.compile(r"^\[(\d+)\] (\{.*\})\s*$")
+
+# Per backend, the transports this suite runs on: the environment that
+# selects each (what a user sets), and the longest the backend may take to
+# report a SIGKILLed peer by itself here (generous: 2 shared vCPUs).
+TRANSPORTS = {
+    "zmq": {"tcp": ({}, 1000)},
+    "ucx": {
+        "tcp": ({"UCX_TLS": "tcp"}, 1000),
+        # Shared memory reports a dead peer through UCX's keepalive only
+        # with UCX_MM_ERROR_HANDLING; one interval of 100 ms (docs/ucx.md).
+        "sm": ({"UCX_TLS": "sm", "UCX_MM_ERROR_HANDLING": "y",
+                "UCX_KEEPALIVE_INTERVAL": "100ms"}, 1500),
+        # The same, spelt as the POSIX shared-memory transport alone (UCX
+        # picks sysv for "sm" here).
+        "posix": ({"UCX_TLS": "posix,cma,self", "UCX_MM_ERROR_HANDLING": "y",
+                   "UCX_KEEPALIVE_INTERVAL": "100ms"}, 1500),
+    },
+    "libfabric": {
+        "tcp": ({"FI_PROVIDER": "tcp;ofi_rxm"}, 1000),
+        "shm": ({"FI_PROVIDER": "shm"}, 1000),
+    },
+}
 
 
 class Job:
@@ -79,6 +106,8 @@ class Suite:
     def __init__(self, args):
         self.args = args
         self.rng = random.Random(args.seed)
+        self.transport_env, self.report_ms = \
+            TRANSPORTS[args.backend][args.transport]
         self.passed = 0
         self.failed = 0
         self.notes = []
@@ -87,14 +116,23 @@ class Suite:
 
     def run(self, n, bench_args, run_args=(), env=None, timeout=60,
             rendezvous=None, during=None):
-        cmd = [self.args.launcher, "-n", str(n), "--timeout", str(timeout)]
+        # Faults timed by ftcoll-run count from when every rank is set
+        # up: start-up takes longer on some backends than on others.
+        cmd = [self.args.launcher, "-n", str(n), "--timeout", str(timeout),
+               "--clock", "ready"]
         cmd += list(run_args)
         if rendezvous:
             cmd += ["--rendezvous", rendezvous]
         cmd += ["--", self.args.bench] + [str(a) for a in bench_args]
         full_env = dict(os.environ)
+        full_env.update(self.transport_env)
         full_env["FTCOLL_BACKEND"] = self.args.backend
         full_env.setdefault("FTCOLL_BENCH_OP_TIMEOUT", "20")
+        # The core's keepalive, for the cases that do not test it: a live
+        # rank descheduled for 300 ms on two shared vCPUs must not be
+        # excluded (the keepalive cases set their own, shorter values).
+        full_env.setdefault("FTCOLL_SUSPECT_MS", "300")
+        full_env.setdefault("FTCOLL_PROBE_MS", "600")
         full_env.update(env or {})
         t0 = time.monotonic()
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
@@ -344,8 +382,53 @@ class Suite:
             return problems, job
 
         self.case("stop (core timeouts 50+100 ms) allreduce n=6", by_timeout)
-        self.case("stop (heartbeat 100/300 ms) allreduce n=5", by_heartbeat)
+        # Only ZeroMQ has heartbeats that find a hung peer; UCX and
+        # libfabric never report one (transport-facts.md): the core's
+        # keepalive above is their only way.
+        if self.args.backend == "zmq":
+            self.case("stop (heartbeat 100/300 ms) allreduce n=5",
+                      by_heartbeat)
         self.case("stop and resume: excluded, ends allreduce n=5", resumed)
+
+    def backend_reports(self):
+        """A SIGKILL while the core's keepalive is slowed to 5 s: only the
+        backend's own report can make the survivors deliver quickly. Every
+        survivor must deliver the interrupted allreduce within the
+        transport's bound, and some survivor's backend must name the
+        victim among the peers it reported."""
+        slow = {"FTCOLL_SUSPECT_MS": "5000", "FTCOLL_PROBE_MS": "5000",
+                "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
+        for n, v in ((5, self.rng.randint(1, 4)), (4, 0)):
+            name = "kill found by the backend (keepalive 5 s) n=%d victim=%d" \
+                % (n, v)
+
+            def fn(n=n, v=v):
+                args = ["-f", 1, "--iters", 40, "--warmup", 0, "--quiet",
+                        "--kill", "%d@10" % v]
+                job = self.run(n, args, ["--may-fail", str(v)], env=slow)
+                problems = self.check(job, n, "allreduce", [v], [v], ops=40)
+                ev = job.events.get(v)
+                if ev is None:
+                    return problems + ["victim %d printed no event" % v], job
+                reporters = 0
+                for r, s in job.summary.items():
+                    if r == v:
+                        continue
+                    for it, t in s["marks"]:
+                        ms = (t - ev["t_ns"]) / 1e6
+                        if it == 10 and ms > self.report_ms:
+                            problems.append(
+                                "rank %d delivered %.1f ms after the kill "
+                                "(backend bound %d ms)" % (r, ms,
+                                                          self.report_ms))
+                    reports = s["transport"].get("reports", [])
+                    if any(rep[0] == v for rep in reports):
+                        reporters += 1
+                if reporters == 0:
+                    problems.append("no survivor's backend reported rank %d"
+                                    % v)
+                return problems, job
+            self.case(name, fn)
 
     def strangers(self):
         if not self.args.foreign:
@@ -365,7 +448,9 @@ class Suite:
                         break
                     time.sleep(0.01)
                 p = subprocess.run([self.args.foreign, d, str(n)],
-                                   capture_output=True, text=True)
+                                   capture_output=True, text=True,
+                                   env=dict(os.environ,
+                                            **self.transport_env))
                 result["rc"], result["out"] = p.returncode, p.stdout
 
             try:
@@ -464,6 +549,7 @@ class Suite:
         def mpirun(n, extra, bench_args):
             env = dict(os.environ, FTCOLL_BACKEND=self.args.backend,
                        FTCOLL_BENCH_OP_TIMEOUT="20")
+            env.update(self.transport_env)
             # Sanitizer builds: libpmix's own leaks are not ours.
             supp = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "lsan-pmix.supp")
@@ -537,7 +623,9 @@ class Suite:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", default="zmq")
+    ap.add_argument("--backend", default="zmq", choices=sorted(TRANSPORTS))
+    ap.add_argument("--transport", help="one of the backend's TRANSPORTS "
+                    "(default: its first)")
     ap.add_argument("--launcher", required=True)
     ap.add_argument("--bench", required=True,
                     help="the rank program: ftcoll-bench, or any program "
@@ -553,10 +641,18 @@ def main():
     ap.add_argument("--soak-runs", type=int, default=8)
     ap.add_argument("--filter", help="only cases whose name matches")
     args = ap.parse_args()
+    if args.transport is None:
+        args.transport = next(iter(TRANSPORTS[args.backend]))
+    if args.transport not in TRANSPORTS[args.backend]:
+        ap.error("--transport for %s: %s" % (
+            args.backend, ", ".join(TRANSPORTS[args.backend])))
 
     s = Suite(args)
     t0 = time.monotonic()
-    print("# conformance: backend %s, seed %d" % (args.backend, args.seed))
+    print("# conformance: backend %s, transport %s %s, seed %d"
+          % (args.backend, args.transport,
+             " ".join("%s=%s" % kv for kv in s.transport_env.items()),
+             args.seed))
     if args.soak:
         s.soak()
     else:
@@ -566,6 +662,7 @@ def main():
         s.launcher_kills()
         s.tree_with_kill()
         s.stops()
+        s.backend_reports()
         s.strangers()
         s.bad_input()
         s.pmix()

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* ftcoll-bench over the libfabric backend (backends/libfabric/ftcoll_ofi.h);
+ * the raw comparison is a ping-pong on an FI_EP_RDM endpoint of its own,
+ * same provider, polling the CQ: what fi_pingpong measures. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#include "bench_transport.h"
+#include "ftcoll_ofi.h"
+
+typedef struct ofi_bench {
+    ftc_ofi_t *z;
+    uint32_t n;
+    bool quiet;
+} ofi_bench_t;
+
+static void on_log(void *arg, const char *msg)
+{
+    const ofi_bench_t *t = arg;
+    if (!t->quiet)
+        fprintf(stderr, "ftcoll-ofi: %s\n", msg);
+}
+
+static int fb_open(ftc_bootstrap_t *boot, void **out, char *err,
+                   size_t errlen)
+{
+    ofi_bench_t *t = calloc(1, sizeof(*t));
+    if (t == NULL)
+        return FTC_ENOMEM;
+    t->n = ftc_bootstrap_size(boot);
+    ftc_ofi_config_t oc;
+    ftc_ofi_config_init(&oc);
+    oc.rank = ftc_bootstrap_rank(boot);
+    oc.nranks = t->n;
+    oc.job_token = ftc_bootstrap_job_token(boot);
+    oc.log = on_log;
+    oc.log_arg = t;
+    int rc = ftc_ofi_config_from_env(&oc, err, errlen);
+    if (rc == FTC_OK) {
+        rc = ftc_ofi_create(&oc, &t->z);
+        if (rc != FTC_OK)
+            snprintf(err, errlen, "the libfabric backend did not start (%s): "
+                     "the line above says why; docs/libfabric.md "
+                     "lists the providers",
+                     ftc_err_name(rc));
+    }
+    if (rc == FTC_OK) {
+        rc = ftc_ofi_exchange(t->z, ftc_bootstrap_allgather, boot);
+        if (rc != FTC_OK)
+            snprintf(err, errlen, "libfabric address exchange: %s",
+                     ftc_bootstrap_error(boot)[0] ? ftc_bootstrap_error(boot)
+                                                  : ftc_strerror(rc));
+    }
+    if (rc != FTC_OK) {
+        ftc_ofi_destroy(t->z);
+        free(t);
+        return rc;
+    }
+    *out = t;
+    return FTC_OK;
+}
+
+static void *fb_ops_arg(void *t)
+{
+    return ((ofi_bench_t *)t)->z;
+}
+
+static void fb_attach(void *t, ftc_context_t *ctx)
+{
+    ftc_ofi_attach(((ofi_bench_t *)t)->z, ctx);
+}
+
+static int fb_progress(void *t, int timeout_ms)
+{
+    return ftc_ofi_progress(((ofi_bench_t *)t)->z, timeout_ms);
+}
+
+static void fb_drain(void *arg)
+{
+    /* Sends are copies or injections: nothing of the core's in flight. */
+    ((ofi_bench_t *)arg)->quiet = true;
+}
+
+static void fb_destroy(void *arg)
+{
+    ofi_bench_t *t = arg;
+    if (t == NULL)
+        return;
+    ftc_ofi_destroy(t->z);
+    free(t);
+}
+
+static void fb_describe(void *arg, char *buf, size_t len)
+{
+    snprintf(buf, len, "libfabric %s", ftc_ofi_describe(((ofi_bench_t *)arg)->z));
+}
+
+static void fb_stats_json(void *arg, char *buf, size_t len)
+{
+    ofi_bench_t *t = arg;
+    ftc_ofi_stats_t s;
+    ftc_ofi_stats(t->z, &s);
+    size_t k = (size_t)snprintf(buf, len,
+        "\"name\":\"libfabric\",\"provider\":\"%s\",\"stranger\":%llu,"
+        "\"bad_header\":%llu,\"rejected\":%llu,\"peers_failed\":%llu,"
+        "\"cq_errors\":%llu,\"queued\":%llu,\"reordered\":%llu,"
+        "\"reports\":[",
+        ftc_ofi_provider(t->z), (unsigned long long)s.msgs_stranger,
+        (unsigned long long)s.msgs_bad_header,
+        (unsigned long long)s.msgs_rejected,
+        (unsigned long long)s.peers_failed, (unsigned long long)s.cq_errors,
+        (unsigned long long)s.msgs_queued,
+        (unsigned long long)s.msgs_reordered);
+    const char *sep = "";
+    for (uint32_t r = 0; r < t->n && k < len; r++) {
+        uint64_t when = 0;
+        ftc_ofi_detect_t d = ftc_ofi_peer_reported(t->z, r, &when);
+        if (d == FTC_OFI_DETECT_NONE)
+            continue;
+        k += (size_t)snprintf(buf + k, len - k, "%s[%u,\"%s\",%llu]", sep, r,
+                              ftc_ofi_detect_name(d),
+                              (unsigned long long)when);
+        sep = ",";
+    }
+    if (k < len)
+        snprintf(buf + k, len - k, "]");
+}
+
+/* --- Raw libfabric ping-pong -------------------------------------------- */
+
+enum { PP_ADDR_MAX = 256 };
+
+typedef struct raw_ep {
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_ep *ep;
+    struct fid_mr *mr;
+    void *desc;
+    uint64_t rx_done, tx_done;
+} raw_ep_t;
+
+static int raw_open(raw_ep_t *r, char *buf, size_t size, char *err,
+                    size_t errlen)
+{
+    struct fi_info *h = fi_allocinfo();
+    if (h == NULL)
+        return -FI_ENOMEM;
+    h->ep_attr->type = FI_EP_RDM;
+    h->caps = FI_MSG | FI_SEND | FI_RECV;
+    h->mode = FI_CONTEXT | FI_CONTEXT2;
+    h->domain_attr->av_type = FI_AV_TABLE;
+    h->domain_attr->threading = FI_THREAD_DOMAIN;
+    h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED
+                              | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    const char *prov = getenv("FTCOLL_OFI_PROVIDER");
+    if (prov != NULL && *prov != '\0')
+        h->fabric_attr->prov_name = strdup(prov);
+    const char *node = getenv("FTCOLL_OFI_NODE");
+    if (node != NULL && *node == '\0')
+        node = NULL;
+    int rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), node,
+                        NULL, node != NULL ? FI_SOURCE : 0, h, &r->info);
+    fi_freeinfo(h);
+    const char *step = "fi_getinfo";
+    if (rc == 0) {
+        step = "fi_fabric";
+        rc = fi_fabric(r->info->fabric_attr, &r->fabric, NULL);
+    }
+    if (rc == 0) {
+        step = "fi_domain";
+        rc = fi_domain(r->fabric, r->info, &r->domain, NULL);
+    }
+    struct fi_av_attr aa = {.type = FI_AV_TABLE, .count = 2};
+    struct fi_cq_attr ca = {.format = FI_CQ_FORMAT_CONTEXT, .size = 64,
+                            .wait_obj = FI_WAIT_NONE};
+    if (rc == 0) {
+        step = "fi_av_open";
+        rc = fi_av_open(r->domain, &aa, &r->av, NULL);
+    }
+    if (rc == 0) {
+        step = "fi_cq_open";
+        rc = fi_cq_open(r->domain, &ca, &r->cq, NULL);
+    }
+    if (rc == 0) {
+        step = "fi_endpoint";
+        rc = fi_endpoint(r->domain, r->info, &r->ep, NULL);
+    }
+    if (rc == 0) {
+        step = "fi_ep_bind";
+        rc = fi_ep_bind(r->ep, &r->av->fid, 0);
+        if (rc == 0)
+            rc = fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
+    }
+    if (rc == 0) {
+        step = "fi_enable";
+        rc = fi_enable(r->ep);
+    }
+    if (rc == 0 && (r->info->domain_attr->mr_mode & FI_MR_LOCAL)) {
+        step = "fi_mr_reg";
+        rc = fi_mr_reg(r->domain, buf, size, FI_SEND | FI_RECV, 0, 0, 0,
+                       &r->mr, NULL);
+        if (rc == 0 && (r->info->domain_attr->mr_mode & FI_MR_ENDPOINT)) {
+            rc = fi_mr_bind(r->mr, &r->ep->fid, 0);
+            if (rc == 0)
+                rc = fi_mr_enable(r->mr);
+        }
+        if (rc == 0)
+            r->desc = fi_mr_desc(r->mr);
+    }
+    if (rc != 0)
+        snprintf(err, errlen, "ping-pong: %s: %s", step, fi_strerror(-rc));
+    return rc;
+}
+
+static void raw_close(raw_ep_t *r)
+{
+    if (r->mr != NULL)
+        fi_close(&r->mr->fid);
+    if (r->ep != NULL)
+        fi_close(&r->ep->fid);
+    if (r->cq != NULL)
+        fi_close(&r->cq->fid);
+    if (r->av != NULL)
+        fi_close(&r->av->fid);
+    if (r->domain != NULL)
+        fi_close(&r->domain->fid);
+    if (r->fabric != NULL)
+        fi_close(&r->fabric->fid);
+    if (r->info != NULL)
+        fi_freeinfo(r->info);
+}
+
+static struct fi_context2 rx_ctx, tx_ctx;
+
+/* Reap completions; < 0 on a CQ error. */
+static int raw_poll(raw_ep_t *r)
+{
+    struct fi_cq_entry e[8];
+    ssize_t k = fi_cq_read(r->cq, e, 8);
+    if (k == -FI_EAGAIN)
+        return 0;
+    if (k < 0)
+        return (int)k;
+    for (ssize_t i = 0; i < k; i++) {
+        if (e[i].op_context == &rx_ctx)
+            r->rx_done++;
+        else
+            r->tx_done++;
+    }
+    return 0;
+}
+
+static int raw_send_to(raw_ep_t *r, const char *buf, size_t size,
+                       fi_addr_t dest)
+{
+    ssize_t rc;
+    bool inject = size <= r->info->tx_attr->inject_size;
+    uint64_t want = r->tx_done + 1;
+    do {
+        rc = inject ? fi_inject(r->ep, buf, size, dest)
+                    : fi_send(r->ep, buf, size, r->desc, dest, &tx_ctx);
+        if (rc == -FI_EAGAIN && raw_poll(r) < 0)
+            return -FI_EIO;
+    } while (rc == -FI_EAGAIN);
+    if (rc != 0 || inject)
+        return (int)rc;
+    while (r->tx_done < want)
+        if (raw_poll(r) < 0)
+            return -FI_EIO;
+    return 0;
+}
+
+static int fb_pingpong(ftc_bootstrap_t *boot, size_t size, uint64_t warmup,
+                       uint64_t iters, uint64_t *lat_ns, char *title,
+                       size_t title_len, char *err, size_t errlen)
+{
+    uint32_t rank = ftc_bootstrap_rank(boot), n = ftc_bootstrap_size(boot);
+    raw_ep_t r;
+    memset(&r, 0, sizeof(r));
+    char mine[PP_ADDR_MAX];
+    char *all = calloc(n, PP_ADDR_MAX);
+    /* Send and receive halves of one registered buffer. */
+    char *buf = calloc(2, size);
+    int rc = FTC_ETRANSPORT;
+    memset(mine, 0, sizeof(mine));
+    if (all == NULL || buf == NULL) {
+        snprintf(err, errlen, "out of memory");
+        free(all);
+        free(buf);
+        return FTC_ENOMEM;
+    }
+    int frc = rank <= 1 ? raw_open(&r, buf, 2 * size, err, errlen) : 0;
+    size_t alen = sizeof(mine) - sizeof(size_t);
+    if (frc == 0 && rank <= 1) {
+        frc = fi_getname(&r.ep->fid, mine + sizeof(size_t), &alen);
+        memcpy(mine, &alen, sizeof(alen));
+        if (frc != 0)
+            snprintf(err, errlen, "ping-pong: fi_getname: %s",
+                     fi_strerror(-frc));
+        snprintf(title, title_len, "raw libfabric ping-pong (%s, FI_EP_RDM, "
+                 "inject up to %zu bytes, CQ polled)",
+                 r.info->fabric_attr->prov_name, r.info->tx_attr->inject_size);
+    }
+    /* Everyone takes part in the swap, even a rank whose set-up failed,
+     * so that nobody waits for it. */
+    if (ftc_bootstrap_allgather(boot, mine, PP_ADDR_MAX, all) != 0) {
+        snprintf(err, errlen, "%s", ftc_bootstrap_error(boot));
+        goto out;
+    }
+    if (frc != 0)
+        goto out;
+    if (rank <= 1) {
+        /* Both insert rank 0 then rank 1: fi_addr_t 0 and 1. */
+        for (uint32_t k = 0; k < 2; k++) {
+            const char *a = all + (size_t)k * PP_ADDR_MAX;
+            if (fi_av_insert(r.av, a + sizeof(size_t), 1, NULL, 0, NULL) != 1) {
+                snprintf(err, errlen, "ping-pong: fi_av_insert failed");
+                goto out;
+            }
+        }
+        char *sbuf = buf, *rbuf = buf + size;
+        for (uint64_t i = 0; i < warmup + iters; i++) {
+            uint64_t t0 = bench_now_ns();
+            uint64_t want = r.rx_done + 1;
+            ssize_t prc;
+            while ((prc = fi_recv(r.ep, rbuf, size, r.desc, FI_ADDR_UNSPEC,
+                                  &rx_ctx)) == -FI_EAGAIN)
+                raw_poll(&r);
+            if (prc != 0) {
+                snprintf(err, errlen, "ping-pong: fi_recv: %s",
+                         fi_strerror((int)-prc));
+                goto out;
+            }
+            int src = 1 - (int)rank;
+            if (rank == 0 && raw_send_to(&r, sbuf, size, (fi_addr_t)src) != 0)
+                goto send_failed;
+            while (r.rx_done < want)
+                if (raw_poll(&r) < 0)
+                    goto send_failed;
+            if (rank == 1 && raw_send_to(&r, sbuf, size, (fi_addr_t)src) != 0)
+                goto send_failed;
+            if (i >= warmup && rank == 0)
+                lat_ns[i - warmup] = (bench_now_ns() - t0) / 2;
+        }
+    }
+    rc = FTC_OK;
+    goto out;
+send_failed:
+    snprintf(err, errlen, "ping-pong: the transfer failed");
+out:
+    raw_close(&r);
+    free(all);
+    free(buf);
+    return rc;
+}
+
+const bench_backend_t bench_backend_ofi = {
+    .name = "libfabric",
+    .open = fb_open,
+    .ops = ftc_ofi_ops,
+    .ops_arg = fb_ops_arg,
+    .attach = fb_attach,
+    .progress = fb_progress,
+    .drain = fb_drain,
+    .destroy = fb_destroy,
+    .describe = fb_describe,
+    .stats_json = fb_stats_json,
+    .pingpong = fb_pingpong,
+};
