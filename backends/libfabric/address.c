@@ -6,7 +6,9 @@
  *
  *     0  "FOFI"           8  rank u32         24 start time u64
  *     4  version u16     12  pid u32          32 pid namespace u64
- *     6  addrlen u16     16  job token u64    40 addr_format u32, pad u32
+ *     6  addrlen u16     16  job token u64    40 addr_format u32
+ *                                             44 flags u32 (bit 0: eager
+ *                                                connect; was padding)
  *    48  boot id[48]     96  provider[64]    160 address[256]
  *   416  FNV-1a 64 of bytes 0..415
  *
@@ -32,6 +34,8 @@
 #define OFF_START 24
 #define OFF_PIDNS 32
 #define OFF_FORMAT 40
+#define OFF_FLAGS 44
+#define FLAG_EAGER 1u
 #define OFF_BOOT 48
 #define OFF_PROV 96
 #define OFF_ADDR 160
@@ -82,6 +86,7 @@ void ftc_ofi_blob_build(ftc_ofi_t *z, const void *addr, size_t addrlen)
     put_le(b + OFF_START, start, 8);
     put_le(b + OFF_PIDNS, pidns, 8);
     put_le(b + OFF_FORMAT, z->info->addr_format, 4);
+    put_le(b + OFF_FLAGS, z->cfg.eager_connect ? FLAG_EAGER : 0, 4);
     memcpy(b + OFF_BOOT, boot, 47);
     snprintf((char *)b + OFF_PROV, FTC_OFI_PROV_MAX, "%s", z->provider);
     memcpy(b + OFF_ADDR, addr, addrlen);
@@ -180,8 +185,15 @@ int ftc_ofi_set_peers(ftc_ofi_t *z, const void *blobs)
             return FTC_ETRANSPORT;
         }
         watch_process(z, r, b);
+        /* A peer connects eagerly only if it says so (a blob from before
+         * the flag says 0): hellos go only between eager ranks, so a job
+         * that mixes FTCOLL_OFI_CONNECT settings connects the rest
+         * lazily instead of waiting for hellos that never come. */
+        z->peers[r].eager = (get_le(b + OFF_FLAGS, 4) & FLAG_EAGER) != 0;
     }
     z->peers_set = true;
+    if (z->cfg.eager_connect)
+        ftc_ofi_connect_all(z);
     return FTC_OK;
 }
 

@@ -25,6 +25,8 @@ void ftc_ofi_config_init(ftc_ofi_config_t *cfg)
     cfg->pid_monitor = 1;
     cfg->report_grace_ms = 2;
     cfg->force_mr_local = 0;
+    cfg->eager_connect = 1;
+    cfg->connect_timeout_ms = 10000;
 }
 
 /* An unsigned number from the environment; 1 if set, 0 if unset, -1 bad. */
@@ -69,6 +71,7 @@ int ftc_ofi_config_from_env(ftc_ofi_config_t *cfg, char *err, size_t errlen)
         {"FTCOLL_OFI_PID_MONITOR", T_BOOL, F(pid_monitor)},
         {"FTCOLL_OFI_GRACE_MS", T_INT, F(report_grace_ms)},
         {"FTCOLL_OFI_MR_LOCAL", T_BOOL, F(force_mr_local)},
+        {"FTCOLL_OFI_CONNECT_MS", T_INT, F(connect_timeout_ms)},
     };
 #undef F
     if (cfg == NULL)
@@ -102,6 +105,18 @@ int ftc_ofi_config_from_env(ftc_ofi_config_t *cfg, char *err, size_t errlen)
         }
     }
     const char *s;
+    if ((s = env_str("FTCOLL_OFI_CONNECT")) != NULL) {
+        if (strcmp(s, "eager") == 0) {
+            cfg->eager_connect = 1;
+        } else if (strcmp(s, "lazy") == 0) {
+            cfg->eager_connect = 0;
+        } else {
+            if (err != NULL && errlen > 0)
+                snprintf(err, errlen, "FTCOLL_OFI_CONNECT must be eager or "
+                                      "lazy");
+            return FTC_EINVAL;
+        }
+    }
     if ((s = env_str("FTCOLL_OFI_PROVIDER")) != NULL)
         cfg->provider = s;
     if ((s = env_str("FTCOLL_OFI_NODE")) != NULL)

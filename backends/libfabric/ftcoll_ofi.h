@@ -10,7 +10,13 @@
  * provider is cfg.provider if set, else the FI_PROVIDER environment
  * variable's choice, else libfabric's first. A provider that is not
  * available makes create fail with FTC_ENOTSUP and a log line naming the
- * RDM providers that are.
+ * RDM providers that are. Before its first fi_getinfo the backend sets
+ * FI_OFI_RXM_MSG_RX_SIZE=256 (fi_rxm(7)) if the provider asked for names
+ * tcp or none is asked for, and the variable is unset: with rxm's 4096
+ * its receive buffer pool grows by 17 MB, zeroed, inside fi_cq_read the
+ * first time it must hold a message (hundreds of ms here; see
+ * docs/libfabric.md, "Connections and rxm's buffers"). libfabric reads it
+ * once, at the process's first fi_getinfo.
  *
  * Addresses. Every rank's fi_getname() address travels, in a fixed-size
  * blob that also names the provider, through an out-of-band allgather
@@ -19,18 +25,42 @@
  * are refused with a message naming both.
  *
  * Messages. Each rank pre-posts rx_depth receive buffers of max_msg_size
- * (+ 8) bytes (default 64 KiB: 64 x 64 KiB = 4 MiB per process); a send
+ * (+ 16) bytes (default 64 KiB: 64 x 64 KiB = 4 MiB per process); a send
  * longer than max_msg_size is refused (FTC_EOVERFLOW, logged), which the
  * core treats as the peer's failure: size max_msg_size for the largest
  * collective (count x element size, plus the 64-byte wire header and
  * 4 bytes per failed rank); ftc_ofi_max_msg_size() tells. Every message
- * carries an 8-byte backend header, its sequence number on the pair of
- * ranks and the sender's rank: providers order the matching of messages
- * (FI_ORDER_SAS) but not their completions (tcp;ofi_rxm completes a long
- * message after a short one sent behind it), so the receiver holds
- * early arrivals until their turn. The header also names the sender
- * (passed to ftc_transport_recv, which checks it against the core's own
- * header); with use_fi_source the provider's word must agree too.
+ * carries a 16-byte backend header: its sequence number on the pair of
+ * ranks, the sender's rank and the job token. Providers order the
+ * matching of messages (FI_ORDER_SAS) but not their completions
+ * (tcp;ofi_rxm completes a long message after a short one sent behind
+ * it), so the receiver holds early arrivals until their turn. The header
+ * also names the sender (passed to ftc_transport_recv, which checks it
+ * against the core's own header); with use_fi_source the provider's word
+ * must agree too. RDM endpoints do not authenticate the source, so the
+ * token decides who takes part: a message shorter than the header is
+ * dropped, and one with another token is handed to the core as
+ * FTC_RANK_UNKNOWN (whose decoder drops and counts it) without touching
+ * any pair's sequence; both count as msgs_stranger. Only messages with
+ * the job's token are sequenced.
+ *
+ * Connections. Connection-oriented providers connect to a peer on the
+ * first send to it, and tcp;ofi_rxm (libfabric 1.17) progresses the
+ * peer's side of that only while the peer reads its CQ, at most every
+ * FI_OFI_RXM_CM_PROGRESS_INTERVAL (10 ms), and not at all while the peer
+ * sleeps: the CQ's wait descriptor does not wake for a connection
+ * request. A first message to a peer that waits on its own receives
+ * could take a hundred ms or more, long enough for the core's keepalive
+ * to declare a healthy rank failed (docs/libfabric.md, "Connections and
+ * rxm's buffers").
+ * So by default (eager_connect) ftc_ofi_set_peers sends every peer a
+ * hello, a header-only message that the receiver drops, and polls the CQ
+ * (never sleeping on its descriptor) until every hello has completed:
+ * a completion needs the connection, which needs the peer's process to
+ * accept it. A peer that does not within connect_timeout_ms is reported
+ * failed (FTC_OFI_DETECT_CONNECT); one whose process exits meanwhile, as
+ * any exit. Connections are then in place before the first collective,
+ * as the UCX backend's eager endpoints are.
  *
  * Sends never block and never make the core wait for a completion: a
  * message (header included) of at most the provider's inject size goes
@@ -189,6 +219,16 @@ typedef struct ftc_ofi_config {
     int force_mr_local;
     ftc_ofi_log_fn log;         /* NULL: silent */
     void *log_arg;
+    /* (Appended: the fields above keep their offsets.) */
+    /* 1 (default): ftc_ofi_set_peers connects to every peer before it
+     * returns, by sending each a hello and reading the CQ until every
+     * hello has completed (see "Connections" at the top); 0: connections
+     * are made on the first send to a peer, as the provider does them. */
+    int eager_connect;
+    /* How long ftc_ofi_set_peers waits for the hellos, in ms; a peer
+     * whose hello has not completed by then is reported failed
+     * (FTC_OFI_DETECT_CONNECT); default 10000. */
+    int connect_timeout_ms;
 } ftc_ofi_config_t;
 
 /* Defaults as above; rank 0, nranks 0 (set them). */
@@ -201,7 +241,8 @@ void ftc_ofi_config_init(ftc_ofi_config_t *cfg);
  * FTCOLL_OFI_MAX_MSG, FTCOLL_OFI_RX_DEPTH, FTCOLL_OFI_TX_DEPTH,
  * FTCOLL_OFI_INJECT, FTCOLL_OFI_ZCOPY_MIN, FTCOLL_OFI_FI_SOURCE (0/1),
  * FTCOLL_OFI_WAIT_FD (0/1), FTCOLL_OFI_PID_MONITOR (0/1),
- * FTCOLL_OFI_GRACE_MS, FTCOLL_OFI_MR_LOCAL (0/1). The strings are not
+ * FTCOLL_OFI_GRACE_MS, FTCOLL_OFI_MR_LOCAL (0/1), FTCOLL_OFI_CONNECT
+ * (eager|lazy), FTCOLL_OFI_CONNECT_MS. The strings are not
  * copied: they live in the environment. Returns FTC_OK, or FTC_EINVAL
  * naming the bad variable in err.
  */
@@ -231,7 +272,12 @@ const void *ftc_ofi_local_blob(const ftc_ofi_t *z);
  * rank, job token, same provider), inserts the addresses into the address
  * vector and opens the pidfds of local peers. FTC_EINVAL names the first
  * bad blob in the log; FTC_ETRANSPORT if libfabric refused an address.
- * May be called once.
+ * With eager_connect (the default) it then connects to every peer, which
+ * takes every rank calling it at about the same time (as after the
+ * exchange's allgather), and returns once all are connected, or after
+ * connect_timeout_ms with the silent peers reported failed (from the
+ * first progress call after ftc_ofi_attach). Messages that arrive
+ * meanwhile are kept for the core. May be called once.
  */
 int ftc_ofi_set_peers(ftc_ofi_t *z, const void *blobs);
 
@@ -288,7 +334,8 @@ typedef enum ftc_ofi_detect {
     FTC_OFI_DETECT_NONE = 0,      /* not reported by the backend */
     FTC_OFI_DETECT_CQ_ERROR = 1,  /* a send to it completed in error */
     FTC_OFI_DETECT_EXIT = 2,      /* local peer's process exited (pidfd) */
-    FTC_OFI_DETECT_SEND = 3       /* the provider refused a send to it */
+    FTC_OFI_DETECT_SEND = 3,      /* the provider refused a send to it */
+    FTC_OFI_DETECT_CONNECT = 4    /* eager connect: no answer in time */
 } ftc_ofi_detect_t;
 
 /* Whether the backend has reported peer failed, how, and when (on the
@@ -316,6 +363,12 @@ typedef struct ftc_ofi_stats {
     uint64_t cq_errors;         /* error entries read from the CQ */
     uint64_t peers_failed;      /* ftc_transport_peer_failed reports */
     uint64_t max_queue_depth;   /* largest per-peer queue seen */
+    /* Received without this job's backend header: shorter than it
+     * (dropped), or with another job token (handed to the core as
+     * FTC_RANK_UNKNOWN, never sequenced). Last, for ABI growth. */
+    uint64_t msgs_stranger;
+    /* Time ftc_ofi_set_peers spent connecting (eager_connect), ns. */
+    uint64_t connect_ns;
 } ftc_ofi_stats_t;
 
 void ftc_ofi_stats(const ftc_ofi_t *z, ftc_ofi_stats_t *out);

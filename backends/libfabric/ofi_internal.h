@@ -5,6 +5,7 @@
  *   address.c    the address blob, the exchange, the address vector
  *   send.c       the send op: inject, copy, zero-copy, per-peer queues
  *   progress.c   the event loop: CQ, reports, the core's timer, waiting
+ *   connect.c    eager connection set-up: a hello to every peer
  *   procmon.c    local peers' exits through pidfds
  *   config.c     defaults and environment overrides
  */
@@ -31,14 +32,29 @@ enum {
 };
 
 /*
- * Every message on the wire starts with this backend's header: the
- * sequence number of the message on its ordered pair of ranks, and the
- * sender's rank (u32 little-endian each). Providers order the matching of
- * messages (FI_ORDER_SAS) but not their completions: tcp;ofi_rxm
- * completes a long (segmented or rendezvous) message after a short one
- * sent behind it. The receiver puts each pair back in order.
+ * Every message on the wire starts with this backend's header, integers
+ * little-endian:
+ *
+ *     0  sequence number of the message on its ordered pair of ranks, u32
+ *     4  the sender's rank, u32
+ *     8  the job token, u64
+ *
+ * Providers order the matching of messages (FI_ORDER_SAS) but not their
+ * completions: tcp;ofi_rxm completes a long (segmented or rendezvous)
+ * message after a short one sent behind it. The receiver puts each pair
+ * back in order. RDM endpoints do not authenticate the source: anyone who
+ * has a rank's address can send to it. The token keeps such strangers out
+ * of the pairs' sequences (a stranger claiming rank r with a sequence
+ * number ahead of the pair's would be held for ever, or desynchronise the
+ * pair): only messages with the job's token are sequenced (on_recv in
+ * progress.c).
  */
-#define FTC_OFI_HDR 8u
+#define FTC_OFI_HDR 16u
+#define FTC_OFI_HDR_TOKEN 8u    /* offset of the job token */
+/* In the sender field: a backend message (the eager connect's hello),
+ * header only, never sequenced nor given to the core. Ranks are below
+ * 2^31 (config_ok). */
+#define FTC_OFI_HELLO_FLAG 0x80000000u
 
 /* A message waiting: a copy the backend owns, header included (cookie
  * NULL), or, for zero-copy, a reference to the core's bytes (cookie set,
@@ -72,6 +88,7 @@ typedef struct ftc_ofi_tx {
     ftc_ofi_qmsg_t *owned;      /* a long copy, freed on completion */
     struct fid_mr *mr;          /* per-send registration (FI_MR_LOCAL) */
     bool busy;
+    bool hello;                 /* the eager connect's hello to dest */
 } ftc_ofi_tx_t;
 
 /* A posted receive buffer. */
@@ -87,6 +104,14 @@ typedef enum ftc_ofi_peer_state {
     FTC_OFI_PEER_FAILED         /* reported to the core: final */
 } ftc_ofi_peer_state_t;
 
+/* The eager connect's hello to a peer (connect.c). */
+typedef enum ftc_ofi_hello {
+    FTC_OFI_HELLO_NONE = 0,     /* not connecting (lazy, or done with) */
+    FTC_OFI_HELLO_UNSENT,       /* the provider has not taken it yet */
+    FTC_OFI_HELLO_POSTED,       /* taken: waiting for its completion */
+    FTC_OFI_HELLO_DONE          /* completed: connected */
+} ftc_ofi_hello_t;
+
 typedef struct ftc_ofi_peer {
     ftc_ofi_queue_t q;          /* sends the provider could not take */
     uint32_t tx_seq;            /* sequence number of our next message */
@@ -95,6 +120,9 @@ typedef struct ftc_ofi_peer {
     int pidfd;                  /* local peer's process, or -1 */
     uint8_t state;              /* ftc_ofi_peer_state_t */
     uint8_t detect;             /* ftc_ofi_detect_t of the report */
+    uint8_t hello;              /* ftc_ofi_hello_t of our hello to it */
+    bool hello_in;              /* its hello to us has arrived */
+    bool eager;                 /* its blob says it connects eagerly */
     bool on_queued_list;
     uint32_t watched;           /* watch() - unwatch() */
     uint64_t report_at_ns;      /* LOST: when to tell the core */
@@ -175,6 +203,9 @@ struct ftc_ofi {
     bool timer_armed;
     uint64_t timer_deadline;
     bool in_progress;
+    /* Messages read before ftc_ofi_attach (during the eager connect) wait
+     * in their peers' held lists for the first progress call. */
+    bool held_before_attach;
 
     ftc_ofi_stats_t stats;
 };
@@ -218,6 +249,9 @@ int ftc_ofi_send(ftc_ofi_t *z, uint32_t dest, const void *buf, size_t len,
 /* Hand r's queued messages to the provider while it takes them; returns
  * how many it took. */
 int ftc_ofi_flush_peer(ftc_ofi_t *z, uint32_t r);
+/* Post the eager connect's hello to r (fi_send, for its completion):
+ * 0, -FI_EAGAIN (try again), or another negative fi_errno. */
+int ftc_ofi_post_hello(ftc_ofi_t *z, uint32_t r);
 /* Release a completed (or failed) tx slot. */
 void ftc_ofi_tx_release(ftc_ofi_t *z, ftc_ofi_tx_t *t);
 /* Drop r's queue: copies are freed, zero-copy sends are completed to the
@@ -229,11 +263,21 @@ int ftc_ofi_queue_push_copy(ftc_ofi_queue_t *q, uint32_t dest,
                             const void *buf, size_t len);
 
 /* progress.c */
+/* Step 1 of a pass: epoll (timer, pidfds, CQ descriptor); returns the
+ * number of peers found dead. */
+int ftc_ofi_collect(ftc_ofi_t *z, int timeout_ms);
+/* Step 2: read the CQ; returns the entries handled. Before
+ * ftc_ofi_attach, messages are held for the core, not delivered. */
+int ftc_ofi_read_cq(ftc_ofi_t *z);
 /* Free the messages held for their turn. */
 void ftc_ofi_held_clear(ftc_ofi_peer_t *p);
 /* r is gone: report it after delay_ns, noting how it was found. */
 void ftc_ofi_peer_lost(ftc_ofi_t *z, uint32_t r, ftc_ofi_detect_t how,
                        uint64_t delay_ns, const char *why);
+
+/* connect.c */
+/* Connect to every peer (eager_connect): see ftcoll_ofi.h. */
+void ftc_ofi_connect_all(ftc_ofi_t *z);
 
 /* procmon.c */
 /* This process's identity for the blob: pid, start time (clock ticks

@@ -5,8 +5,10 @@
  *   1. ask epoll what is ready: the timerfd, local peers' pidfds (an
  *      exit starts a short grace period), the CQ's wait descriptor;
  *   2. read the CQ (at most a batch per pass): received messages go to
- *      the core in their pair's order (early ones wait, see on_recv) and
- *      their buffers are posted again; send completions free their slots
+ *      the core in their pair's order (early ones wait, see on_recv, and
+ *      so do those read by the eager connect before ftc_ofi_attach) and
+ *      their buffers are posted again; peers' connection hellos are
+ *      noted and dropped; send completions free their slots
  *      (zero-copy ones end with ftc_transport_send_done); an error entry
  *      for a send names its destination, which is reported;
  *   3. feed messages this rank sent to itself;
@@ -75,7 +77,7 @@ static void close_pidfd(ftc_ofi_t *z, uint32_t r)
 }
 
 /* Step 1. Returns the number of peers found dead. */
-static int collect(ftc_ofi_t *z, int timeout_ms)
+int ftc_ofi_collect(ftc_ofi_t *z, int timeout_ms)
 {
     int changed = 0;
     struct epoll_event evs[EPOLL_BATCH];
@@ -153,6 +155,8 @@ void ftc_ofi_held_clear(ftc_ofi_peer_t *p)
 static void deliver(ftc_ofi_t *z, uint32_t from, const unsigned char *wire,
                     size_t len)
 {
+    if (z->ctx == NULL)
+        return;   /* before attach: only strangers get here (dropped) */
     z->stats.msgs_received++;
     z->stats.bytes_received += len - FTC_OFI_HDR;
     if (ftc_transport_recv(z->ctx, from, wire + FTC_OFI_HDR,
@@ -160,10 +164,10 @@ static void deliver(ftc_ofi_t *z, uint32_t from, const unsigned char *wire,
         z->stats.msgs_rejected++;
 }
 
-/* Keep a copy of a message that completed ahead of its turn, in
- * sequence order. */
+/* Keep a copy of a message that completed ahead of its turn (or before
+ * there was a core to give it to), in sequence order. */
 static void hold(ftc_ofi_t *z, ftc_ofi_peer_t *p, uint32_t seq,
-                 const unsigned char *wire, size_t len)
+                 const unsigned char *wire, size_t len, bool early)
 {
     ftc_ofi_qmsg_t *m = malloc(sizeof(*m) + len);
     if (m == NULL) {
@@ -181,14 +185,50 @@ static void hold(ftc_ofi_t *z, ftc_ofi_peer_t *p, uint32_t seq,
         pp = &(*pp)->next;
     m->next = *pp;
     *pp = m;
-    z->stats.msgs_reordered++;
+    if (early)
+        z->stats.msgs_reordered++;
 }
 
+static uint64_t get_u64(const unsigned char *p)
+{
+    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+
+/*
+ * Anyone who has our address can send to us: RDM endpoints do not
+ * authenticate the source. Only a message with the job's token takes part
+ * in its pair's sequence; anything else is a stranger's, which must not
+ * touch any pair (a claimed rank and a sequence number ahead of the
+ * pair's would be held for ever, or shift the pair). Strangers' messages
+ * long enough to carry a header go to the core as FTC_RANK_UNKNOWN, whose
+ * decoder drops and counts them (as the UCX backend does); shorter ones
+ * are dropped here.
+ */
 static void on_recv(ftc_ofi_t *z, ftc_ofi_rx_t *rx, size_t len, fi_addr_t src)
 {
     const unsigned char *b = rx->buf;
-    uint32_t seq = len >= FTC_OFI_HDR ? get_u32(b) : 0;
-    uint32_t from = len >= FTC_OFI_HDR ? get_u32(b + 4) : UINT32_MAX;
+    if (len < FTC_OFI_HDR) {
+        z->stats.msgs_stranger++;
+        repost(z, rx);
+        return;
+    }
+    if (get_u64(b + FTC_OFI_HDR_TOKEN) != z->cfg.job_token) {
+        z->stats.msgs_stranger++;
+        deliver(z, FTC_RANK_UNKNOWN, b, len);
+        repost(z, rx);
+        return;
+    }
+    uint32_t seq = get_u32(b);
+    uint32_t from = get_u32(b + 4);
+    if ((from & FTC_OFI_HELLO_FLAG) != 0 && len == FTC_OFI_HDR) {
+        /* A peer's eager-connect hello (connect.c): noted, never
+         * sequenced nor given to the core. */
+        from &= ~FTC_OFI_HELLO_FLAG;
+        if (from < z->cfg.nranks)
+            z->peers[from].hello_in = true;
+        repost(z, rx);
+        return;
+    }
     bool ok = from < z->cfg.nranks && from != z->cfg.rank;
     if (ok && z->has_source) {
         if (src == FI_ADDR_NOTAVAIL)
@@ -203,8 +243,12 @@ static void on_recv(ftc_ofi_t *z, ftc_ofi_rx_t *rx, size_t len, fi_addr_t src)
     }
     ftc_ofi_peer_t *p = &z->peers[from];
     int32_t ahead = (int32_t)(seq - p->rx_next);
-    if (ahead > 0) {
-        hold(z, p, seq, b, len);
+    if (ahead > 0 || (ahead == 0 && z->ctx == NULL)) {
+        /* Early, or read during the eager connect, before there is a
+         * core to take it: held (release_held delivers it). */
+        hold(z, p, seq, b, len, ahead > 0);
+        if (z->ctx == NULL)
+            z->held_before_attach = true;
         repost(z, rx);
         return;
     }
@@ -227,8 +271,29 @@ static void on_recv(ftc_ofi_t *z, ftc_ofi_rx_t *rx, size_t len, fi_addr_t src)
     }
 }
 
+/* Deliver what was held because it arrived before ftc_ofi_attach. */
+static int release_held(ftc_ofi_t *z)
+{
+    int n = 0;
+    z->held_before_attach = false;
+    for (uint32_t r = 0; r < z->cfg.nranks; r++) {
+        ftc_ofi_peer_t *p = &z->peers[r];
+        while (p->held != NULL && p->held->seq == p->rx_next) {
+            ftc_ofi_qmsg_t *m = p->held;
+            p->held = m->next;
+            p->rx_next++;
+            deliver(z, r, m->data, m->len);
+            free(m);
+            n++;
+        }
+    }
+    return n;
+}
+
 static void on_send_done(ftc_ofi_t *z, ftc_ofi_tx_t *t)
 {
+    if (t->hello && z->peers[t->dest].hello == FTC_OFI_HELLO_POSTED)
+        z->peers[t->dest].hello = FTC_OFI_HELLO_DONE;
     void *cookie = t->cookie;
     ftc_ofi_tx_release(z, t);
     if (cookie != NULL)
@@ -281,7 +346,7 @@ static void on_error(ftc_ofi_t *z)
 }
 
 /* Step 2. */
-static int read_cq(ftc_ofi_t *z)
+int ftc_ofi_read_cq(ftc_ofi_t *z)
 {
     int handled = 0;
     struct fi_cq_msg_entry e[CQ_BATCH];
@@ -391,10 +456,12 @@ static int pass(ftc_ofi_t *z, int timeout_ms)
     int n = 0;
     uint64_t now = ftc_ofi_now_ns();
     if (timeout_ms != 0 || now >= z->next_collect_ns) {
-        n = collect(z, timeout_ms);
+        n = ftc_ofi_collect(z, timeout_ms);
         z->next_collect_ns = ftc_ofi_now_ns() + COLLECT_EVERY_NS;
     }
-    z->last_cq = read_cq(z);
+    if (z->held_before_attach)
+        n += release_held(z);
+    z->last_cq = ftc_ofi_read_cq(z);
     n += z->last_cq;
     if (z->rx_unposted > 0)
         (void)ftc_ofi_repost(z);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The send op. Every message gets the 8-byte backend header (sequence
- * number on the pair, sender) in front. Four ways out, picked by length
- * (header included):
+ * The send op. Every message gets the 16-byte backend header (sequence
+ * number on the pair, sender, job token) in front. Four ways out, picked
+ * by length (header included):
  *
  *   <= inject size            fi_inject: the provider copies, no completion
  *   zero-copy (zcopy_min > 0  fi_sendv of the header (in the tx slot) and
@@ -28,19 +28,22 @@
 
 enum { POSTED = 0, AGAIN = 1 };
 
-static void put_hdr(unsigned char *h, uint32_t seq, uint32_t sender)
+static void put_hdr(const ftc_ofi_t *z, unsigned char *h, uint32_t seq)
 {
     for (int i = 0; i < 4; i++) {
         h[i] = (unsigned char)(seq >> (8 * i));
-        h[4 + i] = (unsigned char)(sender >> (8 * i));
+        h[4 + i] = (unsigned char)(z->cfg.rank >> (8 * i));
     }
+    for (int i = 0; i < 8; i++)
+        h[FTC_OFI_HDR_TOKEN + i] = (unsigned char)(z->cfg.job_token
+                                                   >> (8 * i));
 }
 
 /* --- Queues -------------------------------------------------------------- */
 
 /* A copy of header + payload. */
-static ftc_ofi_qmsg_t *qmsg_wire(uint32_t dest, uint32_t seq, uint32_t sender,
-                                 const void *buf, size_t len)
+static ftc_ofi_qmsg_t *qmsg_wire(const ftc_ofi_t *z, uint32_t dest,
+                                 uint32_t seq, const void *buf, size_t len)
 {
     ftc_ofi_qmsg_t *m = malloc(sizeof(*m) + FTC_OFI_HDR + len);
     if (m == NULL)
@@ -49,7 +52,7 @@ static ftc_ofi_qmsg_t *qmsg_wire(uint32_t dest, uint32_t seq, uint32_t sender,
     m->dest = dest;
     m->seq = seq;
     m->len = FTC_OFI_HDR + len;
-    put_hdr(m->data, seq, sender);
+    put_hdr(z, m->data, seq);
     if (len > 0)
         memcpy(m->data + FTC_OFI_HDR, buf, len);
     return m;
@@ -138,6 +141,7 @@ static ftc_ofi_tx_t *tx_get(ftc_ofi_t *z)
     ftc_ofi_tx_t *t = &z->tx[z->tx_free];
     z->tx_free = t->next_free;
     t->busy = true;
+    t->hello = false;
     t->cookie = NULL;
     t->owned = NULL;
     t->mr = NULL;
@@ -263,7 +267,7 @@ static int post_zcopy(ftc_ofi_t *z, uint32_t dest, uint32_t seq,
     if (t == NULL)
         return AGAIN;
     unsigned char *h = tx_bounce(z, t);
-    put_hdr(h, seq, z->cfg.rank);
+    put_hdr(z, h, seq);
     void *desc[2] = {z->tx_desc, NULL};
     if (z->mr_local) {
         /* The provider only reads; fi_mr_reg is not const-correct. */
@@ -287,6 +291,34 @@ static int post_zcopy(ftc_ofi_t *z, uint32_t dest, uint32_t seq,
     z->stats.msgs_zcopy++;
     count_sent(z, t->len);
     return POSTED;
+}
+
+/* The eager connect's hello: a bare header whose sender field carries
+ * FTC_OFI_HELLO_FLAG, sequence number 0 (not part of the pair's
+ * sequence). fi_send, not fi_inject: its completion is what connect.c
+ * waits for. */
+int ftc_ofi_post_hello(ftc_ofi_t *z, uint32_t r)
+{
+    ftc_ofi_tx_t *t = tx_get(z);
+    if (t == NULL)
+        return -FI_EAGAIN;
+    unsigned char *b = tx_bounce(z, t);
+    put_hdr(z, b, 0);
+    uint32_t sender = z->cfg.rank | FTC_OFI_HELLO_FLAG;
+    for (int i = 0; i < 4; i++)
+        b[4 + i] = (unsigned char)(sender >> (8 * i));
+    t->dest = r;
+    t->len = FTC_OFI_HDR;
+    t->hello = true;
+    ssize_t rc = fi_send(z->ep, b, FTC_OFI_HDR, z->tx_desc, (fi_addr_t)r,
+                         &t->fctx);
+    if (rc != 0) {
+        ftc_ofi_tx_release(z, t);
+        if (rc == -FI_EAGAIN)
+            z->stats.eagain++;
+        return (int)rc;
+    }
+    return 0;
 }
 
 /* One queued message: POSTED (m is consumed), AGAIN, or an error. */
@@ -349,7 +381,7 @@ static int post_now(ftc_ofi_t *z, uint32_t dest, uint32_t seq, const void *buf,
 {
     size_t wire = FTC_OFI_HDR + len;
     unsigned char hdr[FTC_OFI_HDR];
-    put_hdr(hdr, seq, z->cfg.rank);
+    put_hdr(z, hdr, seq);
     if (wire <= z->inject_size) {
         memcpy(z->scratch, hdr, FTC_OFI_HDR);
         if (len > 0)
@@ -360,7 +392,7 @@ static int post_now(ftc_ofi_t *z, uint32_t dest, uint32_t seq, const void *buf,
         return post_zcopy(z, dest, seq, buf, len, cookie);
     if (wire <= z->copy_small)
         return post_bounce(z, dest, hdr, buf, len);
-    *own = qmsg_wire(dest, seq, z->cfg.rank, buf, len);
+    *own = qmsg_wire(z, dest, seq, buf, len);
     if (*own == NULL)
         return -FI_ENOMEM;
     int rc = post_owned(z, *own);
@@ -439,7 +471,7 @@ int ftc_ofi_send(ftc_ofi_t *z, uint32_t dest, const void *buf, size_t len,
                 own->cookie = cookie;
             }
         } else {
-            own = qmsg_wire(dest, seq, z->cfg.rank, buf, len);
+            own = qmsg_wire(z, dest, seq, buf, len);
         }
         if (own == NULL)
             return FTC_ENOMEM;

@@ -203,6 +203,45 @@ static struct fi_info *base_hints(const char *provider, const char *domain,
     return h;
 }
 
+/*
+ * rxm over tcp (libfabric 1.17) posts FI_OFI_RXM_MSG_RX_SIZE receive
+ * buffers to its shared receive context, 4096 by default, each
+ * FI_OFI_RXM_BUFFER_SIZE (16 KiB) from a pool that grows 1024 buffers
+ * (17 MB) at a time and zeroes what it adds. 4096 fills the pool to the
+ * last buffer, so the first message rxm must hold (one that arrives
+ * before we have reposted a receive for it, or a segment of a long one)
+ * grows it by 17 MB inside fi_cq_read: 150-900 ms here (page faults are
+ * slow on this VM and 2 vCPUs are shared), long enough for the core's
+ * keepalive to exclude a healthy rank. 256 leaves 768 buffers spare in
+ * the first 1024 and saves 51 MB per process (docs/libfabric.md,
+ * "Connections and rxm's buffers"). The variable is documented
+ * (fi_rxm(7)); libfabric reads it when it initialises its providers, at
+ * the first fi_getinfo of the process, so this runs before every
+ * fi_getinfo of ours, and never overrides a value the user set. Only for
+ * tcp (asked for, or nothing asked for: libfabric's first choice here);
+ * verbs;ofi_rxm and others keep rxm's defaults.
+ */
+#define RXM_MSG_RX_SIZE "256"
+
+static bool g_rxm_env_set;   /* we set FI_OFI_RXM_MSG_RX_SIZE */
+
+static void tune_provider_env(const char *provider)
+{
+    static bool done;
+    if (done)
+        return;
+    done = true;
+    const char *want = provider != NULL && *provider != '\0'
+                           ? provider
+                           : getenv("FI_PROVIDER");
+    if (want != NULL && *want != '\0' && strstr(want, "tcp") == NULL)
+        return;
+    if (getenv("FI_OFI_RXM_MSG_RX_SIZE") != NULL)
+        return;
+    g_rxm_env_set =
+        setenv("FI_OFI_RXM_MSG_RX_SIZE", RXM_MSG_RX_SIZE, 0) == 0;
+}
+
 static int getinfo(const char *node, const char *service, struct fi_info *h,
                    struct fi_info **out)
 {
@@ -214,6 +253,7 @@ int ftc_ofi_available_providers(char *buf, size_t len)
 {
     if (buf != NULL && len > 0)
         buf[0] = '\0';
+    tune_provider_env(NULL);
     struct fi_info *h = base_hints(NULL, NULL, false, false);
     struct fi_info *list = NULL;
     if (h == NULL)
@@ -245,6 +285,7 @@ int ftc_ofi_available_providers(char *buf, size_t len)
 
 int ftc_ofi_provider_available(const char *provider)
 {
+    tune_provider_env(provider);
     struct fi_info *h = base_hints(provider, NULL, false, false);
     struct fi_info *list = NULL;
     if (h == NULL)
@@ -282,6 +323,7 @@ static int choose(ftc_ofi_t *z)
     const char *node = z->node[0] != '\0' ? z->node : NULL;
     const char *service = z->service[0] != '\0' ? z->service : NULL;
 
+    tune_provider_env(prov);
     struct fi_info *h = NULL, *info = NULL;
     int rc = -FI_ENODATA;
     /* With FI_SOURCE if asked and the provider has it, else without.
@@ -541,12 +583,16 @@ static int open_all(ftc_ofi_t *z)
     snprintf(z->describe, sizeof(z->describe),
              "provider=%s fabric=%s domain=%s inject=%zu fi_source=%s "
              "wait_fd=%s mr_local=%s%s rx=%ux%zu tx=%u zcopy_min=%zu "
-             "pid_monitor=%s",
+             "pid_monitor=%s connect=%s%s",
              z->provider, info->fabric_attr->name, info->domain_attr->name,
              z->inject_size, z->has_source ? "yes" : "no",
              z->cq_fd >= 0 ? "yes" : "no", z->mr_local ? "yes" : "no",
              z->mr_endpoint ? "(endpoint)" : "", z->nrx, z->cfg.max_msg_size,
-             z->ntx, z->cfg.zcopy_min, z->cfg.pid_monitor ? "yes" : "no");
+             z->ntx, z->cfg.zcopy_min, z->cfg.pid_monitor ? "yes" : "no",
+             z->cfg.eager_connect ? "eager" : "lazy",
+             g_rxm_env_set && strstr(z->provider, "ofi_rxm") != NULL
+                 ? " FI_OFI_RXM_MSG_RX_SIZE=" RXM_MSG_RX_SIZE
+                 : "");
     return FTC_OK;
 }
 
@@ -604,7 +650,7 @@ static int config_ok(const ftc_ofi_config_t *c)
            && c->max_msg_size >= 128 && c->max_msg_size <= ((size_t)1 << 30)
            && c->rx_depth > 0 && c->tx_depth > 0
            && c->tx_depth <= INT32_MAX && c->max_queued_bytes > 0
-           && c->report_grace_ms >= 0;
+           && c->report_grace_ms >= 0 && c->connect_timeout_ms >= 0;
 }
 
 int ftc_ofi_create(const ftc_ofi_config_t *cfg, ftc_ofi_t **out)
@@ -770,6 +816,7 @@ const char *ftc_ofi_detect_name(ftc_ofi_detect_t d)
     case FTC_OFI_DETECT_CQ_ERROR: return "cq-error";
     case FTC_OFI_DETECT_EXIT: return "process-exit";
     case FTC_OFI_DETECT_SEND: return "send-refused";
+    case FTC_OFI_DETECT_CONNECT: return "connect";
     }
     return "?";
 }

@@ -73,13 +73,13 @@ int ftc_ucx_peer_connect(ftc_ucx_t *u, uint32_t r)
 {
     ftc_ucx_peer_t *p = &u->peers[r];
     if (p->ep != NULL)
-        return 0;
+        return UCS_OK;
     if (p->state != FTC_UCX_PEER_IDLE)
-        return -1;      /* lost or failed: never again */
+        return UCS_ERR_CANCELED;    /* lost or failed: never again */
     if (p->addr == NULL) {
         ftc_ucx_logf(u, "rank %u: no address for peer %u (set_peers?)",
                      u->cfg.rank, r);
-        return -1;
+        return UCS_ERR_INVALID_PARAM;
     }
     ucp_ep_params_t ep;
     memset(&ep, 0, sizeof(ep));
@@ -104,12 +104,12 @@ int ftc_ucx_peer_connect(ftc_ucx_t *u, uint32_t r)
                             "%s. %s", u->cfg.rank, r, ucs_status_string(st),
                          why);
         u->diag_logged = true;
-        return -1;
+        return st;
     }
     p->state = FTC_UCX_PEER_UP;
     u->stats.eps_created++;
     ftc_ucx_ep_transport(p->ep, p->transport, sizeof(p->transport));
-    return 0;
+    return UCS_OK;
 }
 
 void ftc_ucx_peer_lost(ftc_ucx_t *u, uint32_t r, uint64_t delay_ns,

@@ -147,8 +147,10 @@ int ftc_ucx_ev_copy(ftc_ucx_ev_t *ev, const void *data, size_t len);
 void ftc_ucx_ev_release(ftc_ucx_t *u, ftc_ucx_ev_t *ev);
 
 /* endpoint.c */
-/* Create the endpoint to r if there is none: 0, or -1 (logged, with the
- * likely cause) when UCX cannot reach r. */
+/* Create the endpoint to r if there is none: UCS_OK (0), or UCX's error
+ * (logged, with the likely cause): UCS_ERR_UNREACHABLE when no transport
+ * reaches r, UCS_ERR_CANCELED when r is already lost, others when r
+ * itself did not answer (it died). */
 int ftc_ucx_peer_connect(ftc_ucx_t *u, uint32_t r);
 /* r is dead or unreachable: report it after delay_ns and close its
  * endpoint on the next pass. why is kept (copied). */

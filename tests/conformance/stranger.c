@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The stranger tools' common part: see stranger.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bootstrap_internal.h"
+#include "stranger.h"
+
+void stranger_msgs_init(stranger_msgs_t *m, uint64_t job_token)
+{
+    srand((unsigned)time(NULL) ^ (unsigned)clock());
+    for (size_t i = 0; i < sizeof(m->random); i++)
+        m->random[i] = (unsigned char)rand();
+    m->random[0] = 'X';     /* never the magic: a version error, always */
+
+    ftc_wire_header_t h;
+    memset(&h, 0, sizeof(h));
+    h.kind = FTC_MSG_PROBE;
+    h.group_id = 1;
+    h.job_token = 0xBADC0FFEEull;
+    if (h.job_token == job_token)
+        h.job_token++;
+    ftc_wire_encode(&h, m->other_job);
+    memcpy(m->broken, m->other_job, sizeof(m->broken));
+    m->broken[20] ^= 0x01;  /* the sender field: the CRC no longer matches */
+}
+
+uint64_t stranger_wrong_token(uint64_t job_token)
+{
+    return job_token ^ 0x5354524e47455221ull;   /* "STRNGER!" */
+}
+
+static void nap_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+int stranger_read_rdv(const char *dir, unsigned round, unsigned rank,
+                      int timeout_ms, unsigned char **data, size_t *len,
+                      uint64_t *token)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/ag%u.%u", dir, round, rank);
+    FILE *f = NULL;
+    /* The bootstrap renames a whole file into place: once it opens, it is
+     * complete. */
+    for (int waited = 0; (f = fopen(path, "rb")) == NULL; waited += 10) {
+        /* No directory: no job will ever write there. */
+        if (errno != ENOENT || waited >= timeout_ms
+            || access(dir, F_OK) != 0) {
+            fprintf(stderr, "stranger: %s: %s\n", path, strerror(errno));
+            return -1;
+        }
+        nap_ms(10);
+    }
+    ftc_rdv_header_t h;
+    unsigned char *buf = NULL;
+    int rc = -1;
+    if (fread(&h, sizeof(h), 1, f) != 1 || h.magic != FTC_RDV_MAGIC
+        || h.version != 1 || h.len > (1u << 20)) {
+        fprintf(stderr, "stranger: %s is not a rendezvous file\n", path);
+        goto out;
+    }
+    buf = malloc(h.len > 0 ? (size_t)h.len : 1);
+    if (buf == NULL || (h.len > 0 && fread(buf, (size_t)h.len, 1, f) != 1)) {
+        fprintf(stderr, "stranger: %s is truncated\n", path);
+        goto out;
+    }
+    *data = buf;
+    *len = (size_t)h.len;
+    *token = h.token;
+    buf = NULL;
+    rc = 0;
+out:
+    free(buf);
+    fclose(f);
+    return rc;
+}
