@@ -10,9 +10,18 @@
  *     several n and f, measured with a transport that drops every send (so
  *     in-flight messages do not count): it must grow with f and the tree
  *     degree, not with n.
+ *  3. --steady: what a real backend's hot path costs, at small n. Ranks
+ *     run back-to-back 8-byte allreduces, each starting the next once it
+ *     delivered, over an in-process transport shaped like UCX's fast path
+ *     (a send copies the bytes and is done, FTC_SEND_INLINE; arrivals are
+ *     fed in order, a batch per rank, then the rank's due timer). The
+ *     transport itself costs next to nothing, so time and instructions per
+ *     message are the core's (callgrind_core.sh --steady counts them).
  *
  *   bench_core [--n N] [--reps R] [--time-only] [--single]
- *   (--single: only the f = 1 allreduce, for callgrind_core.sh)
+ *   bench_core --steady ALGO:F [--n N] [--iters K]
+ *   (--single: only the f = 1 allreduce, for callgrind_core.sh; ALGO:F is
+ *   corrected:0, corrected:1, tree:0, ...)
  */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -21,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
@@ -159,20 +169,221 @@ static void op_state(uint32_t n, uint32_t f, ftc_coll_t coll)
            ctx_bytes, sum / 4, worst);
 }
 
+/* 3. Steady state over an inline in-process transport. */
+enum { ST_MAX_RANKS = 64, ST_QLEN = 1024, ST_MSG = 512 };
+
+typedef struct st_msg {
+    uint32_t src;
+    uint32_t len;
+    uint8_t buf[ST_MSG];
+} st_msg_t;
+
+typedef struct st_rank {
+    uint32_t rank;
+    struct st_world *w;
+    ftc_context_t *ctx;
+    ftc_group_t *g;
+    st_msg_t q[ST_QLEN];        /* arrivals, a ring */
+    uint32_t qhead, qlen;
+    bool armed;
+    uint64_t deadline;
+    bool busy;                  /* an allreduce started, not delivered */
+    uint64_t started, delivered;
+    int64_t in, out;
+} st_rank_t;
+
+typedef struct st_world {
+    uint32_t n;
+    uint64_t clock;             /* advances one tick per event */
+    uint64_t msgs, bytes;
+    st_rank_t *r;
+} st_world_t;
+
+static int st_send(void *tp, uint32_t d, const void *b, size_t l, void *c)
+{
+    st_rank_t *me = tp;
+    (void)c;
+    st_rank_t *to = &me->w->r[d];
+    if (l > ST_MSG || to->qlen == ST_QLEN) {
+        fprintf(stderr, "steady: message of %zu bytes or queue full\n", l);
+        exit(1);
+    }
+    st_msg_t *m = &to->q[(to->qhead + to->qlen++) % ST_QLEN];
+    m->src = me->rank;
+    m->len = (uint32_t)l;
+    memcpy(m->buf, b, l);
+    me->w->msgs++;
+    me->w->bytes += l;
+    return FTC_SEND_INLINE;
+}
+static void st_arm(void *tp, uint64_t d)
+{
+    st_rank_t *me = tp;
+    me->armed = true;
+    me->deadline = d;
+}
+static void st_cancel(void *tp) { ((st_rank_t *)tp)->armed = false; }
+static uint64_t st_now(void *tp) { return ((st_rank_t *)tp)->w->clock; }
+
+static const ftc_transport_ops_t st_ops = {
+    .size = sizeof(ftc_transport_ops_t),
+    .send = st_send,
+    .timer_arm = st_arm,
+    .timer_cancel = st_cancel,
+    .now = st_now,
+};
+
+static void st_deliver(const ftc_completion_t *c, void *arg)
+{
+    st_rank_t *me = arg;
+    if (c->status != FTC_OK || me->out != (int64_t)me->w->n * (me->w->n + 1) / 2) {
+        fprintf(stderr, "steady: rank %u: status %d, value %lld\n", me->rank,
+                c->status, (long long)me->out);
+        exit(1);
+    }
+    me->busy = false;
+    me->delivered++;
+}
+
+static void st_start(st_rank_t *me, ftc_algo_t algo, uint32_t f)
+{
+    ftc_coll_args_t a;
+    ftc_coll_args_init(&a);
+    a.algo = algo;
+    a.f = f;
+    a.dtype = FTC_INT64;
+    a.count = 1;
+    a.sendbuf = &me->in;
+    a.recvbuf = &me->out;
+    a.deliver = st_deliver;
+    a.deliver_arg = me;
+    me->busy = true;
+    me->started++;
+    if (ftc_init_allreduce(me->g, &a, NULL) != FTC_OK)
+        exit(1);
+}
+
+/* The measured loop (callgrind_core.sh --steady collects only inside it).
+ * Like a backend's progress pass: start what is due, feed the arrivals
+ * queued before the pass, then the timer if it is due. */
+__attribute__((noinline)) static void steady_loop(st_world_t *w,
+                                                  ftc_algo_t algo, uint32_t f,
+                                                  uint64_t iters)
+{
+    for (;;) {
+        bool moved = false;
+        for (uint32_t i = 0; i < w->n; i++) {
+            st_rank_t *me = &w->r[i];
+            if (!me->busy && me->started < iters) {
+                st_start(me, algo, f);
+                moved = true;
+            }
+            for (uint32_t k = me->qlen; k > 0; k--) {
+                st_msg_t *m = &me->q[me->qhead];
+                w->clock++;
+                (void)ftc_transport_recv(me->ctx, m->src, m->buf, m->len);
+                me->qhead = (me->qhead + 1) % ST_QLEN;
+                me->qlen--;
+                moved = true;
+            }
+            if (me->armed && me->deadline <= w->clock) {
+                me->armed = false;
+                w->clock++;
+                ftc_transport_timer_fired(me->ctx);
+                moved = true;
+            }
+        }
+        if (!moved)
+            return;
+    }
+}
+
+static void steady_run(const char *spec, uint32_t n, uint64_t iters)
+{
+    char algo_name[32];
+    unsigned f;
+    ftc_algo_t algo;
+    if (sscanf(spec, "%31[a-z]:%u", algo_name, &f) != 2
+        || ftc_algo_parse(algo_name, &algo) != FTC_OK || n < 1
+        || n > ST_MAX_RANKS || f >= n) {
+        fprintf(stderr, "--steady ALGO:F with 1 <= n <= %d, f < n\n",
+                ST_MAX_RANKS);
+        exit(2);
+    }
+    st_world_t w = {.n = n, .clock = 1};
+    w.r = calloc(n, sizeof(*w.r));
+    if (w.r == NULL)
+        exit(1);
+    ftc_config_t cfg;
+    ftc_config_init(&cfg);
+    for (uint32_t i = 0; i < n; i++) {
+        w.r[i].rank = i;
+        w.r[i].w = &w;
+        w.r[i].in = i + 1;
+        if (ftc_context_create(i, n, &st_ops, &w.r[i], &cfg, &w.r[i].ctx)
+                != FTC_OK
+            || ftc_group_create(w.r[i].ctx, 1, 0, n, NULL, &w.r[i].g) != FTC_OK)
+            exit(1);
+    }
+    /* Warm up (allocator, caches, lingering operations), then measure. */
+    uint64_t warm = iters / 10 + 1;
+    steady_loop(&w, algo, f, warm);
+    uint64_t m0 = w.msgs;
+    double t0 = now_s();
+    steady_loop(&w, algo, f, warm + iters);
+    double dt = now_s() - t0;
+    uint64_t msgs = w.msgs - m0;
+    for (uint32_t i = 0; i < n; i++)
+        if (w.r[i].delivered != warm + iters) {
+            fprintf(stderr, "steady: rank %u delivered %llu of %llu\n", i,
+                    (unsigned long long)w.r[i].delivered,
+                    (unsigned long long)(warm + iters));
+            exit(1);
+        }
+    printf("# steady: %s f=%u, n = %u, %llu back-to-back 8-byte allreduces, "
+           "inline in-process transport\n", algo_name, f, n,
+           (unsigned long long)iters);
+    printf("%-12s %4s %9s %12s %10s %10s\n", "algo", "n", "msgs/op",
+           "messages", "ns/op", "ns/msg");
+    char label[48];
+    snprintf(label, sizeof(label), "%s:%u", algo_name, f);
+    printf("%-12s %4u %9.2f %12llu %10.1f %10.1f\n", label, n,
+           (double)msgs / (double)iters, (unsigned long long)msgs,
+           dt * 1e9 / (double)iters, dt * 1e9 / (double)msgs);
+    for (uint32_t i = 0; i < n; i++)
+        ftc_context_destroy(w.r[i].ctx);
+    free(w.r);
+}
+
+static int op_state_table(void);
+
 int main(int argc, char **argv)
 {
     uint32_t n = 1024;
     int reps = 5;
-    bool time_only = false, single = false;
+    bool time_only = false, single = false, n_given = false;
+    const char *steady = NULL;
+    uint64_t iters = 100000;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--n") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
             n = (uint32_t)atoi(argv[++i]);
+            n_given = true;
+        } else if (strcmp(argv[i], "--steady") == 0 && i + 1 < argc)
+            steady = argv[++i];
+        else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
+            iters = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--time-only") == 0)
             time_only = true;
         else if (strcmp(argv[i], "--single") == 0)
             single = true;
+        else if (strcmp(argv[i], "--op-state") == 0)
+            return op_state_table();
+    }
+    if (steady != NULL) {
+        steady_run(steady, n_given ? n : 2, iters);
+        return 0;
     }
     printf("# ftcoll bench_core: loopback backend (latency 1 us, send cost "
            "100 ns, virtual time), corrected algorithms, checked correction, "
@@ -189,6 +400,23 @@ int main(int argc, char **argv)
     if (time_only)
         return 0;
 
+    /* mallinfo counts blocks in glibc's thread cache as in use, so one
+     * that a previous sample freed and this one reuses would not show:
+     * measure in a copy of this program that runs without that cache. */
+    const char *tun = getenv("GLIBC_TUNABLES");
+    if (tun == NULL || strstr(tun, "tcache_count=0") == NULL) {
+        fflush(stdout);
+        setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0", 1);
+        char *args[] = {argv[0], (char *)"--op-state", NULL};
+        execv("/proc/self/exe", args);
+        perror("bench_core: execv");
+        return 1;
+    }
+    return op_state_table();
+}
+
+static int op_state_table(void)
+{
     printf("\n# per-process heap bytes of one in-flight operation (transport "
            "drops all sends; sampled at ranks 0, 1, n/2, n-1)\n");
     printf("%-9s  %7s  %2s  %14s  %12s  %13s\n", "coll", "n", "f",

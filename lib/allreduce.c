@@ -82,7 +82,7 @@ static void ar_on_value(ftc_bcast_part_t *bp)
 {
     allreduce_op_t *a = bp->owner;
     ftc_cop_t *op = &a->base;
-    (void)ftc_accepted_merge(&a->mine, a->round, bp->blob, bp->len);
+    (void)ftc_accepted_merge(op, &a->mine, a->round, bp->blob, bp->len);
     if (op->delivered)
         return; /* a holder re-accepting the same value in a later round */
     int32_t st;
@@ -101,11 +101,13 @@ static void ar_on_value(ftc_bcast_part_t *bp)
             return;
         }
     }
-    uint32_t *list = malloc(sizeof(uint32_t) * (nf ? nf : 1));
-    if (list != NULL) {
-        memcpy(list, fails, sizeof(uint32_t) * nf);
-        (void)ftc_op_set_failed(op, list, nf);
-        free(list);
+    if (nf > 0) {
+        uint32_t *list = malloc(sizeof(uint32_t) * nf);
+        if (list != NULL) {
+            memcpy(list, fails, sizeof(uint32_t) * nf);
+            (void)ftc_op_set_failed(op, list, nf);
+            free(list);
+        }
     }
     op->comp.failed_count = nf;
     /* The deciding root's list is the same at every survivor: adopting it
@@ -154,6 +156,9 @@ static void ar_reduce_done(ftc_reduce_part_t *rp, int status)
     uint8_t *blob;
     uint32_t len;
     bool own_blob = false;
+    /* The proposal is copied by the broadcast part: build a small one on
+     * the stack. */
+    _Alignas(max_align_t) uint8_t small[256];
     if (rp->acc.has) {
         /* Somebody accepted a value in an earlier round: it may have been
          * delivered, so it is the only safe proposal. */
@@ -162,10 +167,10 @@ static void ar_reduce_done(ftc_reduce_part_t *rp, int status)
     } else {
         uint32_t nf = rp->scheme == FTC_FAULT_LIST ? rp->nfails : 0;
         uint64_t blen = 8 + 4ull * nf + (status == FTC_OK ? op->nbytes : 0);
-        blob = malloc(blen);
+        blob = blen <= sizeof(small) ? small : malloc(blen);
         if (blob == NULL)
             return; /* the others will time out on this root */
-        own_blob = true;
+        own_blob = blob != small;
         len = (uint32_t)blen;
         int32_t st = status;
         memcpy(blob, &st, 4);
@@ -317,9 +322,7 @@ static void ar_destroy(ftc_cop_t *op)
     if (a->bp_live)
         ftc_bcast_part_destroy(&a->bp);
     ftc_accepted_clear(&a->mine);
-    free(a->input);
-    ftc_op_free_storage(op);
-    free(a);
+    ftc_op_delete(op);
 }
 
 static const ftc_op_vtable_t allreduce_vt = {
@@ -335,13 +338,21 @@ static const ftc_op_vtable_t allreduce_vt = {
 int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                             ftc_cop_t **out)
 {
-    allreduce_op_t *a = calloc(1, sizeof(*a));
+    /* Room for a failure-free run: input, the first round's reduce and
+     * broadcast parts, the value accepted. */
+    size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
+    size_t blob = 8 + nbytes;   /* status, no failures, the value */
+    size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1)
+                   + ftc_reduce_part_space(args, nbytes, g, args->root)
+                   + ftc_bcast_part_space(args, g, blob)
+                   + ftc_mem_round(blob);
+    allreduce_op_t *a = ftc_op_new(g, sizeof(*a), space);
     if (a == NULL)
         return FTC_ENOMEM;
     ftc_op_setup(g, args, FTC_COLL_ALLREDUCE, &a->base, &allreduce_vt);
-    a->input = malloc(a->base.nbytes ? a->base.nbytes : 1);
+    a->input = ftc_op_alloc(&a->base, a->base.nbytes);
     if (a->input == NULL) {
-        free(a);
+        ftc_op_delete(&a->base);
         return FTC_ENOMEM;
     }
     if (a->base.nbytes > 0)

@@ -81,8 +81,7 @@ static void bcast_on_probe(ftc_cop_t *op, uint32_t grank)
 static void bcast_destroy(ftc_cop_t *op)
 {
     ftc_bcast_part_destroy(&((bcast_op_t *)op)->bp);
-    ftc_op_free_storage(op);
-    free(op);
+    ftc_op_delete(op);
 }
 
 static const ftc_op_vtable_t bcast_vt = {
@@ -96,7 +95,9 @@ static const ftc_op_vtable_t bcast_vt = {
 int ftc_bcast_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                         ftc_cop_t **out)
 {
-    bcast_op_t *b = calloc(1, sizeof(*b));
+    size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
+    bcast_op_t *b = ftc_op_new(g, sizeof(*b),
+                               ftc_bcast_part_space(args, g, nbytes));
     if (b == NULL)
         return FTC_ENOMEM;
     ftc_op_setup(g, args, FTC_COLL_BCAST, &b->base, &bcast_vt);

@@ -151,21 +151,19 @@ int ftc_bcast_part_start(ftc_bcast_part_t *bp, ftc_cop_t *op,
     bp->d = op->args.distance;
     bp->t = op->args.f + 1;
     bp->next_off = 1;
-    uint32_t nch = ftc_tree_children(&bp->tree, bp->n, bp->me, NULL, 0);
-    bp->children = malloc(sizeof(uint32_t) * (nch ? nch : 1));
-    bp->heard[LEFT] = malloc(sizeof(uint32_t) * bp->t);
-    bp->heard[RIGHT] = malloc(sizeof(uint32_t) * bp->t);
+    bp->children = ftc_op_tree_children(op, &bp->tree, bp->n, bp->me,
+                                        &bp->nchildren);
+    bp->heard[LEFT] = ftc_op_alloc(op, sizeof(uint32_t) * bp->t);
+    bp->heard[RIGHT] = ftc_op_alloc(op, sizeof(uint32_t) * bp->t);
     if (bp->children == NULL || bp->heard[LEFT] == NULL
         || bp->heard[RIGHT] == NULL) {
-        ftc_bcast_part_destroy(bp);
+        memset(bp, 0, sizeof(*bp));
         return FTC_ENOMEM;
     }
-    bp->nchildren = ftc_tree_children(&bp->tree, bp->n, bp->me, bp->children,
-                                      nch);
     if (bp->me == 0) {
-        bp->blob = malloc(len ? len : 1);
+        bp->blob = ftc_op_alloc(op, len);
         if (bp->blob == NULL) {
-            ftc_bcast_part_destroy(bp);
+            memset(bp, 0, sizeof(*bp));
             return FTC_ENOMEM;
         }
         if (len > 0)
@@ -230,7 +228,7 @@ void ftc_bcast_part_on_msg(ftc_bcast_part_t *bp, const ftc_wire_header_t *hdr,
         correct_step(bp); /* a side may have closed: nothing else to do */
         return;
     }
-    bp->blob = malloc(hdr->payload_len ? hdr->payload_len : 1);
+    bp->blob = ftc_op_alloc(bp->op, hdr->payload_len);
     if (bp->blob == NULL)
         return;
     if (hdr->payload_len > 0)
@@ -275,11 +273,18 @@ void ftc_bcast_part_stop(ftc_bcast_part_t *bp)
 
 void ftc_bcast_part_destroy(ftc_bcast_part_t *bp)
 {
+    /* Buffers are the operation's memory and go with it. */
     if (bp->op != NULL)
         ftc_bcast_part_stop(bp);
-    free(bp->children);
-    free(bp->heard[LEFT]);
-    free(bp->heard[RIGHT]);
-    free(bp->blob);
     memset(bp, 0, sizeof(*bp));
+}
+
+size_t ftc_bcast_part_space(const ftc_coll_args_t *args, const ftc_group_t *g,
+                            size_t len)
+{
+    size_t t = (size_t)args->f + 1;
+    return ftc_mem_round(sizeof(uint32_t)
+                         * ftc_tree_children_guess(&args->bcast_tree, g->n))
+           + 2 * ftc_mem_round(sizeof(uint32_t) * t)
+           + ftc_mem_round(len > 0 ? len : 1);
 }

@@ -66,6 +66,12 @@ void ftc_bcast_part_on_send_done(ftc_bcast_part_t *bp);
 void ftc_bcast_part_on_probe(ftc_bcast_part_t *bp, uint32_t grank);
 /* Stop correcting and waiting (the owner moved on). */
 void ftc_bcast_part_stop(ftc_bcast_part_t *bp);
+/* Stop (buffers are the operation's memory). */
 void ftc_bcast_part_destroy(ftc_bcast_part_t *bp);
+
+/* Bytes of operation memory ftc_bcast_part_start takes, with a value of
+ * len bytes (an estimate: ftc_op_alloc copes with more). */
+size_t ftc_bcast_part_space(const ftc_coll_args_t *args, const ftc_group_t *g,
+                            size_t len);
 
 #endif

@@ -172,13 +172,154 @@ void ftc_op_register(ftc_cop_t *op)
     ftc_group_t *g = op->group;
     g->next_seq++;
     op->next = g->ops;
+    op->prev = NULL;
+    if (g->ops != NULL)
+        g->ops->prev = op;
     g->ops = op;
+}
+
+/* A chunk of operation memory taken when the first space ran out; the
+ * header is padded so that what follows is aligned for any type. */
+typedef struct ftc_mem_chunk {
+    union {
+        struct ftc_mem_chunk *next;
+        max_align_t align;
+    } h;
+} ftc_mem_chunk_t;
+
+/* Smallest chunk taken: a few later allocations fit in it too. */
+enum { MEM_CHUNK_MIN = 256 };
+
+void *ftc_op_new(ftc_group_t *g, size_t size, size_t space)
+{
+    size_t head = ftc_mem_round(size);
+    space = ftc_mem_round(space);
+    if (space > SIZE_MAX - head)
+        return NULL;
+    size_t total = head + space;
+    uint8_t *block;
+    if (g->spare_op != NULL && g->spare_op_size >= total) {
+        block = g->spare_op;
+        total = g->spare_op_size;
+        g->spare_op = NULL;
+    } else {
+        block = malloc(total);
+        if (block == NULL)
+            return NULL;
+    }
+    memset(block, 0, size);
+    ftc_cop_t *op = (ftc_cop_t *)block;
+    op->group = g;
+    op->mem_block = total;
+    op->mem_next = block + head;
+    op->mem_end = block + total;
+    return block;
+}
+
+void ftc_op_delete(ftc_cop_t *op)
+{
+    ftc_group_t *g = op->group;
+    ftc_op_free_storage(op);
+    /* Keep the larger block: it fits more kinds of operation. */
+    if (g->spare_op == NULL || g->spare_op_size < op->mem_block) {
+        free(g->spare_op);
+        g->spare_op = op;
+        g->spare_op_size = op->mem_block;
+        return;
+    }
+    free(op);
+}
+
+void *ftc_op_alloc_chunk(ftc_cop_t *op, size_t n)
+{
+    size_t need = ftc_mem_round(n > 0 ? n : 1);
+    if (need < n)
+        return NULL;
+    size_t size = need > MEM_CHUNK_MIN ? need : MEM_CHUNK_MIN;
+    if (size > SIZE_MAX - sizeof(ftc_mem_chunk_t))
+        return NULL;
+    ftc_mem_chunk_t *c = malloc(sizeof(*c) + size);
+    if (c == NULL)
+        return NULL;
+    c->h.next = op->mem_chunks;
+    op->mem_chunks = c;
+    uint8_t *p = (uint8_t *)(c + 1);
+    /* Keep carving from whichever block has more room left. */
+    if (op->mem_next == NULL
+        || size - need > (size_t)(op->mem_end - op->mem_next)) {
+        op->mem_next = p + need;
+        op->mem_end = p + size;
+    }
+    return p;
+}
+
+void *ftc_op_zalloc(ftc_cop_t *op, size_t n)
+{
+    void *p = ftc_op_alloc(op, n);
+    if (p != NULL)
+        memset(p, 0, n > 0 ? n : 1);
+    return p;
 }
 
 void ftc_op_free_storage(ftc_cop_t *op)
 {
     free(op->comp_failed);
     op->comp_failed = NULL;
+    while (op->mem_chunks != NULL) {
+        ftc_mem_chunk_t *c = op->mem_chunks;
+        op->mem_chunks = c->h.next;
+        free(c);
+    }
+    op->mem_next = op->mem_end = NULL;
+}
+
+static uint32_t bit_length(uint32_t x)
+{
+    uint32_t b = 0;
+    for (; x != 0; x >>= 1)
+        b++;
+    return b;
+}
+
+uint32_t *ftc_op_tree_children(ftc_cop_t *op, const ftc_tree_t *tree,
+                               uint32_t n, uint32_t r, uint32_t *count)
+{
+    /* Through the stack, so that one pass through the topology gives
+     * both the count and the list (a second only for a wide node). */
+    uint32_t tmp[64];
+    uint32_t k = ftc_tree_children(tree, n, r, tmp, 64);
+    uint32_t *c = ftc_op_alloc(op, sizeof(uint32_t) * k);
+    if (c == NULL)
+        return NULL;
+    if (k <= 64)
+        memcpy(c, tmp, sizeof(uint32_t) * k);
+    else
+        k = ftc_tree_children(tree, n, r, c, k);
+    *count = k;
+    return c;
+}
+
+uint32_t ftc_tree_children_guess(const ftc_tree_t *tree, uint32_t n)
+{
+    /* Most ranks of a binomial or Lame tree have a child or two, only a
+     * few near the root have log2(n): plan for few, and let those take
+     * a chunk, rather than give every operation room for log2(n). */
+    uint32_t b = ftc_tree_children_bound(tree, n);
+    return b < 4 ? b : 4;
+}
+
+uint32_t ftc_tree_children_bound(const ftc_tree_t *tree, uint32_t n)
+{
+    switch (tree->kind) {
+    case FTC_TREE_KARY:
+        return tree->k;
+    case FTC_TREE_IF:
+        return tree->k >= 1 ? tree->k + 1 : 2;
+    default:
+        /* Binomial: at most log2(n) rounded up; Lame trees are shallower
+         * and wider, and an underestimate only costs a chunk. */
+        return bit_length(n);
+    }
 }
 
 static int init_common(ftc_group_t *g, const ftc_coll_args_t *args,

@@ -20,8 +20,13 @@ typedef struct ftc_send_rec {
     ftc_cop_t *op;            /* to notify, or NULL */
     uint32_t dest;           /* world rank */
     size_t len;
+    size_t cap;              /* bytes at buf */
     uint8_t buf[];
 } ftc_send_rec_t;
+
+/* A record holds at least this much (a header and a small payload), and
+ * one of at most REC_KEEP_MAX bytes is kept for the next send. */
+enum { REC_MIN = 96, REC_KEEP_MAX = 512 };
 
 /* The context keeps its outstanding sends so destroy can free them. */
 static ftc_send_link_t *send_list_head(ftc_context_t *ctx);
@@ -41,11 +46,40 @@ void ftc_config_init(ftc_config_t *cfg)
 typedef struct ftc_context_impl {
     ftc_context_t pub;
     ftc_send_link_t sends;  /* sentinel of a circular list */
+    /* The last record given back: most sends are done at once
+     * (FTC_SEND_INLINE), so the next one reuses it instead of a malloc
+     * and a free per message. */
+    ftc_send_rec_t *spare;
 } ftc_context_impl_t;
 
 static ftc_send_link_t *send_list_head(ftc_context_t *ctx)
 {
     return &((ftc_context_impl_t *)ctx)->sends;
+}
+
+static ftc_send_rec_t *rec_get(ftc_context_t *ctx, size_t len)
+{
+    ftc_context_impl_t *impl = (ftc_context_impl_t *)ctx;
+    ftc_send_rec_t *rec = impl->spare;
+    if (rec != NULL && rec->cap >= len) {
+        impl->spare = NULL;
+        return rec;
+    }
+    size_t cap = len > REC_MIN ? len : REC_MIN;
+    rec = malloc(sizeof(*rec) + cap);
+    if (rec != NULL)
+        rec->cap = cap;
+    return rec;
+}
+
+static void rec_put(ftc_context_t *ctx, ftc_send_rec_t *rec)
+{
+    ftc_context_impl_t *impl = (ftc_context_impl_t *)ctx;
+    if (impl->spare == NULL && rec->cap <= REC_KEEP_MAX) {
+        impl->spare = rec;
+        return;
+    }
+    free(rec);
 }
 
 int ftc_context_create(uint32_t rank, uint32_t size,
@@ -97,17 +131,18 @@ static void pending_free_list(ftc_pending_msg_t *m)
 static void op_unlink_and_free(ftc_cop_t *op)
 {
     ftc_group_t *g = op->group;
-    for (ftc_cop_t **pp = &g->ops; *pp != NULL; pp = &(*pp)->next) {
-        if (*pp == op) {
-            *pp = op->next;
-            break;
-        }
-    }
+    if (op->prev != NULL)
+        op->prev->next = op->next;
+    else
+        g->ops = op->next;
+    if (op->next != NULL)
+        op->next->prev = op->prev;
     op->vt->destroy(op);
 }
 
 static void ctx_settle(ftc_context_t *ctx);
 static void ctx_rearm(ftc_context_t *ctx);
+static void op_maybe_reap(ftc_cop_t *op);
 
 /* End every operation of g: undelivered ones with status. */
 static void group_cancel_ops(ftc_group_t *g, int status)
@@ -140,6 +175,13 @@ void ftc_group_destroy(ftc_group_t *g)
         else
             pp = &(*pp)->next_cont;
     }
+    for (ftc_cop_t **pp = &ctx->reap_head; *pp != NULL;) {
+        if ((*pp)->group == g)
+            *pp = (*pp)->next_reap;
+        else
+            pp = &(*pp)->next_reap;
+    }
+    g->linger_head = g->linger_tail = NULL;
     while (g->ops != NULL)
         op_unlink_and_free(g->ops);
     for (ftc_group_t **pp = &ctx->groups; *pp != NULL; pp = &(*pp)->next) {
@@ -149,6 +191,7 @@ void ftc_group_destroy(ftc_group_t *g)
         }
     }
     pending_free_list(g->pending);
+    free(g->spare_op);
     free(g->members);
     free(g->by_world);
     free(g->by_world_grank);
@@ -174,6 +217,7 @@ void ftc_context_destroy(ftc_context_t *ctx)
         free(l);
     }
     pending_free_list(ctx->orphans);
+    free(((ftc_context_impl_t *)ctx)->spare);
     free(ctx->watches);
     free(ctx->fail_queue);
     free(ctx->failed);
@@ -420,7 +464,7 @@ static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
     hdr->job_token = ctx->cfg.job_token;
     hdr->payload_len = (uint32_t)plen;
     size_t len = FTC_WIRE_HEADER_SIZE + plen;
-    ftc_send_rec_t *rec = malloc(sizeof(*rec) + len);
+    ftc_send_rec_t *rec = rec_get(ctx, len);
     if (rec == NULL)
         return FTC_ENOMEM;
     uint8_t *p = rec->buf + FTC_WIRE_HEADER_SIZE;
@@ -436,7 +480,7 @@ static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
     int rc = ctx->ops.send(ctx->tp, dest, rec->buf, len, rec);
     *inline_done = false;
     if (rc == FTC_SEND_INLINE) {
-        free(rec);
+        rec_put(ctx, rec);
         *inline_done = true;
     } else if (rc == FTC_OK) {
         ftc_send_link_t *head = send_list_head(ctx);
@@ -445,7 +489,7 @@ static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
         head->next->prev = &rec->link;
         head->next = &rec->link;
     } else {
-        free(rec);
+        rec_put(ctx, rec);
         /* Too big for this transport is our problem, not the peer's: the
          * caller ends the collective. Any other refusal means the peer is
          * unreachable (the contract). */
@@ -563,11 +607,12 @@ void ftc_transport_send_done(ftc_context_t *ctx, void *cookie, int status)
     /* The backend knows the bytes never left: the peer is unreachable. */
     if (status < 0)
         ftc_ctx_declare_failed(ctx, rec->dest);
-    free(rec);
+    rec_put(ctx, rec);
     if (op != NULL && op->cont_wanted) {
         op->cont_wanted = false;
         if (!op->finished && op->vt->on_send_done != NULL)
             op->vt->on_send_done(op);
+        op_maybe_reap(op);
     }
     ctx_settle(ctx);
 }
@@ -590,27 +635,65 @@ void ftc_op_complete(ftc_cop_t *op, int status)
     ctx->done_tail = op;
 }
 
+static bool op_pinned(const ftc_cop_t *op)
+{
+    return op->cont_wanted || op->queued;
+}
+
+/* Called where one of the conditions may just have become true. */
+static void op_maybe_reap(ftc_cop_t *op)
+{
+    if (op->on_reap || !op->finished || !op->callback_done || op_pinned(op)
+        || op->in_linger)
+        return;
+    ftc_context_t *ctx = op->group->ctx;
+    op->on_reap = true;
+    op->next_reap = ctx->reap_head;
+    ctx->reap_head = op;
+}
+
 void ftc_op_finish(ftc_cop_t *op)
 {
     op->finished = true;
+    op_maybe_reap(op);
 }
 
 void ftc_op_linger(ftc_cop_t *op)
 {
     if (op->lingering)
         return;
+    ftc_group_t *g = op->group;
     op->lingering = true;
-    op->retire_at = op->group->colls_done + FTC_LINGER_OPS;
+    op->retire_at = g->colls_done + FTC_LINGER_OPS;
+    /* retire_at only grows: the list stays in retirement order. */
+    op->in_linger = true;
+    op->next_linger = NULL;
+    if (g->linger_tail != NULL)
+        g->linger_tail->next_linger = op;
+    else
+        g->linger_head = op;
+    g->linger_tail = op;
 }
 
 /* A delivery happened on g: retire the lingerers whose time has come. A
- * peer still behind by this many collectives is not served any more. */
+ * peer still behind by this many collectives is not served any more.
+ * Oldest first, so a stream of allreduces (64 lingering) costs O(1) per
+ * delivery, not a walk of the group's operations. */
 static void retire_lingering(ftc_group_t *g)
 {
     g->colls_done++;
-    for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
-        if (op->lingering && !op->finished && op->retire_at <= g->colls_done)
-            op->finished = true;
+    while (g->linger_head != NULL && g->linger_head->retire_at <= g->colls_done) {
+        ftc_cop_t *op = g->linger_head;
+        g->linger_head = op->next_linger;
+        if (g->linger_head == NULL)
+            g->linger_tail = NULL;
+        op->next_linger = NULL;
+        op->in_linger = false;
+        if (!op->finished)
+            ftc_op_finish(op);
+        else
+            op_maybe_reap(op);
+    }
 }
 
 void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r)
@@ -709,23 +792,16 @@ static void notify_failed(ftc_context_t *ctx, uint32_t r)
     }
 }
 
-static bool op_pinned(const ftc_cop_t *op)
-{
-    return op->cont_wanted || op->queued;
-}
-
 static void reap(ftc_context_t *ctx)
 {
-    for (ftc_group_t *g = ctx->groups; g != NULL; g = g->next) {
-        for (ftc_cop_t **pp = &g->ops; *pp != NULL;) {
-            ftc_cop_t *op = *pp;
-            if (op->finished && op->callback_done && !op_pinned(op)) {
-                *pp = op->next;
-                op->vt->destroy(op);
-            } else {
-                pp = &op->next;
-            }
-        }
+    while (ctx->reap_head != NULL) {
+        ftc_cop_t *op = ctx->reap_head;
+        ctx->reap_head = op->next_reap;
+        op->on_reap = false;
+        /* Pinned again since (it cannot be finished and unpinned twice
+         * otherwise): it comes back here when it is unpinned. */
+        if (op->finished && op->callback_done && !op_pinned(op))
+            op_unlink_and_free(op);
     }
 }
 
@@ -746,7 +822,11 @@ static void ctx_rearm(ftc_context_t *ctx)
         }
         return;
     }
-    if (!ctx->timer_armed || ctx->timer_deadline != want) {
+    /* A later deadline leaves the armed one alone: every message moves
+     * its sender's keepalive deadline, and re-arming the transport's
+     * timer for each would cost more than the one early wake-up per
+     * suspect timeout this costs (timer_fired re-arms). */
+    if (!ctx->timer_armed || want < ctx->timer_deadline) {
         ctx->ops.timer_arm(ctx->tp, want);
         ctx->timer_armed = true;
         ctx->timer_deadline = want;
@@ -777,6 +857,7 @@ static void ctx_settle(ftc_context_t *ctx)
                 op->comp.recvbuf = op->args.recvbuf;
             op->args.deliver(&op->comp, op->args.deliver_arg);
             op->callback_done = true;
+            op_maybe_reap(op);
             retire_lingering(op->group);
             continue;
         }
@@ -812,6 +893,7 @@ void ftc_transport_timer_fired(ftc_context_t *ctx)
         op->cont_wanted = false;
         if (!op->finished && op->vt->on_send_done != NULL)
             op->vt->on_send_done(op);
+        op_maybe_reap(op);
     }
     ctx_settle(ctx);
 }

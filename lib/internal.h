@@ -56,14 +56,26 @@ struct ftc_cop {
      * bcast receiver's probe, a late allreduce round) until retire_at
      * collectives of the group have delivered here. */
     bool lingering;
+    bool in_linger;          /* on the group's lingerers' list */
+    bool on_reap;            /* on the context's list to free */
     uint64_t retire_at;
 
     ftc_completion_t comp;
     uint32_t *comp_failed;  /* storage behind comp.failed */
 
-    ftc_cop_t *next;         /* group's list of live operations */
+    ftc_cop_t *next, *prev;  /* group's list of live operations */
     ftc_cop_t *next_done;    /* context's completion queue */
+    ftc_cop_t *next_reap;    /* context's list of operations to free */
     ftc_cop_t *next_cont;    /* context's continuation list */
+    /* The group's lingerers, oldest first: they retire in this order,
+     * and none is freed before it retired. */
+    ftc_cop_t *next_linger;
+
+    /* The operation's buffers are carved from space allocated with it
+     * (ftc_op_alloc); what does not fit goes to chunks freed with it. */
+    uint8_t *mem_next, *mem_end;
+    struct ftc_mem_chunk *mem_chunks;
+    size_t mem_block;        /* bytes of the block the op lives in */
 };
 
 /* ---- groups ---------------------------------------------------------- */
@@ -88,6 +100,11 @@ struct ftc_group {
     ftc_cop_t *ops;              /* live operations, any state */
     ftc_pending_msg_t *pending; /* messages for operations not started */
     uint64_t colls_done;        /* deliveries here: retires lingerers */
+    ftc_cop_t *linger_head, *linger_tail;
+    /* The block of the last operation freed, for the next one: a stream
+     * of collectives then costs no malloc at all. */
+    void *spare_op;
+    size_t spare_op_size;
     /* Operations that ended with a usage error, remembered so a peer
      * still waiting in one learns it from a probe instead of hanging. */
     struct {
@@ -132,6 +149,10 @@ struct ftc_context {
 
     ftc_cop_t *done_head, *done_tail;
     ftc_cop_t *cont_head;
+    /* Operations that became free-able (finished, callback run, not
+     * pinned): settle frees these, and never walks the groups for them
+     * (a group keeps 64 lingering allreduces). */
+    ftc_cop_t *reap_head;
     bool cont_timer;            /* a continuation waits for a timer turn */
     bool settling;
     bool timer_armed;
@@ -190,7 +211,60 @@ void ftc_op_replay_pending(ftc_cop_t *op);
 int ftc_op_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
                  ftc_cop_t *op, const ftc_op_vtable_t *vt);
 void ftc_op_register(ftc_cop_t *op);
+/* Frees what ftc_op_alloc and ftc_op_set_failed took (not op itself). */
 void ftc_op_free_storage(ftc_cop_t *op);
+/* ftc_op_free_storage, then op's block (kept by its group for the next
+ * operation, or freed). */
+void ftc_op_delete(ftc_cop_t *op);
+
+/*
+ * An operation's memory (collective.c). A module allocates its operation
+ * with ftc_op_new(g, sizeof(its struct), space): one block, the struct
+ * zeroed, then `space` bytes from which ftc_op_alloc carves the
+ * operation's buffers (input, partial values, peer lists, the value).
+ * Carved memory is never freed on its own: all of it goes with the
+ * operation (ftc_op_delete). When the space is used up (a later round, a
+ * long failure list, an estimate too small) ftc_op_alloc takes a new
+ * chunk from malloc, also freed with the operation.
+ *
+ * Why: an operation used to make a dozen small allocations, and at a
+ * stream of small collectives malloc and free were a quarter of the
+ * core's instructions (glibc's calloc bypasses its thread cache, whose
+ * bins hold only 7 blocks, and an allreduce is too big for it). Now it is
+ * one block, which the group keeps for the next operation.
+ */
+#define FTC_MEM_ALIGN _Alignof(max_align_t)
+static inline size_t ftc_mem_round(size_t n)
+{
+    return (n + FTC_MEM_ALIGN - 1) & ~(size_t)(FTC_MEM_ALIGN - 1);
+}
+void *ftc_op_new(ftc_group_t *g, size_t size, size_t space);
+void *ftc_op_alloc_chunk(ftc_cop_t *op, size_t n);
+/* n bytes (at least 1), aligned for any type; NULL when out of memory. */
+static inline void *ftc_op_alloc(ftc_cop_t *op, size_t n)
+{
+    size_t room = (size_t)(op->mem_end - op->mem_next);
+    if (n <= room) {
+        size_t need = ftc_mem_round(n > 0 ? n : 1);
+        if (need <= room) {
+            void *p = op->mem_next;
+            op->mem_next += need;
+            return p;
+        }
+    }
+    return ftc_op_alloc_chunk(op, n);
+}
+void *ftc_op_zalloc(ftc_cop_t *op, size_t n);
+/* How many children a rank can have in tree over n ranks: exact bounds
+ * for the binomial, k-ary and I(f) trees, a guess for the others (an
+ * estimate of space only: see above). */
+uint32_t ftc_tree_children_bound(const ftc_tree_t *tree, uint32_t n);
+/* What space estimates assume: a few children, at most the bound. */
+uint32_t ftc_tree_children_guess(const ftc_tree_t *tree, uint32_t n);
+/* Rank r's children in tree, in op's memory; *count of them. NULL when
+ * out of memory. */
+uint32_t *ftc_op_tree_children(ftc_cop_t *op, const ftc_tree_t *tree,
+                               uint32_t n, uint32_t r, uint32_t *count);
 
 /* Record failed group ranks on the completion (deduplicated, sorted). */
 int ftc_op_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n);

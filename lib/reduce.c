@@ -57,9 +57,7 @@ static void reduce_destroy(ftc_cop_t *op)
 {
     reduce_op_t *r = (reduce_op_t *)op;
     ftc_reduce_part_destroy(&r->rp);
-    free(r->input);
-    ftc_op_free_storage(op);
-    free(r);
+    ftc_op_delete(op);
 }
 
 static const ftc_op_vtable_t reduce_vt = {
@@ -71,13 +69,16 @@ static const ftc_op_vtable_t reduce_vt = {
 int ftc_reduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                          ftc_cop_t **out)
 {
-    reduce_op_t *r = calloc(1, sizeof(*r));
+    size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
+    size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1)
+                   + ftc_reduce_part_space(args, nbytes, g, args->root);
+    reduce_op_t *r = ftc_op_new(g, sizeof(*r), space);
     if (r == NULL)
         return FTC_ENOMEM;
     ftc_op_setup(g, args, FTC_COLL_REDUCE, &r->base, &reduce_vt);
-    r->input = malloc(r->base.nbytes ? r->base.nbytes : 1);
+    r->input = ftc_op_alloc(&r->base, r->base.nbytes);
     if (r->input == NULL) {
-        free(r);
+        ftc_op_delete(&r->base);
         return FTC_ENOMEM;
     }
     if (r->base.nbytes > 0)

@@ -4,17 +4,20 @@
 
 #include "reduce_part.h"
 
-int ftc_accepted_merge(ftc_accepted_t *a, uint32_t round, const uint8_t *blob,
-                       uint32_t len)
+int ftc_accepted_merge(ftc_cop_t *op, ftc_accepted_t *a, uint32_t round,
+                       const uint8_t *blob, uint32_t len)
 {
     if (a->has && a->round >= round)
         return FTC_OK;
-    uint8_t *copy = malloc(len > 0 ? len : 1);
+    /* A copy from an older round stays in the operation's memory: there
+     * is one per round at most. */
+    uint8_t *copy = a->has && a->cap >= len ? a->blob : ftc_op_alloc(op, len);
     if (copy == NULL)
         return FTC_ENOMEM;
     if (len > 0)
-        memcpy(copy, blob, len);
-    free(a->blob);
+        memmove(copy, blob, len);
+    if (copy != a->blob)
+        a->cap = len;
     a->blob = copy;
     a->len = len;
     a->round = round;
@@ -24,7 +27,6 @@ int ftc_accepted_merge(ftc_accepted_t *a, uint32_t round, const uint8_t *blob,
 
 void ftc_accepted_clear(ftc_accepted_t *a)
 {
-    free(a->blob);
     memset(a, 0, sizeof(*a));
 }
 
@@ -222,37 +224,52 @@ int ftc_reduce_part_start(ftc_reduce_part_t *rp, ftc_cop_t *op,
     rp->parent = ftc_tree_parent(&rp->tree, rp->n, rp->me);
 
     uint32_t gmax = rp->f + 2;
-    uint32_t *grp = malloc(sizeof(uint32_t) * gmax);
-    uint32_t nch = ftc_tree_children(&rp->tree, rp->n, rp->me, NULL, 0);
-    size_t nb = op->nbytes ? op->nbytes : 1;
-    rp->v = malloc(nb);
-    rp->cv = malloc(nb);
-    rp->peers = malloc(sizeof(uint32_t) * (gmax + nch));
-    rp->peer_state = calloc(gmax + nch, 1);
+    /* Exact for I(f)-trees: no counting pass. */
+    uint32_t nch = ftc_tree_children_bound(&rp->tree, rp->n);
+    size_t nb = op->nbytes;
+    rp->v = ftc_op_alloc(op, nb);
+    rp->cv = ftc_op_alloc(op, nb);
+    rp->peers = ftc_op_alloc(op, sizeof(uint32_t) * (gmax + nch));
+    rp->peer_state = ftc_op_zalloc(op, gmax + nch);
     if (rp->parent < 0) {
-        rp->cand = malloc(nb);
-        rp->result = malloc(nb);
+        rp->cand = ftc_op_alloc(op, nb);
+        rp->result = ftc_op_alloc(op, nb);
     }
-    if (grp == NULL || rp->v == NULL || rp->cv == NULL || rp->peers == NULL
+    if (rp->v == NULL || rp->cv == NULL || rp->peers == NULL
         || rp->peer_state == NULL
         || (rp->parent < 0 && (rp->cand == NULL || rp->result == NULL))) {
-        free(grp);
-        ftc_reduce_part_destroy(rp);
+        memset(rp, 0, sizeof(*rp));
         return FTC_ENOMEM;
     }
-    uint32_t gsize = ftc_upcorr_group(rp->f, rp->n, rp->me, grp, gmax);
+    /* The group (me among it) lands in peers; keep the others. */
+    uint32_t gsize = ftc_upcorr_group(rp->f, rp->n, rp->me, rp->peers, gmax);
     for (uint32_t i = 0; i < gsize && i < gmax; i++)
-        if (grp[i] != rp->me)
-            rp->peers[rp->ngroup++] = grp[i];
-    free(grp);
+        if (rp->peers[i] != rp->me)
+            rp->peers[rp->ngroup++] = rp->peers[i];
     rp->nchildren = ftc_tree_children(&rp->tree, rp->n, rp->me,
                                       rp->peers + rp->ngroup, nch);
+    if (rp->nchildren > nch) {
+        /* The bound was wrong after all: make room and fill again. */
+        uint32_t *peers = ftc_op_alloc(op, sizeof(uint32_t)
+                                               * (rp->ngroup + rp->nchildren));
+        uint8_t *state = ftc_op_zalloc(op, rp->ngroup + rp->nchildren);
+        if (peers == NULL || state == NULL) {
+            memset(rp, 0, sizeof(*rp));
+            return FTC_ENOMEM;
+        }
+        memcpy(peers, rp->peers, sizeof(uint32_t) * rp->ngroup);
+        rp->peers = peers;
+        rp->peer_state = state;
+        rp->nchildren = ftc_tree_children(&rp->tree, rp->n, rp->me,
+                                          rp->peers + rp->ngroup,
+                                          rp->nchildren);
+    }
     rp->group_pending = rp->ngroup;
     rp->child_pending = rp->nchildren;
     if (op->nbytes > 0)
         memcpy(rp->v, input, op->nbytes);
     if (own_acc != NULL && own_acc->has
-        && ftc_accepted_merge(&rp->acc, own_acc->round, own_acc->blob,
+        && ftc_accepted_merge(op, &rp->acc, own_acc->round, own_acc->blob,
                               own_acc->len) != FTC_OK) {
         ftc_reduce_part_destroy(rp);
         return FTC_ENOMEM;
@@ -349,7 +366,8 @@ void ftc_reduce_part_on_msg(ftc_reduce_part_t *rp, const ftc_wire_header_t *hdr,
     if (rp->peer_state[idx] != FTC_PEER_WAITING || rp->done || rp->abandoned)
         return; /* duplicate, or after the decision: bookkeeping only */
     if (accv.has)
-        (void)ftc_accepted_merge(&rp->acc, accv.round, accv.blob, accv.len);
+        (void)ftc_accepted_merge(rp->op, &rp->acc, accv.round, accv.blob,
+                                 accv.len);
 
     if (!is_up) {
         combine(rp, rp->v, payload);
@@ -378,7 +396,7 @@ void ftc_reduce_part_on_msg(ftc_reduce_part_t *rp, const ftc_wire_header_t *hdr,
         if (rp->op->nbytes > 0)
             memcpy(rp->cand, payload, rp->op->nbytes);
         if (nfails > 0) {
-            rp->cand_fails = malloc(sizeof(uint32_t) * nfails);
+            rp->cand_fails = ftc_op_alloc(rp->op, sizeof(uint32_t) * nfails);
             if (rp->cand_fails != NULL) {
                 memcpy(rp->cand_fails, fails, sizeof(uint32_t) * nfails);
                 rp->ncand_fails = nfails;
@@ -432,15 +450,22 @@ void ftc_reduce_part_abandon(ftc_reduce_part_t *rp)
 
 void ftc_reduce_part_destroy(ftc_reduce_part_t *rp)
 {
+    /* Buffers are the operation's memory and go with it; the failure
+     * list grows by realloc. */
     release_waits(rp);
-    free(rp->peers);
-    free(rp->peer_state);
-    free(rp->v);
-    free(rp->cv);
     free(rp->fails);
-    free(rp->cand);
-    free(rp->cand_fails);
-    free(rp->result);
-    ftc_accepted_clear(&rp->acc);
     memset(rp, 0, sizeof(*rp));
+}
+
+size_t ftc_reduce_part_space(const ftc_coll_args_t *args, size_t nbytes,
+                             const ftc_group_t *g, uint32_t root)
+{
+    ftc_tree_t tree = {.kind = FTC_TREE_IF, .k = args->f};
+    size_t peers = (size_t)args->f + 2 + ftc_tree_children_bound(&tree, g->n);
+    size_t nb = ftc_mem_round(nbytes > 0 ? nbytes : 1);
+    size_t s = 2 * nb + ftc_mem_round(sizeof(uint32_t) * peers)
+               + ftc_mem_round(peers);
+    if (g->me == root)
+        s += 2 * nb;    /* the root's candidate and result */
+    return s;
 }

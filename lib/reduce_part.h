@@ -19,12 +19,13 @@ typedef struct ftc_accepted {
     bool has;
     uint32_t round;
     uint32_t len;
-    uint8_t *blob;
+    uint32_t cap;           /* bytes at blob */
+    uint8_t *blob;          /* op's memory (ftc_op_alloc) */
 } ftc_accepted_t;
 
-/* Keep the one from the higher round. */
-int ftc_accepted_merge(ftc_accepted_t *a, uint32_t round, const uint8_t *blob,
-                       uint32_t len);
+/* Keep the one from the higher round (copied into op's memory). */
+int ftc_accepted_merge(ftc_cop_t *op, ftc_accepted_t *a, uint32_t round,
+                       const uint8_t *blob, uint32_t len);
 void ftc_accepted_clear(ftc_accepted_t *a);
 
 typedef struct ftc_reduce_part ftc_reduce_part_t;
@@ -94,7 +95,12 @@ void ftc_reduce_part_on_failed(ftc_reduce_part_t *rp, uint32_t grank);
  * subtree cannot be used, and stop waiting. */
 void ftc_reduce_part_abandon(ftc_reduce_part_t *rp);
 
-/* Free memory and release watches. */
+/* Release watches (buffers are the operation's memory). */
 void ftc_reduce_part_destroy(ftc_reduce_part_t *rp);
+
+/* Bytes of operation memory ftc_reduce_part_start takes in a failure-free
+ * round (an estimate: ftc_op_alloc copes with more). */
+size_t ftc_reduce_part_space(const ftc_coll_args_t *args, size_t nbytes,
+                             const ftc_group_t *g, uint32_t root);
 
 #endif

@@ -187,12 +187,7 @@ static void tree_destroy(ftc_cop_t *op)
                 ftc_monitor_release(op->group->ctx,
                                     world(t, t->up_children[i]));
     stop_down_watch(t);
-    free(t->up_children);
-    free(t->child_state);
-    free(t->down_children);
-    free(t->acc);
-    ftc_op_free_storage(op);
-    free(t);
+    ftc_op_delete(op);
 }
 
 static const ftc_op_vtable_t tree_vt = {
@@ -201,20 +196,18 @@ static const ftc_op_vtable_t tree_vt = {
     .destroy = tree_destroy,
 };
 
-static uint32_t *children_of(const ftc_tree_t *tree, uint32_t n, uint32_t me,
-                             uint32_t *count)
-{
-    uint32_t k = ftc_tree_children(tree, n, me, NULL, 0);
-    uint32_t *c = malloc(sizeof(uint32_t) * (k ? k : 1));
-    if (c != NULL)
-        *count = ftc_tree_children(tree, n, me, c, k);
-    return c;
-}
-
 int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                        ftc_coll_t coll, ftc_cop_t **out)
 {
-    tree_op_t *t = calloc(1, sizeof(*t));
+    size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
+    ftc_tree_t up = {.kind = FTC_TREE_BINOMIAL};
+    size_t nup = ftc_tree_children_guess(&up, g->n);
+    size_t space = ftc_mem_round(sizeof(uint32_t) * nup) + ftc_mem_round(nup)
+                   + ftc_mem_round(sizeof(uint32_t)
+                                   * ftc_tree_children_guess(&args->bcast_tree,
+                                                             g->n))
+                   + ftc_mem_round(nbytes > 0 ? nbytes : 1);
+    tree_op_t *t = ftc_op_new(g, sizeof(*t), space);
     if (t == NULL)
         return FTC_ENOMEM;
     ftc_op_setup(g, args, coll, &t->base, &tree_vt);
@@ -227,11 +220,13 @@ int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     t->up_parent = has_up ? ftc_tree_parent(&t->up_tree, t->n, t->me) : -1;
     t->down_parent = has_down ? ftc_tree_parent(&t->down_tree, t->n, t->me) : -1;
     if (has_up)
-        t->up_children = children_of(&t->up_tree, t->n, t->me, &t->n_up);
+        t->up_children = ftc_op_tree_children(&t->base, &t->up_tree, t->n, t->me,
+                                     &t->n_up);
     if (has_down)
-        t->down_children = children_of(&t->down_tree, t->n, t->me, &t->n_down);
-    t->child_state = calloc(t->n_up ? t->n_up : 1, 1);
-    t->acc = malloc(t->base.nbytes ? t->base.nbytes : 1);
+        t->down_children = ftc_op_tree_children(&t->base, &t->down_tree, t->n, t->me,
+                                       &t->n_down);
+    t->child_state = ftc_op_zalloc(&t->base, t->n_up);
+    t->acc = ftc_op_alloc(&t->base, t->base.nbytes);
     if ((has_up && t->up_children == NULL)
         || (has_down && t->down_children == NULL) || t->child_state == NULL
         || t->acc == NULL) {

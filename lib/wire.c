@@ -82,13 +82,16 @@ static uint16_t host_order_flag(void)
     return first == 0 ? (uint16_t)FTC_WF_BIG_ENDIAN : 0;
 }
 
-/* CRC32C of the len-byte message with its checksum field read as zero. */
+/* CRC32C of the len-byte message (len >= the header) with its checksum
+ * field read as zero: a copy of the header, then the payload, in two
+ * runs of whole words. */
 static uint32_t message_crc(const uint8_t *msg, size_t len)
 {
-    static const uint8_t zero[4] = {0, 0, 0, 0};
-    uint32_t crc = ftc_crc32c(0, msg, OFF_CRC);
-    crc = ftc_crc32c(crc, zero, sizeof(zero));
-    return ftc_crc32c(crc, msg + OFF_CRC + 4, len - (OFF_CRC + 4));
+    uint8_t head[FTC_WIRE_HEADER_SIZE];
+    memcpy(head, msg, sizeof(head));
+    memset(head + OFF_CRC, 0, 4);
+    uint32_t crc = ftc_crc32c(0, head, sizeof(head));
+    return ftc_crc32c(crc, msg + sizeof(head), len - sizeof(head));
 }
 
 void ftc_wire_encode(const ftc_wire_header_t *hdr, uint8_t *msg)

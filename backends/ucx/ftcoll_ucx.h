@@ -189,9 +189,11 @@ int ftc_ucx_fd(const ftc_ucx_t *u);
  * Drive the worker and feed the core: received messages, send
  * completions, failure reports, the core's timer. If nothing was ready,
  * wait up to timeout_ms (0: not at all, -1: no limit) for something and
- * handle it. Returns the number of events handled (0: nothing happened),
- * or FTC_EINVAL when no context is attached. Deliver callbacks run from
- * here.
+ * handle it. One pass: it returns as soon as it handled something, so a
+ * caller waiting for its collective acts on the delivery at once (call
+ * again for more). Returns the number of events handled (0: nothing
+ * happened), or FTC_EINVAL when no context is attached. Deliver callbacks
+ * run from here.
  */
 int ftc_ucx_progress(ftc_ucx_t *u, int timeout_ms);
 

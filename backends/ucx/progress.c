@@ -29,7 +29,6 @@
 
 enum {
     WORKER_SPINS = 64,      /* ucp_worker_progress calls per pass, at most */
-    MAX_PASSES = 8,         /* per progress call while work keeps coming */
     ARM_TRIES = 4           /* passes before giving up on arming */
 };
 
@@ -176,15 +175,16 @@ static int report_due(ftc_ucx_t *u, uint64_t now)
     return n;
 }
 
-/* Clear the timerfd and eventfd once they may have fired. */
-static void clear_fds(ftc_ucx_t *u, uint64_t now)
+/* Clear the timerfd and eventfd once they may have fired (a busy poller
+ * that never arms them reads no clock here). */
+static void clear_fds(ftc_ucx_t *u)
 {
     uint64_t v;
     if (u->kicked) {
         (void)!read(u->kfd, &v, sizeof(v));
         u->kicked = false;
     }
-    if (u->tfd_deadline != UINT64_MAX && now >= u->tfd_deadline) {
+    if (u->tfd_deadline != UINT64_MAX && ftc_ucx_now_ns() >= u->tfd_deadline) {
         (void)!read(u->tfd, &v, sizeof(v));
         u->tfd_deadline = UINT64_MAX;
     }
@@ -193,11 +193,23 @@ static void clear_fds(ftc_ucx_t *u, uint64_t now)
 
 static int pass(ftc_ucx_t *u)
 {
-    clear_fds(u, ftc_ucx_now_ns());
-    for (int i = 0; i < WORKER_SPINS; i++) {
-        u->stats.worker_progress++;
-        if (ucp_worker_progress(u->worker) == 0)
-            break;
+    clear_fds(u);
+    /* One call, then feed what it found: a second call only to learn
+     * that there is nothing more costs a message its latency (~40 ns
+     * over shared memory), and the caller comes back at once. Drain the
+     * worker (call until 0) when the call made progress but found nothing
+     * for us, because a pass that returns 0 lets the caller arm the
+     * worker and sleep, which UCX allows only after a 0; and before a
+     * peer is reported dead, so that the messages it sent before it died
+     * reach the core first. */
+    u->stats.worker_progress++;
+    if (ucp_worker_progress(u->worker) != 0
+        && (u->nlost > 0 || (u->events.count == 0 && u->self_q.count == 0))) {
+        for (int i = 1; i < WORKER_SPINS; i++) {
+            u->stats.worker_progress++;
+            if (ucp_worker_progress(u->worker) == 0)
+                break;
+        }
     }
     int n = dispatch_events(u);
     n += drain_self(u);
@@ -287,13 +299,13 @@ int ftc_ucx_progress(ftc_ucx_t *u, int timeout_ms)
     if (u->in_progress)
         return 0;   /* called from a deliver callback: the outer call runs */
     u->in_progress = true;
-    int total = 0;
-    for (int i = 0; i < MAX_PASSES; i++) {
-        int n = pass(u);
-        total += n;
-        if (n == 0)
-            break;
-    }
+    /* One pass, not more while work keeps coming: a pass drains what the
+     * worker had, and a caller that waits for a delivery (the usual loop:
+     * progress until my collective is done, start the next) must get
+     * control back at once. Looping here until idle cost the next
+     * collective's start a few passes: a 2-rank corrected f=1 allreduce
+     * over shared memory took 2.3 us instead of 1.8. */
+    int total = pass(u);
     if (total == 0 && timeout_ms != 0)
         total = wait_and_pass(u, timeout_ms);
     u->in_progress = false;

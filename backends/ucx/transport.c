@@ -473,9 +473,19 @@ int ftc_ucx_set_peers(ftc_ucx_t *u, const void *const *addrs,
     u->peers_set = true;
     if (!u->cfg.eager_connect)
         return FTC_OK;
-    for (uint32_t r = 0; r < u->cfg.nranks; r++)
-        if (r != u->cfg.rank && ftc_ucx_peer_connect(u, r) != 0)
+    /* A transport that cannot reach a peer is a configuration error; a
+     * peer that does not answer (it died since it published its address)
+     * is a failure like any other, for the core to route around. */
+    for (uint32_t r = 0; r < u->cfg.nranks; r++) {
+        if (r == u->cfg.rank)
+            continue;
+        int st = ftc_ucx_peer_connect(u, r);
+        if (st == UCS_ERR_UNREACHABLE || st == UCS_ERR_UNSUPPORTED
+            || st == UCS_ERR_INVALID_PARAM || st == UCS_ERR_NO_MEMORY)
             return FTC_ETRANSPORT;
+        if (st != UCS_OK)
+            ftc_ucx_peer_lost(u, r, 0, ucs_status_string((ucs_status_t)st));
+    }
     return FTC_OK;
 }
 

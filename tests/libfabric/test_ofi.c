@@ -719,6 +719,74 @@ static void local_checks(const char *avail)
         ftc_ofi_destroy(a);
         ftc_ofi_destroy(b);
     }
+
+    /* Eager connect to a peer that never progresses (created, never
+     * given its peers): set_peers gives up after connect_timeout_ms and
+     * reports it, instead of hanging or failing. */
+    if (ftc_ofi_provider_available("tcp;ofi_rxm")) {
+        ftc_ofi_t *a = NULL, *b = NULL;
+        ftc_ofi_config_init(&c);
+        c.nranks = 2;
+        c.job_token = 43;
+        c.log = log_keep;
+        c.node = "127.0.0.1";
+        c.provider = "tcp;ofi_rxm";
+        c.connect_timeout_ms = 300;
+        c.rank = 0;
+        int ra = ftc_ofi_create(&c, &a);
+        c.rank = 1;
+        int rb = ftc_ofi_create(&c, &b);
+        if (ra == FTC_OK && rb == FTC_OK) {
+            unsigned char blobs[2 * FTC_OFI_BLOB_SIZE];
+            memcpy(blobs, ftc_ofi_local_blob(a), FTC_OFI_BLOB_SIZE);
+            memcpy(blobs + FTC_OFI_BLOB_SIZE, ftc_ofi_local_blob(b),
+                   FTC_OFI_BLOB_SIZE);
+            g_log[0] = '\0';
+            double t0 = now_s();
+            rc = ftc_ofi_set_peers(a, blobs);
+            double took = now_s() - t0;
+            report(rc == FTC_OK && took >= 0.25 && took < 5
+                       && strstr(g_log, "rank 1 failed (connect") != NULL,
+                   "eager connect gives up on a silent peer after "
+                   "connect_timeout_ms and reports it (%.2f s)", took);
+            if (strstr(g_log, "rank 1 failed (connect") == NULL)
+                printf("     log: %s\n", g_log);
+        } else {
+            report(false, "create two tcp;ofi_rxm endpoints (%s, %s)",
+                   ftc_strerror(ra), ftc_strerror(rb));
+        }
+        ftc_ofi_destroy(a);
+        ftc_ofi_destroy(b);
+
+        /* The same silent peer, but its blob says it connects lazily:
+         * not waited for, not reported. */
+        a = b = NULL;
+        c.rank = 0;
+        c.eager_connect = 1;
+        ra = ftc_ofi_create(&c, &a);
+        c.rank = 1;
+        c.eager_connect = 0;
+        rb = ftc_ofi_create(&c, &b);
+        if (ra == FTC_OK && rb == FTC_OK) {
+            unsigned char blobs[2 * FTC_OFI_BLOB_SIZE];
+            memcpy(blobs, ftc_ofi_local_blob(a), FTC_OFI_BLOB_SIZE);
+            memcpy(blobs + FTC_OFI_BLOB_SIZE, ftc_ofi_local_blob(b),
+                   FTC_OFI_BLOB_SIZE);
+            g_log[0] = '\0';
+            double t0 = now_s();
+            rc = ftc_ofi_set_peers(a, blobs);
+            double took = now_s() - t0;
+            report(rc == FTC_OK && took < 0.25
+                       && strstr(g_log, "failed (connect") == NULL,
+                   "eager connect skips a peer that connects lazily "
+                   "(%.3f s)", took);
+        } else {
+            report(false, "create two tcp;ofi_rxm endpoints (%s, %s)",
+                   ftc_strerror(ra), ftc_strerror(rb));
+        }
+        ftc_ofi_destroy(a);
+        ftc_ofi_destroy(b);
+    }
 }
 
 /* --- Bench --------------------------------------------------------------- */
@@ -985,6 +1053,14 @@ int main(int argc, char **argv)
                            "FTCOLL_OFI_TX_DEPTH=2", "FTCOLL_OFI_RX_DEPTH=4"},
                    .args = {"--mode", "coll"}};
         check_coll(&s, "FI_SOURCE checked, polled CQ, 2 tx slots");
+        /* Connections made on the first send, as before eager connect:
+         * the first send to a peer can wait 100+ ms for it to accept
+         * (docs/libfabric.md), so a keepalive that tolerates that. */
+        job_t l = {.prov = prov, .n = 4, .victim = -1, .timeout_s = 60,
+                   .env = {"FTCOLL_OFI_CONNECT=lazy"},
+                   .args = {"--mode", "coll", "--suspect-ms", "2000",
+                            "--probe-ms", "3000"}};
+        check_coll(&l, "lazy connect");
     }
     if (have_shm) {
         job_t z = {.prov = "shm", .n = 4, .victim = -1, .timeout_s = 60,

@@ -29,7 +29,9 @@
  * out by itself (its keepalive, or a failure list).
  *
  * Output: one JSON line per rank at the end (see print_summary). Waiting:
- * --wait spin (ftc_ucx_progress(u, 0) and sched_yield) or block
+ * --wait spin (ftc_ucx_progress(u, 0) in a loop, and sched_yield after
+ * --yield-us U microseconds without traffic; 0: after every idle poll;
+ * default 20, or 0 when there are more ranks than online CPUs) or block
  * (ftc_ucx_progress(u, 100): sleep on the worker's descriptor).
  * Environment: FTCOLL_SUSPECT_MS, FTCOLL_PROBE_MS (the core's keepalive),
  * FTCOLL_UCX_* (ftcoll_ucx.h), UCX_*, FTCOLL_TEST_OP_TIMEOUT (seconds an
@@ -86,6 +88,8 @@ typedef struct opts {
     uint64_t pingpong;
     int linger_ms;
     bool spin;
+    int yield_us;               /* spin: idle time before sched_yield;
+                                   -1: by ranks per CPU */
     double op_timeout_s;
 } opts_t;
 
@@ -117,6 +121,7 @@ typedef struct rank_ctx {
     int64_t last_w;
     uint32_t nmarks;
     char first_wrong[256];
+    int yield_us;               /* the --yield-us in effect */
     double pingpong_us;         /* median one-way */
     double pingpong_mean_us;
 } rank_ctx_t;
@@ -141,7 +146,8 @@ static void usage(void)
           "                [--count C] [--root R] [--kill R@G[:before]]... "
           "[--stop R@G]...\n"
           "                [--victim R]... [--bench] [--pingpong K] [--linger MS] "
-          "[--wait spin|block]\n",
+          "[--wait spin|block]\n"
+          "                [--yield-us U]\n",
           stderr);
 }
 
@@ -203,6 +209,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
     o->iters = 20;
     o->count = 1;
     o->linger_ms = 100;
+    o->yield_us = -1;
     o->op_timeout_s = 20;
     const char *t = getenv("FTCOLL_TEST_OP_TIMEOUT");
     if (t != NULL && atof(t) > 0)
@@ -241,6 +248,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->faults[o->nfaults++] = (fault_t){(uint32_t)atoi(v), 0, 0, false};
         } else if (strcmp(a, "--pingpong") == 0) {
             o->pingpong = strtoull(v, NULL, 10);
+        } else if (strcmp(a, "--yield-us") == 0) {
+            o->yield_us = atoi(v);
         } else if (strcmp(a, "--linger") == 0) {
             o->linger_ms = atoi(v);
         } else if (strcmp(a, "--wait") == 0) {
@@ -539,14 +548,26 @@ static void do_fault(rank_ctx_t *R, const fault_t *f, uint64_t g)
 
 static int wait_op(rank_ctx_t *R)
 {
-    uint64_t end = now_ns() + (uint64_t)(R->o.op_timeout_s * 1e9);
+    uint64_t t = now_ns();
+    uint64_t end = t + (uint64_t)(R->o.op_timeout_s * 1e9);
+    uint64_t idle_since = t;
+    uint64_t yield_ns = (uint64_t)R->yield_us * 1000u;
     while (!R->done) {
         int n = ftc_ucx_progress(R->u, R->o.spin ? 0 : 100);
         if (n < 0)
             return -1;
-        if (n == 0 && R->o.spin)
+        t = now_ns();
+        if (n > 0) {
+            idle_since = t;
+        } else if (R->o.spin && t - idle_since >= yield_ns) {
+            /* A yield is a system call and, on a busy machine, a lost
+             * time slice: a message that arrives meanwhile waits for it.
+             * Yield only after a while without traffic, for ranks that
+             * share a core (n > cores). */
             sched_yield();
-        if (!R->done && now_ns() > end)
+            idle_since = now_ns();
+        }
+        if (!R->done && t > end)
             return -1;
     }
     return 0;
@@ -729,6 +750,14 @@ int main(int argc, char **argv)
         return 2;
     }
     uint64_t token = ftc_bootstrap_job_token(R.boot);
+    /* More ranks than CPUs: a rank with nothing to do must give its CPU
+     * to one that has, at once. Otherwise spinning is cheaper than the
+     * system call. */
+    R.yield_us = R.o.yield_us;
+    if (R.yield_us < 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        R.yield_us = cpus > 0 && R.n > (uint32_t)cpus ? 0 : 20;
+    }
 
     if (R.o.pingpong > 0 && R.n >= 2 && pingpong(&R) != 0) {
         fprintf(stderr, "ucx_rank %u: ping-pong setup failed\n", R.rank);
