@@ -4,6 +4,7 @@
  * provider, opening the fabric objects, posting the receive buffers.
  * The contract is in ftcoll_ofi.h.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -490,6 +491,33 @@ int ftc_ofi_repost(ftc_ofi_t *z)
     return 0;
 }
 
+/*
+ * libfabric 1.17's shm provider names its region /dev/shm/<pid>:<n>:<m>
+ * and leaves it behind when its process is killed; a later process that
+ * gets the same pid then fails fi_enable with EBUSY. No live process but
+ * this one has our pid, so a region named after it is a dead process's:
+ * remove it. (A /dev/shm shared across pid namespaces would break this
+ * reasoning; ftcoll does not run ranks that way.)
+ */
+static void remove_stale_shm(ftc_ofi_t *z)
+{
+    if (strcmp(z->provider, "shm") != 0)
+        return;
+    char prefix[32];
+    int len = snprintf(prefix, sizeof(prefix), "%ld:", (long)getpid());
+    DIR *d = opendir("/dev/shm");
+    if (d == NULL)
+        return;
+    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d)) {
+        if (strncmp(e->d_name, prefix, (size_t)len) != 0)
+            continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+            ftc_ofi_logf(z, "rank %u: removed /dev/shm/%s, left by a dead "
+                            "process with our pid", z->cfg.rank, e->d_name);
+    }
+    closedir(d);
+}
+
 static int open_all(ftc_ofi_t *z)
 {
     struct fi_info *info = z->info;
@@ -516,6 +544,7 @@ static int open_all(ftc_ofi_t *z)
     CHECK(fi_ep_bind(z->ep, &z->av->fid, 0), "fi_ep_bind(av)");
     CHECK(fi_ep_bind(z->ep, &z->cq->fid, FI_TRANSMIT | FI_RECV),
           "fi_ep_bind(cq)");
+    remove_stale_shm(z);
     CHECK(fi_enable(z->ep), "fi_enable");
 
     z->has_source = (info->caps & FI_SOURCE) != 0;
