@@ -116,6 +116,14 @@ def base_env(extra):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("UCX_") and not k.startswith("FTCOLL_")}
     env.update(extra)
+    # Sanitizer builds: UCX's own leak when a shared-memory peer dies is
+    # not ours (tests/conformance/lsan.supp says which and why).
+    if "suppressions=" not in env.get("LSAN_OPTIONS", ""):
+        supp = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                            "..", "conformance", "lsan.supp")
+        env["LSAN_OPTIONS"] = ":".join(
+            x for x in (env.get("LSAN_OPTIONS", ""),
+                        "suppressions=" + os.path.normpath(supp)) if x)
     return env
 
 
