@@ -15,6 +15,7 @@
 
 #include "bench_transport.h"
 #include "ftcoll_ofi.h"
+#include "ofi_rdm_endpoint.h"
 
 typedef struct ofi_bench {
     ftc_ofi_t *z;
@@ -139,106 +140,31 @@ static void fb_stats_json(void *arg, char *buf, size_t len)
 enum { PP_ADDR_MAX = 256 };
 
 typedef struct raw_ep {
-    struct fi_info *info;
-    struct fid_fabric *fabric;
-    struct fid_domain *domain;
-    struct fid_av *av;
-    struct fid_cq *cq;
-    struct fid_ep *ep;
-    struct fid_mr *mr;
-    void *desc;
+    ofi_rdm_t e;
     uint64_t rx_done, tx_done;
 } raw_ep_t;
 
+/* The provider the backend would pick: FTCOLL_OFI_PROVIDER and
+ * FTCOLL_OFI_NODE as it reads them, the rest from FI_PROVIDER. */
 static int raw_open(raw_ep_t *r, char *buf, size_t size, char *err,
                     size_t errlen)
 {
-    struct fi_info *h = fi_allocinfo();
-    if (h == NULL)
-        return -FI_ENOMEM;
-    h->ep_attr->type = FI_EP_RDM;
-    h->caps = FI_MSG | FI_SEND | FI_RECV;
-    h->mode = FI_CONTEXT | FI_CONTEXT2;
-    h->domain_attr->av_type = FI_AV_TABLE;
-    h->domain_attr->threading = FI_THREAD_DOMAIN;
-    h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED
-                              | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
     const char *prov = getenv("FTCOLL_OFI_PROVIDER");
-    if (prov != NULL && *prov != '\0')
-        h->fabric_attr->prov_name = strdup(prov);
     const char *node = getenv("FTCOLL_OFI_NODE");
-    if (node != NULL && *node == '\0')
-        node = NULL;
-    int rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), node,
-                        NULL, node != NULL ? FI_SOURCE : 0, h, &r->info);
-    fi_freeinfo(h);
-    const char *step = "fi_getinfo";
-    if (rc == 0) {
-        step = "fi_fabric";
-        rc = fi_fabric(r->info->fabric_attr, &r->fabric, NULL);
-    }
-    if (rc == 0) {
-        step = "fi_domain";
-        rc = fi_domain(r->fabric, r->info, &r->domain, NULL);
-    }
-    struct fi_av_attr aa = {.type = FI_AV_TABLE, .count = 2};
-    struct fi_cq_attr ca = {.format = FI_CQ_FORMAT_CONTEXT, .size = 64,
-                            .wait_obj = FI_WAIT_NONE};
-    if (rc == 0) {
-        step = "fi_av_open";
-        rc = fi_av_open(r->domain, &aa, &r->av, NULL);
-    }
-    if (rc == 0) {
-        step = "fi_cq_open";
-        rc = fi_cq_open(r->domain, &ca, &r->cq, NULL);
-    }
-    if (rc == 0) {
-        step = "fi_endpoint";
-        rc = fi_endpoint(r->domain, r->info, &r->ep, NULL);
-    }
-    if (rc == 0) {
-        step = "fi_ep_bind";
-        rc = fi_ep_bind(r->ep, &r->av->fid, 0);
-        if (rc == 0)
-            rc = fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
-    }
-    if (rc == 0) {
-        step = "fi_enable";
-        rc = fi_enable(r->ep);
-    }
-    if (rc == 0 && (r->info->domain_attr->mr_mode & FI_MR_LOCAL)) {
-        step = "fi_mr_reg";
-        rc = fi_mr_reg(r->domain, buf, size, FI_SEND | FI_RECV, 0, 0, 0,
-                       &r->mr, NULL);
-        if (rc == 0 && (r->info->domain_attr->mr_mode & FI_MR_ENDPOINT)) {
-            rc = fi_mr_bind(r->mr, &r->ep->fid, 0);
-            if (rc == 0)
-                rc = fi_mr_enable(r->mr);
-        }
-        if (rc == 0)
-            r->desc = fi_mr_desc(r->mr);
-    }
+    ofi_rdm_spec_t s = {
+        .provider = prov != NULL && *prov != '\0' ? prov : NULL,
+        .node = node != NULL && *node != '\0' ? node : NULL,
+        .av_count = 2,
+        .cq_size = 64,
+        .buf = buf,
+        .len = size,
+        .access = FI_SEND | FI_RECV,
+    };
+    char why[200];
+    int rc = ofi_rdm_open(&r->e, &s, why, sizeof(why));
     if (rc != 0)
-        snprintf(err, errlen, "ping-pong: %s: %s", step, fi_strerror(-rc));
+        snprintf(err, errlen, "ping-pong: %s", why);
     return rc;
-}
-
-static void raw_close(raw_ep_t *r)
-{
-    if (r->mr != NULL)
-        fi_close(&r->mr->fid);
-    if (r->ep != NULL)
-        fi_close(&r->ep->fid);
-    if (r->cq != NULL)
-        fi_close(&r->cq->fid);
-    if (r->av != NULL)
-        fi_close(&r->av->fid);
-    if (r->domain != NULL)
-        fi_close(&r->domain->fid);
-    if (r->fabric != NULL)
-        fi_close(&r->fabric->fid);
-    if (r->info != NULL)
-        fi_freeinfo(r->info);
 }
 
 static struct fi_context2 rx_ctx, tx_ctx;
@@ -247,7 +173,7 @@ static struct fi_context2 rx_ctx, tx_ctx;
 static int raw_poll(raw_ep_t *r)
 {
     struct fi_cq_entry e[8];
-    ssize_t k = fi_cq_read(r->cq, e, 8);
+    ssize_t k = fi_cq_read(r->e.cq, e, 8);
     if (k == -FI_EAGAIN)
         return 0;
     if (k < 0)
@@ -265,11 +191,11 @@ static int raw_send_to(raw_ep_t *r, const char *buf, size_t size,
                        fi_addr_t dest)
 {
     ssize_t rc;
-    bool inject = size <= r->info->tx_attr->inject_size;
+    bool inject = size <= r->e.info->tx_attr->inject_size;
     uint64_t want = r->tx_done + 1;
     do {
-        rc = inject ? fi_inject(r->ep, buf, size, dest)
-                    : fi_send(r->ep, buf, size, r->desc, dest, &tx_ctx);
+        rc = inject ? fi_inject(r->e.ep, buf, size, dest)
+                    : fi_send(r->e.ep, buf, size, r->e.desc, dest, &tx_ctx);
         if (rc == -FI_EAGAIN && raw_poll(r) < 0)
             return -FI_EIO;
     } while (rc == -FI_EAGAIN);
@@ -303,14 +229,14 @@ static int fb_pingpong(ftc_bootstrap_t *boot, size_t size, uint64_t warmup,
     int frc = rank <= 1 ? raw_open(&r, buf, 2 * size, err, errlen) : 0;
     size_t alen = sizeof(mine) - sizeof(size_t);
     if (frc == 0 && rank <= 1) {
-        frc = fi_getname(&r.ep->fid, mine + sizeof(size_t), &alen);
+        frc = fi_getname(&r.e.ep->fid, mine + sizeof(size_t), &alen);
         memcpy(mine, &alen, sizeof(alen));
         if (frc != 0)
             snprintf(err, errlen, "ping-pong: fi_getname: %s",
                      fi_strerror(-frc));
         snprintf(title, title_len, "raw libfabric ping-pong (%s, FI_EP_RDM, "
                  "inject up to %zu bytes, CQ polled)",
-                 r.info->fabric_attr->prov_name, r.info->tx_attr->inject_size);
+                 r.e.info->fabric_attr->prov_name, r.e.info->tx_attr->inject_size);
     }
     /* Everyone takes part in the swap, even a rank whose set-up failed,
      * so that nobody waits for it. */
@@ -324,7 +250,7 @@ static int fb_pingpong(ftc_bootstrap_t *boot, size_t size, uint64_t warmup,
         /* Both insert rank 0 then rank 1: fi_addr_t 0 and 1. */
         for (uint32_t k = 0; k < 2; k++) {
             const char *a = all + (size_t)k * PP_ADDR_MAX;
-            if (fi_av_insert(r.av, a + sizeof(size_t), 1, NULL, 0, NULL) != 1) {
+            if (fi_av_insert(r.e.av, a + sizeof(size_t), 1, NULL, 0, NULL) != 1) {
                 snprintf(err, errlen, "ping-pong: fi_av_insert failed");
                 goto out;
             }
@@ -334,7 +260,7 @@ static int fb_pingpong(ftc_bootstrap_t *boot, size_t size, uint64_t warmup,
             uint64_t t0 = bench_now_ns();
             uint64_t want = r.rx_done + 1;
             ssize_t prc;
-            while ((prc = fi_recv(r.ep, rbuf, size, r.desc, FI_ADDR_UNSPEC,
+            while ((prc = fi_recv(r.e.ep, rbuf, size, r.e.desc, FI_ADDR_UNSPEC,
                                   &rx_ctx)) == -FI_EAGAIN)
                 raw_poll(&r);
             if (prc != 0) {
@@ -359,7 +285,7 @@ static int fb_pingpong(ftc_bootstrap_t *boot, size_t size, uint64_t warmup,
 send_failed:
     snprintf(err, errlen, "ping-pong: the transfer failed");
 out:
-    raw_close(&r);
+    ofi_rdm_close(&r.e);
     free(all);
     free(buf);
     return rc;

@@ -48,6 +48,7 @@
 #include <rdma/fi_errno.h>
 
 #include "ofi_internal.h"
+#include "ofi_rdm_endpoint.h"
 #include "stranger.h"
 
 /* The blob's layout (backends/libfabric/address.c, where it is drawn). */
@@ -57,8 +58,6 @@
 #define OFF_FORMAT 40
 #define OFF_PROV 96
 #define OFF_ADDR 160
-
-#define OFI_API_VERSION FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
 
 enum {
     FILE_WAIT_MS = 20000,   /* for the job to publish its addresses */
@@ -75,17 +74,6 @@ typedef struct blob_info {
     size_t addrlen;
     unsigned char addr[FTC_OFI_ADDR_MAX];
 } blob_info_t;
-
-typedef struct fab {
-    struct fi_info *info;
-    struct fid_fabric *fabric;
-    struct fid_domain *domain;
-    struct fid_av *av;
-    struct fid_cq *cq;
-    struct fid_ep *ep;
-    struct fid_mr *mr;
-    void *desc;
-} fab_t;
 
 /* One send: which rank, whether it ended, and how. The fi_context2 comes
  * first: libfabric owns it until the completion. */
@@ -154,101 +142,33 @@ out:
     return rc;
 }
 
-#define CHECK(call, what)                                                      \
-    do {                                                                       \
-        int rc_ = (call);                                                      \
-        if (rc_ != 0) {                                                        \
-            fprintf(stderr, "ftcoll-foreign-ofi: %s (%s): %s\n", what,         \
-                    prov, fi_strerror(-rc_));                                  \
-            return -1;                                                         \
-        }                                                                      \
-    } while (0)
-
 /* An RDM endpoint on provider prov with address format fmt, as the
- * backend opens its own (transport.c): FI_AV_TABLE, a CQ, FI_CONTEXT2
- * contexts, local registration if the provider wants it. */
-static int fab_open(fab_t *f, const char *prov, uint32_t fmt, unsigned n,
+ * backend opens its own. */
+static int fab_open(ofi_rdm_t *f, const char *prov, uint32_t fmt, unsigned n,
                     wire_t *w)
 {
-    struct fi_info *h = fi_allocinfo();
-    if (h == NULL)
-        return -1;
-    h->ep_attr->type = FI_EP_RDM;
-    h->caps = FI_MSG | FI_SEND | FI_RECV;
-    h->mode = FI_CONTEXT | FI_CONTEXT2;
-    h->addr_format = fmt;
-    h->domain_attr->av_type = FI_AV_TABLE;
-    h->domain_attr->threading = FI_THREAD_DOMAIN;
-    h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED
-                              | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
-    h->fabric_attr->prov_name = strdup(prov);
-    int rc = h->fabric_attr->prov_name != NULL
-                 ? fi_getinfo(OFI_API_VERSION, NULL, NULL, 0, h, &f->info)
-                 : -FI_ENOMEM;
-    fi_freeinfo(h);
-    if (rc != 0) {
-        f->info = NULL;
-        fprintf(stderr, "ftcoll-foreign-ofi: fi_getinfo(%s): %s (FI_PROVIDER "
-                        "must allow the job's provider)\n", prov,
-                fi_strerror(-rc));
-        return -1;
-    }
-    struct fi_info *info = f->info;
-    CHECK(fi_fabric(info->fabric_attr, &f->fabric, NULL), "fi_fabric");
-    CHECK(fi_domain(f->fabric, info, &f->domain, NULL), "fi_domain");
-    struct fi_av_attr aa;
-    memset(&aa, 0, sizeof(aa));
-    aa.type = FI_AV_TABLE;
-    aa.count = n;
-    CHECK(fi_av_open(f->domain, &aa, &f->av, NULL), "fi_av_open");
-    struct fi_cq_attr ca;
-    memset(&ca, 0, sizeof(ca));
-    ca.format = FI_CQ_FORMAT_CONTEXT;
-    ca.wait_obj = FI_WAIT_NONE;
-    ca.size = (size_t)n * NSENDS + 16;
-    CHECK(fi_cq_open(f->domain, &ca, &f->cq, NULL), "fi_cq_open");
-    CHECK(fi_endpoint(f->domain, info, &f->ep, NULL), "fi_endpoint");
-    CHECK(fi_ep_bind(f->ep, &f->av->fid, 0), "fi_ep_bind(av)");
-    CHECK(fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV),
-          "fi_ep_bind(cq)");
-    CHECK(fi_enable(f->ep), "fi_enable");
-    if (info->domain_attr->mr_mode & FI_MR_LOCAL) {
-        CHECK(fi_mr_reg(f->domain, w, sizeof(*w),
-                        FI_SEND | FI_READ | FI_REMOTE_READ, 0, 1, 0, &f->mr,
-                        NULL),
-              "fi_mr_reg");
-        if (info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
-            CHECK(fi_mr_bind(f->mr, &f->ep->fid, 0), "fi_mr_bind");
-            CHECK(fi_mr_enable(f->mr), "fi_mr_enable");
-        }
-        f->desc = fi_mr_desc(f->mr);
-    }
-    return 0;
-}
-
-/* Endpoint first: it holds the others. */
-static void fab_close(fab_t *f)
-{
-    if (f->ep != NULL)
-        fi_close(&f->ep->fid);
-    if (f->mr != NULL)
-        fi_close(&f->mr->fid);
-    if (f->av != NULL)
-        fi_close(&f->av->fid);
-    if (f->cq != NULL)
-        fi_close(&f->cq->fid);
-    if (f->domain != NULL)
-        fi_close(&f->domain->fid);
-    if (f->fabric != NULL)
-        fi_close(&f->fabric->fid);
-    fi_freeinfo(f->info);
+    ofi_rdm_spec_t s = {
+        .provider = prov,
+        .addr_format = fmt,
+        .av_count = n,
+        .cq_size = (size_t)n * NSENDS + 16,
+        .buf = w,
+        .len = sizeof(*w),
+        .access = FI_SEND,
+    };
+    char err[200];
+    if (ofi_rdm_open(f, &s, err, sizeof(err)) == 0)
+        return 0;
+    fprintf(stderr, "ftcoll-foreign-ofi: %s (provider %s; FI_PROVIDER must "
+                    "allow the job's provider)\n", err, prov);
+    return -1;
 }
 
 /* Read the CQ: mark what completed. Also drives the provider's progress
  * (rxm connects while we read). If nothing completed, nap: a spinning
  * stranger would take the CPU from the ranks (2 vCPUs here), which then
  * look hung to each other. */
-static void poll_cq(fab_t *f)
+static void poll_cq(ofi_rdm_t *f)
 {
     struct fi_cq_entry e[16];
     for (int pass = 0;; pass++) {
@@ -314,7 +234,7 @@ static void build(wire_t *w, const stranger_msgs_t *m, uint64_t wrong)
 
 /* Post every send, retrying what the provider cannot take yet (rxm says
  * -FI_EAGAIN while it connects), then wait for every completion. */
-static void send_all(fab_t *f, wire_t *w, const fi_addr_t *fa, op_t *ops,
+static void send_all(ofi_rdm_t *f, wire_t *w, const fi_addr_t *fa, op_t *ops,
                      unsigned n)
 {
     uint64_t end = now_ms() + SEND_WAIT_MS;
@@ -374,7 +294,7 @@ int main(int argc, char **argv)
     fi_addr_t *fa = calloc(n, sizeof(*fa));
     op_t *ops = calloc((size_t)n * NSENDS, sizeof(*ops));
     wire_t *w = calloc(1, sizeof(*w));
-    fab_t f;
+    ofi_rdm_t f;
     memset(&f, 0, sizeof(f));
     unsigned reached = 0;
     uint64_t token = 0;
@@ -422,7 +342,7 @@ int main(int argc, char **argv)
     }
 
 out:
-    fab_close(&f);
+    ofi_rdm_close(&f);
     free(blobs);
     free(fa);
     free(ops);
