@@ -40,6 +40,9 @@ TRANSPORTS = {
     "ucx:tcp": ("ucx", {"UCX_TLS": "tcp"}),
     "ucx:sm": ("ucx", {"UCX_TLS": "sm", "UCX_MM_ERROR_HANDLING": "y",
                        "UCX_KEEPALIVE_INTERVAL": "100ms"}),
+    "ucx:posix": ("ucx", {"UCX_TLS": "posix,cma,self",
+                          "UCX_MM_ERROR_HANDLING": "y",
+                          "UCX_KEEPALIVE_INTERVAL": "100ms"}),
     "libfabric:tcp": ("libfabric", {"FI_PROVIDER": "tcp;ofi_rxm"}),
     "libfabric:shm": ("libfabric", {"FI_PROVIDER": "shm"}),
 }

@@ -19,17 +19,21 @@
  * later. With --clock ready those times count from the moment every rank
  * has closed its bootstrap (the file bootstrap leaves ready.<rank>): set-up
  * time differs by backend and machine load (UCX takes longer than ZeroMQ
- * to start), and a fault meant for the collectives should not land in it. Stopped ranks (by --stop or by themselves) are resumed once every
- * other rank has exited, and killed if they do not exit then.
+ * to start), and a fault meant for the collectives should not land in it.
+ * Stopped ranks (by --stop or by themselves) are resumed once every other
+ * rank has exited, and killed if they do not exit then.
  *
  * Exit status: 0 if every rank that this launcher did not kill or stop
  * (and that --may-fail does not name: ranks the program kills itself, as
- * ftcoll-bench --kill does) exited with status 0; 1 if one did not (each is named on stderr); 124
+ * ftcoll-bench --kill does) exited with status 0; 1 if one did not (each
+ * is named on stderr); 124
  * after --timeout (every rank is killed); 127 (126) if PROGRAM cannot be
  * found (executed); 2 for bad usage.
  *
  * A rank that exits early leaves dead.<rank> in the rendezvous directory,
  * so ranks still waiting there fail at once instead of at their timeout.
+ * What a rank killed mid-run leaves in /dev/shm is removed when it is
+ * reaped (shm_leftovers.h).
  */
 #define _GNU_SOURCE /* pipe2, sigabbrev_np, prctl: a Linux launcher */
 #include <dirent.h>
@@ -50,6 +54,7 @@
 #include <unistd.h>
 
 #include "line_relay.h"
+#include "shm_leftovers.h"
 
 #define RELEASE_GRACE_S 5.0     /* resumed ranks get this long to exit */
 #define LINGER_PIPES_S 1.0      /* output of exited ranks' descendants */
@@ -495,10 +500,24 @@ int main(int argc, char **argv)
     double release_at = -1;     /* when resumed ranks must be gone */
     double reaped_all_at = -1;
     for (;;) {
-        /* Reap, and notice ranks that stopped or continued. */
+        /* Reap, and notice ranks that stopped or continued. An exited
+         * rank is looked at first and reaped after its leftovers in
+         * /dev/shm are gone: until reaped, its pid cannot be reused. */
         int st;
         pid_t pid;
-        while ((pid = waitpid(-1, &st, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
+        siginfo_t si;
+        for (;;) {
+            memset(&si, 0, sizeof(si));
+            if (waitid(P_ALL, 0, &si, WEXITED | WSTOPPED | WCONTINUED
+                                          | WNOHANG | WNOWAIT) != 0
+                || si.si_pid == 0)
+                break;
+            if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED
+                || si.si_code == CLD_DUMPED)
+                (void)ftc_shm_remove_leftovers(si.si_pid);
+            pid = waitpid(si.si_pid, &st, WNOHANG | WUNTRACED | WCONTINUED);
+            if (pid <= 0)
+                break;
             for (uint32_t r = 0; r < o.n; r++) {
                 rank_proc_t *p = &procs[r];
                 if (p->pid != pid || !p->running)

@@ -97,7 +97,10 @@ class Job:
             else:
                 self.other.append(d)
 
-    def tail(self, k=25):
+    def tail(self, k=None):
+        # FTCOLL_CONFORMANCE_TAIL: more of a failed job's output, to debug.
+        if k is None:
+            k = int(os.environ.get("FTCOLL_CONFORMANCE_TAIL", 80))
         lines = (self.out + self.err).splitlines()
         return "\n".join("    | " + l[:220] for l in lines[-k:])
 
@@ -303,6 +306,33 @@ class Suite:
                     problems.append("the job ended before the kill")
                 return problems, job
             self.case(name, fn)
+
+        def shm_leftovers():
+            # A rank killed mid-run leaves its libfabric shm region
+            # (/dev/shm/<pid>:<n>:<m>) behind; ftcoll-run removes it when
+            # it reaps the rank. Every rank makes one, rank 1 is killed.
+            script = ('echo "pid=$$"; : > "/dev/shm/$$:0:0"; '
+                      'if [ "$FTCOLL_RANK" = 1 ]; then kill -9 $$; fi; '
+                      'rm -f "/dev/shm/$$:0:0"')
+            p = subprocess.run([self.args.launcher, "-n", "3", "--may-fail",
+                                "1", "--", "sh", "-c", script],
+                               capture_output=True, text=True, timeout=30)
+            problems = []
+            pids = re.findall(r"^\[(\d+)\] pid=(\d+)$", p.stdout, re.M)
+            if len(pids) != 3:
+                problems.append("%d ranks said their pid, expected 3"
+                                % len(pids))
+            for r, pid in pids:
+                if os.path.exists("/dev/shm/%s:0:0" % pid):
+                    problems.append("rank %s left /dev/shm/%s:0:0"
+                                    % (r, pid))
+                    os.unlink("/dev/shm/%s:0:0" % pid)
+            if p.returncode != 0:
+                problems.append("exit status %d" % p.returncode)
+            return problems, Job(p.returncode, p.stdout, p.stderr, 0)
+
+        self.case("launcher: a killed rank's /dev/shm region is removed",
+                  shm_leftovers)
 
     def tree_with_kill(self):
         for coll in ("allreduce", "reduce", "bcast"):
