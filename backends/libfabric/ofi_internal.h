@@ -227,9 +227,9 @@ uint64_t ftc_ofi_now_ns(void);
 __attribute__((format(printf, 2, 3)))
 #endif
 void ftc_ofi_logf(const ftc_ofi_t *z, const char *fmt, ...);
-/* Arm the timerfd for the earliest of the core's deadline and the
- * pending reports. */
-void ftc_ofi_rearm(ftc_ofi_t *z);
+/* Set the timerfd for the next deadline (core timer, pending reports,
+ * send retries). true if one is due already: run a pass, do not sleep. */
+bool ftc_ofi_rearm(ftc_ofi_t *z);
 /* Register buf for the provider: FI_SUCCESS or a negative fi_errno. */
 int ftc_ofi_mr_reg(ftc_ofi_t *z, void *buf, size_t len, uint64_t access,
                    struct fid_mr **mr);

@@ -63,7 +63,7 @@ void ftc_ofi_peer_lost(ftc_ofi_t *z, uint32_t r, ftc_ofi_detect_t how,
     p->detect = (uint8_t)how;
     p->report_at_ns = ftc_ofi_now_ns() + delay_ns;
     z->lost[z->nlost++] = r;
-    ftc_ofi_rearm(z);
+    (void)ftc_ofi_rearm(z);
 }
 
 static void close_pidfd(ftc_ofi_t *z, uint32_t r)
@@ -455,6 +455,8 @@ static int pass(ftc_ofi_t *z, int timeout_ms)
      * system call per poll is most of shm's latency. */
     int n = 0;
     uint64_t now = ftc_ofi_now_ns();
+    if (timeout_ms != 0 && ftc_ofi_rearm(z))
+        timeout_ms = 0;   /* something is due: look, do not sleep */
     if (timeout_ms != 0 || now >= z->next_collect_ns) {
         n = ftc_ofi_collect(z, timeout_ms);
         z->next_collect_ns = ftc_ofi_now_ns() + COLLECT_EVERY_NS;
@@ -474,7 +476,6 @@ static int pass(ftc_ofi_t *z, int timeout_ms)
         ftc_transport_timer_fired(z->ctx);
         n++;
     }
-    ftc_ofi_rearm(z);
     return n;
 }
 
@@ -582,6 +583,10 @@ int ftc_ofi_progress(ftc_ofi_t *z, int timeout_ms)
         if (!safe && total == 0)
             total = 1;   /* the provider is busy: call again */
     }
+    /* Returning 0 lets the embedder sleep on ftc_ofi_fd(): its timer
+     * must be set, and nothing may be due already. */
+    if (total == 0 && ftc_ofi_rearm(z))
+        total = 1;
     z->in_progress = false;
     return total;
 }
