@@ -236,7 +236,8 @@ static int fb_pingpong(ftc_bootstrap_t *boot, size_t size, uint64_t warmup,
                      fi_strerror(-frc));
         snprintf(title, title_len, "raw libfabric ping-pong (%s, FI_EP_RDM, "
                  "inject up to %zu bytes, CQ polled)",
-                 r.e.info->fabric_attr->prov_name, r.e.info->tx_attr->inject_size);
+                 r.e.info->fabric_attr->prov_name,
+                 r.e.info->tx_attr->inject_size);
     }
     /* Everyone takes part in the swap, even a rank whose set-up failed,
      * so that nobody waits for it. */
@@ -250,7 +251,8 @@ static int fb_pingpong(ftc_bootstrap_t *boot, size_t size, uint64_t warmup,
         /* Both insert rank 0 then rank 1: fi_addr_t 0 and 1. */
         for (uint32_t k = 0; k < 2; k++) {
             const char *a = all + (size_t)k * PP_ADDR_MAX;
-            if (fi_av_insert(r.e.av, a + sizeof(size_t), 1, NULL, 0, NULL) != 1) {
+            if (fi_av_insert(r.e.av, a + sizeof(size_t), 1, NULL, 0, NULL)
+                != 1) {
                 snprintf(err, errlen, "ping-pong: fi_av_insert failed");
                 goto out;
             }

@@ -26,9 +26,8 @@
  * Exit status: 0 if every rank that this launcher did not kill or stop
  * (and that --may-fail does not name: ranks the program kills itself, as
  * ftcoll-bench --kill does) exited with status 0; 1 if one did not (each
- * is named on stderr); 124
- * after --timeout (every rank is killed); 127 (126) if PROGRAM cannot be
- * found (executed); 2 for bad usage.
+ * is named on stderr); 124 after --timeout (every rank is killed); 127
+ * (126) if PROGRAM cannot be found (executed); 2 for bad usage.
  *
  * A rank that exits early leaves dead.<rank> in the rendezvous directory,
  * so ranks still waiting there fail at once instead of at their timeout.
