@@ -60,10 +60,14 @@ typedef struct bench_backend {
     /*
      * The members of the summary's "transport" JSON object, without the
      * braces: at least "name", "stranger" (messages from no member of the
-     * job), "peers_failed" (failures the backend itself reported) and
-     * "reports" (per reported peer: [rank, how, t_ns on CLOCK_MONOTONIC]).
+     * job) and "peers_failed" (failures the backend itself reported).
+     * ftcoll-bench adds "reports" from peer_report.
      */
     void (*stats_json)(void *t, char *buf, size_t len);
+
+    /* Whether the backend itself reported rank r failed: how (its own
+     * words) and when (*t_ns, CLOCK_MONOTONIC), else NULL. */
+    const char *(*peer_report)(void *t, uint32_t r, uint64_t *t_ns);
 
     /*
      * The raw transport, outside ftcoll: ranks 0 and 1 bounce size bytes

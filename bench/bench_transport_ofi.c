@@ -109,30 +109,23 @@ static void fb_stats_json(void *arg, char *buf, size_t len)
     ofi_bench_t *t = arg;
     ftc_ofi_stats_t s;
     ftc_ofi_stats(t->z, &s);
-    size_t k = (size_t)snprintf(buf, len,
+    snprintf(buf, len,
         "\"name\":\"libfabric\",\"provider\":\"%s\",\"stranger\":%llu,"
         "\"bad_header\":%llu,\"rejected\":%llu,\"peers_failed\":%llu,"
-        "\"cq_errors\":%llu,\"queued\":%llu,\"reordered\":%llu,"
-        "\"reports\":[",
+        "\"cq_errors\":%llu,\"queued\":%llu,\"reordered\":%llu",
         ftc_ofi_provider(t->z), (unsigned long long)s.msgs_stranger,
         (unsigned long long)s.msgs_bad_header,
         (unsigned long long)s.msgs_rejected,
         (unsigned long long)s.peers_failed, (unsigned long long)s.cq_errors,
         (unsigned long long)s.msgs_queued,
         (unsigned long long)s.msgs_reordered);
-    const char *sep = "";
-    for (uint32_t r = 0; r < t->n && k < len; r++) {
-        uint64_t when = 0;
-        ftc_ofi_detect_t d = ftc_ofi_peer_reported(t->z, r, &when);
-        if (d == FTC_OFI_DETECT_NONE)
-            continue;
-        k += (size_t)snprintf(buf + k, len - k, "%s[%u,\"%s\",%llu]", sep, r,
-                              ftc_ofi_detect_name(d),
-                              (unsigned long long)when);
-        sep = ",";
-    }
-    if (k < len)
-        snprintf(buf + k, len - k, "]");
+}
+
+static const char *fb_peer_report(void *arg, uint32_t r, uint64_t *t_ns)
+{
+    ftc_ofi_detect_t d = ftc_ofi_peer_reported(((ofi_bench_t *)arg)->z, r,
+                                               t_ns);
+    return d == FTC_OFI_DETECT_NONE ? NULL : ftc_ofi_detect_name(d);
 }
 
 /* --- Raw libfabric ping-pong -------------------------------------------- */
@@ -304,5 +297,6 @@ const bench_backend_t bench_backend_ofi = {
     .destroy = fb_destroy,
     .describe = fb_describe,
     .stats_json = fb_stats_json,
+    .peer_report = fb_peer_report,
     .pingpong = fb_pingpong,
 };

@@ -16,6 +16,7 @@ typedef struct ucx_bench {
     ftc_ucx_t *u;
     uint32_t n, rank;
     bool quiet;
+    ftc_ucx_peer_info_t pi;     /* the last peer_report's answer */
 } ucx_bench_t;
 
 static void on_log(void *arg, const char *msg)
@@ -116,26 +117,24 @@ static void ub_stats_json(void *arg, char *buf, size_t len)
     ftc_ucx_stats(t->u, &s);
     char tl[96];
     ub_describe(t, tl, sizeof(tl));
-    size_t k = (size_t)snprintf(buf, len,
+    snprintf(buf, len,
         "\"name\":\"ucx\",\"lane\":\"%s\",\"stranger\":%llu,"
         "\"rejected\":%llu,\"peers_failed\":%llu,\"ep_errors\":%llu,"
-        "\"send_errors\":%llu,\"deferred\":%llu,\"reports\":[",
+        "\"send_errors\":%llu,\"deferred\":%llu",
         tl, (unsigned long long)s.msgs_stranger,
         (unsigned long long)s.msgs_rejected,
         (unsigned long long)s.peers_failed, (unsigned long long)s.ep_errors,
         (unsigned long long)s.send_errors,
         (unsigned long long)s.sends_deferred);
-    const char *sep = "";
-    for (uint32_t r = 0; r < t->n && k < len; r++) {
-        ftc_ucx_peer_info_t pi;
-        if (ftc_ucx_peer_info(t->u, r, &pi) != FTC_OK || !pi.reported)
-            continue;
-        k += (size_t)snprintf(buf + k, len - k, "%s[%u,\"%s\",%llu]", sep, r,
-                              pi.error, (unsigned long long)pi.detected_ns);
-        sep = ",";
-    }
-    if (k < len)
-        snprintf(buf + k, len - k, "]");
+}
+
+static const char *ub_peer_report(void *arg, uint32_t r, uint64_t *t_ns)
+{
+    ucx_bench_t *t = arg;
+    if (ftc_ucx_peer_info(t->u, r, &t->pi) != FTC_OK || !t->pi.reported)
+        return NULL;
+    *t_ns = t->pi.detected_ns;
+    return t->pi.error;
 }
 
 /* --- Raw UCP active-message ping-pong ----------------------------------- */
@@ -310,5 +309,6 @@ const bench_backend_t bench_backend_ucx = {
     .destroy = ub_destroy,
     .describe = ub_describe,
     .stats_json = ub_stats_json,
+    .peer_report = ub_peer_report,
     .pingpong = ub_pingpong,
 };

@@ -15,6 +15,7 @@ typedef struct zmq_bench {
     ftc_zmq_t *z;
     uint32_t n;
     bool quiet;     /* the end: a peer's exit is no news */
+    ftc_zmq_peer_info_t pi;     /* the last peer_report's answer */
 } zmq_bench_t;
 
 static void on_log(void *arg, const char *msg)
@@ -103,25 +104,22 @@ static void zb_stats_json(void *arg, char *buf, size_t len)
     zmq_bench_t *t = arg;
     ftc_zmq_stats_t s;
     ftc_zmq_stats(t->z, &s);
-    size_t k = (size_t)snprintf(buf, len,
+    snprintf(buf, len,
         "\"name\":\"zmq\",\"stranger\":%llu,\"rejected\":%llu,"
-        "\"peers_failed\":%llu,\"disconnects\":%llu,\"queued\":%llu,"
-        "\"reports\":[",
+        "\"peers_failed\":%llu,\"disconnects\":%llu,\"queued\":%llu",
         (unsigned long long)s.msgs_stranger,
         (unsigned long long)s.msgs_rejected,
         (unsigned long long)s.peers_failed, (unsigned long long)s.disconnects,
         (unsigned long long)s.msgs_queued);
-    const char *sep = "";
-    for (uint32_t r = 0; r < t->n && k < len; r++) {
-        ftc_zmq_peer_info_t pi;
-        if (ftc_zmq_peer_info(t->z, r, &pi) != FTC_OK || !pi.reported)
-            continue;
-        k += (size_t)snprintf(buf + k, len - k, "%s[%u,\"%s\",%llu]", sep, r,
-                              pi.error, (unsigned long long)pi.detected_ns);
-        sep = ",";
-    }
-    if (k < len)
-        snprintf(buf + k, len - k, "]");
+}
+
+static const char *zb_peer_report(void *arg, uint32_t r, uint64_t *t_ns)
+{
+    zmq_bench_t *t = arg;
+    if (ftc_zmq_peer_info(t->z, r, &t->pi) != FTC_OK || !t->pi.reported)
+        return NULL;
+    *t_ns = t->pi.detected_ns;
+    return t->pi.error;
 }
 
 static int zb_pingpong(ftc_bootstrap_t *boot, size_t size, uint64_t warmup,
@@ -202,5 +200,6 @@ const bench_backend_t bench_backend_zmq = {
     .destroy = zb_destroy,
     .describe = zb_describe,
     .stats_json = zb_stats_json,
+    .peer_report = zb_peer_report,
     .pingpong = zb_pingpong,
 };

@@ -953,10 +953,22 @@ static void print_summary(bench_t *b)
         PRIu64 ",\"dropped_checksum\":%" PRIu64 ",\"dropped_version\":%" PRIu64
         ",\"dropped_foreign\":%" PRIu64 ",\"dropped_stale\":%" PRIu64
         ",\"dropped_badmsg\":%" PRIu64 ",\"probes_sent\":%" PRIu64
-        ",\"failures_detected\":%" PRIu64 "},\"transport\":{%s}}",
+        ",\"failures_detected\":%" PRIu64 "},\"transport\":{%s,"
+        "\"reports\":[",
         b->list_mismatch, b->late_ok, c.dropped_truncated, c.dropped_checksum,
         c.dropped_version, c.dropped_foreign, c.dropped_stale,
         c.dropped_badmsg, c.probes_sent, c.failures_detected, ts);
+    /* Peers the backend itself reported: [rank, how, t_ns]. */
+    const char *sep = "";
+    for (uint32_t r = 0; r < b->n; r++) {
+        uint64_t t_ns = 0;
+        const char *how = b->be->peer_report(b->t, r, &t_ns);
+        if (how == NULL)
+            continue;
+        OUT("%s[%u,\"%s\",%" PRIu64 "]", sep, r, how, t_ns);
+        sep = ",";
+    }
+    OUT("]}}");
 #undef OUT
     puts(buf);
     fflush(stdout);
