@@ -175,6 +175,48 @@ static void check_common(const ftc_scenario_t *s,
     (void)s;
 }
 
+/* The completion states exactly which inputs a result holds (list
+ * scheme: failed = the members whose input it misses; count scheme:
+ * failed_count = how many; bit scheme: FTC_FAILED_UNKNOWN). Checkable
+ * where the inputs name their contributors (FTC_INPUT_UNIT, int64 sum):
+ * element i of the result is 1 exactly when rank i's input is in. */
+static void check_exclusion(const ftc_scenario_t *s,
+                            const ftc_scenario_result_t *res, uint32_t r,
+                            report_t *rep)
+{
+    const ftc_rank_result_t *rr = &res->ranks[r];
+    if (s->input != FTC_INPUT_UNIT || s->args.dtype != FTC_INT64
+        || s->args.op != FTC_SUM || s->args.algo != FTC_ALGO_CORRECTED
+        || !rr->has_value || s->lean)
+        return;
+    const int64_t *v = rr->value;
+    uint32_t excluded = 0;
+    for (uint32_t i = 0; i < res->n; i++)
+        excluded += v[i] == 0;
+    switch (s->args.fault_info) {
+    case FTC_FAULT_LIST: {
+        bool ok = rr->nfailed_list == excluded && rr->failed_count == excluded;
+        for (uint32_t i = 0; ok && i < rr->nfailed_list; i++)
+            ok = rr->failed_list[i] < res->n && v[rr->failed_list[i]] == 0;
+        if (!ok)
+            violate(rep, "rank %u: its failed list (%u ranks, count %u) is "
+                    "not the %u inputs its result misses", r,
+                    rr->nfailed_list, rr->failed_count, excluded);
+        break;
+    }
+    case FTC_FAULT_COUNT:
+        if (rr->failed_count != excluded)
+            violate(rep, "rank %u: failed_count %u but its result misses %u "
+                    "inputs", r, rr->failed_count, excluded);
+        break;
+    case FTC_FAULT_BIT:
+        if (rr->failed_count != FTC_FAILED_UNKNOWN)
+            violate(rep, "rank %u: the bit scheme cannot know the failures, "
+                    "yet reports %u", r, rr->failed_count);
+        break;
+    }
+}
+
 static void check_reduce(const ftc_scenario_t *s,
                          const ftc_scenario_result_t *res, uint32_t k,
                          report_t *rep)
@@ -193,6 +235,7 @@ static void check_reduce(const ftc_scenario_t *s,
         if (!is_valid_reduction(s, res, rr->value))
             violate(rep, "R3/R4: root's result is not the reduction over "
                          "the live inputs plus whole failed ones");
+        check_exclusion(s, res, root, rep);
     }
 }
 
@@ -216,6 +259,7 @@ static void check_allreduce(const ftc_scenario_t *s,
         if (rr->deliver_ns < t0)
             violate(rep, "A1: rank %u delivered before every live process "
                          "started", r);
+        check_exclusion(s, res, r, rep);
         if (first < 0) {
             first = (int)r;
             if (!is_valid_reduction(s, res, rr->value))
@@ -355,6 +399,9 @@ int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
                         (unsigned long long)res->messages,
                         (unsigned long long)want);
         }
+        break;
+    case FTC_COLL_FINALIZE:
+        violate(&rep, "finalize is not a scenario collective");
         break;
     }
     return rep.violations;

@@ -226,6 +226,7 @@ static void on_deliver(const ftc_completion_t *c, void *arg)
     rr->status = c->status;
     rr->deliver_ns = b_now(run);
     rr->stats = c->stats;
+    rr->failed_count = c->failed_count;
     if (c->nfailed > 0 && !run->s->lean) {
         rr->failed_list = malloc(sizeof(uint32_t) * c->nfailed);
         if (rr->failed_list != NULL) {

@@ -98,6 +98,7 @@ typedef struct ftc_rank_result {
     ftc_stats_t stats;
     uint32_t nfailed_list;
     uint32_t *failed_list;  /* as delivered */
+    uint32_t failed_count;  /* as delivered */
     void *value;            /* nbytes, valid when delivered with a result */
     bool has_value;
     uint64_t finish_ns;     /* LogP: end of its last send or receive (or

@@ -42,40 +42,48 @@ typedef struct allreduce_op {
     ftc_accepted_t mine;    /* what this process accepted (delivered) */
 } allreduce_op_t;
 
-/* Broadcast payload: i32 status, u32 nfailed, nfailed u32 group ranks,
- * then the value when status is FTC_OK. */
+/* Broadcast payload: i32 status, u32 nfailed, u32 failed_count, nfailed
+ * u32 group ranks, then the value when status is FTC_OK. The list (list
+ * scheme) and the count (list and count schemes) are exactly the inputs
+ * the value misses; FTC_FAILED_UNKNOWN for the bit scheme. */
+#define BLOB_HEAD 12u
 static bool blob_parse(const ftc_cop_t *op, const uint8_t *blob, uint32_t len,
-                       int32_t *status, uint32_t *nfailed)
+                       int32_t *status, uint32_t *nfailed,
+                       uint32_t *failed_count)
 {
-    if (len < 8)
+    if (len < BLOB_HEAD)
         return false;
     int32_t st;
-    uint32_t nf;
+    uint32_t nf, fc;
     memcpy(&st, blob, 4);
     memcpy(&nf, blob + 4, 4);
+    memcpy(&fc, blob + 8, 4);
     if (st != FTC_OK && st != FTC_ETOO_MANY_FAILURES)
         return false;
     if (nf > op->group->n)
         return false;
-    uint64_t need = 8 + 4ull * nf + (st == FTC_OK ? op->nbytes : 0);
+    if (fc != FTC_FAILED_UNKNOWN && fc > op->group->n)
+        return false;
+    uint64_t need = BLOB_HEAD + 4ull * nf + (st == FTC_OK ? op->nbytes : 0);
     if (need != len)
         return false;
     for (uint32_t i = 0; i < nf; i++) {
         uint32_t g;
-        memcpy(&g, blob + 8 + 4 * i, 4);
+        memcpy(&g, blob + BLOB_HEAD + 4 * i, 4);
         if (g >= op->group->n)
             return false;
     }
     *status = st;
     *nfailed = nf;
+    *failed_count = fc;
     return true;
 }
 
 static bool ar_valid(ftc_bcast_part_t *bp, const uint8_t *blob, uint32_t len)
 {
     int32_t st;
-    uint32_t nf;
-    return blob_parse(bp->op, blob, len, &st, &nf);
+    uint32_t nf, fc;
+    return blob_parse(bp->op, blob, len, &st, &nf, &fc);
 }
 
 static void ar_on_value(ftc_bcast_part_t *bp)
@@ -86,10 +94,10 @@ static void ar_on_value(ftc_bcast_part_t *bp)
     if (op->delivered)
         return; /* a holder re-accepting the same value in a later round */
     int32_t st;
-    uint32_t nf;
-    if (!blob_parse(op, bp->blob, bp->len, &st, &nf))
+    uint32_t nf, fc;
+    if (!blob_parse(op, bp->blob, bp->len, &st, &nf, &fc))
         return; /* checked by valid() already */
-    const uint8_t *fails = bp->blob + 8;
+    const uint8_t *fails = bp->blob + BLOB_HEAD;
     for (uint32_t i = 0; i < nf; i++) {
         uint32_t g;
         memcpy(&g, fails + 4 * i, 4);
@@ -102,14 +110,17 @@ static void ar_on_value(ftc_bcast_part_t *bp)
         }
     }
     if (nf > 0) {
+        /* (Copied out: the list sits unaligned in the blob.) Without
+         * memory for it this process cannot say what the result holds,
+         * and says so instead of delivering a partial list. */
         uint32_t *list = malloc(sizeof(uint32_t) * nf);
-        if (list != NULL) {
+        if (list != NULL)
             memcpy(list, fails, sizeof(uint32_t) * nf);
-            (void)ftc_op_set_failed(op, list, nf);
-            free(list);
-        }
+        if (list == NULL || ftc_op_set_failed(op, list, nf) != FTC_OK)
+            st = FTC_ENOMEM;
+        free(list);
     }
-    op->comp.failed_count = nf;
+    op->comp.failed_count = fc;
     /* The deciding root's list is the same at every survivor: adopting it
      * keeps the known-failed sets of survivors in step. */
     for (uint32_t i = 0; i < nf; i++) {
@@ -153,6 +164,8 @@ static void ar_reduce_done(ftc_reduce_part_t *rp, int status)
         return; /* now wait for the broadcast */
     ftc_cop_t *op = &a->base;
     a->base.comp.stats.root_subtree = rp->cand_child;
+    if (status == FTC_ENOMEM)
+        return; /* no exact list: the others move on to the next root */
     uint8_t *blob;
     uint32_t len;
     bool own_blob = false;
@@ -166,7 +179,11 @@ static void ar_reduce_done(ftc_reduce_part_t *rp, int status)
         len = rp->acc.len;
     } else {
         uint32_t nf = rp->scheme == FTC_FAULT_LIST ? rp->nfails : 0;
-        uint64_t blen = 8 + 4ull * nf + (status == FTC_OK ? op->nbytes : 0);
+        uint32_t fc = rp->scheme == FTC_FAULT_BIT ? FTC_FAILED_UNKNOWN
+                      : rp->scheme == FTC_FAULT_LIST ? rp->nfails
+                                                     : rp->fail_count;
+        uint64_t blen = BLOB_HEAD + 4ull * nf
+                        + (status == FTC_OK ? op->nbytes : 0);
         blob = blen <= sizeof(small) ? small : malloc(blen);
         if (blob == NULL)
             return; /* the others will time out on this root */
@@ -175,10 +192,11 @@ static void ar_reduce_done(ftc_reduce_part_t *rp, int status)
         int32_t st = status;
         memcpy(blob, &st, 4);
         memcpy(blob + 4, &nf, 4);
+        memcpy(blob + 8, &fc, 4);
         if (nf > 0)
-            memcpy(blob + 8, rp->fails, 4ull * nf);
+            memcpy(blob + BLOB_HEAD, rp->fails, 4ull * nf);
         if (status == FTC_OK && op->nbytes > 0)
-            memcpy(blob + 8 + 4ull * nf, rp->result, op->nbytes);
+            memcpy(blob + BLOB_HEAD + 4ull * nf, rp->result, op->nbytes);
     }
     if (ftc_bcast_part_start(&a->bp, op, &ar_bcast_hooks, a, a->round,
                              rp->root, blob, len) == FTC_OK)
@@ -197,6 +215,26 @@ static void end_round(allreduce_op_t *a)
     if (a->bp_live) {
         ftc_bcast_part_destroy(&a->bp);
         a->bp_live = false;
+    }
+}
+
+/* A later round needs everybody, also those that delivered and linger
+ * in an older one: they move when a message of the round reaches them.
+ * Up-correction peers get ours anyway, and a parent our tree value; a
+ * tree child would hear nothing, so tell it (FTC_MSG_NUDGE), and it
+ * tells its own. The whole tree then joins within its depth in hops,
+ * instead of each lingerer waiting for a probe (suspect_timeout_ns). No
+ * cost without a root failure: round 0 sends none. */
+static void nudge_children(allreduce_op_t *a)
+{
+    ftc_reduce_part_t *rp = &a->rp;
+    ftc_wire_header_t hdr;
+    for (uint32_t i = rp->ngroup; i < rp->ngroup + rp->nchildren; i++) {
+        uint32_t g = ftc_physical(rp->peers[i], rp->root, rp->n);
+        if (ftc_group_member_failed(a->base.group, g))
+            continue;
+        ftc_op_header(&a->base, &hdr, FTC_MSG_NUDGE, a->round);
+        (void)ftc_op_send(&a->base, g, &hdr, NULL, 0, false);
     }
 }
 
@@ -222,6 +260,8 @@ static void enter_round(allreduce_op_t *a, uint32_t r)
         return;
     }
     a->rp_live = true;
+    if (r > 0)
+        nudge_children(a);
     if (root != op->group->me && !a->bp_live) {
         if (ftc_bcast_part_start(&a->bp, op, &ar_bcast_hooks, a, r, root, NULL,
                                  0) == FTC_OK)
@@ -254,6 +294,14 @@ static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         settle_rounds(a);
         if (op->finished)
             return;
+        /* Entering that round can move further at once (its root is
+         * already known failed): the message belongs to a round this
+         * process has now left, and its value must not feed the new one
+         * (it would, as a contribution of the new round's tree). */
+        if (hdr->round != a->round) {
+            op->group->ctx->counters.late++;
+            return;
+        }
     }
     switch (hdr->kind) {
     case FTC_MSG_UPCORR:
@@ -268,6 +316,10 @@ static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         else
             op->group->ctx->counters.late++;
         break;
+    case FTC_MSG_NUDGE:
+        if (hdr->payload_len != 0)
+            op->group->ctx->counters.dropped_badmsg++;
+        break; /* its round is what counts: joined above */
     default:
         op->group->ctx->counters.dropped_badmsg++;
         break;
@@ -341,7 +393,7 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     /* Room for a failure-free run: input, the first round's reduce and
      * broadcast parts, the value accepted. */
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
-    size_t blob = 8 + nbytes;   /* status, no failures, the value */
+    size_t blob = BLOB_HEAD + nbytes; /* status, no failures, the value */
     size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1)
                    + ftc_reduce_part_space(args, nbytes, g, args->root)
                    + ftc_bcast_part_space(args, g, blob)

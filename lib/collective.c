@@ -32,6 +32,7 @@ const char *ftc_coll_name(ftc_coll_t coll)
     case FTC_COLL_REDUCE: return "reduce";
     case FTC_COLL_BCAST: return "bcast";
     case FTC_COLL_ALLREDUCE: return "allreduce";
+    case FTC_COLL_FINALIZE: return "finalize";
     }
     return "?";
 }

@@ -1020,9 +1020,14 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
     if (op != NULL && gr >= 0 && !op->finished
         && op->vt->on_peer_round != NULL)
         op->vt->on_peer_round(op, (uint32_t)gr, hdr->round);
-    if (hdr->kind == FTC_MSG_PROBE && op != NULL && gr >= 0 && !op->finished
-        && op->vt->on_probe != NULL)
-        op->vt->on_probe(op, (uint32_t)gr);
+    /* A probe names the oldest operation that waits on us (a watch is
+     * per peer, shared by every operation of the prober that waits on
+     * us), so it asks about that one and every later one: a laggard
+     * stranded in operations k and k+1 pulls both. */
+    if (hdr->kind == FTC_MSG_PROBE && g != NULL && gr >= 0)
+        for (ftc_cop_t *o = g->ops; o != NULL; o = o->next)
+            if (o->seq >= hdr->seq && !o->finished && o->vt->on_probe != NULL)
+                o->vt->on_probe(o, (uint32_t)gr);
 }
 
 int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,

@@ -27,6 +27,7 @@ static const struct error_entry error_table[FTC_ERROR_COUNT] = {
     {"FTC_EFOREIGN", "message from another job (job token mismatch)"},
     {"FTC_ESTALE", "message for an operation that already ended"},
     {"FTC_EBADMSG", "malformed message"},
+    {"FTC_EBUSY", "operations of the group are still in flight here"},
 };
 
 const char *ftc_strerror(int err)

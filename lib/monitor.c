@@ -39,6 +39,11 @@ void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
     ftc_watch_t *w = watch_find(ctx, peer);
     if (w != NULL) {
         w->refs++;
+        /* Name the oldest waiter of the group: a probe asks about it and
+         * every later operation (handle_control). */
+        if (w->group_id == op->group->id && w->epoch == op->group->epoch
+            && op->seq < w->seq)
+            w->seq = op->seq;
         return;
     }
     if (ctx->nwatches == ctx->capwatches) {
@@ -123,10 +128,21 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
         for (g = ctx->groups; g != NULL; g = g->next)
             if (g->id == about.group_id && g->epoch == about.epoch)
                 break;
+        /* Name the oldest operation of the group still waiting for its
+         * result: the one that first asked may have delivered since, and
+         * the peer answers a probe for the named operation and every
+         * later one (context.c, handle_control). */
+        const ftc_cop_t *named = NULL;
         if (g != NULL)
             for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
-                if (op->seq == about.seq && op->vt->current_round != NULL)
-                    round = op->vt->current_round(op);
+                if (!op->delivered && !op->finished
+                    && (named == NULL || op->seq < named->seq))
+                    named = op;
+        if (named != NULL) {
+            about.seq = named->seq;
+            if (named->vt->current_round != NULL)
+                round = named->vt->current_round(named);
+        }
         (void)ftc_ctx_send_control(ctx, about.peer, FTC_MSG_PROBE, &about,
                                    round);
         i++;

@@ -22,9 +22,14 @@ static void reduce_done(ftc_reduce_part_t *rp, int status)
         if (op->nbytes > 0)
             memcpy(op->args.recvbuf, rp->result, op->nbytes);
         op->comp.stats.root_subtree = rp->cand_child;
-        op->comp.failed_count = rp->fail_count;
+        /* Exactly the inputs the result misses (list: which, count: how
+         * many; the bit scheme cannot tell). */
+        op->comp.failed_count = rp->scheme == FTC_FAULT_BIT
+                                    ? FTC_FAILED_UNKNOWN
+                                    : rp->fail_count;
         if (rp->scheme == FTC_FAULT_LIST) {
-            (void)ftc_op_set_failed(op, rp->fails, rp->nfails);
+            if (ftc_op_set_failed(op, rp->fails, rp->nfails) != FTC_OK)
+                status = FTC_ENOMEM;
             /* Every listed rank was confirmed failed by some process;
              * later operations skip it instead of timing out again. */
             for (uint32_t i = 0; i < rp->nfails; i++)

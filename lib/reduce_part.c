@@ -47,27 +47,46 @@ static void combine(ftc_reduce_part_t *rp, uint8_t *inout, const uint8_t *in)
                            a->user_arg);
 }
 
-static void add_fail(uint32_t **list, uint32_t *n, uint32_t *cap, uint32_t g)
+/* false when out of memory: the list would then not be exact. */
+static bool add_fail(uint32_t **list, uint32_t *n, uint32_t *cap, uint32_t g)
 {
     for (uint32_t i = 0; i < *n; i++)
         if ((*list)[i] == g)
-            return;
+            return true;
     if (*n == *cap) {
         uint32_t c = *cap ? *cap * 2 : 4;
         uint32_t *l = realloc(*list, sizeof(uint32_t) * c);
         if (l == NULL)
-            return; /* the list is advisory beyond the subtree bit */
+            return false;
         *list = l;
         *cap = c;
     }
     (*list)[(*n)++] = g;
+    return true;
 }
 
-static void record_failure(ftc_reduce_part_t *rp, uint32_t logical)
+/* Add to what this process's value is missing. A list it cannot keep
+ * exact makes the value unusable, as a failed subtree does. */
+static void add_missing(ftc_reduce_part_t *rp, uint32_t grank)
 {
+    if (!add_fail(&rp->fails, &rp->nfails, &rp->capfails, grank))
+        rp->subtree_failed = true;
+}
+
+/* A peer whose input never reached us. The failure information is what
+ * the value sent up MISSES (docs/semantics.md, "What a result holds"):
+ * an up-correction peer's input (counted, and listed in the list scheme);
+ * a tree child takes its whole subtree with it, which only the
+ * subtree-failed bit can say, and a root never uses such a subtree. */
+static void peer_lost(ftc_reduce_part_t *rp, uint32_t idx)
+{
+    if (idx >= rp->ngroup) {
+        rp->subtree_failed = true;
+        return;
+    }
     rp->fail_count++;
     if (rp->scheme == FTC_FAULT_LIST)
-        add_fail(&rp->fails, &rp->nfails, &rp->capfails, grank_of(rp, logical));
+        add_missing(rp, grank_of(rp, rp->peers[idx]));
 }
 
 /* Append the accepted block to an iov array; returns the new count. */
@@ -165,11 +184,22 @@ static void root_try_decide(ftc_reduce_part_t *rp)
     }
     if (rp->cand_has) {
         memcpy(rp->result, rp->cand, nb);
-        if (!(rp->root_in_group && rp->cand_child <= rp->root_group_children))
+        /* What the result misses: the subtree's list, and the root's own
+         * up-correction losses only when its value is added. */
+        if (!(rp->root_in_group && rp->cand_child <= rp->root_group_children)) {
             combine(rp, rp->result, rp->v);
+        } else {
+            rp->nfails = 0;
+            rp->fail_count = 0;
+        }
         for (uint32_t i = 0; i < rp->ncand_fails; i++)
-            add_fail(&rp->fails, &rp->nfails, &rp->capfails, rp->cand_fails[i]);
-        rp->fail_count += rp->cand_count;
+            if (!add_fail(&rp->fails, &rp->nfails, &rp->capfails,
+                          rp->cand_fails[i])) {
+                finish(rp, FTC_ENOMEM);
+                return;
+            }
+        rp->fail_count += rp->scheme == FTC_FAULT_LIST ? rp->ncand_fails
+                                                       : rp->cand_count;
         finish(rp, FTC_OK);
         return;
     }
@@ -284,9 +314,7 @@ int ftc_reduce_part_start(ftc_reduce_part_t *rp, ftc_cop_t *op,
     for (uint32_t i = 0; i < rp->ngroup + rp->nchildren; i++) {
         if (ftc_group_member_failed(g, grank_of(rp, rp->peers[i]))) {
             peer_resolved(rp, i, FTC_PEER_FAILED, false);
-            record_failure(rp, rp->peers[i]);
-            if (i >= rp->ngroup)
-                rp->subtree_failed = true;
+            peer_lost(rp, i);
         }
     }
     send_upcorr(rp, own_acc);
@@ -384,25 +412,29 @@ void ftc_reduce_part_on_msg(ftc_reduce_part_t *rp, const ftc_wire_header_t *hdr,
         for (uint32_t i = 0; i < nfails; i++) {
             uint32_t g;
             memcpy(&g, fails + 4 * i, 4);
-            add_fail(&rp->fails, &rp->nfails, &rp->capfails, g);
+            add_missing(rp, g);
         }
         if (rp->scheme == FTC_FAULT_COUNT)
             rp->fail_count += hdr->aux;
     } else if (!(hdr->flags & FTC_WF_SUBTREE_FAILED) && !rp->cand_has) {
         /* Theorem 2: a subtree that reports no failure holds every value
          * (but possibly the root's group's) exactly once. */
-        rp->cand_has = true;
-        rp->cand_child = logical;
-        if (rp->op->nbytes > 0)
-            memcpy(rp->cand, payload, rp->op->nbytes);
-        if (nfails > 0) {
-            rp->cand_fails = ftc_op_alloc(rp->op, sizeof(uint32_t) * nfails);
-            if (rp->cand_fails != NULL) {
-                memcpy(rp->cand_fails, fails, sizeof(uint32_t) * nfails);
-                rp->ncand_fails = nfails;
-            }
+        uint32_t *cf = nfails > 0 ? ftc_op_alloc(rp->op, sizeof(uint32_t)
+                                                          * nfails)
+                                  : NULL;
+        if (nfails == 0 || cf != NULL) {
+            /* (Out of memory, the next good subtree will do: a list that
+             * is not exact is no result.) */
+            rp->cand_has = true;
+            rp->cand_child = logical;
+            if (rp->op->nbytes > 0)
+                memcpy(rp->cand, payload, rp->op->nbytes);
+            if (nfails > 0)
+                memcpy(cf, fails, sizeof(uint32_t) * nfails);
+            rp->cand_fails = cf;
+            rp->ncand_fails = nfails;
+            rp->cand_count = rp->scheme == FTC_FAULT_COUNT ? hdr->aux : 0;
         }
-        rp->cand_count = rp->scheme == FTC_FAULT_COUNT ? hdr->aux : 0;
     }
     peer_resolved(rp, (uint32_t)idx, FTC_PEER_GOT, true);
     try_progress(rp);
@@ -418,9 +450,7 @@ void ftc_reduce_part_on_failed(ftc_reduce_part_t *rp, uint32_t grank)
             continue;
         /* The monitor already dropped its watch on a failed peer. */
         peer_resolved(rp, i, FTC_PEER_FAILED, false);
-        record_failure(rp, logical);
-        if (i >= rp->ngroup)
-            rp->subtree_failed = true;
+        peer_lost(rp, i);
     }
     try_progress(rp);
 }

@@ -32,7 +32,8 @@ typedef struct ftc_reduce_part ftc_reduce_part_t;
 
 /* Non-root: its value went to its parent (status FTC_OK). Root: result,
  * fails and acc are final (status FTC_OK), or no subtree was free of
- * failures (FTC_ETOO_MANY_FAILURES). Called once. */
+ * failures (FTC_ETOO_MANY_FAILURES), or the exact failure list could not
+ * be kept (FTC_ENOMEM). Called once. */
 typedef void (*ftc_reduce_done_fn)(ftc_reduce_part_t *rp, int status);
 
 /* GONE: no longer waited for (decided, or the round was left). */
@@ -61,8 +62,13 @@ struct ftc_reduce_part {
     uint8_t *cv;            /* children's values combined */
     bool cv_has;
     bool subtree_failed;
+    /* What v (and what is sent up) misses: inputs of up-correction
+     * peers that never arrived, here and in the subtree; counted (count
+     * scheme), listed as group ranks (list scheme). At the root, once
+     * decided: exactly the inputs the result excludes. A lost tree child
+     * sets subtree_failed instead. */
     uint32_t fail_count;
-    uint32_t *fails;        /* group ranks (list scheme) */
+    uint32_t *fails;
     uint32_t nfails, capfails;
     ftc_accepted_t acc;     /* highest accepted value seen */
 

@@ -35,7 +35,7 @@ enum {
 
 /* Largest valid values of the algo and coll bytes (0: control message). */
 #define WIRE_ALGO_MAX ((unsigned)FTC_ALGO_TREE)
-#define WIRE_COLL_MAX ((unsigned)FTC_COLL_ALLREDUCE)
+#define WIRE_COLL_MAX ((unsigned)FTC_COLL_FINALIZE)
 
 static void put16(uint8_t *p, uint16_t v)
 {

@@ -51,7 +51,8 @@ typedef enum ftc_msg_kind {
     FTC_MSG_PROBE = 7,      /* keepalive request (control) */
     FTC_MSG_PROBE_ACK = 8,  /* keepalive answer (control) */
     FTC_MSG_EXCLUDED = 9,   /* "you were declared failed" (control) */
-    FTC_MSG_KIND_MAX = 9
+    FTC_MSG_LEAVE = 10,     /* finalize: delivered everything, leaving */
+    FTC_MSG_KIND_MAX = 10
 } ftc_msg_kind_t;
 
 enum {

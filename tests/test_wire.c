@@ -12,6 +12,7 @@
 
 #include "crc32c_sw.h"
 #include "ftcoll/error.h"
+#include "ftcoll/collective.h"
 #include "wire.h"
 
 static unsigned passed, failed;
@@ -614,10 +615,11 @@ static void test_bad_fields(void)
                 != (v <= 2 ? FTC_OK : FTC_EBADMSG))
                 bad++;
             if (decode_with_byte(&h, 7, (uint8_t)v, WORLD)
-                != (v <= 3 ? FTC_OK : FTC_EBADMSG))
+                != (v <= FTC_COLL_FINALIZE ? FTC_OK : FTC_EBADMSG))
                 bad++;
         }
-        expect(bad == 0, "algo > 2 and coll > 3 are EBADMSG, 0 is allowed");
+        expect(bad == 0, "algo > 2 and coll > FTC_COLL_FINALIZE are EBADMSG, "
+                         "0 is allowed");
     }
 
     /* reserved bytes 10-11 and 60-63 */

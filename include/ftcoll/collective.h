@@ -25,7 +25,8 @@ extern "C" {
 typedef enum ftc_coll {
     FTC_COLL_REDUCE = 1,
     FTC_COLL_BCAST = 2,
-    FTC_COLL_ALLREDUCE = 3
+    FTC_COLL_ALLREDUCE = 3,
+    FTC_COLL_FINALIZE = 4   /* ftc_group_finalize's completion */
 } ftc_coll_t;
 
 typedef enum ftc_algo {
@@ -109,6 +110,9 @@ typedef struct ftc_completion {
     uint32_t failed_count;   /* count scheme: number of failures reported */
 } ftc_completion_t;
 
+/* failed_count when the scheme cannot know it (FTC_FAULT_BIT). */
+#define FTC_FAILED_UNKNOWN UINT32_MAX
+
 /*
  * Start a collective on group. On success returns FTC_OK and, when seq is
  * not NULL, the operation's sequence number. On error nothing was started
@@ -120,6 +124,21 @@ int ftc_init_bcast(ftc_group_t *group, const ftc_coll_args_t *args,
                    uint64_t *seq);
 int ftc_init_allreduce(ftc_group_t *group, const ftc_coll_args_t *args,
                        uint64_t *seq);
+
+/*
+ * Leave the group cleanly, so that no peer still behind loses this
+ * process's help (docs/api.md, "Leaving"). Call it after the last
+ * operation on the group delivered here (else FTC_EBUSY, nothing
+ * started); deliver runs, with status FTC_OK and coll FTC_COLL_FINALIZE,
+ * once every other member has finalized too or failed (those that failed
+ * are listed in failed/nfailed). Until then keep driving the transport:
+ * this process still serves laggards. After it, nobody needs this
+ * process any more: destroy the group or the context, or exit. Every
+ * member must call it as the group's next operation; a member that never
+ * does is waited for like any silent peer (probed, then declared failed).
+ * Costs n-1 messages per member.
+ */
+int ftc_group_finalize(ftc_group_t *group, ftc_deliver_fn deliver, void *arg);
 
 const char *ftc_coll_name(ftc_coll_t coll);
 const char *ftc_algo_name(ftc_algo_t algo);

@@ -33,10 +33,11 @@ typedef enum ftc_error {
     FTC_EVERSION = -14,     /* bad magic or unknown wire version */
     FTC_EFOREIGN = -15,     /* another job's token */
     FTC_ESTALE = -16,       /* for an operation this process already ended */
-    FTC_EBADMSG = -17       /* well-formed header, impossible contents */
+    FTC_EBADMSG = -17,      /* well-formed header, impossible contents */
+    FTC_EBUSY = -18         /* operations of the group still in flight */
 } ftc_error_t;
 
-#define FTC_ERROR_COUNT 18
+#define FTC_ERROR_COUNT 19
 
 /* A static, human-readable description; never NULL, even for unknown codes. */
 const char *ftc_strerror(int err);

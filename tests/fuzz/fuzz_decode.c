@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ftcoll/collective.h"
 #include "ftcoll/error.h"
 #include "wire.h"
 
@@ -84,7 +85,7 @@ static int reference_verdict(const uint8_t *m, size_t len)
     if (rd64(m + 48) != FUZZ_TOKEN)
         return FTC_EFOREIGN;
     unsigned flags = (unsigned)m[8] | (unsigned)m[9] << 8;
-    if (m[5] == 0 || m[5] > FTC_MSG_KIND_MAX || m[6] > 2 || m[7] > 3
+    if (m[5] == 0 || m[5] > FTC_MSG_KIND_MAX || m[6] > FTC_ALGO_TREE || m[7] > FTC_COLL_FINALIZE
         || m[10] != 0 || m[11] != 0 || rd32(m + 60) != 0
         || (flags & ~(unsigned)FTC_WF_ALL) != 0
         || (flags & FTC_WF_BIG_ENDIAN) != host_flag()
