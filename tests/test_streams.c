@@ -179,7 +179,8 @@ static uint64_t upto(uint64_t hi) /* [0, hi] */
 }
 
 static void random_runs(const ftc_stream_t *base, uint32_t nmin, uint32_t nmax,
-                        uint32_t fmax, uint64_t count, uint64_t seed)
+                        uint32_t fmax, uint32_t beyond, uint64_t count,
+                        uint64_t seed)
 {
     rng_state = seed;
     for (uint64_t i = 0; i < count; i++) {
@@ -201,7 +202,14 @@ static void random_runs(const ftc_stream_t *base, uint32_t nmin, uint32_t nmax,
             for (uint32_t c = 0; c < s.ncolls; c++)
                 s.colls[c] = all[upto(2)];
         }
-        s.nfaults = (uint32_t)upto(s.args.f);
+        /* Up to f crashes, or up to f + beyond (then: no hang, and
+         * agreement among the FTC_OK deliveries). */
+        uint32_t most = s.args.f + beyond;
+        if (most > s.n - 1)
+            most = s.n - 1;
+        if (most > FTC_STREAM_MAX_FAULTS)
+            most = FTC_STREAM_MAX_FAULTS;
+        s.nfaults = (uint32_t)upto(most);
         uint32_t used[FTC_STREAM_MAX_FAULTS];
         for (uint32_t j = 0; j < s.nfaults; j++) {
             uint32_t r;
@@ -392,7 +400,7 @@ static void usage(void)
             "[--fmax F] [--ops K] [--window W] [--all-ops] "
             "[--fault-info list|count|bit|all] [--correction checked|"
             "opportunistic] [--keepalive] [--exit] [--finalize] [--no-stall] "
-            "[--runs N] [--seed S] [--algo corrected|tree] [-v]\n"
+            "[--runs N] [--beyond-f K] [--seed S] [--algo corrected|tree] [-v]\n"
             "       test_streams --mode one --n N --f F --ops K --window W "
             "--root R [--rotate] --seed S --jitter NS --crash R@OP+SENDS,"
             "R@before,...\n");
@@ -401,7 +409,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
     const char *mode = "exhaustive";
-    uint32_t nmin = 2, nmax = 5, fmax = 2;
+    uint32_t nmin = 2, nmax = 5, fmax = 2, beyond = 0;
     uint64_t count = 100, seed = 1;
     bool all_ops = false, all_schemes = false;
     ftc_stream_t base;
@@ -461,6 +469,8 @@ int main(int argc, char **argv)
             nmin = (uint32_t)strtoul(v, NULL, 10);
         } else if (strcmp(a, "--nmax") == 0) {
             nmax = (uint32_t)strtoul(v, NULL, 10);
+        } else if (strcmp(a, "--beyond-f") == 0) {
+            beyond = (uint32_t)strtoul(v, NULL, 10);
         } else if (strcmp(a, "--fmax") == 0) {
             fmax = (uint32_t)strtoul(v, NULL, 10);
         } else if (strcmp(a, "--ops") == 0) {
@@ -521,7 +531,7 @@ int main(int argc, char **argv)
                     exhaustive(&s, f, all_ops);
                 }
         } else if (strcmp(mode, "random") == 0) {
-            random_runs(&b, nmin, nmax, fmax, count, seed + si);
+            random_runs(&b, nmin, nmax, fmax, beyond, count, seed + si);
         } else if (strcmp(mode, "one") == 0) {
             b.seed = seed;
             print_one(&b);
