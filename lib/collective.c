@@ -90,9 +90,9 @@ int ftc_correction_parse(const char *name, ftc_correction_t *out)
 static int check_args(const ftc_group_t *g, const ftc_coll_args_t *a,
                       ftc_coll_t coll)
 {
-    if (g == NULL || a == NULL || a->size < sizeof(ftc_coll_args_t))
+    if (g == NULL || a == NULL || a->size != sizeof(ftc_coll_args_t))
         return FTC_EINVAL;
-    if (a->deliver == NULL)
+    if (a->deliver == NULL || a->checked > 1)
         return FTC_EINVAL;
     if (a->algo != FTC_ALGO_CORRECTED && a->algo != FTC_ALGO_TREE)
         return FTC_EINVAL;
@@ -161,7 +161,7 @@ int ftc_op_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
         (uint32_t)coll, (uint32_t)args->algo,
         args->root, args->f,
         (uint32_t)args->dtype, coll == FTC_COLL_BCAST ? 0 : (uint32_t)args->op,
-        args->count, variant ^ bcast_variant);
+        args->count, variant ^ bcast_variant ^ (args->checked ? 1u << 30 : 0));
     op->comp.status = FTC_OK;
     op->comp.recvbuf = args->recvbuf;
     op->comp.stats.root = args->root;
@@ -264,6 +264,10 @@ void *ftc_op_zalloc(ftc_cop_t *op, size_t n)
 
 void ftc_op_free_storage(ftc_cop_t *op)
 {
+    if (op->deadline != 0) {
+        op->group->ctx->timed_ops--;
+        op->deadline = 0;
+    }
     free(op->comp_failed);
     op->comp_failed = NULL;
     while (op->mem_chunks != NULL) {
@@ -323,26 +327,57 @@ uint32_t ftc_tree_children_bound(const ftc_tree_t *tree, uint32_t n)
     }
 }
 
+/* Start the operation itself (no checked-mode pairing). */
+static int start_op(ftc_group_t *g, const ftc_coll_args_t *args,
+                    ftc_coll_t coll, ftc_cop_t **op)
+{
+    if (args->algo == FTC_ALGO_TREE)
+        return ftc_tree_op_create(g, args, coll, op);
+    if (coll == FTC_COLL_REDUCE)
+        return ftc_reduce_op_create(g, args, op);
+    if (coll == FTC_COLL_BCAST)
+        return ftc_bcast_op_create(g, args, op);
+    return ftc_allreduce_op_create(g, args, op);
+}
+
 static int init_common(ftc_group_t *g, const ftc_coll_args_t *args,
                        ftc_coll_t coll, uint64_t *seq)
 {
-    int rc = check_args(g, args, coll);
-    if (rc != FTC_OK)
-        return rc;
+    if (g == NULL)
+        return FTC_EINVAL;
     if (g->ctx->excluded)
         return FTC_EEXCLUDED;
+    /* A caller built against an older, smaller struct: the fields it
+     * knows, defaults (zero) for the rest. */
+    ftc_coll_args_t full;
+    if (args != NULL && args->size >= FTC_COLL_ARGS_SIZE_0_1
+        && args->size < sizeof(full)) {
+        memset(&full, 0, sizeof(full));
+        memcpy(&full, args, args->size);
+        full.size = sizeof(full);
+        args = &full;
+    }
+    /* A checked call takes two places; a refused one too, so that the
+     * sequence stays aligned with the members whose call went through. */
+    bool checked = args != NULL && args->size == sizeof(*args)
+                   && args->checked == 1;
+    int rc = check_args(g, args, coll);
     ftc_cop_t *op = NULL;
     uint64_t my_seq = g->next_seq;
-    if (args->algo == FTC_ALGO_TREE)
-        rc = ftc_tree_op_create(g, args, coll, &op);
-    else if (coll == FTC_COLL_REDUCE)
-        rc = ftc_reduce_op_create(g, args, &op);
-    else if (coll == FTC_COLL_BCAST)
-        rc = ftc_bcast_op_create(g, args, &op);
-    else
-        rc = ftc_allreduce_op_create(g, args, &op);
-    if (rc != FTC_OK)
+    if (rc == FTC_OK)
+        rc = checked ? ftc_checked_start(g, args, coll, start_op, &op)
+                     : start_op(g, args, coll, &op);
+    if (rc != FTC_OK) {
+        /* The peers started (or will start) this operation: it takes its
+         * place in the sequence here too, and they learn that it ended
+         * (FTC_EPEER_INVALID), instead of waiting on this process for
+         * ever (docs/semantics.md, "Usage errors between peers"). */
+        while (g->next_seq < my_seq + (checked ? 2 : 1))
+            ftc_group_refused(g, rc);
+        ftc_ctx_after_init(g->ctx);
         return rc;
+    }
+    ftc_op_started(op);
     if (seq != NULL)
         *seq = my_seq;
     ftc_ctx_after_init(g->ctx);

@@ -545,9 +545,10 @@ int ftc_op_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
     return FTC_OK;
 }
 
-static int send_control_ex(ftc_context_t *ctx, uint32_t dest,
+static int send_control_op(ftc_context_t *ctx, uint32_t dest,
                            ftc_msg_kind_t kind, const ftc_watch_t *about,
-                           uint32_t round, uint16_t flags, uint32_t aux)
+                           uint32_t round, uint16_t flags, uint32_t aux,
+                           const ftc_cop_t *op)
 {
     if (ctx->excluded)
         return FTC_EEXCLUDED;
@@ -556,6 +557,14 @@ static int send_control_ex(ftc_context_t *ctx, uint32_t dest,
     hdr.kind = (uint8_t)kind;
     hdr.flags = flags;
     hdr.aux = aux;
+    if (op != NULL) {
+        /* What the operation is here, so that peers that wait on each
+         * other without exchanging a data message (a bcast leaf under an
+         * allreduce's reduce phase) still see that they disagree. */
+        hdr.coll = (uint8_t)op->coll;
+        hdr.algo = (uint8_t)op->args.algo;
+        hdr.signature = op->signature;
+    }
     if (about != NULL) {
         hdr.group_id = about->group_id;
         hdr.epoch = about->epoch;
@@ -569,6 +578,13 @@ static int send_control_ex(ftc_context_t *ctx, uint32_t dest,
     return rc;
 }
 
+static int send_control_ex(ftc_context_t *ctx, uint32_t dest,
+                           ftc_msg_kind_t kind, const ftc_watch_t *about,
+                           uint32_t round, uint16_t flags, uint32_t aux)
+{
+    return send_control_op(ctx, dest, kind, about, round, flags, aux, NULL);
+}
+
 int ftc_ctx_send_control(ftc_context_t *ctx, uint32_t dest,
                          ftc_msg_kind_t kind, const ftc_watch_t *about,
                          uint32_t round)
@@ -576,15 +592,111 @@ int ftc_ctx_send_control(ftc_context_t *ctx, uint32_t dest,
     return send_control_ex(ctx, dest, kind, about, round, 0, 0);
 }
 
-void ftc_op_abort(ftc_cop_t *op, int status)
+int ftc_ctx_send_probe(ftc_context_t *ctx, uint32_t dest,
+                       const ftc_watch_t *about, uint32_t round,
+                       const ftc_cop_t *op)
 {
-    ftc_group_t *g = op->group;
-    g->ended[g->nended % 8].seq = op->seq;
+    return send_control_op(ctx, dest, FTC_MSG_PROBE, about, round, 0, 0, op);
+}
+
+/* The status a peer waiting on an operation that ended here with a usage
+ * error should end it with: the same cause where it is shared (the peers
+ * disagree, the message does not fit), else "a peer's call was refused". */
+static int status_for_peers(int status)
+{
+    switch (status) {
+    case FTC_EMISMATCH:
+    case FTC_EOVERFLOW:
+    case FTC_EPEER_INVALID:
+    case FTC_ETIMEDOUT:
+        return status;
+    default:
+        return FTC_EPEER_INVALID;
+    }
+}
+
+static bool is_usage_status(int status)
+{
+    return status == FTC_EMISMATCH || status == FTC_EOVERFLOW
+           || status == FTC_EPEER_INVALID || status == FTC_ETIMEDOUT;
+}
+
+static void remember_ended(ftc_group_t *g, uint64_t seq, int status)
+{
+    g->ended[g->nended % 8].seq = seq;
     g->ended[g->nended % 8].status = status;
     g->nended++;
+}
+
+/* Every other live member, once: O(n) messages, on an error path only. */
+static void tell_members_ended(ftc_group_t *g, uint64_t seq, int status)
+{
+    ftc_watch_t about = {.group_id = g->id, .epoch = g->epoch, .seq = seq};
+    for (uint32_t r = 0; r < g->n; r++) {
+        if (r == g->me || ftc_group_member_failed(g, r))
+            continue;
+        (void)send_control_ex(g->ctx, ftc_group_world_rank(g, r),
+                              FTC_MSG_ENDED, &about, 0, 0,
+                              (uint32_t)-status);
+    }
+}
+
+static void op_abort(ftc_cop_t *op, int status, bool tell)
+{
+    ftc_group_t *g = op->group;
+    if (op->finished)
+        return;
+    int told = status_for_peers(status);
+    remember_ended(g, op->seq, told);
     if (!op->delivered)
         ftc_op_complete(op, status);
     ftc_op_finish(op);
+    if (tell)
+        tell_members_ended(g, op->seq, told);
+}
+
+void ftc_op_abort(ftc_cop_t *op, int status)
+{
+    op_abort(op, status, true);
+}
+
+void ftc_group_refused(ftc_group_t *g, int status)
+{
+    uint64_t seq = g->next_seq++;
+    /* The cause is this process's call, whatever it was: the peers' own
+     * arguments may be fine. */
+    int told = FTC_EPEER_INVALID;
+    (void)status;
+    remember_ended(g, seq, told);
+    /* Messages peers already sent for it will never be read. */
+    for (ftc_pending_msg_t **pp = &g->pending; *pp != NULL;) {
+        ftc_pending_msg_t *m = *pp;
+        if (m->hdr.seq == seq) {
+            *pp = m->next;
+            free(m);
+        } else {
+            pp = &m->next;
+        }
+    }
+    tell_members_ended(g, seq, told);
+}
+
+void ftc_op_started(ftc_cop_t *op)
+{
+    ftc_group_t *g = op->group;
+    if (op->args.timeout_ns > 0 && !op->finished) {
+        uint64_t now = g->ctx->ops.now(g->ctx->tp);
+        op->deadline = now + op->args.timeout_ns < now
+                           ? UINT64_MAX
+                           : now + op->args.timeout_ns;
+        g->ctx->timed_ops++;
+    }
+    uint32_t n = g->ntold_ended < 8 ? g->ntold_ended : 8;
+    for (uint32_t i = 0; i < n; i++)
+        if (g->told_ended[i].seq == op->seq) {
+            op_abort(op, g->told_ended[i].status, false);
+            return;
+        }
 }
 
 static int ended_status(const ftc_group_t *g, uint64_t seq)
@@ -805,6 +917,33 @@ static void reap(ftc_context_t *ctx)
     }
 }
 
+/* Operation timeouts: a walk of the live operations, only while some
+ * operation has one (timed_ops), so a stream without timeouts pays
+ * nothing. */
+static uint64_t next_op_deadline(const ftc_context_t *ctx)
+{
+    uint64_t d = UINT64_MAX;
+    if (ctx->timed_ops == 0)
+        return d;
+    for (ftc_group_t *g = ctx->groups; g != NULL; g = g->next)
+        for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
+            if (op->deadline != 0 && !op->delivered && !op->finished
+                && op->deadline < d)
+                d = op->deadline;
+    return d;
+}
+
+static void expire_ops(ftc_context_t *ctx, uint64_t now)
+{
+    if (ctx->timed_ops == 0)
+        return;
+    for (ftc_group_t *g = ctx->groups; g != NULL; g = g->next)
+        for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
+            if (op->deadline != 0 && op->deadline <= now && !op->delivered
+                && !op->finished)
+                op_abort(op, FTC_ETIMEDOUT, true);
+}
+
 static void ctx_rearm(ftc_context_t *ctx)
 {
     uint64_t want = UINT64_MAX;
@@ -815,6 +954,9 @@ static void ctx_rearm(ftc_context_t *ctx)
     uint64_t mon = ftc_monitor_next_deadline(ctx);
     if (mon < want)
         want = mon;
+    uint64_t op_due = next_op_deadline(ctx);
+    if (op_due < want)
+        want = op_due;
     if (want == UINT64_MAX) {
         if (ctx->timer_armed) {
             ctx->ops.timer_cancel(ctx->tp);
@@ -882,8 +1024,10 @@ void ftc_transport_timer_fired(ftc_context_t *ctx)
         return;
     ctx->timer_armed = false;
     uint64_t now = ctx->ops.now(ctx->tp);
-    if (!ctx->excluded)
+    if (!ctx->excluded) {
         ftc_monitor_expire(ctx, now);
+        expire_ops(ctx, now);
+    }
     ctx->cont_timer = false;
     ftc_cop_t *list = ctx->cont_head;
     ctx->cont_head = NULL;
@@ -943,12 +1087,12 @@ static int deliver_to_op(ftc_cop_t *op, const ftc_wire_header_t *hdr,
 {
     ftc_context_t *ctx = op->group->ctx;
     int64_t gr = ftc_group_rank_of(op->group, sender);
-    if (gr < 0 || hdr->coll != (uint8_t)op->coll
-        || hdr->algo != (uint8_t)op->args.algo) {
+    if (gr < 0) {
         ctx->counters.dropped_badmsg++;
         return FTC_EBADMSG;
     }
-    if (hdr->signature != op->signature) {
+    if (hdr->signature != op->signature || hdr->coll != (uint8_t)op->coll
+        || hdr->algo != (uint8_t)op->args.algo) {
         /* A peer started this collective with other arguments: a usage
          * error that must surface instead of a hang. */
         ctx->counters.dropped_badmsg++;
@@ -995,6 +1139,15 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
     ftc_group_t *g = find_group(ctx, hdr->group_id, hdr->epoch);
     ftc_cop_t *op = g != NULL ? find_op(g, hdr->seq) : NULL;
     int64_t gr = g != NULL ? ftc_group_rank_of(g, hdr->sender) : -1;
+    /* A probe or its answer that says the operation is something else at
+     * the peer: the members disagree on it (ftc_ctx_send_probe). */
+    if ((hdr->kind == FTC_MSG_PROBE || hdr->kind == FTC_MSG_PROBE_ACK)
+        && hdr->signature != 0 && op != NULL && !op->finished && gr >= 0
+        && (hdr->signature != op->signature || hdr->coll != (uint8_t)op->coll
+            || hdr->algo != (uint8_t)op->args.algo)) {
+        ctx->counters.dropped_badmsg++;
+        op_abort(op, FTC_EMISMATCH, true);
+    }
     if (hdr->kind == FTC_MSG_PROBE) {
         ftc_watch_t about = {.group_id = hdr->group_id, .epoch = hdr->epoch,
                              .seq = hdr->seq};
@@ -1004,17 +1157,41 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
         int ended = g != NULL && (op == NULL || op->finished)
                         ? ended_status(g, hdr->seq)
                         : FTC_OK;
-        (void)send_control_ex(ctx, hdr->sender, FTC_MSG_PROBE_ACK, &about,
+        /* Probed about a group we have only in a newer epoch: the prober
+         * runs collectives on an epoch this process left (a usage error
+         * at one of us); it would wait for ever. */
+        if (g == NULL)
+            for (ftc_group_t *h = ctx->groups; h != NULL; h = h->next)
+                if (h->id == hdr->group_id && h->epoch > hdr->epoch)
+                    ended = FTC_EMISMATCH;
+        (void)send_control_op(ctx, hdr->sender, FTC_MSG_PROBE_ACK, &about,
                               round, ended != FTC_OK ? FTC_WF_OP_ENDED : 0,
-                              (uint32_t)-ended);
+                              (uint32_t)-ended,
+                              op != NULL && !op->finished ? op : NULL);
     }
     if (hdr->kind == FTC_MSG_PROBE_ACK && (hdr->flags & FTC_WF_OP_ENDED)
         && op != NULL && !op->finished && gr >= 0
-        && (hdr->aux == (uint32_t)-FTC_EMISMATCH
-            || hdr->aux == (uint32_t)-FTC_EOVERFLOW)) {
+        && is_usage_status(-(int)hdr->aux)) {
         /* A peer we wait on left this operation over a usage error: so do
-         * we, and we tell whoever waits on us the same way. */
-        ftc_op_abort(op, -(int)hdr->aux);
+         * we (the others heard it from that peer, or hear it from our
+         * answers to their probes). */
+        op_abort(op, -(int)hdr->aux, false);
+        return;
+    }
+    if (hdr->kind == FTC_MSG_ENDED) {
+        int st = -(int)hdr->aux;
+        if (g == NULL || gr < 0 || !is_usage_status(st)) {
+            ctx->counters.dropped_badmsg++;
+            return;
+        }
+        if (op != NULL) {
+            op_abort(op, st, false);
+        } else if (hdr->seq >= g->next_seq) {
+            /* Not started here yet: it ends as it starts. */
+            g->told_ended[g->ntold_ended % 8].seq = hdr->seq;
+            g->told_ended[g->ntold_ended % 8].status = st;
+            g->ntold_ended++;
+        }
         return;
     }
     if (op != NULL && gr >= 0 && !op->finished
@@ -1083,7 +1260,8 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
     ftc_monitor_heard(ctx, hdr.sender);
 
     rc = FTC_OK;
-    if (hdr.kind == FTC_MSG_PROBE || hdr.kind == FTC_MSG_PROBE_ACK) {
+    if (hdr.kind == FTC_MSG_PROBE || hdr.kind == FTC_MSG_PROBE_ACK
+        || hdr.kind == FTC_MSG_ENDED) {
         handle_control(ctx, &hdr);
     } else {
         ftc_group_t *g = find_group(ctx, hdr.group_id, hdr.epoch);

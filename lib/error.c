@@ -28,6 +28,10 @@ static const struct error_entry error_table[FTC_ERROR_COUNT] = {
     {"FTC_ESTALE", "message for an operation that already ended"},
     {"FTC_EBADMSG", "malformed message"},
     {"FTC_EBUSY", "operations of the group are still in flight here"},
+    {"FTC_EPEER_INVALID", "a peer could not start this operation: its call "
+                          "was refused (invalid arguments there)"},
+    {"FTC_ETIMEDOUT", "the operation's timeout passed before it delivered "
+                      "(a member never started it, or is stuck)"},
 };
 
 const char *ftc_strerror(int err)

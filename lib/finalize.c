@@ -151,6 +151,7 @@ int ftc_group_finalize(ftc_group_t *g, ftc_deliver_fn deliver, void *arg)
             ftc_monitor_acquire(g->ctx, ftc_group_world_rank(g, r), &f->base);
     }
     ftc_op_replay_pending(&f->base);
+    ftc_op_started(&f->base);
     try_finish(f);
     ftc_ctx_after_init(g->ctx);
     return FTC_OK;

@@ -59,6 +59,7 @@ struct ftc_cop {
     bool in_linger;          /* on the group's lingerers' list */
     bool on_reap;            /* on the context's list to free */
     uint64_t retire_at;
+    uint64_t deadline;       /* args.timeout_ns after start; 0: none */
 
     ftc_completion_t comp;
     uint32_t *comp_failed;  /* storage behind comp.failed */
@@ -112,6 +113,13 @@ struct ftc_group {
         int status;
     } ended[8];
     uint32_t nended;
+    /* Operations a peer told us (FTC_MSG_ENDED) it ended with a usage
+     * error before we started them: they end as soon as they start. */
+    struct {
+        uint64_t seq;
+        int status;
+    } told_ended[8];
+    uint32_t ntold_ended;
     ftc_group_t *next;
 };
 
@@ -154,6 +162,7 @@ struct ftc_context {
      * (a group keeps 64 lingering allreduces). */
     ftc_cop_t *reap_head;
     bool cont_timer;            /* a continuation waits for a timer turn */
+    uint32_t timed_ops;         /* live operations with a deadline */
     bool settling;
     bool timer_armed;
     uint64_t timer_deadline;
@@ -286,8 +295,24 @@ int ftc_ctx_send_control(ftc_context_t *ctx, uint32_t dest,
                          ftc_msg_kind_t kind, const ftc_watch_t *about,
                          uint32_t round);
 
-/* End op with a usage error that every member must see (FTC_EMISMATCH). */
+/* A keepalive probe about op (NULL: none named), carrying what op is
+ * here (collective, algorithm, signature) for the peer to compare. */
+int ftc_ctx_send_probe(ftc_context_t *ctx, uint32_t dest,
+                       const ftc_watch_t *about, uint32_t round,
+                       const ftc_cop_t *op);
+
+/* End op with a usage error that every member must see (FTC_EMISMATCH,
+ * FTC_EOVERFLOW, FTC_EPEER_INVALID), and tell every member at once
+ * (FTC_MSG_ENDED), so nobody waits for a probe to learn it. */
 void ftc_op_abort(ftc_cop_t *op, int status);
+
+/* A call on g was refused (status): its operation still takes its place
+ * in the group's sequence, and every member learns that it ended. */
+void ftc_group_refused(ftc_group_t *g, int status);
+
+/* op just started: end it if a peer already told us it ended; arm its
+ * timeout (args.timeout_ns). */
+void ftc_op_started(ftc_cop_t *op);
 
 /* ---- collective helpers (collective.c) -------------------------------- */
 
@@ -310,5 +335,14 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                             ftc_cop_t **out);
 int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                        ftc_coll_t coll, ftc_cop_t **out);
+
+/* Checked mode (checked.c): start the operation with start, and beside it
+ * the allreduce that compares the members' signatures; deliver once both
+ * have. *out is the operation; the check's is started too. On error
+ * nothing is left running, and g's sequence moved by what started. */
+typedef int (*ftc_start_fn)(ftc_group_t *g, const ftc_coll_args_t *args,
+                            ftc_coll_t coll, ftc_cop_t **out);
+int ftc_checked_start(ftc_group_t *g, const ftc_coll_args_t *args,
+                      ftc_coll_t coll, ftc_start_fn start, ftc_cop_t **out);
 
 #endif

@@ -143,8 +143,7 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
             if (named->vt->current_round != NULL)
                 round = named->vt->current_round(named);
         }
-        (void)ftc_ctx_send_control(ctx, about.peer, FTC_MSG_PROBE, &about,
-                                   round);
+        (void)ftc_ctx_send_probe(ctx, about.peer, &about, round, named);
         i++;
     }
 }

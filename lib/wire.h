@@ -52,7 +52,10 @@ typedef enum ftc_msg_kind {
     FTC_MSG_PROBE_ACK = 8,  /* keepalive answer (control) */
     FTC_MSG_EXCLUDED = 9,   /* "you were declared failed" (control) */
     FTC_MSG_LEAVE = 10,     /* finalize: delivered everything, leaving */
-    FTC_MSG_KIND_MAX = 10
+    FTC_MSG_ENDED = 11,     /* "operation seq ended with error -aux here"
+                               (control): a usage error every member must
+                               see (mismatch, a refused call) */
+    FTC_MSG_KIND_MAX = 11
 } ftc_msg_kind_t;
 
 enum {

@@ -76,7 +76,28 @@ typedef struct ftc_coll_args {
     ftc_tree_t bcast_tree;        /* tree of the bcast phase */
     ftc_deliver_fn deliver;       /* required */
     void *deliver_arg;
+    /* 0: none (default). Otherwise the operation ends with FTC_ETIMEDOUT
+     * if it has not delivered this long after this process started it,
+     * and every member is told, so a member that never calls (or calls a
+     * collective the others do not) cannot hang the rest. Pick it well
+     * above the operation's time with failures (suspect + probe timeout
+     * per failure). Added in 0.2: a caller compiled against the older,
+     * smaller struct (args.size) gets 0. */
+    uint64_t timeout_ns;
+    /* 0 (default) or 1: checked mode. The operation is paired with a small
+     * corrected allreduce of its argument signature (the two run side by
+     * side, and the call takes two places in the group's sequence), and
+     * delivers only when both have: FTC_EMISMATCH at every member if any
+     * member called it with other arguments (a root that believes itself
+     * the root, another collective, ...), which the default cannot catch
+     * before some member delivers (docs/semantics.md, "Usage errors").
+     * Every member must pass the same value. Costs one allreduce of 16
+     * bytes. Added in 0.2, with timeout_ns. */
+    uint32_t checked;
 } ftc_coll_args_t;
+
+/* sizeof(ftc_coll_args_t) before timeout_ns was added: still accepted. */
+#define FTC_COLL_ARGS_SIZE_0_1 offsetof(ftc_coll_args_t, timeout_ns)
 
 /* Defaults: corrected, root 0, f 1, int32 sum, count 0, list, checked,
  * d = 2, interleaved binomial bcast tree. */

@@ -34,10 +34,14 @@ typedef enum ftc_error {
     FTC_EFOREIGN = -15,     /* another job's token */
     FTC_ESTALE = -16,       /* for an operation this process already ended */
     FTC_EBADMSG = -17,      /* well-formed header, impossible contents */
-    FTC_EBUSY = -18         /* operations of the group still in flight */
+    FTC_EBUSY = -18,        /* operations of the group still in flight */
+    FTC_EPEER_INVALID = -19,/* a peer could not start this operation: its
+                               own call was refused (bad arguments there) */
+    FTC_ETIMEDOUT = -20     /* the operation's timeout_ns passed at some
+                               member before it delivered */
 } ftc_error_t;
 
-#define FTC_ERROR_COUNT 19
+#define FTC_ERROR_COUNT 21
 
 /* A static, human-readable description; never NULL, even for unknown codes. */
 const char *ftc_strerror(int err);
