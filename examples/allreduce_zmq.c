@@ -150,9 +150,15 @@ int main(int argc, char **argv)
         printf("rank %u: %ld allreduces, last: %lld, failed ranks: %s\n",
                rank, done, (long long)r.value, list);
 
-    /* Keep answering for a moment: a peer still finishing may need us. */
-    for (int i = 0; i < 20; i++)
-        ftc_zmq_progress(z, 2);
+    /* 6. Leave cleanly: a peer still finishing may need us (a later round
+     * of the last allreduce, a copy of its value). Finalize delivers once
+     * every other member has finalized or failed; until then we serve. */
+    result_t fin = {0};
+    rc = ftc_group_finalize(group, on_deliver, &fin);
+    if (rc != FTC_OK)
+        return fail("ftc_group_finalize", ftc_strerror(rc));
+    while (!fin.done)
+        ftc_zmq_progress(z, -1);
     ftc_context_destroy(ctx);   /* before the transport: it calls its ops */
     ftc_zmq_destroy(z);
     return done == iters ? 0 : 1;
