@@ -298,6 +298,8 @@ __attribute__((noinline)) static void steady_loop(st_world_t *w,
     }
 }
 
+static bool steady_auth;   /* --auth: every message MACed (SipHash-2-4) */
+
 static void steady_run(const char *spec, uint32_t n, uint64_t iters)
 {
     char algo_name[32];
@@ -316,6 +318,9 @@ static void steady_run(const char *spec, uint32_t n, uint64_t iters)
         exit(1);
     ftc_config_t cfg;
     ftc_config_init(&cfg);
+    cfg.auth = steady_auth;
+    for (int i = 0; i < 16; i++)
+        cfg.auth_key[i] = (uint8_t)(i * 37 + 11);
     for (uint32_t i = 0; i < n; i++) {
         w.r[i].rank = i;
         w.r[i].w = &w;
@@ -341,8 +346,9 @@ static void steady_run(const char *spec, uint32_t n, uint64_t iters)
             exit(1);
         }
     printf("# steady: %s f=%u, n = %u, %llu back-to-back 8-byte allreduces, "
-           "inline in-process transport\n", algo_name, f, n,
-           (unsigned long long)iters);
+           "inline in-process transport%s\n", algo_name, f, n,
+           (unsigned long long)iters,
+           steady_auth ? ", every message authenticated (SipHash-2-4)" : "");
     printf("%-12s %4s %9s %12s %10s %10s\n", "algo", "n", "msgs/op",
            "messages", "ns/op", "ns/msg");
     char label[48];
@@ -368,6 +374,8 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
             n = (uint32_t)atoi(argv[++i]);
             n_given = true;
+        } else if (strcmp(argv[i], "--auth") == 0) {
+            steady_auth = true;
         } else if (strcmp(argv[i], "--steady") == 0 && i + 1 < argc)
             steady = argv[++i];
         else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)

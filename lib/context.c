@@ -95,9 +95,20 @@ int ftc_context_create(uint32_t rank, uint32_t size,
         || ops->timer_arm == NULL || ops->timer_cancel == NULL
         || ops->now == NULL)
         return FTC_EINVAL;
-    if (cfg != NULL && cfg->size < sizeof(ftc_config_t))
+    /* An older caller's smaller struct: what it has, defaults for the
+     * rest. */
+    ftc_config_t full;
+    if (cfg != NULL && cfg->size >= FTC_CONFIG_SIZE_0_1
+        && cfg->size < sizeof(full)) {
+        ftc_config_init(&full);
+        memcpy(&full, cfg, cfg->size);
+        full.size = sizeof(full);
+        cfg = &full;
+    }
+    if (cfg != NULL && cfg->size != sizeof(ftc_config_t))
         return FTC_EINVAL;
-    if (cfg != NULL && (cfg->suspect_timeout_ns == 0 || cfg->probe_timeout_ns == 0))
+    if (cfg != NULL && (cfg->suspect_timeout_ns == 0 || cfg->probe_timeout_ns == 0
+                        || cfg->auth > 1))
         return FTC_EINVAL;
 
     ftc_context_impl_t *impl = calloc(1, sizeof(*impl));
@@ -352,6 +363,7 @@ done:
         ftc_pending_msg_t *m = *pp;
         if (m->hdr.group_id == group_id && m->hdr.epoch == epoch) {
             *pp = m->next;
+            ctx->orphan_bytes -= sizeof(*m) + m->hdr.payload_len;
             m->next = g->pending;
             g->pending = m;
         } else {
@@ -473,7 +485,7 @@ static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
             memcpy(p, iov[i].base, iov[i].len);
         p += iov[i].len;
     }
-    ftc_wire_encode(hdr, rec->buf);
+    ftc_wire_encode_key(hdr, rec->buf, ctx->cfg.auth ? ctx->cfg.auth_key : NULL);
     rec->len = len;
     rec->dest = dest;
     rec->op = notify_op;
@@ -1213,7 +1225,9 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
     if (ctx == NULL || (buf == NULL && len > 0))
         return FTC_EINVAL;
     ftc_wire_header_t hdr;
-    int rc = ftc_wire_decode(buf, len, ctx->cfg.job_token, ctx->size, &hdr);
+    int rc = ftc_wire_decode_key(buf, len, ctx->cfg.job_token,
+                                 ctx->cfg.auth ? ctx->cfg.auth_key : NULL,
+                                 ctx->size, &hdr);
     if (rc == FTC_OK && src != FTC_RANK_UNKNOWN && src != hdr.sender)
         rc = FTC_EBADMSG;   /* the header lies about who sent it */
     if (rc == FTC_OK && hdr.sender == ctx->rank)
@@ -1223,7 +1237,8 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
     case FTC_ETRUNCATED: ctx->counters.dropped_truncated++; return rc;
     case FTC_ECHECKSUM: ctx->counters.dropped_checksum++; return rc;
     case FTC_EVERSION: ctx->counters.dropped_version++; return rc;
-    case FTC_EFOREIGN: ctx->counters.dropped_foreign++; return rc;
+    case FTC_EFOREIGN:
+    case FTC_EAUTH: ctx->counters.dropped_foreign++; return rc;
     default: ctx->counters.dropped_badmsg++; return rc;
     }
     /* An excluded process behaves as the crashed process the others take
@@ -1274,7 +1289,15 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
                 ctx->counters.dropped_stale++;
                 rc = FTC_ESTALE;
             } else {
-                rc = stash(&ctx->orphans, &hdr, payload, hdr.sender);
+                size_t cost = sizeof(ftc_pending_msg_t) + hdr.payload_len;
+                if (cost > FTC_ORPHAN_MAX_BYTES - ctx->orphan_bytes) {
+                    ctx->counters.dropped_stale++;
+                    rc = FTC_ESTALE;
+                } else {
+                    rc = stash(&ctx->orphans, &hdr, payload, hdr.sender);
+                    if (rc == FTC_OK)
+                        ctx->orphan_bytes += cost;
+                }
             }
         } else if (hdr.seq >= g->next_seq) {
             rc = stash(&g->pending, &hdr, payload, hdr.sender);

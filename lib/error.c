@@ -32,6 +32,8 @@ static const struct error_entry error_table[FTC_ERROR_COUNT] = {
                           "was refused (invalid arguments there)"},
     {"FTC_ETIMEDOUT", "the operation's timeout passed before it delivered "
                       "(a member never started it, or is stuck)"},
+    {"FTC_EAUTH", "message failed authentication (forged, altered, or "
+                  "another job key)"},
 };
 
 const char *ftc_strerror(int err)

@@ -151,6 +151,7 @@ struct ftc_context {
     ftc_counters_t counters;
     ftc_group_t *groups;
     ftc_pending_msg_t *orphans; /* messages for groups not created yet */
+    size_t orphan_bytes;        /* held there, bounded by FTC_ORPHAN_MAX_BYTES */
 
     ftc_watch_t *watches;
     uint32_t nwatches, capwatches;
@@ -191,6 +192,14 @@ void ftc_op_complete(ftc_cop_t *op, int status);
 
 /* The operation has no duties left (it may still await its callback). */
 void ftc_op_finish(ftc_cop_t *op);
+
+/* Messages for a group this process has not created (yet) are kept for
+ * it, up to this many bytes in all; beyond, they are dropped (counted as
+ * dropped_stale). A peer creates a group moments before us and sends at
+ * once: that needs little. Without the bound, anyone who can send to us
+ * (the job token is in clear when auth is off) could grow us without end
+ * with messages for groups that never exist (docs/security.md). */
+#define FTC_ORPHAN_MAX_BYTES ((size_t)64 << 20)
 
 /* How many later deliveries on its group a delivered operation lingers. */
 #define FTC_LINGER_OPS 64

@@ -4,6 +4,7 @@
  * is packed byte by byte in little-endian order, so the code needs neither
  * aligned buffers nor a little-endian host.
  */
+#include "siphash.h"
 #include "wire.h"
 
 #include <string.h>
@@ -94,10 +95,30 @@ static uint32_t message_crc(const uint8_t *msg, size_t len)
     return ftc_crc32c(crc, msg + sizeof(head), len - sizeof(head));
 }
 
+/* SipHash-2-4 of the message with its token and checksum fields read as
+ * zero. */
+static uint64_t message_mac(const uint8_t *key, const uint8_t *msg, size_t len)
+{
+    uint8_t head[FTC_WIRE_HEADER_SIZE];
+    memcpy(head, msg, sizeof(head));
+    memset(head + OFF_JOB_TOKEN, 0, 8);
+    memset(head + OFF_CRC, 0, 4);
+    return ftc_siphash2(key, head, sizeof(head), msg + sizeof(head),
+                        len - sizeof(head));
+}
+
 void ftc_wire_encode(const ftc_wire_header_t *hdr, uint8_t *msg)
 {
-    uint16_t flags = (uint16_t)((hdr->flags & ~(unsigned)FTC_WF_BIG_ENDIAN)
-                                | host_order_flag());
+    ftc_wire_encode_key(hdr, msg, NULL);
+}
+
+void ftc_wire_encode_key(const ftc_wire_header_t *hdr, uint8_t *msg,
+                         const uint8_t *key)
+{
+    uint16_t flags = (uint16_t)((hdr->flags
+                                 & ~(unsigned)(FTC_WF_BIG_ENDIAN | FTC_WF_MAC))
+                                | host_order_flag()
+                                | (key != NULL ? FTC_WF_MAC : 0));
     put32(msg + OFF_MAGIC, FTC_WIRE_MAGIC);
     msg[OFF_VERSION] = (uint8_t)FTC_WIRE_VERSION;
     msg[OFF_KIND] = hdr->kind;
@@ -113,15 +134,29 @@ void ftc_wire_encode(const ftc_wire_header_t *hdr, uint8_t *msg)
     put32(msg + OFF_AUX, hdr->aux);
     put32(msg + OFF_SIGNATURE, hdr->signature);
     put32(msg + OFF_PAYLOAD_LEN, hdr->payload_len);
-    put64(msg + OFF_JOB_TOKEN, hdr->job_token);
+    put64(msg + OFF_JOB_TOKEN, key != NULL ? 0 : hdr->job_token);
     put32(msg + OFF_CRC, 0);
     put32(msg + OFF_RESERVED2, 0);
+    if (key != NULL) {
+        /* The MAC detects corruption as well as forgery: no checksum. */
+        put64(msg + OFF_JOB_TOKEN,
+              message_mac(key, msg,
+                          (size_t)FTC_WIRE_HEADER_SIZE + hdr->payload_len));
+        return;
+    }
     put32(msg + OFF_CRC,
           ftc_crc32c(0, msg, (size_t)FTC_WIRE_HEADER_SIZE + hdr->payload_len));
 }
 
 int ftc_wire_decode(const void *buf, size_t len, uint64_t job_token,
                     uint32_t world_size, ftc_wire_header_t *hdr)
+{
+    return ftc_wire_decode_key(buf, len, job_token, NULL, world_size, hdr);
+}
+
+int ftc_wire_decode_key(const void *buf, size_t len, uint64_t job_token,
+                        const uint8_t *key, uint32_t world_size,
+                        ftc_wire_header_t *hdr)
 {
     const uint8_t *p = buf;
     if (len < FTC_WIRE_HEADER_SIZE)
@@ -132,10 +167,29 @@ int ftc_wire_decode(const void *buf, size_t len, uint64_t job_token,
     uint32_t payload_len = get32(p + OFF_PAYLOAD_LEN);
     if ((uint64_t)(len - FTC_WIRE_HEADER_SIZE) != payload_len)
         return FTC_ETRUNCATED;
-    if (get32(p + OFF_CRC) != message_crc(p, len))
-        return FTC_ECHECKSUM;
-    if (get64(p + OFF_JOB_TOKEN) != job_token)
-        return FTC_EFOREIGN;
+    if (key != NULL) {
+        /* A message with a MAC has no checksum: the MAC covers both
+         * (a corrupted message fails it as a forged one does). */
+        if (!(get16(p + OFF_FLAGS) & FTC_WF_MAC)) {
+            if (get32(p + OFF_CRC) != message_crc(p, len))
+                return FTC_ECHECKSUM;
+            return FTC_EAUTH;
+        }
+        if (get32(p + OFF_CRC) != 0
+            || get64(p + OFF_JOB_TOKEN) != message_mac(key, p, len))
+            return FTC_EAUTH;
+    } else {
+        if (get32(p + OFF_CRC) != message_crc(p, len)) {
+            /* A keyed message (checksum 0) that reached a receiver without
+             * the key is another job's, not a corrupted one. */
+            if ((get16(p + OFF_FLAGS) & FTC_WF_MAC) && get32(p + OFF_CRC) == 0)
+                return FTC_EFOREIGN;
+            return FTC_ECHECKSUM;
+        }
+        if (get64(p + OFF_JOB_TOKEN) != job_token
+            || (get16(p + OFF_FLAGS) & FTC_WF_MAC))
+            return FTC_EFOREIGN;
+    }
 
     uint8_t kind = p[OFF_KIND], algo = p[OFF_ALGO], coll = p[OFF_COLL];
     uint16_t flags = get16(p + OFF_FLAGS);

@@ -21,8 +21,10 @@
  *    36  4   aux (kind-specific)
  *    40  4   signature of the operation's arguments (ftc_wire_signature)
  *    44  4   payload length
- *    48  8   job token
- *    56  4   CRC32C of the whole message with this field taken as 0
+ *    48  8   job token; or, with FTC_WF_MAC, SipHash-2-4 under the job key
+ *            of the whole message with this field and the next read as 0
+ *    56  4   CRC32C of the whole message with this field taken as 0; 0
+ *            with FTC_WF_MAC (the MAC detects corruption too)
  *    60  4   reserved, must be 0
  *
  * Decoding never trusts the network: ftc_wire_decode checks length, magic,
@@ -66,7 +68,10 @@ enum {
     FTC_WF_ACCEPTED = 1u << 4,    /* allreduce: carries an accepted value */
     FTC_WF_OP_ENDED = 1u << 5,    /* PROBE_ACK: the operation ended here
                                      with error -aux (e.g. a mismatch) */
-    FTC_WF_ALL = (1u << 6) - 1
+    FTC_WF_MAC = 1u << 6,         /* the job-token field holds the
+                                     message's SipHash-2-4 under the job
+                                     key, not the token */
+    FTC_WF_ALL = (1u << 7) - 1
 };
 
 typedef struct ftc_wire_header {
@@ -99,6 +104,23 @@ void ftc_wire_encode(const ftc_wire_header_t *hdr, uint8_t *msg);
  */
 int ftc_wire_decode(const void *buf, size_t len, uint64_t job_token,
                     uint32_t world_size, ftc_wire_header_t *hdr);
+
+/*
+ * The same with a job key (16 bytes; NULL: the functions above). Encode
+ * sets FTC_WF_MAC and writes, in place of the token, SipHash-2-4 under the
+ * key of the whole message with its token and checksum fields read as
+ * zero, and 0 as the checksum. Decode checks length, magic and version
+ * as above, then requires FTC_WF_MAC, a zero checksum field and that MAC,
+ * else FTC_EAUTH (a message without MAC and with a bad checksum is still
+ * FTC_ECHECKSUM): without the key nobody can make a message this process
+ * accepts, nor alter one (the sender field included). A keyed message
+ * decoded without a key is FTC_EFOREIGN.
+ */
+void ftc_wire_encode_key(const ftc_wire_header_t *hdr, uint8_t *msg,
+                         const uint8_t *key);
+int ftc_wire_decode_key(const void *buf, size_t len, uint64_t job_token,
+                        const uint8_t *key, uint32_t world_size,
+                        ftc_wire_header_t *hdr);
 
 /* A 32-bit digest of the arguments all members must agree on; peers that
  * disagree see a signature mismatch instead of garbage. */

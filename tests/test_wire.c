@@ -13,6 +13,7 @@
 #include "crc32c_sw.h"
 #include "ftcoll/error.h"
 #include "ftcoll/collective.h"
+#include "siphash.h"
 #include "wire.h"
 
 static unsigned passed, failed;
@@ -128,7 +129,7 @@ static ftc_wire_header_t random_header(uint8_t kind, uint32_t plen)
     h.kind = kind;
     h.algo = (uint8_t)rnd_below(3);
     h.coll = (uint8_t)rnd_below(4);
-    h.flags = (uint16_t)(rnd() & FTC_WF_ALL);
+    h.flags = (uint16_t)(rnd() & FTC_WF_ALL & ~(unsigned)FTC_WF_MAC);
     h.group_id = (uint32_t)rnd();
     h.epoch = (uint32_t)rnd();
     h.sender = rnd_below(WORLD);
@@ -332,7 +333,7 @@ static void test_roundtrip(void)
                 h.signature = UINT32_MAX;
                 h.seq = UINT64_MAX;
                 h.sender = WORLD - 1;
-                h.flags = FTC_WF_ALL;
+                h.flags = FTC_WF_ALL & ~FTC_WF_MAC; /* MAC: test_mac */
             }
             size_t len;
             uint8_t *m = make_msg(&h, &len);
@@ -646,7 +647,10 @@ static void test_bad_fields(void)
     {
         unsigned bad = 0;
         size_t len;
-        for (unsigned bit = 6; bit < 16; bit++) {
+        unsigned first_bit = 0;
+        while ((1u << first_bit) <= FTC_WF_ALL)
+            first_bit++;
+        for (unsigned bit = first_bit; bit < 16; bit++) {
             uint8_t *m = make_msg(&h, &len);
             uint32_t f = (m[8] | (uint32_t)m[9] << 8) | 1u << bit;
             m[8] = (uint8_t)f;
@@ -660,6 +664,8 @@ static void test_bad_fields(void)
 
         bad = 0;
         for (unsigned f = 0; f <= FTC_WF_ALL; f++) {
+            if (f & FTC_WF_MAC)
+                continue; /* set by the keyed encoder only: test_mac */
             h.flags = (uint16_t)f;
             uint8_t *m = make_msg(&h, &len);
             if (decode(m, len, &d) != FTC_OK
@@ -766,6 +772,98 @@ static void test_signature(void)
            "signature covers the high half of count");
 }
 
+/* ---- authentication (SipHash-2-4 under the job key) -------------------- */
+
+static void put_crc(uint8_t *m, size_t len)
+{
+    memset(m + 56, 0, 4);
+    uint32_t c = ftc_crc32c(0, m, len);
+    for (int i = 0; i < 4; i++)
+        m[56 + i] = (uint8_t)(c >> (8 * i));
+}
+
+static void test_mac(void)
+{
+    /* The reference vectors of SipHash-2-4: key 00..0f, message 00..len-1. */
+    uint8_t k[16], msg[64];
+    for (int i = 0; i < 16; i++)
+        k[i] = (uint8_t)i;
+    for (int i = 0; i < 64; i++)
+        msg[i] = (uint8_t)i;
+    expect(ftc_siphash(k, msg, 0) == UINT64_C(0x726fdb47dd0e0e31)
+               && ftc_siphash(k, msg, 15) == UINT64_C(0xa129ca6149be45e5)
+               && ftc_siphash(k, msg, 63) == UINT64_C(0x958a324ceb064572),
+           "SipHash-2-4 reference vectors (lengths 0, 15, 63)");
+    ftc_siphash_t st;
+    ftc_siphash_init(&st, k);
+    ftc_siphash_update(&st, msg, 5);
+    ftc_siphash_update(&st, msg + 5, 58);
+    expect(ftc_siphash_final(&st) == UINT64_C(0x958a324ceb064572),
+           "SipHash-2-4 in pieces equals one shot");
+
+    uint8_t key[16], other[16];
+    rnd_fill(key, sizeof(key));
+    memcpy(other, key, sizeof(other));
+    other[7] ^= 1;
+    unsigned bad_rt = 0, bad_key = 0, bad_nomac = 0, bad_unkeyed = 0,
+             bad_forged = 0, bad_flip = 0;
+    for (int it = 0; it < 300; it++) {
+        ftc_wire_header_t h = random_header((uint8_t)(1 + rnd_below(FTC_MSG_KIND_MAX)),
+                                            rnd_below(200));
+        h.algo = (uint8_t)rnd_below(FTC_ALGO_TREE + 1);
+        h.coll = (uint8_t)rnd_below(FTC_COLL_FINALIZE + 1);
+        size_t len = FTC_WIRE_HEADER_SIZE + h.payload_len;
+        uint8_t *m = malloc(len);
+        if (m == NULL)
+            abort();
+        rnd_fill(m + FTC_WIRE_HEADER_SIZE, h.payload_len);
+        ftc_wire_encode_key(&h, m, key);
+        ftc_wire_header_t d;
+        if (ftc_wire_decode_key(m, len, TOKEN, key, WORLD, &d) != FTC_OK
+            || d.sender != h.sender || d.seq != h.seq || d.aux != h.aux)
+            bad_rt++;
+        if (ftc_wire_decode_key(m, len, TOKEN, other, WORLD, &d) != FTC_EAUTH)
+            bad_key++;
+        if (ftc_wire_decode(m, len, TOKEN, WORLD, &d) != FTC_EFOREIGN)
+            bad_unkeyed++;
+        /* A stranger who knows the format (and the token) but not the key:
+         * a message without MAC, and one whose sender it rewrote. */
+        uint8_t *plain = malloc(len);
+        if (plain == NULL)
+            abort();
+        memcpy(plain + FTC_WIRE_HEADER_SIZE, m + FTC_WIRE_HEADER_SIZE,
+               h.payload_len);
+        ftc_wire_encode(&h, plain);
+        if (ftc_wire_decode_key(plain, len, TOKEN, key, WORLD, &d) != FTC_EAUTH)
+            bad_nomac++;
+        uint32_t s2 = (h.sender + 1) % WORLD;
+        for (int i = 0; i < 4; i++)
+            m[20 + i] = (uint8_t)(s2 >> (8 * i));
+        put_crc(m, len);
+        if (ftc_wire_decode_key(m, len, TOKEN, key, WORLD, &d) != FTC_EAUTH)
+            bad_forged++;
+        /* Any one bit flipped, checksum made right again: never accepted. */
+        ftc_wire_encode_key(&h, m, key);
+        size_t bit = rnd_below((uint32_t)(len * 8));
+        if (bit / 8 < 56 || bit / 8 >= 60) {
+            m[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            put_crc(m, len);
+            if (ftc_wire_decode_key(m, len, TOKEN, key, WORLD, &d) == FTC_OK)
+                bad_flip++;
+        }
+        free(plain);
+        free(m);
+    }
+    expect(bad_rt == 0, "keyed round trip");
+    expect(bad_key == 0, "another key is FTC_EAUTH");
+    expect(bad_unkeyed == 0, "a keyed message to an unkeyed receiver is "
+                             "FTC_EFOREIGN");
+    expect(bad_nomac == 0, "a message without MAC is FTC_EAUTH");
+    expect(bad_forged == 0, "a rewritten sender (checksum fixed) is "
+                            "FTC_EAUTH");
+    expect(bad_flip == 0, "no single bit flip (checksum fixed) is accepted");
+}
+
 int main(void)
 {
     printf("crc32c: %s path\n",
@@ -784,6 +882,7 @@ int main(void)
     test_bad_fields();
     test_check_order();
     test_signature();
+    test_mac();
     printf("%u passed, %u failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

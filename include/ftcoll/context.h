@@ -39,7 +39,21 @@ typedef struct ftc_config {
     /* How long a probe may go unanswered before the peer is declared failed
      * (for good: the peer, if alive, learns it was excluded). */
     uint64_t probe_timeout_ns;
+    /* Added in 0.2 (a caller built against 0.1's smaller struct, by its
+     * size, gets auth 0). auth = 1: every message carries, in place of the
+     * job token, its SipHash-2-4 under auth_key, and a message without the
+     * right MAC is dropped (FTC_EAUTH, counted as dropped_foreign): only
+     * holders of the job's secret can send to, or speak for, a member
+     * (docs/security.md). The key comes from the launcher (ftcoll-run,
+     * PMIx), never from the wire; every rank of the job must use the same.
+     * auth = 0: the job token only (trusted fabrics; the token is in clear
+     * in every message). */
+    uint32_t auth;
+    uint8_t auth_key[16];
 } ftc_config_t;
+
+/* sizeof(ftc_config_t) in 0.1, still accepted. */
+#define FTC_CONFIG_SIZE_0_1 offsetof(ftc_config_t, auth)
 
 /* Defaults: job token 0, suspect after 100 ms, declare failed after a
  * further 200 ms without an answer. */

@@ -37,11 +37,13 @@ typedef enum ftc_error {
     FTC_EBUSY = -18,        /* operations of the group still in flight */
     FTC_EPEER_INVALID = -19,/* a peer could not start this operation: its
                                own call was refused (bad arguments there) */
-    FTC_ETIMEDOUT = -20     /* the operation's timeout_ns passed at some
+    FTC_ETIMEDOUT = -20,    /* the operation's timeout_ns passed at some
                                member before it delivered */
+    FTC_EAUTH = -21         /* message failed authentication (no or wrong
+                               MAC: forged, altered, or another key) */
 } ftc_error_t;
 
-#define FTC_ERROR_COUNT 21
+#define FTC_ERROR_COUNT 22
 
 /* A static, human-readable description; never NULL, even for unknown codes. */
 const char *ftc_strerror(int err);

@@ -80,11 +80,16 @@ static int reference_verdict(const uint8_t *m, size_t len)
     uint32_t crc = ftc_crc32c(0, m, 56);
     crc = ftc_crc32c(crc, zero, 4);
     crc = ftc_crc32c(crc, m + 60, len - 60);
-    if (crc != rd32(m + 56))
-        return FTC_ECHECKSUM;
-    if (rd64(m + 48) != FUZZ_TOKEN)
-        return FTC_EFOREIGN;
     unsigned flags = (unsigned)m[8] | (unsigned)m[9] << 8;
+    if (crc != rd32(m + 56)) {
+        /* A keyed message carries no checksum (0): another job's. */
+        if ((flags & FTC_WF_MAC) && rd32(m + 56) == 0)
+            return FTC_EFOREIGN;
+        return FTC_ECHECKSUM;
+    }
+    /* (No job key here: a message that claims a MAC is another job's.) */
+    if (rd64(m + 48) != FUZZ_TOKEN || (flags & FTC_WF_MAC))
+        return FTC_EFOREIGN;
     if (m[5] == 0 || m[5] > FTC_MSG_KIND_MAX || m[6] > FTC_ALGO_TREE || m[7] > FTC_COLL_FINALIZE
         || m[10] != 0 || m[11] != 0 || rd32(m + 60) != 0
         || (flags & ~(unsigned)FTC_WF_ALL) != 0
@@ -176,6 +181,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     m[4] = (uint8_t)FTC_WIRE_VERSION;
     wr32(m + 44, (uint32_t)(size - FTC_WIRE_HEADER_SIZE));
     wr64(m + 48, FUZZ_TOKEN);
+    m[8] &= (uint8_t)~FTC_WF_MAC; /* a MAC claim is another job's (no key) */
     fix_crc(m, size);
     rc = check_one(m, size, "framing fixed");
     if (rc != FTC_OK && rc != FTC_EBADMSG)

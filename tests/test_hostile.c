@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Hostile input on the loopback: a stranger that knows the wire format
+ * and the job token (it travels in clear when auth is off), but not the
+ * job key, injects messages with a sender of its choosing.
+ *
+ *   - one forged FTC_MSG_EXCLUDED excludes a healthy rank without auth
+ *     (shown, so that the test proves the attack is real) and does
+ *     nothing with auth;
+ *   - forged contributions during an allreduce: without auth the result
+ *     holds the forged value; with auth every result is exact;
+ *   - 20,000 x 4 KiB messages for a group that does not exist grow a rank
+ *     by at most FTC_ORPHAN_MAX_BYTES without auth, and by nothing with.
+ *
+ * Last line: "N passed, M failed".
+ */
+#include <inttypes.h>
+#include <malloc.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ftcoll_loopback.h"
+#include "ftcoll/ftcoll.h"
+#include "internal.h"
+#include "wire.h"
+
+static int passed, failed;
+
+#define EXPECT(cond, ...)                                                      \
+    do {                                                                       \
+        if (cond) {                                                            \
+            passed++;                                                          \
+        } else {                                                               \
+            failed++;                                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+        }                                                                      \
+    } while (0)
+
+#define N 4
+#define TOKEN UINT64_C(0x70CE70CE)
+
+typedef struct job {
+    ftc_lb_world_t *w;
+    ftc_context_t *ctx[N];
+    ftc_group_t *g[N];
+    int64_t in[N], out[N];
+    int status[N], delivered[N];
+} job_t;
+
+static void on_deliver(const ftc_completion_t *c, void *arg)
+{
+    int *slot = arg;
+    slot[0] = c->status;
+    slot[N]++;
+}
+
+static void job_init(job_t *J, bool auth)
+{
+    memset(J, 0, sizeof(*J));
+    ftc_lb_config_t lc;
+    ftc_lb_config_init(&lc);
+    lc.n = N;
+    if (ftc_lb_world_create(&lc, &J->w) != FTC_OK)
+        abort();
+    ftc_config_t cfg;
+    ftc_config_init(&cfg);
+    cfg.job_token = TOKEN;
+    cfg.suspect_timeout_ns = 1000000;
+    cfg.probe_timeout_ns = 2000000;
+    cfg.auth = auth;
+    for (int i = 0; i < 16; i++)
+        cfg.auth_key[i] = (uint8_t)(0xA5 ^ i * 29);
+    for (int r = 0; r < N; r++) {
+        if (ftc_context_create((uint32_t)r, N, ftc_lb_ops(),
+                               ftc_lb_endpoint(J->w, (uint32_t)r), &cfg,
+                               &J->ctx[r]) != FTC_OK)
+            abort();
+        ftc_lb_attach(J->w, (uint32_t)r, J->ctx[r]);
+        if (ftc_group_create(J->ctx[r], 1, 0, N, NULL, &J->g[r]) != FTC_OK)
+            abort();
+    }
+}
+
+static void job_fini(job_t *J)
+{
+    for (int r = 0; r < N; r++)
+        ftc_context_destroy(J->ctx[r]);
+    ftc_lb_world_destroy(J->w);
+}
+
+static void start_allreduce(job_t *J)
+{
+    for (int r = 0; r < N; r++) {
+        ftc_coll_args_t a;
+        ftc_coll_args_init(&a);
+        a.dtype = FTC_INT64;
+        a.count = 1;
+        J->in[r] = r + 1;
+        a.sendbuf = &J->in[r];
+        a.recvbuf = &J->out[r];
+        a.deliver = on_deliver;
+        a.deliver_arg = &J->status[r];
+        J->delivered[r] = 0;
+        EXPECT(ftc_init_allreduce(J->g[r], &a, NULL) == FTC_OK, "init");
+    }
+}
+
+/* A message as a stranger makes it: right format and token, no key. */
+static size_t forge(uint8_t *buf, uint8_t kind, uint8_t coll, uint32_t sender,
+                    uint32_t group, uint64_t seq, uint32_t signature,
+                    const void *payload, uint32_t plen)
+{
+    ftc_wire_header_t h;
+    memset(&h, 0, sizeof(h));
+    h.kind = kind;
+    h.coll = coll;
+    h.algo = coll != 0 ? FTC_ALGO_CORRECTED : 0;
+    h.group_id = group;
+    h.sender = sender;
+    h.seq = seq;
+    h.signature = signature;
+    h.payload_len = plen;
+    h.job_token = TOKEN;
+    if (plen > 0)
+        memcpy(buf + FTC_WIRE_HEADER_SIZE, payload, plen);
+    ftc_wire_encode(&h, buf);
+    return FTC_WIRE_HEADER_SIZE + plen;
+}
+
+static void test_forged_exclusion(bool auth)
+{
+    job_t J;
+    job_init(&J, auth);
+    uint8_t m[FTC_WIRE_HEADER_SIZE];
+    size_t len = forge(m, FTC_MSG_EXCLUDED, 0, 1, 0, 0, 0, NULL, 0);
+    ftc_lb_inject(J.w, 0, FTC_RANK_UNKNOWN, m, len, 0);
+    ftc_lb_run(J.w, 100000);
+    if (!auth) {
+        EXPECT(ftc_context_is_excluded(J.ctx[0]),
+               "without auth a forged EXCLUDED excludes rank 0 (the attack "
+               "the key defeats)");
+    } else {
+        EXPECT(!ftc_context_is_excluded(J.ctx[0]),
+               "with auth a forged EXCLUDED excluded rank 0");
+        start_allreduce(&J);
+        ftc_lb_run(J.w, 1000000);
+        for (int r = 0; r < N; r++)
+            EXPECT(J.status[r] == FTC_OK && J.out[r] == N * (N + 1) / 2,
+                   "rank %d after the forgery: %s, %" PRId64, r,
+                   ftc_err_name(J.status[r]), J.out[r]);
+        ftc_counters_t c;
+        ftc_context_counters(J.ctx[0], &c);
+        EXPECT(c.dropped_foreign == 1, "the forgery was counted as foreign "
+               "(%" PRIu64 ")", c.dropped_foreign);
+    }
+    job_fini(&J);
+}
+
+static void test_forged_contribution(bool auth)
+{
+    job_t J;
+    job_init(&J, auth);
+    start_allreduce(&J);
+    /* Rank 1's up-correction value as a stranger would send it to every
+     * member, before the real one, claiming to be rank 1. */
+    uint32_t sig = 0;
+    for (ftc_cop_t *op = J.g[0]->ops; op != NULL; op = op->next)
+        sig = op->signature;
+    int64_t bogus = 1000000;
+    uint8_t m[FTC_WIRE_HEADER_SIZE + 8];
+    for (uint32_t dest = 0; dest < N; dest++) {
+        if (dest == 1)
+            continue;
+        for (uint8_t kind = FTC_MSG_UPCORR; kind <= FTC_MSG_TREE_UP; kind++) {
+            size_t len = forge(m, kind, FTC_COLL_ALLREDUCE, 1, 1, 0, sig,
+                               &bogus, 8);
+            ftc_lb_inject(J.w, dest, FTC_RANK_UNKNOWN, m, len, 0);
+        }
+    }
+    ftc_lb_run(J.w, 1000000);
+    bool any_bogus = false;
+    for (int r = 0; r < N; r++)
+        any_bogus |= J.status[r] == FTC_OK && J.out[r] != N * (N + 1) / 2;
+    if (!auth) {
+        EXPECT(any_bogus, "without auth the forged value reaches a result "
+               "(the attack the key defeats)");
+    } else {
+        for (int r = 0; r < N; r++)
+            EXPECT(J.status[r] == FTC_OK && J.out[r] == N * (N + 1) / 2,
+                   "with auth, rank %d: %s, %" PRId64, r,
+                   ftc_err_name(J.status[r]), J.out[r]);
+    }
+    job_fini(&J);
+}
+
+static size_t heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+static void test_orphan_flood(bool auth)
+{
+    job_t J;
+    job_init(&J, auth);
+    enum { COUNT = 20000, SIZE = 4096 };
+    static uint8_t m[FTC_WIRE_HEADER_SIZE + SIZE];
+    uint8_t payload[SIZE];
+    memset(payload, 0x5A, sizeof(payload));
+    size_t before = heap_in_use();
+    for (int i = 0; i < COUNT; i++) {
+        size_t len = forge(m, FTC_MSG_UPCORR, FTC_COLL_ALLREDUCE, 1,
+                           999 + (uint32_t)i % 7, (uint64_t)i, 1, payload,
+                           SIZE);
+        ftc_lb_inject(J.w, 0, FTC_RANK_UNKNOWN, m, len, 0);
+        if (i % 1000 == 999)
+            ftc_lb_run(J.w, 100000); /* the loopback holds them till then */
+    }
+    ftc_lb_run(J.w, 1000000);
+    size_t after = heap_in_use();
+    size_t grown = after > before ? after - before : 0;
+    size_t bound = auth ? (size_t)1 << 20 : FTC_ORPHAN_MAX_BYTES + (1 << 20);
+    EXPECT(grown <= bound, "%s: %zu MB of flood kept %zu bytes (bound %zu)",
+           auth ? "auth" : "no auth",
+           (size_t)COUNT * SIZE >> 20, grown, bound);
+    /* And the group still works. */
+    start_allreduce(&J);
+    ftc_lb_run(J.w, 1000000);
+    for (int r = 0; r < N; r++)
+        EXPECT(J.status[r] == FTC_OK && J.out[r] == N * (N + 1) / 2,
+               "rank %d after the flood: %s", r, ftc_err_name(J.status[r]));
+    job_fini(&J);
+}
+
+int main(void)
+{
+    for (int auth = 0; auth <= 1; auth++) {
+        test_forged_exclusion(auth);
+        test_forged_contribution(auth);
+        test_orphan_flood(auth);
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}
