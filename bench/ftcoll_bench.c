@@ -29,7 +29,18 @@
  * may be out), --stop R@G SIGSTOP itself as it starts iteration G
  * (ftcoll-run resumes it at the end; it should learn that it was
  * excluded). --victims lists ranks that something else
- * (ftcoll-run --kill/--stop) may kill at any time. The dying rank prints
+ * (ftcoll-run --kill/--stop) may kill at any time.
+ *
+ * Faults from outside are tied to progress, never to a time (a job may be
+ * over before a time comes, on a faster or idler machine): --cue R@G makes
+ * rank R print {"rank":R,"event":"cue","iter":G} as it starts iteration G,
+ * which ftcoll-run acts on (--kill R@R:'"cue","iter":G}'), and --hold R@H
+ * makes R, a victim from outside, wait before iteration H (progressing,
+ * so it still answers its peers) until it has been killed or stopped: the
+ * fault lands somewhere in [G, H], wherever the launcher's signal finds
+ * it, but always inside the stream. --gate H:FILE makes every rank wait
+ * before iteration H until FILE exists (a driver's cue to go on). A hold
+ * or gate that lasts FTCOLL_BENCH_OP_TIMEOUT is a hang. The dying rank prints
  * {"rank":R,"event":"kill","iter":G,"t_ns":T} first ("crash", "stop") (CLOCK_MONOTONIC, one
  * clock per host), and survivors report when they delivered iteration G
  * ("marks"), which gives the time from a failure to delivery.
@@ -56,6 +67,11 @@
  * FTCOLL_OFI_*, UCX_*, FI_*), FTCOLL_BENCH_OP_TIMEOUT (seconds an
  * operation may take before the bench declares a hang, default 60).
  * Exit status: 0 all good; 1 a wrong result; 2 usage; 3 a hang; 4 setup.
+ *
+ * At the end, after its summary line, every live rank takes part in one
+ * more allreduce, whose result nobody reads: a rank that delivers it knows
+ * that every other live rank has printed its summary, so no rank leaves
+ * (and looks failed to the others) while another still counts failures.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -67,6 +83,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench_transport.h"
 #include "ftcoll/ftcoll.h"
@@ -84,6 +101,12 @@ typedef struct plan_entry {
     uint64_t mid_us;            /* progress this long after init, then die */
 } plan_entry_t;
 
+typedef struct hold {
+    uint32_t rank;              /* --hold; UINT32_MAX for --gate: all */
+    uint64_t iter;
+    const char *file;           /* --gate: wait for it; --hold: NULL */
+} hold_t;
+
 typedef struct opts {
     ftc_coll_t coll;
     bool no_coll;               /* --coll none: pingpong only */
@@ -97,6 +120,10 @@ typedef struct opts {
     uint32_t nplan;
     uint32_t victims[MAX_PLAN]; /* may be killed from outside */
     uint32_t nvictims;
+    plan_entry_t cues[MAX_PLAN];        /* --cue: rank and iter */
+    uint32_t ncues;
+    hold_t holds[MAX_PLAN];             /* --hold and --gate */
+    uint32_t nholds;
     bool pingpong, json, csv, quiet;
     bool spin;                  /* --wait spin */
     ftc_fault_info_t fault_info;
@@ -168,6 +195,8 @@ static void usage(FILE *f)
         "         [--kill RANK@ITER]... [--crash RANK@ITER[:US]]...\n"
         "         [--stop RANK@ITER]...\n"
         "         [--victims R,R,...] [--interval-ms MS]\n"
+        "         [--cue RANK@ITER]... [--hold RANK@ITER]...\n"
+        "         [--gate ITER:FILE]...\n"
         "         [--fault-info list|count|bit]\n"
         "         [--correction checked|opportunistic]\n"
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
@@ -221,6 +250,19 @@ static void parse_plan(opts_t *o, const char *s, int sig, bool mid)
     p->iter = parse_u64(it, "--kill/--crash/--stop iteration");
     if (colon != NULL)
         p->mid_us = parse_u64(colon + 1, "--crash microseconds");
+}
+
+/* RANK@ITER, as --cue and --hold take it. */
+static void parse_rank_iter(const char *s, const char *what, uint32_t *rank,
+                            uint64_t *iter)
+{
+    const char *at = strchr(s, '@');
+    if (at == NULL)
+        die(2, "%s wants RANK@ITER, got '%s'", what, s);
+    char r[32];
+    snprintf(r, sizeof(r), "%.*s", (int)(at - s), s);
+    *rank = (uint32_t)parse_u64(r, what);
+    *iter = parse_u64(at + 1, what);
 }
 
 static void parse_opts(int argc, char **argv, opts_t *o)
@@ -311,6 +353,28 @@ static void parse_opts(int argc, char **argv, opts_t *o)
             parse_list(v, "--victims", s, MAX_PLAN, &o->nvictims);
             for (uint32_t k = 0; k < o->nvictims; k++)
                 o->victims[k] = (uint32_t)s[k];
+        } else if (strcmp(a, "--cue") == 0) {
+            if (o->ncues == MAX_PLAN)
+                die(2, "--cue: at most %u", MAX_PLAN);
+            plan_entry_t *c = &o->cues[o->ncues++];
+            parse_rank_iter(v, "--cue", &c->rank, &c->iter);
+        } else if (strcmp(a, "--hold") == 0 || strcmp(a, "--gate") == 0) {
+            if (o->nholds == MAX_PLAN)
+                die(2, "--hold/--gate: at most %u", MAX_PLAN);
+            hold_t *h = &o->holds[o->nholds++];
+            if (a[2] == 'h') {
+                parse_rank_iter(v, "--hold", &h->rank, &h->iter);
+                h->file = NULL;
+            } else {
+                const char *colon = strchr(v, ':');
+                if (colon == NULL || colon[1] == '\0')
+                    die(2, "--gate wants ITER:FILE, got '%s'", v);
+                char it[32];
+                snprintf(it, sizeof(it), "%.*s", (int)(colon - v), v);
+                h->rank = UINT32_MAX;
+                h->iter = parse_u64(it, "--gate");
+                h->file = colon + 1;
+            }
         } else if (strcmp(a, "--interval-ms") == 0) {
             o->interval_ms = (double)parse_u64(v, "--interval-ms");
         } else if (strcmp(a, "--fault-info") == 0) {
@@ -331,6 +395,9 @@ static bool is_external_victim(const bench_t *b, uint32_t r)
 {
     for (uint32_t k = 0; k < b->o.nvictims; k++)
         if (b->o.victims[k] == r)
+            return true;
+    for (uint32_t k = 0; k < b->o.nholds; k++)
+        if (b->o.holds[k].rank == r)
             return true;
     return false;
 }
@@ -619,6 +686,42 @@ static void maybe_die(bench_t *b, bool mid)
     }
 }
 
+/* Iteration g is about to start: print this rank's cues, then wait at its
+ * holds and gates. Returns false if the rank learnt meanwhile that it was
+ * excluded (it was stopped, and the others went on). */
+static bool before_iteration(bench_t *b)
+{
+    for (uint32_t k = 0; k < b->o.ncues; k++)
+        if (b->o.cues[k].rank == b->rank && b->o.cues[k].iter == b->g)
+            printf("{\"rank\":%u,\"event\":\"cue\",\"iter\":%" PRIu64 "}\n",
+                   b->rank, b->g);
+    for (uint32_t k = 0; k < b->o.nholds; k++) {
+        const hold_t *h = &b->o.holds[k];
+        if (h->iter != b->g || (h->rank != b->rank && h->rank != UINT32_MAX))
+            continue;
+        printf("{\"rank\":%u,\"event\":\"%s\",\"iter\":%" PRIu64 "}\n",
+               b->rank, h->file != NULL ? "gate" : "hold", b->g);
+        fflush(stdout);
+        uint64_t limit = now_ns() + (uint64_t)(b->o.op_timeout_s * 1e9);
+        while (h->file == NULL || access(h->file, F_OK) != 0) {
+            if (ftc_context_is_excluded(b->ctx)) {
+                b->excluded = true;
+                return false;
+            }
+            if (now_ns() > limit)
+                die(3, "rank %u: HANG: %s before iteration %" PRIu64
+                       " for %.0f s: %s", b->rank,
+                    h->file != NULL ? "gated" : "held", b->g,
+                    b->o.op_timeout_s,
+                    h->file != NULL ? h->file : "nothing killed or stopped it");
+            int rc = b->be->progress(b->t, h->file != NULL ? 10 : 100);
+            if (rc < 0)
+                die(4, "rank %u: progress: %s", b->rank, ftc_strerror(rc));
+        }
+    }
+    return true;
+}
+
 static void record_mark(bench_t *b)
 {
     for (uint32_t k = 0; k < b->o.nplan; k++) {
@@ -665,13 +768,10 @@ static void local_stats(uint64_t *lat, uint64_t k, double out[3])
     out[2] = (double)lat[i99 < k ? i99 : k - 1] / 1e3;
 }
 
-/* Combine per-rank statistics with two fault-tolerant allreduces (so a
- * failed rank costs a row nothing). Falls back to local numbers. */
-static row_t aggregate(bench_t *b, const double st[3])
+/* The tolerance of the closing allreduces (statistics, farewell): every
+ * victim may be gone by then. */
+static uint32_t closing_f(const bench_t *b)
 {
-    row_t row = {st[0], st[0], st[0], st[1], st[2]};
-    if (b->excluded)
-        return row;
     uint32_t fa = b->o.f;
     uint32_t v = victim_count(b);
     if (v > fa)
@@ -680,6 +780,17 @@ static row_t aggregate(bench_t *b, const double st[3])
         fa = 1;
     if (fa > b->n - 1)
         fa = b->n - 1;
+    return fa;
+}
+
+/* Combine per-rank statistics with two fault-tolerant allreduces (so a
+ * failed rank costs a row nothing). Falls back to local numbers. */
+static row_t aggregate(bench_t *b, const double st[3])
+{
+    row_t row = {st[0], st[0], st[0], st[1], st[2]};
+    if (b->excluded)
+        return row;
+    uint32_t fa = closing_f(b);
     double sum[2] = {st[0], 1}, mx[4] = {st[0], -st[0], st[1], st[2]};
     ftc_coll_args_t a;
     ftc_coll_args_init(&a);
@@ -763,6 +874,8 @@ static void run_size(bench_t *b, size_t size)
     uint64_t k = 0, total = o->warmup + o->iters;
     uint64_t next_note = now_ns() + 2000000000u;
     for (uint64_t it = 0; it < total && !b->excluded; it++) {
+        if (!before_iteration(b))
+            break;
         maybe_die(b, false);
         fill_input(b, in, count);
         memset(out, 0, count * sizeof(int64_t));
@@ -917,6 +1030,31 @@ static void setup(bench_t *b)
         die(4, "rank %u: context: %s", b->rank, ftc_strerror(rc));
 }
 
+/* One allreduce after the summary, whose result nobody reads: whoever
+ * delivers it knows that every other live rank has printed its summary
+ * (the root waited for their contributions, sent after it), so leaving
+ * now cannot make another rank count this one as failed in its summary.
+ * Unlike a pause before leaving, this holds however slow the others are. */
+static void farewell(bench_t *b)
+{
+    if (b->excluded || ftc_context_is_excluded(b->ctx) || b->n < 2)
+        return;
+    int64_t one = 1, all = 0;
+    ftc_coll_args_t a;
+    ftc_coll_args_init(&a);
+    a.algo = FTC_ALGO_CORRECTED;
+    a.f = closing_f(b);
+    a.dtype = FTC_INT64;
+    a.op = FTC_SUM;
+    a.count = 1;
+    a.sendbuf = &one;
+    a.recvbuf = &all;
+    a.deliver = on_deliver;
+    a.deliver_arg = b;
+    if (start_op(b, FTC_COLL_ALLREDUCE, &a) == FTC_OK)
+        wait_op(b, "farewell allreduce", NO_ITER);
+}
+
 static void print_summary(bench_t *b)
 {
     ftc_counters_t c;
@@ -1005,10 +1143,12 @@ int main(int argc, char **argv)
         for (uint32_t k = 0; k < b->o.nsizes && !b->excluded; k++)
             run_size(b, b->o.sizes[k]);
         print_summary(b);
+        farewell(b);
     }
 
-    /* Answer stragglers' last messages and probes before leaving: to
-     * them, an exited rank is a failed one. */
+    /* Let the last messages leave, and answer stragglers for a moment.
+     * Only the farewell allreduce can still be waiting for this rank, and
+     * nobody reads its result: this pause is a courtesy, no assumption. */
     b->be->drain(b->t);
     idle(b, 50);
     bool bad = b->wrong > 0 || (b->excluded && !is_victim(b, b->rank));
