@@ -18,6 +18,8 @@
  *     (and this rank) in, a victim in or out as a whole, a rank that killed
  *     or stopped itself before iteration g out;
  *   - a bcast must deliver the root's input;
+ *   - with the list scheme (the default), every rank the result's failed
+ *     list does not name must be in W (a named one may be, or not);
  *   - statuses other than FTC_OK are accepted only when the faults explain
  *     them (more victims than f, a victim root, a tree with a victim).
  * Survivors of an allreduce must also agree: each prints a digest of all
@@ -462,11 +464,30 @@ static int membership(const bench_t *b, uint32_t r, uint64_t g)
 
 /* Is W the sum of (r+1) over a valid set for iteration g? Subset sum over
  * the optional ranks (their values are small: a table is enough). */
+/* membership(), narrowed by the result's failed list (list scheme): it
+ * names the ranks that failed, so every rank it does not name must be in
+ * the result (IMPOSSIBLE if that rank cannot be: dead before iteration g,
+ * yet not named). A named rank keeps its membership: it may have failed
+ * after its input went in. */
+enum { IMPOSSIBLE = 3 };
+static int result_membership(const bench_t *b, uint32_t r)
+{
+    int m = membership(b, r, b->g);
+    if (b->o.fault_info != FTC_FAULT_LIST)
+        return m;
+    for (uint32_t k = 0; k < b->nfailed_list; k++)
+        if (b->failed_list[k] == r)
+            return m;
+    return m == OUT ? IMPOSSIBLE : MUST;
+}
+
 static bool valid_sum(const bench_t *b, uint64_t W)
 {
     uint64_t must = 0, optional_total = 0;
     for (uint32_t r = 0; r < b->n; r++) {
-        int m = membership(b, r, b->g);
+        int m = result_membership(b, r);
+        if (m == IMPOSSIBLE)
+            return false;
         if (m == MUST)
             must += r + 1;
         else if (m == MAY)
@@ -480,7 +501,7 @@ static bool valid_sum(const bench_t *b, uint64_t W)
         die(4, "out of memory");
     can[0] = true;
     for (uint32_t r = 0; r < b->n; r++) {
-        if (membership(b, r, b->g) != MAY)
+        if (result_membership(b, r) != MAY)
             continue;
         for (uint64_t s = optional_total; s >= r + 1; s--)
             if (can[s - (r + 1)])
@@ -589,7 +610,9 @@ static void check(bench_t *b, const int64_t *out, size_t count)
             wrong(b, "iteration %" PRIu64 ": W = %" PRId64 " is no sum of "
                      "(r+1) over a valid set of ranks", g, W);
         key = (uint64_t)W;
-        /* The list scheme names the ranks the result leaves out. */
+        /* Counted apart: the list names a rank whose input is in W (it
+         * failed after contributing). Allowed: the list names the ranks
+         * that failed (docs/semantics.md); valid_sum checks the rest. */
         if (shape && o->fault_info == FTC_FAULT_LIST) {
             uint64_t listed = (uint64_t)b->n * (b->n + 1) / 2;
             for (uint32_t k = 0; k < b->nfailed_list; k++)
