@@ -77,8 +77,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -462,8 +464,6 @@ static int membership(const bench_t *b, uint32_t r, uint64_t g)
     return is_external_victim(b, r) ? MAY : MUST;
 }
 
-/* Is W the sum of (r+1) over a valid set for iteration g? Subset sum over
- * the optional ranks (their values are small: a table is enough). */
 /* membership(), narrowed by the result's failed list (list scheme): it
  * names the ranks that failed, so every rank it does not name must be in
  * the result (IMPOSSIBLE if that rank cannot be: dead before iteration g,
@@ -481,6 +481,8 @@ static int result_membership(const bench_t *b, uint32_t r)
     return m == OUT ? IMPOSSIBLE : MUST;
 }
 
+/* Is W the sum of (r+1) over a valid set for iteration g? Subset sum over
+ * the optional ranks (their values are small: a table is enough). */
 static bool valid_sum(const bench_t *b, uint64_t W)
 {
     uint64_t must = 0, optional_total = 0;
@@ -953,12 +955,41 @@ static void run_size(bench_t *b, size_t size)
 
 /* --- The raw transport, for comparison ----------------------------------- */
 
+typedef struct barrier_arg {
+    bench_t *b;
+    atomic_int done;
+    int rc;
+} barrier_arg_t;
+
+static void *barrier_thread(void *p)
+{
+    barrier_arg_t *ba = p;
+    char one = 1, *all = malloc(ba->b->n);
+    ba->rc = all != NULL ? ftc_bootstrap_allgather(ba->b->boot, &one, 1, all)
+                         : FTC_ENOMEM;
+    free(all);
+    atomic_store(&ba->done, 1);
+    return NULL;
+}
+
+/* Every rank is set up, through the launcher (out of band), before any
+ * starts a collective: one that raced ahead (a bcast waits for no one)
+ * could otherwise die, as planned, at an iteration that others, slower to
+ * set up, had not even connected for. The rendezvous blocks, so it runs
+ * on a thread while this one keeps progressing: a peer may still be
+ * connecting to this rank. */
 static void barrier(bench_t *b)
 {
-    char one = 1, *all = malloc(b->n);
-    if (all == NULL || ftc_bootstrap_allgather(b->boot, &one, 1, all) != 0)
+    barrier_arg_t ba = {.b = b, .rc = 0};
+    atomic_init(&ba.done, 0);
+    pthread_t t;
+    if (pthread_create(&t, NULL, barrier_thread, &ba) != 0)
+        die(4, "rank %u: pthread_create", b->rank);
+    while (!atomic_load(&ba.done))
+        (void)b->be->progress(b->t, 1);
+    pthread_join(t, NULL);
+    if (ba.rc != 0)
         die(4, "rank %u: %s", b->rank, ftc_bootstrap_error(b->boot));
-    free(all);
 }
 
 static void run_pingpong(bench_t *b)
@@ -992,9 +1023,6 @@ static void run_pingpong(bench_t *b)
                   (row_t){st[0], st[0], st[0], st[1], st[2]});
     }
     free(lat);
-    /* Everyone waits out of band: a rank that started a collective now
-     * would see 0 and 1 as silent and suspect them. */
-    barrier(b);
 }
 
 /* --- Set-up and the end ------------------------------------------------- */
@@ -1147,6 +1175,9 @@ int main(int argc, char **argv)
 
     if (b->o.pingpong)
         run_pingpong(b);
+    /* Everyone waits out of band (after a ping-pong, too: a rank that
+     * started a collective then would see 0 and 1 as silent). */
+    barrier(b);
     /* Done with the launcher: with PMIx this finalizes, so that a rank
      * dying later is no lost PMIx client (Slurm's PMIx plugin kills the
      * whole step for one, even under --no-kill: docs/running.md). */
