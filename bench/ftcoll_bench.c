@@ -18,6 +18,8 @@
  *     (and this rank) in, a victim in or out as a whole, a rank that killed
  *     or stopped itself before iteration g out;
  *   - a bcast must deliver the root's input;
+ *   - with the list scheme (the default), every rank the result's failed
+ *     list does not name must be in W (a named one may be, or not);
  *   - statuses other than FTC_OK are accepted only when the faults explain
  *     them (more victims than f, a victim root, a tree with a victim).
  * Survivors of an allreduce must also agree: each prints a digest of all
@@ -29,7 +31,18 @@
  * may be out), --stop R@G SIGSTOP itself as it starts iteration G
  * (ftcoll-run resumes it at the end; it should learn that it was
  * excluded). --victims lists ranks that something else
- * (ftcoll-run --kill/--stop) may kill at any time. The dying rank prints
+ * (ftcoll-run --kill/--stop) may kill at any time.
+ *
+ * Faults from outside are tied to progress, never to a time (a job may be
+ * over before a time comes, on a faster or idler machine): --cue R@G makes
+ * rank R print {"rank":R,"event":"cue","iter":G} as it starts iteration G,
+ * which ftcoll-run acts on (--kill R@R:'"cue","iter":G}'), and --hold R@H
+ * makes R, a victim from outside, wait before iteration H (progressing,
+ * so it still answers its peers) until it has been killed or stopped: the
+ * fault lands somewhere in [G, H], wherever the launcher's signal finds
+ * it, but always inside the stream. --gate H:FILE makes every rank wait
+ * before iteration H until FILE exists (a driver's cue to go on). A hold
+ * or gate that lasts FTCOLL_BENCH_OP_TIMEOUT is a hang. The dying rank prints
  * {"rank":R,"event":"kill","iter":G,"t_ns":T} first ("crash", "stop") (CLOCK_MONOTONIC, one
  * clock per host), and survivors report when they delivered iteration G
  * ("marks"), which gives the time from a failure to delivery.
@@ -56,17 +69,25 @@
  * FTCOLL_OFI_*, UCX_*, FI_*), FTCOLL_BENCH_OP_TIMEOUT (seconds an
  * operation may take before the bench declares a hang, default 60).
  * Exit status: 0 all good; 1 a wrong result; 2 usage; 3 a hang; 4 setup.
+ *
+ * At the end, after its summary line, every live rank takes part in one
+ * more allreduce, whose result nobody reads: a rank that delivers it knows
+ * that every other live rank has printed its summary, so no rank leaves
+ * (and looks failed to the others) while another still counts failures.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench_transport.h"
 #include "ftcoll/ftcoll.h"
@@ -84,6 +105,12 @@ typedef struct plan_entry {
     uint64_t mid_us;            /* progress this long after init, then die */
 } plan_entry_t;
 
+typedef struct hold {
+    uint32_t rank;              /* --hold; UINT32_MAX for --gate: all */
+    uint64_t iter;
+    const char *file;           /* --gate: wait for it; --hold: NULL */
+} hold_t;
+
 typedef struct opts {
     ftc_coll_t coll;
     bool no_coll;               /* --coll none: pingpong only */
@@ -97,6 +124,10 @@ typedef struct opts {
     uint32_t nplan;
     uint32_t victims[MAX_PLAN]; /* may be killed from outside */
     uint32_t nvictims;
+    plan_entry_t cues[MAX_PLAN];        /* --cue: rank and iter */
+    uint32_t ncues;
+    hold_t holds[MAX_PLAN];             /* --hold and --gate */
+    uint32_t nholds;
     bool pingpong, json, csv, quiet;
     bool spin;                  /* --wait spin */
     ftc_fault_info_t fault_info;
@@ -168,6 +199,8 @@ static void usage(FILE *f)
         "         [--kill RANK@ITER]... [--crash RANK@ITER[:US]]...\n"
         "         [--stop RANK@ITER]...\n"
         "         [--victims R,R,...] [--interval-ms MS]\n"
+        "         [--cue RANK@ITER]... [--hold RANK@ITER]...\n"
+        "         [--gate ITER:FILE]...\n"
         "         [--fault-info list|count|bit]\n"
         "         [--correction checked|opportunistic]\n"
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
@@ -221,6 +254,19 @@ static void parse_plan(opts_t *o, const char *s, int sig, bool mid)
     p->iter = parse_u64(it, "--kill/--crash/--stop iteration");
     if (colon != NULL)
         p->mid_us = parse_u64(colon + 1, "--crash microseconds");
+}
+
+/* RANK@ITER, as --cue and --hold take it. */
+static void parse_rank_iter(const char *s, const char *what, uint32_t *rank,
+                            uint64_t *iter)
+{
+    const char *at = strchr(s, '@');
+    if (at == NULL)
+        die(2, "%s wants RANK@ITER, got '%s'", what, s);
+    char r[32];
+    snprintf(r, sizeof(r), "%.*s", (int)(at - s), s);
+    *rank = (uint32_t)parse_u64(r, what);
+    *iter = parse_u64(at + 1, what);
 }
 
 static void parse_opts(int argc, char **argv, opts_t *o)
@@ -311,6 +357,28 @@ static void parse_opts(int argc, char **argv, opts_t *o)
             parse_list(v, "--victims", s, MAX_PLAN, &o->nvictims);
             for (uint32_t k = 0; k < o->nvictims; k++)
                 o->victims[k] = (uint32_t)s[k];
+        } else if (strcmp(a, "--cue") == 0) {
+            if (o->ncues == MAX_PLAN)
+                die(2, "--cue: at most %u", MAX_PLAN);
+            plan_entry_t *c = &o->cues[o->ncues++];
+            parse_rank_iter(v, "--cue", &c->rank, &c->iter);
+        } else if (strcmp(a, "--hold") == 0 || strcmp(a, "--gate") == 0) {
+            if (o->nholds == MAX_PLAN)
+                die(2, "--hold/--gate: at most %u", MAX_PLAN);
+            hold_t *h = &o->holds[o->nholds++];
+            if (a[2] == 'h') {
+                parse_rank_iter(v, "--hold", &h->rank, &h->iter);
+                h->file = NULL;
+            } else {
+                const char *colon = strchr(v, ':');
+                if (colon == NULL || colon[1] == '\0')
+                    die(2, "--gate wants ITER:FILE, got '%s'", v);
+                char it[32];
+                snprintf(it, sizeof(it), "%.*s", (int)(colon - v), v);
+                h->rank = UINT32_MAX;
+                h->iter = parse_u64(it, "--gate");
+                h->file = colon + 1;
+            }
         } else if (strcmp(a, "--interval-ms") == 0) {
             o->interval_ms = (double)parse_u64(v, "--interval-ms");
         } else if (strcmp(a, "--fault-info") == 0) {
@@ -331,6 +399,9 @@ static bool is_external_victim(const bench_t *b, uint32_t r)
 {
     for (uint32_t k = 0; k < b->o.nvictims; k++)
         if (b->o.victims[k] == r)
+            return true;
+    for (uint32_t k = 0; k < b->o.nholds; k++)
+        if (b->o.holds[k].rank == r)
             return true;
     return false;
 }
@@ -393,13 +464,32 @@ static int membership(const bench_t *b, uint32_t r, uint64_t g)
     return is_external_victim(b, r) ? MAY : MUST;
 }
 
+/* membership(), narrowed by the result's failed list (list scheme): it
+ * names the ranks that failed, so every rank it does not name must be in
+ * the result (IMPOSSIBLE if that rank cannot be: dead before iteration g,
+ * yet not named). A named rank keeps its membership: it may have failed
+ * after its input went in. */
+enum { IMPOSSIBLE = 3 };
+static int result_membership(const bench_t *b, uint32_t r)
+{
+    int m = membership(b, r, b->g);
+    if (b->o.fault_info != FTC_FAULT_LIST)
+        return m;
+    for (uint32_t k = 0; k < b->nfailed_list; k++)
+        if (b->failed_list[k] == r)
+            return m;
+    return m == OUT ? IMPOSSIBLE : MUST;
+}
+
 /* Is W the sum of (r+1) over a valid set for iteration g? Subset sum over
  * the optional ranks (their values are small: a table is enough). */
 static bool valid_sum(const bench_t *b, uint64_t W)
 {
     uint64_t must = 0, optional_total = 0;
     for (uint32_t r = 0; r < b->n; r++) {
-        int m = membership(b, r, b->g);
+        int m = result_membership(b, r);
+        if (m == IMPOSSIBLE)
+            return false;
         if (m == MUST)
             must += r + 1;
         else if (m == MAY)
@@ -413,7 +503,7 @@ static bool valid_sum(const bench_t *b, uint64_t W)
         die(4, "out of memory");
     can[0] = true;
     for (uint32_t r = 0; r < b->n; r++) {
-        if (membership(b, r, b->g) != MAY)
+        if (result_membership(b, r) != MAY)
             continue;
         for (uint64_t s = optional_total; s >= r + 1; s--)
             if (can[s - (r + 1)])
@@ -522,7 +612,9 @@ static void check(bench_t *b, const int64_t *out, size_t count)
             wrong(b, "iteration %" PRIu64 ": W = %" PRId64 " is no sum of "
                      "(r+1) over a valid set of ranks", g, W);
         key = (uint64_t)W;
-        /* The list scheme names the ranks the result leaves out. */
+        /* Counted apart: the list names a rank whose input is in W (it
+         * failed after contributing). Allowed: the list names the ranks
+         * that failed (docs/semantics.md); valid_sum checks the rest. */
         if (shape && o->fault_info == FTC_FAULT_LIST) {
             uint64_t listed = (uint64_t)b->n * (b->n + 1) / 2;
             for (uint32_t k = 0; k < b->nfailed_list; k++)
@@ -619,6 +711,42 @@ static void maybe_die(bench_t *b, bool mid)
     }
 }
 
+/* Iteration g is about to start: print this rank's cues, then wait at its
+ * holds and gates. Returns false if the rank learnt meanwhile that it was
+ * excluded (it was stopped, and the others went on). */
+static bool before_iteration(bench_t *b)
+{
+    for (uint32_t k = 0; k < b->o.ncues; k++)
+        if (b->o.cues[k].rank == b->rank && b->o.cues[k].iter == b->g)
+            printf("{\"rank\":%u,\"event\":\"cue\",\"iter\":%" PRIu64 "}\n",
+                   b->rank, b->g);
+    for (uint32_t k = 0; k < b->o.nholds; k++) {
+        const hold_t *h = &b->o.holds[k];
+        if (h->iter != b->g || (h->rank != b->rank && h->rank != UINT32_MAX))
+            continue;
+        printf("{\"rank\":%u,\"event\":\"%s\",\"iter\":%" PRIu64 "}\n",
+               b->rank, h->file != NULL ? "gate" : "hold", b->g);
+        fflush(stdout);
+        uint64_t limit = now_ns() + (uint64_t)(b->o.op_timeout_s * 1e9);
+        while (h->file == NULL || access(h->file, F_OK) != 0) {
+            if (ftc_context_is_excluded(b->ctx)) {
+                b->excluded = true;
+                return false;
+            }
+            if (now_ns() > limit)
+                die(3, "rank %u: HANG: %s before iteration %" PRIu64
+                       " for %.0f s: %s", b->rank,
+                    h->file != NULL ? "gated" : "held", b->g,
+                    b->o.op_timeout_s,
+                    h->file != NULL ? h->file : "nothing killed or stopped it");
+            int rc = b->be->progress(b->t, h->file != NULL ? 10 : 100);
+            if (rc < 0)
+                die(4, "rank %u: progress: %s", b->rank, ftc_strerror(rc));
+        }
+    }
+    return true;
+}
+
 static void record_mark(bench_t *b)
 {
     for (uint32_t k = 0; k < b->o.nplan; k++) {
@@ -665,13 +793,10 @@ static void local_stats(uint64_t *lat, uint64_t k, double out[3])
     out[2] = (double)lat[i99 < k ? i99 : k - 1] / 1e3;
 }
 
-/* Combine per-rank statistics with two fault-tolerant allreduces (so a
- * failed rank costs a row nothing). Falls back to local numbers. */
-static row_t aggregate(bench_t *b, const double st[3])
+/* The tolerance of the closing allreduces (statistics, farewell): every
+ * victim may be gone by then. */
+static uint32_t closing_f(const bench_t *b)
 {
-    row_t row = {st[0], st[0], st[0], st[1], st[2]};
-    if (b->excluded)
-        return row;
     uint32_t fa = b->o.f;
     uint32_t v = victim_count(b);
     if (v > fa)
@@ -680,6 +805,17 @@ static row_t aggregate(bench_t *b, const double st[3])
         fa = 1;
     if (fa > b->n - 1)
         fa = b->n - 1;
+    return fa;
+}
+
+/* Combine per-rank statistics with two fault-tolerant allreduces (so a
+ * failed rank costs a row nothing). Falls back to local numbers. */
+static row_t aggregate(bench_t *b, const double st[3])
+{
+    row_t row = {st[0], st[0], st[0], st[1], st[2]};
+    if (b->excluded)
+        return row;
+    uint32_t fa = closing_f(b);
     double sum[2] = {st[0], 1}, mx[4] = {st[0], -st[0], st[1], st[2]};
     ftc_coll_args_t a;
     ftc_coll_args_init(&a);
@@ -763,6 +899,8 @@ static void run_size(bench_t *b, size_t size)
     uint64_t k = 0, total = o->warmup + o->iters;
     uint64_t next_note = now_ns() + 2000000000u;
     for (uint64_t it = 0; it < total && !b->excluded; it++) {
+        if (!before_iteration(b))
+            break;
         maybe_die(b, false);
         fill_input(b, in, count);
         memset(out, 0, count * sizeof(int64_t));
@@ -817,12 +955,41 @@ static void run_size(bench_t *b, size_t size)
 
 /* --- The raw transport, for comparison ----------------------------------- */
 
+typedef struct barrier_arg {
+    bench_t *b;
+    atomic_int done;
+    int rc;
+} barrier_arg_t;
+
+static void *barrier_thread(void *p)
+{
+    barrier_arg_t *ba = p;
+    char one = 1, *all = malloc(ba->b->n);
+    ba->rc = all != NULL ? ftc_bootstrap_allgather(ba->b->boot, &one, 1, all)
+                         : FTC_ENOMEM;
+    free(all);
+    atomic_store(&ba->done, 1);
+    return NULL;
+}
+
+/* Every rank is set up, through the launcher (out of band), before any
+ * starts a collective: one that raced ahead (a bcast waits for no one)
+ * could otherwise die, as planned, at an iteration that others, slower to
+ * set up, had not even connected for. The rendezvous blocks, so it runs
+ * on a thread while this one keeps progressing: a peer may still be
+ * connecting to this rank. */
 static void barrier(bench_t *b)
 {
-    char one = 1, *all = malloc(b->n);
-    if (all == NULL || ftc_bootstrap_allgather(b->boot, &one, 1, all) != 0)
+    barrier_arg_t ba = {.b = b, .rc = 0};
+    atomic_init(&ba.done, 0);
+    pthread_t t;
+    if (pthread_create(&t, NULL, barrier_thread, &ba) != 0)
+        die(4, "rank %u: pthread_create", b->rank);
+    while (!atomic_load(&ba.done))
+        (void)b->be->progress(b->t, 1);
+    pthread_join(t, NULL);
+    if (ba.rc != 0)
         die(4, "rank %u: %s", b->rank, ftc_bootstrap_error(b->boot));
-    free(all);
 }
 
 static void run_pingpong(bench_t *b)
@@ -856,9 +1023,6 @@ static void run_pingpong(bench_t *b)
                   (row_t){st[0], st[0], st[0], st[1], st[2]});
     }
     free(lat);
-    /* Everyone waits out of band: a rank that started a collective now
-     * would see 0 and 1 as silent and suspect them. */
-    barrier(b);
 }
 
 /* --- Set-up and the end ------------------------------------------------- */
@@ -915,6 +1079,31 @@ static void setup(bench_t *b)
     }
     if (rc != FTC_OK)
         die(4, "rank %u: context: %s", b->rank, ftc_strerror(rc));
+}
+
+/* One allreduce after the summary, whose result nobody reads: whoever
+ * delivers it knows that every other live rank has printed its summary
+ * (the root waited for their contributions, sent after it), so leaving
+ * now cannot make another rank count this one as failed in its summary.
+ * Unlike a pause before leaving, this holds however slow the others are. */
+static void farewell(bench_t *b)
+{
+    if (b->excluded || ftc_context_is_excluded(b->ctx) || b->n < 2)
+        return;
+    int64_t one = 1, all = 0;
+    ftc_coll_args_t a;
+    ftc_coll_args_init(&a);
+    a.algo = FTC_ALGO_CORRECTED;
+    a.f = closing_f(b);
+    a.dtype = FTC_INT64;
+    a.op = FTC_SUM;
+    a.count = 1;
+    a.sendbuf = &one;
+    a.recvbuf = &all;
+    a.deliver = on_deliver;
+    a.deliver_arg = b;
+    if (start_op(b, FTC_COLL_ALLREDUCE, &a) == FTC_OK)
+        wait_op(b, "farewell allreduce", NO_ITER);
 }
 
 static void print_summary(bench_t *b)
@@ -986,6 +1175,9 @@ int main(int argc, char **argv)
 
     if (b->o.pingpong)
         run_pingpong(b);
+    /* Everyone waits out of band (after a ping-pong, too: a rank that
+     * started a collective then would see 0 and 1 as silent). */
+    barrier(b);
     /* Done with the launcher: with PMIx this finalizes, so that a rank
      * dying later is no lost PMIx client (Slurm's PMIx plugin kills the
      * whole step for one, even under --no-kill: docs/running.md). */
@@ -1005,10 +1197,12 @@ int main(int argc, char **argv)
         for (uint32_t k = 0; k < b->o.nsizes && !b->excluded; k++)
             run_size(b, b->o.sizes[k]);
         print_summary(b);
+        farewell(b);
     }
 
-    /* Answer stragglers' last messages and probes before leaving: to
-     * them, an exited rank is a failed one. */
+    /* Let the last messages leave, and answer stragglers for a moment.
+     * Only the farewell allreduce can still be waiting for this rank, and
+     * nobody reads its result: this pause is a courtesy, no assumption. */
     b->be->drain(b->t);
     idle(b, 50);
     bool bad = b->wrong > 0 || (b->excluded && !is_victim(b, b->rank));

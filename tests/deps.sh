@@ -18,7 +18,8 @@ ftc_deps() {
 
 # What every build needs, plus each backend's library (optional in
 # meson, installed here so the demo and the tests cover them): ZeroMQ,
-# UCX, libfabric, PMIx with Open MPI's mpirun as its launcher.
+# UCX, libfabric, PMIx with Open MPI's mpirun as its launcher; and
+# stress-ng, the load of tests/run.sh --load.
 FTC_BUILD_DEPS="gcc libc6-dev meson ninja-build pkg-config python3 procps \
   libzmq3-dev libucx-dev ucx-utils libfabric-dev libfabric-bin \
-  libpmix-dev openmpi-bin"
+  libpmix-dev openmpi-bin stress-ng"

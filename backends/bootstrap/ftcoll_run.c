@@ -2,10 +2,11 @@
 /*
  * ftcoll-run: start N local processes of one program as a job.
  *
- *   ftcoll-run -n N [--backend zmq|ucx|libfabric] [--kill RANK@SECONDS]...
- *              [--stop RANK@SECONDS[+SECONDS]]... [--may-fail RANK,...]
- *              [--clock start|ready] [--timeout SECONDS]
- *              [--rendezvous DIR] -- PROGRAM [ARGS...]
+ *   ftcoll-run -n N [--backend zmq|ucx|libfabric] [--kill RANK@WHEN]...
+ *              [--stop RANK@WHEN[+SECONDS]]... [--cont RANK@WHEN]...
+ *              [--may-fail RANK,...] [--clock start|ready]
+ *              [--timeout SECONDS] [--rendezvous DIR] -- PROGRAM [ARGS...]
+ *   WHEN is SECONDS, or CUE-RANK:TEXT
  *
  * Each rank gets FTCOLL_RANK, FTCOLL_SIZE, FTCOLL_RENDEZVOUS (a fresh
  * directory for the file bootstrap), FTCOLL_JOB_TOKEN (random) and
@@ -14,12 +15,17 @@
  * under a backend is chosen as the backend's library always does it
  * (UCX_TLS, FI_PROVIDER, ...), through the environment, which the ranks
  * inherit. Its stdout and stderr come out here line by line, with
- * a "[rank] " prefix. --kill sends SIGKILL and --stop SIGSTOP at the given
- * time after the start; --stop R@T+D resumes the rank (SIGCONT) D seconds
- * later. With --clock ready those times count from the moment every rank
- * has closed its bootstrap (the file bootstrap leaves ready.<rank>): set-up
- * time differs by backend and machine load (UCX takes longer than ZeroMQ
- * to start), and a fault meant for the collectives should not land in it.
+ * a "[rank] " prefix. --kill sends SIGKILL, --stop SIGSTOP and --cont
+ * SIGCONT, either at a time (SECONDS after the start; --stop R@T+D resumes
+ * the rank D seconds later) or on a cue: R@C:TEXT acts on rank R as soon
+ * as rank C has written a line (to stdout or stderr) that contains TEXT.
+ * A cue ties the fault to the program's progress (ftcoll-bench --cue
+ * prints one at a chosen iteration), which a time cannot: on a faster or
+ * idler machine the job may be over before the time comes. With --clock
+ * ready times count from the moment every rank has closed its bootstrap
+ * (the file bootstrap leaves ready.<rank>): set-up time differs by backend
+ * and machine load, and a fault meant for the collectives should not land
+ * in it.
  * Stopped ranks (by --stop or by themselves) are resumed once every other
  * rank has exited, and killed if they do not exit then.
  *
@@ -27,7 +33,12 @@
  * (and that --may-fail does not name: ranks the program kills itself, as
  * ftcoll-bench --kill does) exited with status 0; 1 if one did not (each
  * is named on stderr); 124 after --timeout (every rank is killed); 127
- * (126) if PROGRAM cannot be found (executed); 2 for bad usage.
+ * (126) if PROGRAM cannot be found (executed); 2 for bad usage. Ranks that
+ * were excused (killed, stopped, --may-fail) and did not exit with 0 are
+ * named too, with how they ended ("rank 3 was killed by SIGKILL (--kill)"),
+ * and a --kill, --stop or --cont that never happened (its cue never came,
+ * or the rank had ended) is named: a caller can check that its faults
+ * landed.
  *
  * A rank that exits early leaves dead.<rank> in the rendezvous directory,
  * so ranks still waiting there fail at once instead of at their timeout.
@@ -59,11 +70,17 @@
 #define LINGER_PIPES_S 1.0      /* output of exited ranks' descendants */
 
 typedef struct action {
-    double at;                  /* seconds after the start */
+    double at;                  /* seconds after the start, if no cue */
+    const char *cue;            /* else: when cue_rank writes a line with it */
+    uint32_t cue_rank;
     uint32_t rank;
     int sig;                    /* SIGKILL, SIGSTOP or SIGCONT */
     bool done;
+    bool landed;                /* the signal was sent to a live rank */
 } action_t;
+
+struct job;
+static void on_line(void *arg, const char *line, size_t len);
 
 typedef struct rank_proc {
     pid_t pid;
@@ -73,6 +90,8 @@ typedef struct rank_proc {
     bool may_fail;              /* --may-fail: its end does not count */
     int status;                 /* from waitpid, once reaped */
     ftc_line_relay_t out, err;
+    uint32_t rank;
+    struct job *job;            /* for the cues in its lines */
 } rank_proc_t;
 
 typedef struct options {
@@ -86,6 +105,12 @@ typedef struct options {
     bool clock_ready;           /* --clock ready */
     char **argv;                /* PROGRAM ARGS... */
 } options_t;
+
+typedef struct job {
+    options_t *o;
+    rank_proc_t *procs;
+    double start;
+} job_t;
 
 static int sig_pipe[2] = {-1, -1};
 static volatile sig_atomic_t got_signal;
@@ -110,12 +135,15 @@ static double now_s(void)
 static void usage(FILE *f)
 {
     fputs("usage: ftcoll-run -n N [--backend zmq|ucx|libfabric]\n"
-          "                  [--kill RANK@SECONDS]...\n"
-          "                  [--stop RANK@SECONDS[+SECONDS]]...\n"
+          "                  [--kill RANK@WHEN]...\n"
+          "                  [--stop RANK@WHEN[+SECONDS]]...\n"
+          "                  [--cont RANK@WHEN]...\n"
           "                  [--may-fail RANK,...]\n"
           "                  [--clock start|ready] [--timeout SECONDS]\n"
           "                  [--rendezvous DIR]\n"
           "                  -- PROGRAM [ARGS...]\n"
+          "WHEN is SECONDS, or CUE-RANK:TEXT (as soon as rank CUE-RANK has\n"
+          "written a line containing TEXT).\n"
           "Starts N processes of PROGRAM as ranks 0..N-1 of one job, with\n"
           "the environment the ftcoll bootstrap reads (docs/running.md).\n",
           f);
@@ -131,6 +159,20 @@ static int parse_action(const char *s, int sig, options_t *o)
     unsigned long r = strtoul(s, &end, 10);
     if (errno != 0 || end != at || s[0] == '-')
         return -1;
+    action_t *a = realloc(o->actions, sizeof(*a) * (o->nactions + 2));
+    if (a == NULL)
+        return -1;
+    o->actions = a;
+    /* A cue: digits, a colon, the text (which may hold anything). */
+    errno = 0;
+    unsigned long c = strtoul(at + 1, &end, 10);
+    if (end != at + 1 && *end == ':' && at[1] != '-') {
+        if (end[1] == '\0' || errno != 0)
+            return -1;
+        a[o->nactions++] = (action_t){.cue = end + 1, .cue_rank = (uint32_t)c,
+                                      .rank = (uint32_t)r, .sig = sig};
+        return 0;
+    }
     double t = strtod(at + 1, &end);
     if (end == at + 1 || !(t >= 0))
         return -1;
@@ -143,13 +185,10 @@ static int parse_action(const char *s, int sig, options_t *o)
     }
     if (*end != '\0')
         return -1;
-    action_t *a = realloc(o->actions, sizeof(*a) * (o->nactions + 2));
-    if (a == NULL)
-        return -1;
-    o->actions = a;
-    a[o->nactions++] = (action_t){t, (uint32_t)r, sig, false};
+    a[o->nactions++] = (action_t){.at = t, .rank = (uint32_t)r, .sig = sig};
     if (resume >= 0)
-        a[o->nactions++] = (action_t){t + resume, (uint32_t)r, SIGCONT, false};
+        a[o->nactions++] = (action_t){.at = t + resume, .rank = (uint32_t)r,
+                                      .sig = SIGCONT};
     return 0;
 }
 
@@ -204,10 +243,13 @@ static int parse_args(int argc, char **argv, options_t *o)
                 fprintf(stderr, "ftcoll-run: --clock is start or ready\n");
                 return -1;
             }
-        } else if (strcmp(a, "--kill") == 0 || strcmp(a, "--stop") == 0) {
-            if (parse_action(v, a[2] == 'k' ? SIGKILL : SIGSTOP, o) != 0) {
-                fprintf(stderr, "ftcoll-run: %s wants RANK@SECONDS, got '%s'\n",
-                        a, v);
+        } else if (strcmp(a, "--kill") == 0 || strcmp(a, "--stop") == 0
+                   || strcmp(a, "--cont") == 0) {
+            int sig = a[2] == 'k' ? SIGKILL : a[2] == 's' ? SIGSTOP : SIGCONT;
+            if (parse_action(v, sig, o) != 0) {
+                fprintf(stderr, "ftcoll-run: %s wants RANK@SECONDS%s or "
+                                "RANK@CUE-RANK:TEXT, got '%s'\n",
+                        a, sig == SIGSTOP ? "[+SECONDS]" : "", v);
                 return -1;
             }
         } else if (strcmp(a, "--timeout") == 0) {
@@ -234,9 +276,11 @@ static int parse_args(int argc, char **argv, options_t *o)
         return -1;
     }
     for (uint32_t k = 0; k < o->nactions; k++) {
-        if (o->actions[k].rank >= o->n) {
-            fprintf(stderr, "ftcoll-run: --kill/--stop rank %u is not below "
-                            "-n %u\n", o->actions[k].rank, o->n);
+        const action_t *ac = &o->actions[k];
+        if (ac->rank >= o->n || (ac->cue != NULL && ac->cue_rank >= o->n)) {
+            fprintf(stderr, "ftcoll-run: --kill/--stop/--cont rank %u is not "
+                            "below -n %u\n",
+                    ac->rank >= o->n ? ac->rank : ac->cue_rank, o->n);
             return -1;
         }
     }
@@ -392,6 +436,8 @@ static int spawn(const options_t *o, const char *path, uint32_t r,
     p->running = true;
     ftc_relay_init(&p->out, out[0], 1, r);
     ftc_relay_init(&p->err, err[0], 2, r);
+    p->out.on_line = p->err.on_line = on_line;
+    p->out.on_line_arg = p->err.on_line_arg = p;
     if (n == (ssize_t)sizeof(e)) {
         fprintf(stderr, "ftcoll-run: cannot execute %s: %s\n", path,
                 strerror(e));
@@ -421,6 +467,58 @@ static const char *signame(int sig)
 {
     const char *s = sigabbrev_np(sig);
     return s != NULL ? s : "?";
+}
+
+static const char *action_name(int sig)
+{
+    return sig == SIGKILL ? "--kill" : sig == SIGSTOP ? "--stop" : "--cont";
+}
+
+/* Send a's signal, now (t seconds after the start). */
+static void act(job_t *job, action_t *a, double t)
+{
+    a->done = true;
+    rank_proc_t *p = &job->procs[a->rank];
+    if (!p->running) {
+        fprintf(stderr, "ftcoll-run: %s rank %u: it had ended already\n",
+                action_name(a->sig), a->rank);
+        return;
+    }
+    kill(p->pid, a->sig);
+    a->landed = true;
+    if (a->sig == SIGKILL)
+        p->killed_by_us = true;
+    else if (a->sig == SIGSTOP)
+        p->stopped_by_us = true;
+    fprintf(stderr, "ftcoll-run: %s rank %u at %.3f s\n",
+            a->sig == SIGKILL   ? "killed"
+            : a->sig == SIGSTOP ? "stopped"
+                                : "resumed",
+            a->rank, t);
+}
+
+/* A line of a rank's output: the actions it cues. */
+static void on_line(void *arg, const char *line, size_t len)
+{
+    rank_proc_t *p = arg;
+    job_t *job = p->job;
+    for (uint32_t k = 0; k < job->o->nactions; k++) {
+        action_t *a = &job->o->actions[k];
+        if (!a->done && a->cue != NULL && a->cue_rank == p->rank
+            && memmem(line, len, a->cue, strlen(a->cue)) != NULL)
+            act(job, a, now_s() - job->start);
+    }
+}
+
+/* How rank r ended, for a line on stderr. */
+static void say_end(uint32_t r, int status, const char *excuse)
+{
+    if (WIFEXITED(status))
+        fprintf(stderr, "ftcoll-run: rank %u exited with status %d%s\n", r,
+                WEXITSTATUS(status), excuse);
+    else if (WIFSIGNALED(status))
+        fprintf(stderr, "ftcoll-run: rank %u was killed by SIG%s%s\n", r,
+                signame(WTERMSIG(status)), excuse);
 }
 
 int main(int argc, char **argv)
@@ -478,6 +576,11 @@ int main(int argc, char **argv)
     }
     if (mark_may_fail(o.may_fail, procs, o.n) != 0)
         return 2;
+    job_t job = {.o = &o, .procs = procs};
+    for (uint32_t r = 0; r < o.n; r++) {
+        procs[r].rank = r;
+        procs[r].job = &job;
+    }
     uint64_t token = random_token();
     int exit_code = 0;
     bool timed_out = false;
@@ -493,6 +596,7 @@ int main(int argc, char **argv)
     }
 
     double start = now_s();
+    job.start = start;
     /* --clock ready: actions wait for every rank's ready.<r>. */
     double action_origin = o.clock_ready ? -1 : 0;
     uint32_t next_ready = 0;
@@ -568,27 +672,14 @@ int main(int argc, char **argv)
         }
         for (uint32_t k = 0; k < o.nactions && action_origin >= 0; k++) {
             action_t *a = &o.actions[k];
-            if (a->done)
+            if (a->done || a->cue != NULL)
                 continue;
             if (action_origin + a->at > t) {
                 if (action_origin + a->at < next)
                     next = action_origin + a->at;
                 continue;
             }
-            a->done = true;
-            rank_proc_t *p = &procs[a->rank];
-            if (!p->running)
-                continue;
-            kill(p->pid, a->sig);
-            if (a->sig == SIGKILL)
-                p->killed_by_us = true;
-            else if (a->sig == SIGSTOP)
-                p->stopped_by_us = true;
-            fprintf(stderr, "ftcoll-run: %s rank %u at %.3f s\n",
-                    a->sig == SIGKILL   ? "killed"
-                    : a->sig == SIGSTOP ? "stopped"
-                                        : "resumed",
-                    a->rank, t);
+            act(&job, a, t);
         }
         /* Everyone else is gone: resume the stopped so they can learn
          * they were excluded and exit; kill them if they do not. */
@@ -655,21 +746,36 @@ int main(int argc, char **argv)
         }
     }
 
-    /* Verdict: every rank we did not kill or stop must have exited 0. */
+    /* Verdict: every rank we did not kill or stop must have exited 0.
+     * The others' ends are named too, so that a caller can tell that a
+     * fault it planned really happened. */
     for (uint32_t r = 0; r < o.n; r++) {
         rank_proc_t *p = &procs[r];
-        if (p->pid == 0 || p->killed_by_us || p->stopped_by_us || p->may_fail)
+        if (p->pid == 0 || p->running
+            || (WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0))
             continue;
-        if (WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0)
+        if (p->killed_by_us || p->stopped_by_us || p->may_fail) {
+            say_end(r, p->status, p->killed_by_us    ? " (--kill)"
+                                  : p->stopped_by_us ? " (--stop)"
+                                                     : " (--may-fail)");
             continue;
-        if (WIFEXITED(p->status))
-            fprintf(stderr, "ftcoll-run: rank %u exited with status %d\n", r,
-                    WEXITSTATUS(p->status));
-        else if (WIFSIGNALED(p->status))
-            fprintf(stderr, "ftcoll-run: rank %u was killed by SIG%s\n", r,
-                    signame(WTERMSIG(p->status)));
+        }
+        say_end(r, p->status, "");
         if (exit_code == 0)
             exit_code = 1;
+    }
+    for (uint32_t k = 0; k < o.nactions; k++) {
+        const action_t *a = &o.actions[k];
+        if (a->landed)
+            continue;
+        if (a->cue != NULL)
+            fprintf(stderr, "ftcoll-run: %s %u@%u:%s did not happen%s\n",
+                    action_name(a->sig), a->rank, a->cue_rank, a->cue,
+                    a->done ? "" : ": the cue never came");
+        else
+            fprintf(stderr, "ftcoll-run: %s %u@%g did not happen%s\n",
+                    action_name(a->sig), a->rank, a->at,
+                    a->done ? "" : ": the job ended first");
     }
     if (timed_out)
         exit_code = 124;

@@ -11,6 +11,8 @@ void ftc_relay_init(ftc_line_relay_t *r, int in_fd, int out_fd, unsigned rank)
     r->in_fd = in_fd;
     r->out_fd = out_fd;
     r->len = 0;
+    r->on_line = NULL;
+    r->on_line_arg = NULL;
     snprintf(r->prefix, sizeof(r->prefix), "[%u] ", rank);
 }
 
@@ -39,6 +41,8 @@ static void emit(ftc_line_relay_t *r, const char *line, size_t len, int nl)
     if (nl)
         out[k++] = '\n';
     write_all(r->out_fd, out, k);
+    if (r->on_line != NULL)
+        r->on_line(r->on_line_arg, line, len);
 }
 
 static void flush_lines(ftc_line_relay_t *r, int final)

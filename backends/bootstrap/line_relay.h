@@ -14,11 +14,16 @@
 typedef struct ftc_line_relay {
     int in_fd;          /* read end of the child's pipe; -1 once closed */
     int out_fd;         /* where lines go: 1 or 2 */
+    /* Optional: called with each line (without its newline) once it has
+     * been written out, e.g. to act on what a rank says. */
+    void (*on_line)(void *arg, const char *line, size_t len);
+    void *on_line_arg;
     char prefix[24];
     size_t len;
     char buf[FTC_RELAY_BUF];
 } ftc_line_relay_t;
 
+/* No on_line: set it after init. */
 void ftc_relay_init(ftc_line_relay_t *r, int in_fd, int out_fd,
                     unsigned rank);
 

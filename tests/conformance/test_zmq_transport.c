@@ -6,6 +6,12 @@
  * without the collectives: per-pair order, sends that never block, the
  * timer, the pollable descriptor, failure reports (a closed peer, an
  * unreachable address), strangers, bad input. Prints "N passed, M failed".
+ *
+ * No check depends on how fast this machine is: what must happen is
+ * waited for (progress until it did, bounded only by a hang guard far
+ * above any healthy run), what must not happen early is checked against
+ * the clock at the moment it happened, and no duration has an upper
+ * bound.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -261,19 +267,23 @@ static void test_timer_and_fd(void)
     }
     CHECK(ftc_zmq_progress(z, 0) == 0, "idle progress did something");
 
-    /* Armed 20 ms ahead: the descriptor is readable then, not before. */
+    /* Armed 20 ms ahead: the descriptor is readable then, not before
+     * (whenever poll returns readable, the deadline must have passed). */
     uint64_t t0 = now_ns();
+    uint64_t deadline = t0 + 20000000u;
     ops->timer_arm(z, ops->now(z) + 20000000u);
     struct pollfd p = {.fd = ftc_zmq_fd(z), .events = POLLIN};
-    CHECK(poll(&p, 1, 5) == 0, "fd readable 5 ms before the deadline");
-    CHECK(poll(&p, 1, 1000) == 1, "fd not readable at the deadline");
+    int ready = poll(&p, 1, 5);
+    CHECK(ready == 0 || now_ns() >= deadline,
+          "fd readable before the deadline");
+    CHECK(poll(&p, 1, 10000) == 1, "fd not readable at the deadline");
+    CHECK(now_ns() >= deadline, "fd readable before the deadline");
     while (ftc_zmq_progress(z, 0) > 0) {
     }
     uint64_t late = nodes[0].ctx.last_timer_ns - t0;
     CHECK(nodes[0].ctx.timer_fires == 1, "timer fired %" PRIu64 " times",
           nodes[0].ctx.timer_fires);
-    CHECK(late >= 20000000u && late < 40000000u, "timer fired after %.1f ms",
-          late / 1e6);
+    CHECK(late >= 20000000u, "timer fired early, after %.1f ms", late / 1e6);
 
     /* Re-arming replaces; cancel forgets. */
     ops->timer_arm(z, ops->now(z) + 5000000u);
@@ -308,6 +318,11 @@ static bool peer1_reported(node_t *nodes)
     return nodes[0].ctx.nfailed > 0;
 }
 
+static bool peer1_got_one(node_t *nodes)
+{
+    return nodes[1].ctx.recvs >= 1;
+}
+
 /* A peer that goes away is reported once, after the grace period; no
  * report before that. */
 static void test_disconnect(void)
@@ -318,26 +333,21 @@ static void test_disconnect(void)
     uint64_t seq = 0;
     ops->send(nodes[0].z, 1, &seq, 8, NULL);
     ops->watch(nodes[0].z, 2);
-    uint64_t end = now_ns() + 200000000u;
-    while (now_ns() < end)
-        for (int r = 0; r < 3; r++)
-            ftc_zmq_progress(nodes[r].z, 0);
-    CHECK(nodes[1].ctx.recvs == 1, "message not delivered");
+    CHECK(run_until(nodes, 3, peer1_got_one, 10000), "message not delivered");
+    CHECK(nodes[1].ctx.recvs == 1, "message delivered twice");
     CHECK(nodes[0].ctx.nfailed == 0, "a live peer was reported");
 
-    uint64_t t0 = now_ns();
     ftc_zmq_destroy(nodes[1].z);
     nodes[1].z = NULL;
-    CHECK(run_until(nodes, 3, peer1_reported, 2000), "closed peer not reported");
-    double ms = (now_ns() - t0) / 1e6;
-    CHECK(ms < 50, "report took %.1f ms", ms);
+    CHECK(run_until(nodes, 3, peer1_reported, 10000),
+          "closed peer not reported");
     CHECK(nodes[0].ctx.nfailed == 1 && nodes[0].ctx.failed[0] == 1,
           "wrong report");
     CHECK(ftc_zmq_peer_reported(nodes[0].z, 1) == 1, "peer_reported");
     /* Sends to the dead still succeed (completion is not delivery). */
     CHECK(ops->send(nodes[0].z, 1, &seq, 8, NULL) == FTC_SEND_INLINE,
           "send to the dead failed");
-    end = now_ns() + 100000000u;
+    uint64_t end = now_ns() + 100000000u;
     while (now_ns() < end)
         ftc_zmq_progress(nodes[0].z, 1);
     CHECK(nodes[0].ctx.nfailed == 1, "reported twice or reported rank 2");
@@ -370,13 +380,10 @@ static void test_unreachable(void)
     ftc_zmq_attach(nodes[0].z, &nodes[0].ctx);
     g_log[0] = '\0';
     uint64_t seq = 0;
-    uint64_t t0 = now_ns();
     CHECK(ftc_zmq_ops()->send(nodes[0].z, 1, &seq, 8, NULL) == FTC_SEND_INLINE,
           "send to an unreachable peer");
-    CHECK(run_until(nodes, 1, peer1_reported, 3000),
-          "unreachable peer not reported in 3 s");
-    double ms = (now_ns() - t0) / 1e6;
-    CHECK(ms < 500, "unreachable report took %.1f ms", ms);
+    CHECK(run_until(nodes, 1, peer1_reported, 10000),
+          "unreachable peer never reported");
     CHECK(strstr(g_log, "unreachable") != NULL, "no message: %s", g_log);
     ftc_zmq_destroy(nodes[0].z);
 }

@@ -25,6 +25,8 @@
  *   @r KILL t=<ns>  /  @r STOP t=<ns>   the victim, just before
  *   @r RES op=<k> status=<name> value=<v> failed=<a,b,..> t=<ns>
  *   @r DETECT how=<path> t=<ns> probes=<n>
+ *   @r KNOWN victim=<v> failed=<0|1>  at the end: does it know v failed
+ *   @r RESUMED delivered=<0|1> status=<name> excluded=<0|1>  (the victim)
  *   @r BENCH algo=<a> f=<f> iters=<k> avg_us=<x> med_us=<x> p90_us=<x>
  *   @r DONE ok=<k> fail=<m>
  * Exit status 0 when every self-check passed.
@@ -467,6 +469,25 @@ static void print_res(job_t *j, int k, const op_state_t *s, int64_t value)
         ftc_err_name(s->status), value, used ? fl : "-", s->t_ns);
 }
 
+/* One allreduce among the survivors whose result nobody reads: whoever
+ * delivers it knows every other live rank is done with the checked ones,
+ * so leaving cannot make a survivor count this rank as failed while it
+ * still needs it (a pause cannot promise that on a busy machine). */
+static void farewell(job_t *j)
+{
+    if (ftc_context_is_excluded(j->ctx))
+        return;
+    op_state_t s;
+    memset(&s, 0, sizeof(s));
+    int64_t in = 0, res = 0;
+    ftc_coll_args_t a;
+    base_args(&a, FTC_ALGO_CORRECTED, 1, 1, &s);
+    a.sendbuf = &in;
+    a.recvbuf = &res;
+    if (ftc_init_allreduce(j->grp, &a, NULL) == FTC_OK)
+        (void)wait_all(j, &s, 1, 10000);
+}
+
 /* An 8-byte corrected allreduce that the victim leaves, by SIGKILL or
  * SIGSTOP, then one more among the survivors. */
 static void mode_fault(job_t *j, const opts_t *o, int sig)
@@ -557,7 +578,10 @@ static void mode_fault(job_t *j, const opts_t *o, int sig)
               "second allreduce: status %s value %" PRId64,
               ftc_err_name(s2.status), res2);
     }
-    /* Serve the others' corrections before leaving. */
+    out("KNOWN victim=%u failed=%d", v, ftc_context_is_failed(j->ctx, v));
+    farewell(j);
+    /* Answer stragglers' probes for a moment: a courtesy, the farewell
+     * is what makes leaving safe. */
     linger(j, o->linger_ms);
 }
 

@@ -94,6 +94,7 @@ typedef struct rank_out {
     uint64_t detect_t;
     uint64_t probes;
     char resumed[128];
+    bool known, knows_failed;   /* KNOWN line, and what it said */
 } rank_out_t;
 
 typedef struct result {
@@ -426,6 +427,9 @@ static void parse(const job_t *j, result_t *res)
             field(rest, "how", o->how, sizeof(o->how));
             o->detect_t = field_u64(rest, "t");
             o->probes = field_u64(rest, "probes");
+        } else if (strncmp(kw, "KNOWN ", 6) == 0) {
+            o->known = true;
+            o->knows_failed = field_u64(rest, "failed") == 1;
         } else if (strncmp(kw, "RESUMED ", 8) == 0) {
             snprintf(o->resumed, sizeof(o->resumed), "%s", kw + 8);
         }
@@ -578,9 +582,37 @@ static void check_fault(const job_t *j, const char *what, bool sigkill,
     }
     if (need_how != NULL && need_seen == 0)
         how_ok = false;
+    /* The fault landed: the victim (its own pid) said so just before,
+     * every survivor knows it failed at the end, and a killed victim
+     * died (ftcoll-run names how; forked here: no DONE from it). A
+     * stopped one, resumed once the others were gone, learnt that it
+     * had been excluded. */
+    const rank_out_t *vo = &res.r[j->victim];
+    char landed[160] = "";
+    if (res.t_fault == 0 || vo->pid == 0 || res.fault_pid != vo->pid)
+        snprintf(landed, sizeof(landed), "no %s event from the victim",
+                 sigkill ? "KILL" : "STOP");
+    for (uint32_t r = 0; r < j->n && landed[0] == '\0'; r++)
+        if ((int)r != j->victim && !(res.r[r].known && res.r[r].knows_failed))
+            snprintf(landed, sizeof(landed), "rank %u does not know rank %d "
+                     "failed", r, j->victim);
+    if (landed[0] == '\0' && sigkill) {
+        char said[64];
+        snprintf(said, sizeof(said), "rank %d was killed by SIGKILL",
+                 j->victim);
+        if (vo->done || (g_launcher != NULL
+                         && (res.text == NULL || strstr(res.text, said) == NULL)))
+            snprintf(landed, sizeof(landed), "the victim did not die of "
+                     "SIGKILL");
+    }
+    if (landed[0] == '\0' && !sigkill && strstr(vo->resumed, "excluded=1")
+                                              == NULL)
+        snprintf(landed, sizeof(landed), "the resumed victim did not learn "
+                 "it was excluded (%s)", vo->resumed);
     bool done = all_done(j, &res, true);
     bool ok = res.status == 0 && done && delivered && agree
-              && (after || !require_during) && how_ok && first != NULL;
+              && (after || !require_during) && how_ok && first != NULL
+              && landed[0] == '\0';
     char det[96] = "";
     if (nhow > 0)
         snprintf(det, sizeof(det), ", backend report %.1f-%.1f ms after",
@@ -600,6 +632,8 @@ static void check_fault(const job_t *j, const char *what, bool sigkill,
     if (!after && delivered)
         printf("     note: a survivor delivered before the fault%s\n",
                require_during ? "" : " (allowed: the victim had contributed)");
+    if (landed[0] != '\0')
+        printf("     the fault did not land: %s\n", landed);
     if (!how_ok)
         printf("     expected detection by %s%s%s\n",
                expect_how != NULL ? expect_how : "any",
@@ -745,7 +779,9 @@ static void local_checks(const char *avail)
             double t0 = now_s();
             rc = ftc_ofi_set_peers(a, blobs);
             double took = now_s() - t0;
-            report(rc == FTC_OK && took >= 0.25 && took < 5
+            /* At least the timeout (a bound no machine can break); that
+             * it returned at all shows it gave up. */
+            report(rc == FTC_OK && took >= 0.25
                        && strstr(g_log, "rank 1 failed (connect") != NULL,
                    "eager connect gives up on a silent peer after "
                    "connect_timeout_ms and reports it (%.2f s)", took);
@@ -759,10 +795,13 @@ static void local_checks(const char *avail)
         ftc_ofi_destroy(b);
 
         /* The same silent peer, but its blob says it connects lazily:
-         * not waited for, not reported. */
+         * not waited for, not reported. The connect timeout is a minute
+         * here, so that "not waited for" is no guess about how fast this
+         * machine is: waiting would take that minute. */
         a = b = NULL;
         c.rank = 0;
         c.eager_connect = 1;
+        c.connect_timeout_ms = 60000;
         ra = ftc_ofi_create(&c, &a);
         c.rank = 1;
         c.eager_connect = 0;
@@ -776,7 +815,7 @@ static void local_checks(const char *avail)
             double t0 = now_s();
             rc = ftc_ofi_set_peers(a, blobs);
             double took = now_s() - t0;
-            report(rc == FTC_OK && took < 0.25
+            report(rc == FTC_OK && took < 30
                        && strstr(g_log, "failed (connect") == NULL,
                    "eager connect skips a peer that connects lazily "
                    "(%.3f s)", took);
@@ -797,11 +836,14 @@ static double fi_pingpong(const char *pp, const char *prov, int iters)
     char cmd[1024];
     static int port = 47700;
     port++;
+    /* The client retries until the server listens: how long the server
+     * takes to start is the machine's business. */
     snprintf(cmd, sizeof(cmd),
              "(timeout 60 %s -p '%s' -e rdm -B %d -I %d -S 8 "
              ">/dev/null 2>&1 &);"
-             " sleep 0.3; timeout 60 %s -p '%s' -e rdm -P %d -I %d -S 8 "
-             "127.0.0.1 2>&1",
+             " for i in $(seq 200); do out=$(timeout 60 %s -p '%s' -e rdm "
+             "-P %d -I %d -S 8 127.0.0.1 2>&1) && break; sleep 0.05; done;"
+             " echo \"$out\"",
              pp, prov, port, iters, pp, prov, port, iters);
     FILE *f = popen(cmd, "r");
     if (f == NULL)

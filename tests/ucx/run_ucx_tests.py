@@ -26,8 +26,9 @@ and checks what the ranks report:
                resumed, learns that it was excluded;
   tree kill    the baseline tree with a victim ends with FTC_EPEER_FAILED
                instead of hanging;
-  external     SIGKILL from outside at a time nobody chose, during a
-               stream of corrected allreduces;
+  external     SIGKILL from outside at a random point of a stream of
+               corrected allreduces (a cue the victim prints, on which
+               ftcoll-run kills it; the victim holds until it has);
   config       UCX_TLS=sm without UCX_MM_ERROR_HANDLING=y fails at once
                with a message that says what to set.
 
@@ -127,7 +128,7 @@ def base_env(extra):
     return env
 
 
-def launch(opts, n, args, env_extra, timeout=60, may_fail=()):
+def launch(opts, n, args, env_extra, timeout=60, may_fail=(), kill=None):
     env = base_env(env_extra)
     t0 = time.monotonic()
     if opts.ftcoll_run and os.path.exists(opts.ftcoll_run):
@@ -135,6 +136,9 @@ def launch(opts, n, args, env_extra, timeout=60, may_fail=()):
         if may_fail:
             # ranks that kill or stop themselves
             cmd += ["--may-fail", ",".join(str(r) for r in may_fail)]
+        if kill:
+            # ftcoll-run kills a rank on a cue it prints (R@C:TEXT)
+            cmd += ["--kill", kill]
         cmd += ["--", opts.rank] + args
         p = subprocess.run(cmd, env=env, capture_output=True, text=True,
                            timeout=timeout + 30)
@@ -204,6 +208,17 @@ def show_failure(run):
 
 def survivors(run, victims):
     return {r: s for r, s in run.summary.items() if r not in victims}
+
+
+def killed(opts, run, victim, label):
+    """The kill landed: the victim printed no summary and, under
+    ftcoll-run (which names how each rank ended), died of SIGKILL."""
+    ok = expect(victim not in run.summary,
+                f"{label}: the victim lived on to print a summary")
+    if opts.ftcoll_run and os.path.exists(opts.ftcoll_run):
+        ok &= expect(f"ftcoll-run: rank {victim} was killed by SIGKILL"
+                     in run.err, f"{label}: the victim did not die of SIGKILL")
+    return ok
 
 
 def check_agree(run, ranks, label):
@@ -277,6 +292,7 @@ def kill_test(opts, tname, n, victim, kill_iter=10, extra_env=None,
                            "--linger", "50"], env, may_fail=[victim])
     surv = survivors(run, {victim})
     ok = expect(run.rc == 0, f"{label}: exit {run.rc}")
+    ok &= killed(opts, run, victim, label)
     ok &= expect(len(surv) == n - 1,
                  f"{label}: {len(surv)} of {n - 1} survivors reported")
     for r, s in sorted(surv.items()):
@@ -354,56 +370,45 @@ def stop_test(opts, tname, n, victim, stop_iter=10, results=None):
 
 
 def external_kill_test(opts, tname, n, victim):
-    """SIGKILL from outside at a moment nobody chose (20-80 ms after every
-    rank is set up, during a stream of corrected allreduces): the
-    survivors must agree, whatever the victim had sent."""
-    delay = 0.02 + secrets.randbelow(60) / 1000
-    label = f"external kill {tname} n={n} victim={victim} at +{delay * 1e3:.0f} ms"
-    env = base_env(dict(TRANSPORTS[tname], **PATIENT))
-    args = [opts.rank, "--phases", "allreduce:corrected:1", "--iters", "3000",
-            "--victim", str(victim), "--linger", "50"]
-    if opts.ftcoll_run and os.path.exists(opts.ftcoll_run):
-        cmd = [opts.ftcoll_run, "-n", str(n), "--timeout", "60",
-               "--may-fail", str(victim), "--"] + args
-    else:
+    """SIGKILL from outside, during a stream of corrected allreduces: the
+    survivors must agree, whatever the victim had sent. The point is
+    random in progress, not in time (a job may be over before a time
+    comes): the victim prints a cue at a random iteration g, ftcoll-run
+    kills it on that cue, and it holds before iteration h = g + 200 until
+    the kill has landed. Over shared memory the cue is the hold itself: a
+    process killed inside a send wedges the peer it was writing to
+    (docs/backends.md section 7)."""
+    iters = 1000
+    g = 50 + secrets.randbelow(400)
+    h = g + 200
+    shm = tname != "tcp"
+    where = f"at its hold {h}" if shm else f"in {g}..{h}"
+    label = f"external kill {tname} n={n} victim={victim} {where}"
+    if not (opts.ftcoll_run and os.path.exists(opts.ftcoll_run)):
         print(f"  {label}: skipped (needs ftcoll-run)")
         return
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    out = []
-    ready = {}
-    killed = False
-    for line in p.stdout:
-        out.append(line)
-        m = LINE.match(line.rstrip("\n"))
-        body = m.group(2) if m else line
-        if '"event":"ready"' in body:
-            d = json.loads(body[body.find("{"):])
-            ready[d["rank"]] = d["pid"]
-            if len(ready) == n and not killed:
-                time.sleep(delay)
-                try:
-                    os.kill(ready[victim], signal.SIGKILL)
-                    killed = True
-                except OSError:
-                    pass
-    err = p.stderr.read()
-    p.wait(timeout=90)
-    run = Run(p.returncode, "".join(out), err, time.monotonic() - t0)
+    cue = (f'"hold","iter":{h}}}' if shm else f'"cue","iter":{g}}}')
+    run = launch(opts, n, ["--phases", "allreduce:corrected:1", "--iters",
+                           str(iters), "--victim", f"{victim}@{h}",
+                           "--cue", f"{victim}@{g}", "--linger", "50"],
+                 dict(TRANSPORTS[tname], **PATIENT),
+                 kill=f"{victim}@{victim}:{cue}")
     surv = survivors(run, {victim})
-    ok = expect(killed, f"{label}: the victim was gone before the kill")
+    ok = killed(opts, run, victim, label)
     ok &= expect(run.rc == 0, f"{label}: exit {run.rc}")
     ok &= expect(len(surv) == n - 1,
                  f"{label}: {len(surv)} of {n - 1} survivors reported")
     for r, s in sorted(surv.items()):
         ok &= expect(s["wrong"] == 0, f"{label}: rank {r}: {s['first_wrong']}")
-        ok &= expect(s["phases"][0]["ok"] == 3000,
+        ok &= expect(s["phases"][0]["ok"] == iters,
                      f"{label}: rank {r}: a collective failed")
         ok &= expect(victim in s["failed"],
                      f"{label}: rank {r} does not know {victim} failed")
     check_agree(run, set(surv), label)
-    print(f"  {label}: {'ok' if ok else 'FAILED'}", flush=True)
+    held = any(e["rank"] == victim and e["event"] == "hold"
+               for e in run.events)
+    print(f"  {label}: {'ok' if ok else 'FAILED'} "
+          f"({'at its hold' if held else 'before its hold'})", flush=True)
     if not ok:
         show_failure(run)
 
@@ -419,6 +424,7 @@ def tree_kill_test(opts, tname, n, victim):
                  may_fail=[victim])
     surv = survivors(run, {victim})
     ok = expect(run.rc == 0, f"{label}: exit {run.rc}")
+    ok &= killed(opts, run, victim, label)
     ok &= expect(len(surv) == n - 1,
                  f"{label}: {len(surv)} of {n - 1} survivors reported")
     errors = 0

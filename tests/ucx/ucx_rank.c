@@ -19,7 +19,11 @@
  * iteration G (its first messages may be out: a failure during the
  * operation); --kill R@G:before before it starts. --stop R@G SIGSTOPs
  * instead (ftcoll-run resumes it once the others have exited); --victim R
- * names a rank something else may kill at any time. The victim
+ * names a rank something else may kill at any time, and --victim R@H one
+ * that waits (progressing) before iteration H until it has been killed,
+ * so that a kill from outside lands inside the stream on any machine;
+ * --cue R@G makes rank R print {"rank":R,"event":"cue","iter":G} as it
+ * starts iteration G, for ftcoll-run --kill R@R:TEXT to act on. The victim
  * prints {"rank":R,"event":"kill","iter":G,"t_ns":T} (CLOCK_MONOTONIC)
  * first; every rank prints {"rank":R,"event":"ready","pid":P,...} once
  * set up, so a driver can kill it from outside at a time of its choosing;
@@ -27,6 +31,11 @@
  * with the weight W of their result (which ranks it includes), and
  * whether UCX reported the victim (the error callback) or the core found
  * out by itself (its keepalive, or a failure list).
+ *
+ * Every live rank ends with one more allreduce, whose result nobody
+ * reads: whoever delivers it knows that every other live rank is done
+ * with its counted operations, so none leaves while another may still
+ * need it (a pause, --linger, follows as a courtesy only).
  *
  * Output: one JSON line per rank at the end (see print_summary). Waiting:
  * --wait spin (ftc_ucx_progress(u, 0) in a loop, and sched_yield after
@@ -71,8 +80,8 @@ typedef struct phase {
 
 typedef struct fault {
     uint32_t rank;
-    uint64_t iter;
-    int sig;
+    uint64_t iter;              /* --victim: its hold (UINT64_MAX: none) */
+    int sig;                    /* 0: --victim, killed from outside */
     bool before;
 } fault_t;
 
@@ -84,6 +93,8 @@ typedef struct opts {
     uint32_t root;
     fault_t faults[MAX_FAULTS];
     uint32_t nfaults;
+    fault_t cues[MAX_FAULTS];   /* --cue: rank and iter */
+    uint32_t ncues;
     bool bench;
     uint64_t pingpong;
     int linger_ms;
@@ -145,8 +156,9 @@ static void usage(void)
           "[--warmup W]\n"
           "                [--count C] [--root R] [--kill R@G[:before]]... "
           "[--stop R@G]...\n"
-          "                [--victim R]... [--bench] [--pingpong K] [--linger MS] "
-          "[--wait spin|block]\n"
+          "                [--victim R[@H]]... [--cue R@G]... [--bench] "
+          "[--pingpong K]\n"
+          "                [--linger MS] [--wait spin|block]\n"
           "                [--yield-us U]\n",
           stderr);
 }
@@ -242,10 +254,19 @@ static int parse_args(int argc, char **argv, opts_t *o)
             if (parse_fault(v, SIGSTOP, o) != 0)
                 return -1;
         } else if (strcmp(a, "--victim") == 0) {
-            /* killed from outside (ftcoll-run --kill) at any time */
-            if (o->nfaults == MAX_FAULTS)
+            /* killed from outside (ftcoll-run --kill) at any time; with
+             * @H, it holds before iteration H until that happened */
+            unsigned r;
+            unsigned long long h = UINT64_MAX;
+            if (o->nfaults == MAX_FAULTS || sscanf(v, "%u@%llu", &r, &h) < 1)
                 return -1;
-            o->faults[o->nfaults++] = (fault_t){(uint32_t)atoi(v), 0, 0, false};
+            o->faults[o->nfaults++] = (fault_t){r, h, 0, false};
+        } else if (strcmp(a, "--cue") == 0) {
+            unsigned r;
+            unsigned long long g;
+            if (o->ncues == MAX_FAULTS || sscanf(v, "%u@%llu", &r, &g) != 2)
+                return -1;
+            o->cues[o->ncues++] = (fault_t){r, g, 0, false};
         } else if (strcmp(a, "--pingpong") == 0) {
             o->pingpong = strtoull(v, NULL, 10);
         } else if (strcmp(a, "--yield-us") == 0) {
@@ -432,10 +453,17 @@ static bool is_victim(const opts_t *o, uint32_t r)
     return false;
 }
 
+/* The first iteration at which fault i may have happened: a victim from
+ * outside may die at any time. */
+static uint64_t fault_from(const fault_t *f)
+{
+    return f->sig == 0 ? 0 : f->iter;
+}
+
 static bool victim_by(const opts_t *o, uint32_t r, uint64_t g)
 {
     for (uint32_t i = 0; i < o->nfaults; i++)
-        if (o->faults[i].rank == r && o->faults[i].iter <= g)
+        if (o->faults[i].rank == r && fault_from(&o->faults[i]) <= g)
             return true;
     return false;
 }
@@ -443,7 +471,7 @@ static bool victim_by(const opts_t *o, uint32_t r, uint64_t g)
 static bool any_victim_by(const opts_t *o, uint64_t g)
 {
     for (uint32_t i = 0; i < o->nfaults; i++)
-        if (o->faults[i].iter <= g)
+        if (fault_from(&o->faults[i]) <= g)
             return true;
     return false;
 }
@@ -573,6 +601,63 @@ static int wait_op(rank_ctx_t *R)
     return 0;
 }
 
+/* Iteration g is about to start: print this rank's cues, then hold if it
+ * is a victim from outside that should be dead by now. Returns 0, 1 if
+ * it learnt meanwhile that it was excluded, 3 if nothing killed it. */
+static int before_iteration(rank_ctx_t *R, uint64_t g)
+{
+    const opts_t *o = &R->o;
+    for (uint32_t k = 0; k < o->ncues; k++)
+        if (o->cues[k].rank == R->rank && o->cues[k].iter == g)
+            printf("{\"rank\":%u,\"event\":\"cue\",\"iter\":%" PRIu64 "}\n",
+                   R->rank, g);
+    for (uint32_t k = 0; k < o->nfaults; k++) {
+        const fault_t *f = &o->faults[k];
+        if (f->sig != 0 || f->rank != R->rank || f->iter != g)
+            continue;
+        printf("{\"rank\":%u,\"event\":\"hold\",\"iter\":%" PRIu64 "}\n",
+               R->rank, g);
+        fflush(stdout);
+        uint64_t end = now_ns() + (uint64_t)(o->op_timeout_s * 1e9);
+        while (!ftc_context_is_excluded(R->ctx)) {
+            if (now_ns() > end) {
+                fprintf(stderr, "rank %u: held before iteration %" PRIu64
+                                " for %.0f s: nothing killed it\n",
+                        R->rank, g, o->op_timeout_s);
+                return 3;
+            }
+            if (ftc_ucx_progress(R->u, 100) < 0)
+                return 3;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* One allreduce nobody reads (see the top of the file). */
+static void farewell(rank_ctx_t *R)
+{
+    if (R->excluded || ftc_context_is_excluded(R->ctx) || R->n < 2)
+        return;
+    uint32_t f = R->o.nfaults > 0 ? R->o.nfaults : 1;
+    if (f > R->n - 1)
+        f = R->n - 1;
+    int64_t one = 1, all = 0;
+    ftc_coll_args_t a;
+    ftc_coll_args_init(&a);
+    a.f = f;
+    a.dtype = FTC_INT64;
+    a.op = FTC_SUM;
+    a.count = 1;
+    a.sendbuf = &one;
+    a.recvbuf = &all;
+    a.deliver = on_deliver;
+    a.deliver_arg = R;
+    R->done = false;
+    if (ftc_init_allreduce(R->group, &a, NULL) == FTC_OK && wait_op(R) != 0)
+        fprintf(stderr, "rank %u: the farewell allreduce hangs\n", R->rank);
+}
+
 static int run_phases(rank_ctx_t *R)
 {
     const opts_t *o = &R->o;
@@ -583,6 +668,13 @@ static int run_phases(rank_ctx_t *R)
         phase_result_t *pr = &R->res[pi];
         pr->lat_us = calloc(o->iters, sizeof(double));
         for (uint64_t it = 0; it < o->iters; it++, g++) {
+            int held = before_iteration(R, g);
+            if (held == 1) {
+                R->excluded = true;
+                return 0;
+            }
+            if (held != 0)
+                return held;
             const fault_t *mine = NULL;
             for (uint32_t k = 0; k < o->nfaults; k++)
                     if (o->faults[k].rank == R->rank && o->faults[k].iter == g
@@ -804,9 +896,11 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     int status = run_phases(&R);
+    if (status == 0)
+        farewell(&R);
 
-    /* Linger: answer peers that are behind (corrections, probes) before
-     * this rank's exit looks like a failure to them. */
+    /* Linger: answer peers that are behind (probes) for a moment: the
+     * farewell above is what makes leaving safe, this is a courtesy. */
     uint64_t end = now_ns() + (uint64_t)R.o.linger_ms * 1000000u;
     while (now_ns() < end)
         ftc_ucx_progress(R.u, 1);
