@@ -160,7 +160,11 @@ const void *ftc_ucx_address(const ftc_ucx_t *u, size_t *len);
  * Every rank's worker address, addrs[r] of lens[r] bytes for r < nranks
  * (this rank's is ignored). Copied. With eager_connect, creates the
  * endpoints: FTC_ETRANSPORT (logged, with the likely cause) if UCX has no
- * transport to some peer that can report failures. May be called once.
+ * transport to some peer that can report failures. A peer that refuses
+ * or does not answer (it died after it published its address; over tcp
+ * on one host UCX calls that "Destination is unreachable" too) is no
+ * error here: it is reported to the core as failed, as a peer dying
+ * later would be. May be called once.
  */
 int ftc_ucx_set_peers(ftc_ucx_t *u, const void *const *addrs,
                       const size_t *lens);

@@ -113,7 +113,7 @@ static int ut_send(void *tp, uint32_t dest, const void *buf, size_t len,
         u->stats.send_errors++;
         return FTC_ETRANSPORT;      /* dead: the core knows, or will */
     }
-    if (p->ep == NULL && ftc_ucx_peer_connect(u, dest) != 0) {
+    if (p->ep == NULL && ftc_ucx_peer_connect(u, dest, NULL) != 0) {
         ftc_ucx_peer_lost(u, dest, 0, "unreachable");
         u->stats.send_errors++;
         return FTC_ETRANSPORT;
@@ -198,7 +198,7 @@ static void ut_watch(void *tp, uint32_t peer)
     ftc_ucx_peer_t *p = &u->peers[peer];
     p->watched = true;
     if (p->state == FTC_UCX_PEER_IDLE && u->peers_set
-        && ftc_ucx_peer_connect(u, peer) != 0)
+        && ftc_ucx_peer_connect(u, peer, NULL) != 0)
         ftc_ucx_peer_lost(u, peer, 0, "unreachable");
 }
 
@@ -473,15 +473,18 @@ int ftc_ucx_set_peers(ftc_ucx_t *u, const void *const *addrs,
     u->peers_set = true;
     if (!u->cfg.eager_connect)
         return FTC_OK;
-    /* A transport that cannot reach a peer is a configuration error; a
-     * peer that does not answer (it died since it published its address)
-     * is a failure like any other, for the core to route around. */
+    /* No transport of ours that reaches a peer's address is a
+     * configuration error; a peer that refuses or does not answer (it
+     * died after it published its address: over tcp on one host its
+     * connect() is refused at once and UCX says "Destination is
+     * unreachable" too) is a failure like any other, for the core to
+     * route around. ftc_ucx_peer_connect tells the two apart. */
     for (uint32_t r = 0; r < u->cfg.nranks; r++) {
         if (r == u->cfg.rank)
             continue;
-        int st = ftc_ucx_peer_connect(u, r);
-        if (st == UCS_ERR_UNREACHABLE || st == UCS_ERR_UNSUPPORTED
-            || st == UCS_ERR_INVALID_PARAM || st == UCS_ERR_NO_MEMORY)
+        bool ours = false;
+        int st = ftc_ucx_peer_connect(u, r, &ours);
+        if (st != UCS_OK && ours)
             return FTC_ETRANSPORT;
         if (st != UCS_OK)
             ftc_ucx_peer_lost(u, r, 0, ucs_status_string((ucs_status_t)st));

@@ -148,10 +148,13 @@ void ftc_ucx_ev_release(ftc_ucx_t *u, ftc_ucx_ev_t *ev);
 
 /* endpoint.c */
 /* Create the endpoint to r if there is none: UCS_OK (0), or UCX's error
- * (logged, with the likely cause): UCS_ERR_UNREACHABLE when no transport
- * reaches r, UCS_ERR_CANCELED when r is already lost, others when r
- * itself did not answer (it died). */
-int ftc_ucx_peer_connect(ftc_ucx_t *u, uint32_t r);
+ * (logged, with the likely cause); UCS_ERR_CANCELED when r is already
+ * lost. *setup_error (if not NULL) tells whose fault an error is: true
+ * for ours (no transport of ours reaches r's address, no memory, bad
+ * parameters: the same for every attempt), false for r's (it refused or
+ * did not answer: it died after it published its address), which the
+ * caller reports as a failure. */
+int ftc_ucx_peer_connect(ftc_ucx_t *u, uint32_t r, bool *setup_error);
 /* r is dead or unreachable: report it after delay_ns and close its
  * endpoint on the next pass. why is kept (copied). */
 void ftc_ucx_peer_lost(ftc_ucx_t *u, uint32_t r, uint64_t delay_ns,

@@ -28,6 +28,8 @@ and checks what the ranks report:
                instead of hanging;
   external     SIGKILL from outside at a time nobody chose, during a
                stream of corrected allreduces;
+  startup      a rank dies right after the address exchange, before
+               anyone connected to it: a failure, not a set-up error;
   config       UCX_TLS=sm without UCX_MM_ERROR_HANDLING=y fails at once
                with a message that says what to set.
 
@@ -434,6 +436,53 @@ def tree_kill_test(opts, tname, n, victim):
         show_failure(run)
 
 
+def startup_death_test(opts, tname, n, victim, extra_env=None, tag=""):
+    """A rank dies right after the address exchange, before anyone
+    connected to it (ucx_rank --die-after-exchange: the others connect only
+    once its process is gone). Over tcp on one host their connect() is
+    refused at once and UCX says "Destination is unreachable": that used to
+    fail their set-up (exit 4, the whole job down). It is a failure like any
+    other: the survivors run every collective without it and agree."""
+    label = f"startup death {tname}{tag} n={n} victim={victim}"
+    env = dict(TRANSPORTS[tname], **PATIENT)
+    env.update(extra_env or {})
+    run = launch(opts, n, ["--phases",
+                           "allreduce:corrected:1,reduce:corrected:1,"
+                           "bcast:corrected:1",
+                           "--iters", "10", "--die-after-exchange",
+                           str(victim), "--linger", "50"], env,
+                 may_fail=[victim])
+    surv = survivors(run, {victim})
+    ok = expect(run.rc == 0, f"{label}: exit {run.rc}")
+    ok &= expect(any(e["event"] == "died-after-exchange" for e in run.events),
+                 f"{label}: the victim did not die where it should")
+    ok &= expect(len(surv) == n - 1,
+                 f"{label}: {len(surv)} of {n - 1} survivors reported")
+    reported = 0
+    for r, s in sorted(surv.items()):
+        ok &= expect(s["wrong"] == 0, f"{label}: rank {r}: {s['first_wrong']}")
+        # With the root (0) dead, reduce and bcast rooted at it end with
+        # FTC_EROOT_FAILED; allreduce moves to another root.
+        must = s["phases"] if victim != 0 else s["phases"][:1]
+        ok &= expect(all(p["ok"] == p["done"] == 10 for p in must),
+                     f"{label}: rank {r}: a collective failed")
+        ok &= expect(all(p["done"] == 10 for p in s["phases"]),
+                     f"{label}: rank {r}: a collective did not end")
+        ok &= expect(victim in s["failed"],
+                     f"{label}: rank {r} does not know {victim} failed")
+        vi = [v for v in s["victims"] if v["rank"] == victim][0]
+        reported += vi["ucx_reported"]
+    if "FTCOLL_UCX_CONNECT" not in (extra_env or {}):
+        # eager endpoints: every survivor's backend found it at set-up
+        ok &= expect(reported == n - 1,
+                     f"{label}: {reported} of {n - 1} backends reported it")
+    check_agree(run, set(surv), label)
+    print(f"  {label}: {'ok' if ok else 'FAILED'} (reported by "
+          f"{reported} of {n - 1} backends, {run.secs:.1f} s)", flush=True)
+    if not ok:
+        show_failure(run)
+
+
 def config_test(opts):
     label = "config UCX_TLS=sm without UCX_MM_ERROR_HANDLING"
     run = launch(opts, 2, ["--iters", "1"], {"UCX_TLS": "sm"}, timeout=30)
@@ -567,6 +616,11 @@ def main():
             for _ in range(opts.repeat_kill):
                 stop_test(opts, tname, 4, 1, results=stops)
         failure_summary(kills, stops)
+        for tname in TRANSPORTS:
+            startup_death_test(opts, tname, 4, 2)
+        startup_death_test(opts, "tcp", 4, 0,
+                           extra_env={"FTCOLL_UCX_CONNECT": "lazy"},
+                           tag=" lazy")
         tree_kill_test(opts, "tcp", 4, 1)
         tree_kill_test(opts, "sm", 4, 3)
         external_kill_test(opts, "tcp", 4, 3)

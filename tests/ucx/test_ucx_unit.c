@@ -83,12 +83,16 @@ static void on_deliver(const ftc_completion_t *c, void *arg)
     s->nfailed = c->nfailed;
 }
 
-static int world_open(world_t *W, uint32_t n, int eager)
+/* n backends wired to each other. Rank `dead` (if < n) dies right after
+ * it published its address, before anyone connected to it: its backend
+ * is destroyed between ftc_ucx_address and the others' set_peers. */
+static int world_open_dead(world_t *W, uint32_t n, int eager, uint32_t dead)
 {
     memset(W, 0, sizeof(*W));
     W->n = n;
     const void *addrs[MAXN];
     size_t lens[MAXN];
+    unsigned char dead_addr[4096];
     for (uint32_t r = 0; r < n; r++) {
         ftc_ucx_config_t uc;
         ftc_ucx_config_init(&uc);
@@ -105,7 +109,18 @@ static int world_open(world_t *W, uint32_t n, int eager)
         addrs[r] = ftc_ucx_address(W->u[r], &lens[r]);
         W->alive[r] = 1;
     }
+    if (dead < n) {
+        if (lens[dead] > sizeof(dead_addr))
+            return FTC_ENOMEM;
+        memcpy(dead_addr, addrs[dead], lens[dead]);
+        addrs[dead] = dead_addr;
+        ftc_ucx_destroy(W->u[dead]);
+        W->u[dead] = NULL;
+        W->alive[dead] = 0;
+    }
     for (uint32_t r = 0; r < n; r++) {
+        if (!W->alive[r])
+            continue;
         int rc = ftc_ucx_set_peers(W->u[r], addrs, lens);
         if (rc != FTC_OK)
             return rc;
@@ -126,6 +141,11 @@ static int world_open(world_t *W, uint32_t n, int eager)
             return rc;
     }
     return FTC_OK;
+}
+
+static int world_open(world_t *W, uint32_t n, int eager)
+{
+    return world_open_dead(W, n, eager, UINT32_MAX);
 }
 
 static void world_kill(world_t *W, uint32_t r)
@@ -389,6 +409,94 @@ static void test_failure(void)
     unsetenv("UCX_TLS");
 }
 
+/* A rank that dies after it published its address but before the others
+ * connect to it: over tcp on one host the others' connect() is refused at
+ * once and UCX says "Destination is unreachable", the word it also uses
+ * for "no transport of yours reaches that address". The first is a failure
+ * like any other: set-up succeeds, the backend reports the rank, and the
+ * survivors' collectives go on without it (it used to fail set-up with
+ * FTC_ETRANSPORT, and every survivor exited). Eager endpoints find it at
+ * set-up, lazy ones at the first send or watch. */
+static void test_dead_before_connect(const char *label, int eager)
+{
+    world_t W;
+    logbuf[0] = '\0';
+    int rc = world_open_dead(&W, 4, eager, 2);
+    EXPECT(rc == FTC_OK, "%s: set-up with a dead rank: %s\n%s", label,
+           ftc_strerror(rc), logbuf);
+    if (rc != FTC_OK) {
+        for (uint32_t r = 0; r < W.n; r++) {
+            if (W.ctx[r] != NULL)
+                ftc_context_destroy(W.ctx[r]);
+            ftc_ucx_destroy(W.u[r]);
+        }
+        return;
+    }
+    char what[128];
+    snprintf(what, sizeof(what), "%s: allreduce without rank 2", label);
+    run_coll(&W, FTC_COLL_ALLREDUCE, FTC_ALGO_CORRECTED, 1, 0, 15 & ~4u, what);
+    snprintf(what, sizeof(what), "%s: allreduce rooted at 2", label);
+    run_coll(&W, FTC_COLL_ALLREDUCE, FTC_ALGO_CORRECTED, 1, 2, 15 & ~4u, what);
+    for (uint32_t r = 0; r < 4; r++) {
+        if (!W.alive[r])
+            continue;
+        ftc_ucx_peer_info_t pi;
+        ftc_ucx_peer_info(W.u[r], 2, &pi);
+        /* Lazy: only ranks that sent to it (or watched it) find out by
+         * themselves; the others learn it from a failure list. */
+        EXPECT(!pi.connected && (pi.reported || !eager),
+               "%s: rank %u: the backend reported rank 2 (error '%s')", label,
+               r, pi.error);
+        EXPECT(ftc_context_is_failed(W.ctx[r], 2), "%s: rank %u knows", label,
+               r);
+    }
+    EXPECT(strstr(logbuf, "takes no connection") != NULL,
+           "%s: the log says the peer refused, not that UCX_TLS is wrong:\n%s",
+           label, logbuf);
+    world_close(&W);
+}
+
+/* ... while an address that no transport of ours reaches (here: a peer
+ * on shared memory only, as on another host) stays a set-up error with
+ * the explanation. */
+static void test_no_transport(void)
+{
+    ftc_ucx_t *u[2] = {NULL, NULL};
+    const void *addrs[2];
+    size_t lens[2];
+    static const char *const tls[2] = {"tcp", "sm"};
+    setenv("UCX_MM_ERROR_HANDLING", "y", 1);
+    setenv("UCX_KEEPALIVE_INTERVAL", "100ms", 1);
+    for (uint32_t r = 0; r < 2; r++) {
+        setenv("UCX_TLS", tls[r], 1);
+        ftc_ucx_config_t c;
+        ftc_ucx_config_init(&c);
+        c.rank = r;
+        c.nranks = 2;
+        c.log = log_keep;
+        int rc = ftc_ucx_create(&c, &u[r]);
+        EXPECT(rc == FTC_OK, "no transport: create %u: %s", r,
+               ftc_strerror(rc));
+        if (rc != FTC_OK)
+            goto out;
+        addrs[r] = ftc_ucx_address(u[r], &lens[r]);
+    }
+    setenv("UCX_TLS", tls[0], 1);   /* rank 0's environment */
+    logbuf[0] = '\0';
+    int rc = ftc_ucx_set_peers(u[0], addrs, lens);
+    EXPECT(rc == FTC_ETRANSPORT, "no transport: set_peers: %s",
+           ftc_strerror(rc));
+    EXPECT(strstr(logbuf, "UCX_TLS=tcp") != NULL
+               && strstr(logbuf, "takes no connection") == NULL,
+           "no transport: the log names the configuration: %s", logbuf);
+out:
+    ftc_ucx_destroy(u[0]);
+    ftc_ucx_destroy(u[1]);
+    unsetenv("UCX_TLS");
+    unsetenv("UCX_MM_ERROR_HANDLING");
+    unsetenv("UCX_KEEPALIVE_INTERVAL");
+}
+
 /* Another job's message reaches the core as FTC_RANK_UNKNOWN and is
  * dropped as foreign. */
 static void test_stranger(void)
@@ -515,6 +623,17 @@ int main(void)
     test_fd();
     unsetenv("UCX_TLS");
     test_failure();
+    setenv("UCX_TLS", "tcp", 1);
+    test_dead_before_connect("tcp eager, dead before connect", 1);
+    test_dead_before_connect("tcp lazy, dead before connect", 0);
+    setenv("UCX_TLS", "sm", 1);
+    setenv("UCX_MM_ERROR_HANDLING", "y", 1);
+    setenv("UCX_KEEPALIVE_INTERVAL", "100ms", 1);
+    test_dead_before_connect("sm, dead before connect", 1);
+    unsetenv("UCX_TLS");
+    unsetenv("UCX_MM_ERROR_HANDLING");
+    unsetenv("UCX_KEEPALIVE_INTERVAL");
+    test_no_transport();
     test_stranger();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
