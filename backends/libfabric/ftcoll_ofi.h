@@ -58,8 +58,8 @@
  * (never sleeping on its descriptor) until every hello has completed:
  * a completion needs the connection, which needs the peer's process to
  * accept it. A peer that does not within connect_timeout_ms is reported
- * failed (FTC_OFI_DETECT_CONNECT); one whose process exits meanwhile, as
- * any exit. Connections are then in place before the first collective,
+ * failed (FTC_OFI_DETECT_CONNECT); one whose process exits meanwhile, or
+ * is gone already (a local peer whose pid no longer exists), as any exit. Connections are then in place before the first collective,
  * as the UCX backend's eager endpoints are.
  *
  * Sends never block and never make the core wait for a completion: a

@@ -638,6 +638,105 @@ static void log_keep(void *arg, const char *msg)
     snprintf(g_log + used, sizeof(g_log) - used, "%s\n", msg);
 }
 
+/* A rank that dies right after it published its address, before anyone
+ * connected to it: a child process creates rank 1, hands its blob over a
+ * pipe and exits; once it is reaped, rank 0 (here) sets its peers. The
+ * eager connect must not wait connect_timeout_ms (set to 20 s here) for
+ * a hello that never comes: the exit monitor sees that the pid is gone
+ * and the peer is reported as exited, at once. Before, it waited the
+ * whole timeout and reported "connect" (10 s of set-up by default, while
+ * the other ranks' keepalive could exclude the waiting one). */
+static void dead_before_connect(const char *prov)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        report(false, "%s: pipe", prov);
+        return;
+    }
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        close(fds[0]);
+        ftc_ofi_config_t c;
+        ftc_ofi_config_init(&c);
+        c.nranks = 2;
+        c.rank = 1;
+        c.job_token = 44;
+        c.provider = prov;
+        c.node = "127.0.0.1";
+        ftc_ofi_t *z = NULL;
+        unsigned char blob[FTC_OFI_BLOB_SIZE] = {0};
+        if (ftc_ofi_create(&c, &z) == FTC_OK)
+            memcpy(blob, ftc_ofi_local_blob(z), sizeof(blob));
+        ssize_t w = write(fds[1], blob, sizeof(blob));
+        ftc_ofi_destroy(z);
+        _exit(w == (ssize_t)sizeof(blob) ? 0 : 1);
+    }
+    close(fds[1]);
+    unsigned char blobs[2 * FTC_OFI_BLOB_SIZE];
+    size_t got = 0;
+    while (got < FTC_OFI_BLOB_SIZE) {
+        ssize_t k = read(fds[0], blobs + FTC_OFI_BLOB_SIZE + got,
+                         FTC_OFI_BLOB_SIZE - got);
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    close(fds[0]);
+    int st = 0;
+    bool reaped = child > 0 && waitpid(child, &st, 0) == child
+                  && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    if (!reaped || got != FTC_OFI_BLOB_SIZE) {
+        report(false, "%s: the child did not publish its address", prov);
+        return;
+    }
+    ftc_ofi_config_t c;
+    ftc_ofi_config_init(&c);
+    c.nranks = 2;
+    c.rank = 0;
+    c.job_token = 44;
+    c.provider = prov;
+    c.node = "127.0.0.1";
+    c.connect_timeout_ms = 20000;
+    c.log = log_keep;
+    ftc_ofi_t *z = NULL;
+    int rc = ftc_ofi_create(&c, &z);
+    if (rc != FTC_OK) {
+        report(false, "%s: create: %s", prov, ftc_strerror(rc));
+        return;
+    }
+    memcpy(blobs, ftc_ofi_local_blob(z), FTC_OFI_BLOB_SIZE);
+    g_log[0] = '\0';
+    double t0 = now_s();
+    rc = ftc_ofi_set_peers(z, blobs);
+    double took = now_s() - t0;
+    /* Reports reach the core (and count as made) from progress. */
+    ftc_config_t cfg;
+    ftc_config_init(&cfg);
+    cfg.job_token = 44;
+    ftc_context_t *ctx = NULL;
+    uint64_t when = 0;
+    ftc_ofi_detect_t how = FTC_OFI_DETECT_NONE;
+    if (rc == FTC_OK
+        && ftc_context_create(0, 2, ftc_ofi_ops(), z, &cfg, &ctx) == FTC_OK) {
+        ftc_ofi_attach(z, ctx);
+        double end = now_s() + 10;
+        while ((how = ftc_ofi_peer_reported(z, 1, &when))
+                   == FTC_OFI_DETECT_NONE
+               && now_s() < end)
+            (void)ftc_ofi_progress(z, 5);
+    }
+    report(rc == FTC_OK && how == FTC_OFI_DETECT_EXIT
+               && ftc_context_is_failed(ctx, 1),
+           "%-12s a rank gone before anyone connected to it is reported as "
+           "exited at set-up (%s, %s, %.3f s)", prov, ftc_strerror(rc),
+           ftc_ofi_detect_name(how), took);
+    if (how != FTC_OFI_DETECT_EXIT)
+        printf("     log: %s\n", g_log);
+    ftc_context_destroy(ctx);
+    ftc_ofi_destroy(z);
+}
+
 static void local_checks(const char *avail)
 {
     ftc_ofi_config_t c;
@@ -719,6 +818,11 @@ static void local_checks(const char *avail)
         ftc_ofi_destroy(a);
         ftc_ofi_destroy(b);
     }
+
+    if (ftc_ofi_provider_available("tcp;ofi_rxm"))
+        dead_before_connect("tcp;ofi_rxm");
+    if (ftc_ofi_provider_available("shm"))
+        dead_before_connect("shm");
 
     /* Eager connect to a peer that never progresses (created, never
      * given its peers): set_peers gives up after connect_timeout_ms and
