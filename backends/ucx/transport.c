@@ -238,7 +238,8 @@ static int config_ok(const ftc_ucx_config_t *c)
            && c->nranks <= INT32_MAX && c->rank < c->nranks
            && c->failure_grace_ms >= 0 && c->spin_us >= 0
            && c->max_sleep_ms >= 0 && c->max_inflight_bytes > 0
-           && c->close_timeout_ms >= 0;
+           && c->close_timeout_ms >= 0 && c->single_host >= -1
+           && c->single_host <= 1;
 }
 
 static int epoll_add(int epfd, int fd)
@@ -274,6 +275,15 @@ static int open_ucx(ftc_ucx_t *u)
         ftc_ucx_logf(u, "rank %u: UCX configuration: %s (check the UCX_* "
                         "variables)", u->cfg.rank, ucs_status_string(st));
         return -1;
+    }
+    if (u->set_net_devices) {
+        st = ucp_config_modify(config, "NET_DEVICES", u->net_devices);
+        if (st != UCS_OK) {
+            ftc_ucx_logf(u, "rank %u: UCX_NET_DEVICES=%s: %s", u->cfg.rank,
+                         u->net_devices, ucs_status_string(st));
+            ucp_config_release(config);
+            return -1;
+        }
     }
     ucp_params_t params;
     memset(&params, 0, sizeof(params));
@@ -369,6 +379,9 @@ int ftc_ucx_create(const ftc_ucx_config_t *cfg, ftc_ucx_t **out)
     }
     rc = FTC_ENOTSUP;
     if (ftc_ucx_check_env(u) != 0)
+        goto err;
+    rc = FTC_EINVAL;
+    if (ftc_ucx_choose_devices(u) != 0)
         goto err;
     rc = FTC_ETRANSPORT;
     if (open_ucx(u) != 0 || open_fds(u) != 0)
@@ -594,6 +607,11 @@ int ftc_ucx_peer_reported(const ftc_ucx_t *u, uint32_t peer)
 {
     return u != NULL && peer < u->cfg.nranks
            && u->peers[peer].state == FTC_UCX_PEER_FAILED;
+}
+
+const char *ftc_ucx_net_devices(const ftc_ucx_t *u)
+{
+    return u != NULL ? u->net_devices : "";
 }
 
 const char *ftc_ucx_version(void)

@@ -115,6 +115,8 @@ struct ftc_ucx {
     bool in_progress;
     bool closing_down;          /* ftc_ucx_destroy runs */
     bool diag_logged;           /* the unreachable diagnosis, once */
+    char net_devices[256];      /* in effect, "" for UCX's default */
+    bool set_net_devices;       /* we set them (ucp_config_modify) */
 
     ftc_ucx_stats_t stats;
 };
@@ -182,6 +184,11 @@ void ftc_ucx_send_cb(void *request, ucs_status_t status, void *user_data);
  * transports that cannot report failures (FTC_ENOTSUP), with the
  * explanation logged. */
 int ftc_ucx_check_env(const ftc_ucx_t *u);
+/* UCX_NET_DEVICES for the context, from cfg.net_devices, UCX's own
+ * variable or cfg.single_host (see ftcoll_ucx.h) into u->net_devices and
+ * u->set_net_devices. 0, or -1 (logged) for devices a multi-host job
+ * cannot use. */
+int ftc_ucx_choose_devices(ftc_ucx_t *u);
 /* The likely reason an endpoint to a peer could not be created. */
 void ftc_ucx_explain_unreachable(const ftc_ucx_t *u, char *out, size_t len);
 /* Why ucp_init / ucp_worker_create failed, in words a user can act on. */

@@ -114,6 +114,13 @@ typedef struct ftc_zmq_config {
     int linger_ms;
     ftc_zmq_log_fn log;         /* NULL: silent */
     void *log_arg;
+    /* Where the ranks run: 1 every rank on this host, 0 on several
+     * hosts, -1 unknown (default; ftc_bootstrap_single_host gives it).
+     * bind_endpoint decides where the ROUTER listens in every case (its
+     * default, 127.0.0.1, is right for one host); with 0, an endpoint
+     * only this host can reach (127.0.0.0/8, ::1, ipc://) is refused
+     * with FTC_EINVAL: the other hosts could not connect. */
+    int single_host;
 } ftc_zmq_config_t;
 
 /* Defaults as above; rank 0, nranks 0 (set them). */
@@ -123,7 +130,8 @@ void ftc_zmq_config_init(ftc_zmq_config_t *cfg);
  * Override cfg from the environment, for launcher-started programs:
  * FTCOLL_ZMQ_BIND, FTCOLL_ZMQ_HOST (advertise_host),
  * FTCOLL_ZMQ_HEARTBEAT_MS, FTCOLL_ZMQ_HEARTBEAT_TIMEOUT_MS,
- * FTCOLL_ZMQ_CONNECT_RETRIES, FTCOLL_ZMQ_GRACE_MS, FTCOLL_ZMQ_LINGER_MS.
+ * FTCOLL_ZMQ_CONNECT_RETRIES, FTCOLL_ZMQ_GRACE_MS, FTCOLL_ZMQ_LINGER_MS,
+ * FTCOLL_SINGLE_HOST (1 or 0: single_host).
  * Returns FTC_OK, or FTC_EINVAL naming the bad variable in err.
  */
 int ftc_zmq_config_from_env(ftc_zmq_config_t *cfg, char *err, size_t errlen);

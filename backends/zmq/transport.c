@@ -202,7 +202,8 @@ static int config_ok(const ftc_zmq_config_t *c)
            && c->reconnect_ivl_ms > 0 && c->connect_timeout_ms >= 0
            && c->connect_retries > 0 && c->disconnect_grace_ms >= 0
            && c->max_queued_bytes > 0 && c->sndhwm >= 0 && c->rcvhwm >= 0
-           && c->linger_ms >= 0 && c->bind_endpoint != NULL;
+           && c->linger_ms >= 0 && c->bind_endpoint != NULL
+           && c->single_host >= -1 && c->single_host <= 1;
 }
 
 /* ZMQ_LAST_ENDPOINT of a wildcard bind says 0.0.0.0: peers need a name. */
@@ -309,6 +310,19 @@ int ftc_zmq_create(const ftc_zmq_config_t *cfg, ftc_zmq_t **out)
     if (zmq_getsockopt(z->router, ZMQ_LAST_ENDPOINT, last, &len) != 0
         || advertise(z, last) != 0)
         goto err_zmq;
+    if (cfg->single_host == 0
+        && (strncmp(last, "tcp://127.", 10) == 0
+            || strncmp(last, "tcp://[::1]:", 12) == 0
+            || strncmp(last, "ipc://", 6) == 0)) {
+        ftc_zmq_logf(z, "rank %u: the job spans hosts (single_host = 0, "
+                        "FTCOLL_SINGLE_HOST) but the ROUTER listens on %s, "
+                        "which only this host reaches. Bind the interface "
+                        "the other hosts reach: FTCOLL_ZMQ_BIND='tcp://eth0:*' "
+                        "(or tcp://0.0.0.0:* with FTCOLL_ZMQ_HOST)",
+                     cfg->rank, last);
+        rc = FTC_EINVAL;
+        goto err;
+    }
     if (ftc_zmq_epoll_add(z, z->router, FTC_ZMQ_TAG_ROUTER, 0) != 0)
         goto err_zmq;
     z->router_dirty = true;

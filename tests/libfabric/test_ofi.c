@@ -36,6 +36,7 @@
 
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_ofi.h"
+#include "../listen_sockets.h"
 
 #define MAX_RANKS 16
 #define MAX_ENV 6
@@ -94,6 +95,8 @@ typedef struct rank_out {
     uint64_t detect_t;
     uint64_t probes;
     char resumed[128];
+    int listen_n;               /* LISTEN: -2 none seen, -1 ss failed */
+    char listen[512];
 } rank_out_t;
 
 typedef struct result {
@@ -392,7 +395,12 @@ static void parse(const job_t *j, result_t *res)
         const char *kw = end + 1;
         /* Fields are found by " key=" in the line from the keyword on. */
         const char *rest = end;
-        if (strncmp(kw, "INFO ", 5) == 0) {
+        if (strncmp(kw, "LISTEN ", 7) == 0) {
+            char n[16] = "";
+            field(rest, "n", n, sizeof(n));
+            o->listen_n = atoi(n);
+            field(rest, "addrs", o->listen, sizeof(o->listen));
+        } else if (strncmp(kw, "INFO ", 5) == 0) {
             o->info = true;
             o->pid = (int)field_u64(rest, "pid");
             field(rest, "provider", o->provider, sizeof(o->provider));
@@ -462,6 +470,8 @@ static int clean_shm(const result_t *res, uint32_t n)
 static void run(const job_t *j, result_t *res)
 {
     memset(res, 0, sizeof(*res));
+    for (uint32_t r = 0; r < MAX_RANKS; r++)
+        res->r[r].listen_n = -2;
     double t0 = now_s();
     if (g_launcher != NULL)
         run_launcher(j, res);
@@ -605,6 +615,37 @@ static void check_fault(const job_t *j, const char *what, bool sigkill,
                expect_how != NULL ? expect_how : "any",
                need_how != NULL ? ", at least once by " : "",
                need_how != NULL ? need_how : "");
+    if (!ok)
+        dump(&res);
+    free(res.text);
+}
+
+/* Where the ranks of a single-host job listen when nothing chooses the
+ * address (FTCOLL_OFI_NODE unset; the other jobs here bind 127.0.0.1
+ * by hand): the backend must bind loopback, not the first interface the
+ * provider finds (tcp, net and udp take eth0 by default). */
+static void check_listen(const char *prov)
+{
+    job_t j = {.prov = prov, .n = 2, .victim = -1, .timeout_s = 60,
+               .env = {"FTCOLL_OFI_NODE="},
+               .args = {"--mode", "coll", "--report-listen"}};
+    result_t res;
+    run(&j, &res);
+    bool ok = res.status == 0 && all_done(&j, &res, false);
+    bool shm = strcmp(prov, "shm") == 0;
+    for (uint32_t r = 0; r < j.n; r++) {
+        const rank_out_t *o = &res.r[r];
+        if (o->listen_n < 0)
+            ok = false;     /* ss failed, or no LISTEN line */
+        else if (shm)
+            ok = ok && o->listen_n == 0;
+        else
+            ok = ok && o->listen_n > 0 && ftc_test_all_loopback(o->listen);
+    }
+    report(ok, "%-12s n=2 single-host job, no node given: ranks listen on "
+               "%s (rank 0: %s) (%.1f s)%s%s",
+           prov, shm ? "no IP socket" : "loopback only", res.r[0].listen,
+           res.seconds, res.fails[0] ? "; " : "", res.fails);
     if (!ok)
         dump(&res);
     free(res.text);
@@ -817,6 +858,46 @@ static void local_checks(const char *avail)
         }
         ftc_ofi_destroy(a);
         ftc_ofi_destroy(b);
+    }
+
+    /* Where a single-host endpoint binds, and a loopback address for a
+     * job that spans hosts. */
+    if (ftc_ofi_provider_available("tcp;ofi_rxm")) {
+        ftc_ofi_config_init(&c);
+        c.nranks = 2;
+        c.provider = "tcp;ofi_rxm";
+        c.single_host = 1;
+        c.log = log_keep;
+        z = NULL;
+        rc = ftc_ofi_create(&c, &z);
+        char addrs[512] = "";
+        int k = rc == FTC_OK ? ftc_test_listen_addrs((long)getpid(), addrs,
+                                                     sizeof(addrs))
+                             : 0;
+        report(rc == FTC_OK && (k < 0 || (k > 0 && ftc_test_all_loopback(addrs))),
+               "single_host = 1, no node: tcp;ofi_rxm listens on %s",
+               k < 0 ? "(ss did not run)" : addrs);
+        ftc_ofi_destroy(z);
+        c.single_host = 0;
+        c.node = "127.0.0.1";
+        g_log[0] = '\0';
+        z = NULL;
+        rc = ftc_ofi_create(&c, &z);
+        report(rc == FTC_EINVAL && z == NULL
+                   && strstr(g_log, "loopback") != NULL,
+               "single_host = 0 with node 127.0.0.1: refused (%s)",
+               ftc_strerror(rc));
+        ftc_ofi_destroy(z);
+        setenv("FTCOLL_SINGLE_HOST", "2", 1);
+        ftc_ofi_config_init(&c);
+        rc = ftc_ofi_config_from_env(&c, err, sizeof(err));
+        report(rc == FTC_EINVAL && strstr(err, "FTCOLL_SINGLE_HOST") != NULL,
+               "config_from_env: a bad FTCOLL_SINGLE_HOST (%s)", err);
+        setenv("FTCOLL_SINGLE_HOST", "1", 1);
+        rc = ftc_ofi_config_from_env(&c, err, sizeof(err));
+        report(rc == FTC_OK && c.single_host == 1,
+               "config_from_env: FTCOLL_SINGLE_HOST=1");
+        unsetenv("FTCOLL_SINGLE_HOST");
     }
 
     if (ftc_ofi_provider_available("tcp;ofi_rxm"))
@@ -1081,6 +1162,10 @@ int main(int argc, char **argv)
             check_coll(&j, "reduce/bcast/allreduce (corrected f=0,1; tree)");
         }
     }
+
+    /* A single-host job with no address given binds loopback. */
+    for (int p = 0; p < nprov; p++)
+        check_listen(provs[p]);
 
     /* The backend alone: a burst of every message size, in order. */
     for (int p = 0; p < nprov && g_pp_path != NULL; p++) {

@@ -28,6 +28,7 @@ and checks what the ranks report:
                instead of hanging;
   external     SIGKILL from outside at a time nobody chose, during a
                stream of corrected allreduces;
+  listen       a single-host job's ranks listen on loopback only (ss);
   startup      a rank dies right after the address exchange, before
                anyone connected to it: a failure, not a set-up error;
   config       UCX_TLS=sm without UCX_MM_ERROR_HANDLING=y fails at once
@@ -483,6 +484,38 @@ def startup_death_test(opts, tname, n, victim, extra_env=None, tag=""):
         show_failure(run)
 
 
+def listen_test(opts, tname, n=2):
+    """Where a rank of a single-host job listens: started by ftcoll-run
+    (every rank on this host: ftc_bootstrap_single_host), its network
+    transports must listen on the loopback interface only, not on every
+    interface (UCX_NET_DEVICES=lo, chosen by the backend). ss, run by each
+    rank once it is set up, says where its sockets are."""
+    label = f"listen {tname} n={n}"
+    if not shutil.which("ss"):
+        print(f"  {label}: skipped (no ss)")
+        return
+    run = launch(opts, n, ["--phases", "allreduce:corrected:1", "--iters",
+                           "5", "--report-listen", "--linger", "50"],
+                 dict(TRANSPORTS[tname], **PATIENT))
+    ev = {e["rank"]: e for e in run.events if e["event"] == "listen"}
+    ok = expect(run.rc == 0, f"{label}: exit {run.rc}")
+    ok &= expect(len(ev) == n, f"{label}: {len(ev)} of {n} ranks reported")
+    for r, e in sorted(ev.items()):
+        addrs = [a for a in e["addrs"].split(",") if a]
+        ok &= expect(e["n"] > 0 and len(addrs) > 0,
+                     f"{label}: rank {r} listens nowhere ({e})")
+        ok &= expect(all(a.startswith("127.") or a.startswith("[::1]")
+                         for a in addrs),
+                     f"{label}: rank {r} listens on {e['addrs']} "
+                     f"(UCX_NET_DEVICES={e['net_devices']})")
+    some = ev.get(0, {})
+    print(f"  {label}: {'ok' if ok else 'FAILED'} (rank 0: "
+          f"{some.get('addrs', '?')}, UCX_NET_DEVICES="
+          f"{some.get('net_devices', '?')})", flush=True)
+    if not ok:
+        show_failure(run)
+
+
 def config_test(opts):
     label = "config UCX_TLS=sm without UCX_MM_ERROR_HANDLING"
     run = launch(opts, 2, ["--iters", "1"], {"UCX_TLS": "sm"}, timeout=30)
@@ -602,6 +635,7 @@ def main():
     t0 = time.monotonic()
     if not opts.only_bench:
         config_test(opts)
+        listen_test(opts, "tcp")
         for tname in TRANSPORTS:
             for n in (2, 4, 8):
                 correctness(opts, tname, n)

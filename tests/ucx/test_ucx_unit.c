@@ -20,9 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_ucx.h"
+#include "../listen_sockets.h"
 
 static int passed, failed;
 
@@ -100,6 +102,7 @@ static int world_open_dead(world_t *W, uint32_t n, int eager, uint32_t dead)
         uc.nranks = n;
         uc.job_token = 0x1234;
         uc.eager_connect = eager;
+        uc.single_host = 1;     /* one process: loopback only */
         uc.log = log_keep;
         int rc = ftc_ucx_create(&uc, &W->u[r]);
         if (rc != FTC_OK) {
@@ -497,6 +500,88 @@ out:
     unsetenv("UCX_KEEPALIVE_INTERVAL");
 }
 
+/* Where a backend listens over tcp. A single-host job (single_host = 1)
+ * listens on the loopback interface only (UCX_NET_DEVICES=lo plus any
+ * HCA ports); net_devices and UCX_NET_DEVICES choose otherwise; a job
+ * that spans hosts refuses loopback-only devices. Checked with ss, on
+ * this process's sockets, and by running collectives over them. */
+static int listen_of(int single_host, const char *net_devices, char *addrs,
+                     size_t len, int *rc_out)
+{
+    ftc_ucx_config_t c;
+    ftc_ucx_config_init(&c);
+    c.rank = 0;
+    c.nranks = 2;
+    c.log = log_keep;
+    c.single_host = single_host;
+    c.net_devices = net_devices;
+    ftc_ucx_t *u = NULL;
+    *rc_out = ftc_ucx_create(&c, &u);
+    int n = -1;
+    addrs[0] = '\0';
+    if (*rc_out == FTC_OK)
+        n = ftc_test_listen_addrs((long)getpid(), addrs, len);
+    ftc_ucx_destroy(u);
+    return n;
+}
+
+static void test_listen(void)
+{
+    setenv("UCX_TLS", "tcp", 1);
+    unsetenv("UCX_NET_DEVICES");
+    char addrs[1024];
+    int rc;
+    int n = listen_of(1, NULL, addrs, sizeof(addrs), &rc);
+    if (n < 0 && rc == FTC_OK) {
+        fprintf(stderr, "note: ss did not run; listening checks skipped\n");
+        unsetenv("UCX_TLS");
+        return;
+    }
+    EXPECT(rc == FTC_OK && n > 0 && ftc_test_all_loopback(addrs),
+           "single host: listens on loopback only: %s (%s)", addrs,
+           ftc_strerror(rc));
+    fprintf(stderr, "listen: single host: %s\n", addrs);
+    n = listen_of(-1, "lo", addrs, sizeof(addrs), &rc);
+    EXPECT(rc == FTC_OK && n > 0 && ftc_test_all_loopback(addrs),
+           "net_devices lo: %s", addrs);
+    n = listen_of(-1, NULL, addrs, sizeof(addrs), &rc);
+    fprintf(stderr, "listen: unknown (UCX's default, every device): %s\n",
+            addrs);
+    EXPECT(rc == FTC_OK && n > 0, "default: listens somewhere");
+    /* The job spans hosts: loopback-only devices cannot work. */
+    logbuf[0] = '\0';
+    setenv("UCX_NET_DEVICES", "lo", 1);
+    n = listen_of(0, NULL, addrs, sizeof(addrs), &rc);
+    EXPECT(rc == FTC_EINVAL && strstr(logbuf, "UCX_NET_DEVICES") != NULL,
+           "several hosts, UCX_NET_DEVICES=lo: %s, %s", ftc_strerror(rc),
+           logbuf);
+    unsetenv("UCX_NET_DEVICES");
+    logbuf[0] = '\0';
+    n = listen_of(0, "lo", addrs, sizeof(addrs), &rc);
+    EXPECT(rc == FTC_EINVAL, "several hosts, net_devices lo: %s",
+           ftc_strerror(rc));
+    /* A single-host world: collectives over the loopback interface. */
+    setenv("FTCOLL_SINGLE_HOST", "1", 1);
+    ftc_ucx_config_t c;
+    ftc_ucx_config_init(&c);
+    char err[128];
+    EXPECT(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_OK
+               && c.single_host == 1,
+           "FTCOLL_SINGLE_HOST=1");
+    setenv("FTCOLL_SINGLE_HOST", "maybe", 1);
+    EXPECT(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_EINVAL
+               && strstr(err, "FTCOLL_SINGLE_HOST") != NULL,
+           "bad FTCOLL_SINGLE_HOST: %s", err);
+    unsetenv("FTCOLL_SINGLE_HOST");
+    setenv("FTCOLL_UCX_NET_DEVICES", "lo", 1);
+    ftc_ucx_config_init(&c);
+    EXPECT(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_OK
+               && c.net_devices != NULL && strcmp(c.net_devices, "lo") == 0,
+           "FTCOLL_UCX_NET_DEVICES");
+    unsetenv("FTCOLL_UCX_NET_DEVICES");
+    unsetenv("UCX_TLS");
+}
+
 /* Another job's message reaches the core as FTC_RANK_UNKNOWN and is
  * dropped as foreign. */
 static void test_stranger(void)
@@ -634,6 +719,7 @@ int main(void)
     unsetenv("UCX_MM_ERROR_HANDLING");
     unsetenv("UCX_KEEPALIVE_INTERVAL");
     test_no_transport();
+    test_listen();
     test_stranger();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

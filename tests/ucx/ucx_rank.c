@@ -15,6 +15,10 @@
  * Statuses other than FTC_OK are accepted only when a victim explains them
  * (a tree with a victim, a victim root).
  *
+ * --report-listen: once set up, every rank prints where it listens, as
+ * `ss -ltnupH` shows its sockets:
+ * {"rank":R,"event":"listen","n":K,"addrs":"127.0.0.1:40123,..."}.
+ *
  * --die-after-exchange R: rank R SIGKILLs itself right after the address
  * exchange (its address is published, nobody has connected to it yet);
  * the others wait until its process is gone and only then set their peers,
@@ -63,6 +67,7 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_bootstrap.h"
 #include "ftcoll_ucx.h"
+#include "../listen_sockets.h"
 
 #define MAX_PHASES 16
 #define MAX_FAULTS 8
@@ -99,6 +104,7 @@ typedef struct opts {
                                    -1: by ranks per CPU */
     double op_timeout_s;
     int64_t die_after_exchange;     /* rank, or -1 */
+    bool report_listen;
 } opts_t;
 
 typedef struct phase_result {
@@ -155,7 +161,8 @@ static void usage(void)
           "[--stop R@G]...\n"
           "                [--victim R]... [--bench] [--pingpong K] [--linger MS] "
           "[--wait spin|block]\n"
-          "                [--yield-us U] [--die-after-exchange R]\n",
+          "                [--yield-us U] [--die-after-exchange R] "
+          "[--report-listen]\n",
           stderr);
 }
 
@@ -228,6 +235,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--bench") == 0) {
             o->bench = true;
+            continue;
+        }
+        if (strcmp(a, "--report-listen") == 0) {
+            o->report_listen = true;
             continue;
         }
         if (v == NULL)
@@ -330,6 +341,15 @@ static int pingpong(rank_ctx_t *R)
     pp.features = UCP_FEATURE_AM;
     if (ucp_config_read(NULL, NULL, &config) != UCS_OK)
         return -1;
+    /* The backend's devices on one host (ftc_ucx_config_t.single_host):
+     * loopback only, unless UCX_NET_DEVICES says otherwise. */
+    const char *dev = getenv("UCX_NET_DEVICES");
+    if ((dev == NULL || *dev == '\0')
+        && ftc_bootstrap_single_host(R->boot) == 1
+        && ucp_config_modify(config, "NET_DEVICES", "lo") != UCS_OK) {
+        ucp_config_release(config);
+        return -1;
+    }
     ucs_status_t st = ucp_init(&pp, config, &ucp);
     ucp_config_release(config);
     if (st != UCS_OK)
@@ -857,6 +877,7 @@ int main(int argc, char **argv)
     uc.rank = R.rank;
     uc.nranks = R.n;
     uc.job_token = token;
+    uc.single_host = ftc_bootstrap_single_host(R.boot);
     uc.log = log_line;
     uc.log_arg = &R;
     if (ftc_ucx_config_from_env(&uc, err, sizeof(err)) != FTC_OK) {
@@ -890,6 +911,13 @@ int main(int argc, char **argv)
         return 4;
     }
     ftc_ucx_attach(R.u, R.ctx);
+    if (R.o.report_listen) {
+        char addrs[1024];
+        int k = ftc_test_listen_addrs((long)getpid(), addrs, sizeof(addrs));
+        printf("{\"rank\":%u,\"event\":\"listen\",\"n\":%d,"
+               "\"addrs\":\"%s\",\"net_devices\":\"%s\"}\n", R.rank, k,
+               addrs, ftc_ucx_net_devices(R.u));
+    }
     printf("{\"rank\":%u,\"event\":\"ready\",\"pid\":%ld,\"t_ns\":%" PRIu64
            "}\n", R.rank, (long)getpid(), now_ns());
     fflush(stdout);
