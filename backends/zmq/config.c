@@ -26,6 +26,7 @@ void ftc_zmq_config_init(ftc_zmq_config_t *cfg)
     cfg->rcvhwm = 100000;
     cfg->linger_ms = 500;
     cfg->single_host = -1;
+    cfg->max_payload = (size_t)32 << 20;
 }
 
 /* A non-negative int from the environment; 1 if set, 0 if unset, -1 bad. */
@@ -82,6 +83,19 @@ int ftc_zmq_config_from_env(ftc_zmq_config_t *cfg, char *err, size_t errlen)
             return FTC_EINVAL;
         }
         cfg->single_host = s[0] - '0';
+    }
+    s = getenv("FTCOLL_ZMQ_MAX_PAYLOAD");
+    if (s != NULL && *s != '\0') {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno != 0 || *end != '\0' || s[0] == '-' || v > SIZE_MAX / 4) {
+            if (err != NULL && errlen > 0)
+                snprintf(err, errlen, "FTCOLL_ZMQ_MAX_PAYLOAD must be a byte "
+                                      "count (0: no limit)");
+            return FTC_EINVAL;
+        }
+        cfg->max_payload = (size_t)v;
     }
     s = getenv("FTCOLL_ZMQ_BIND");
     if (s != NULL && *s != '\0')
