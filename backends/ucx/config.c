@@ -300,6 +300,12 @@ int ftc_ucx_choose_devices(ftc_ucx_t *u)
                 u->cfg.rank, chosen);
             return -1;
         }
+        if (strlen(chosen) >= sizeof(u->net_devices)) {
+            ftc_ucx_logf(u, "rank %u: the network device list is longer "
+                            "than %zu characters", u->cfg.rank,
+                         sizeof(u->net_devices) - 1);
+            return -1;
+        }
         snprintf(u->net_devices, sizeof(u->net_devices), "%s", chosen);
         u->set_net_devices = chosen == u->cfg.net_devices;
         return 0;

@@ -131,8 +131,8 @@ typedef struct ftc_ucx_config {
      * refused (FTC_EINVAL): the other hosts could not connect. */
     int single_host;
     /* UCX_NET_DEVICES for this backend's UCP context ("eth0",
-     * "mlx5_0:1,ib0", ...), or NULL: UCX's own UCX_NET_DEVICES, else
-     * as single_host says, else every device. */
+     * "mlx5_0:1,ib0", ...; copied by ftc_ucx_create), or NULL: UCX's own
+     * UCX_NET_DEVICES, else as single_host says, else every device. */
     const char *net_devices;
 } ftc_ucx_config_t;
 

@@ -381,7 +381,9 @@ int ftc_ucx_create(const ftc_ucx_config_t *cfg, ftc_ucx_t **out)
     if (ftc_ucx_check_env(u) != 0)
         goto err;
     rc = FTC_EINVAL;
-    if (ftc_ucx_choose_devices(u) != 0)
+    int dev_rc = ftc_ucx_choose_devices(u);
+    u->cfg.net_devices = NULL;      /* copied into u->net_devices */
+    if (dev_rc != 0)
         goto err;
     rc = FTC_ETRANSPORT;
     if (open_ucx(u) != 0 || open_fds(u) != 0)
