@@ -353,10 +353,11 @@ void ftc_ucx_explain_unreachable(const ftc_ucx_t *u, char *out, size_t len)
 void ftc_ucx_explain_init(const ftc_ucx_t *u, ucs_status_t st, char *out,
                           size_t len)
 {
-    (void)u;
     tls_class_t c;
     classify(&c);
-    const char *dev = getenv("UCX_NET_DEVICES");
+    /* The devices in effect: ours (net_devices, single_host) or UCX's. */
+    const char *dev = u->net_devices[0] != '\0' ? u->net_devices
+                                                : getenv("UCX_NET_DEVICES");
     if (st == UCS_ERR_NO_DEVICE || st == UCS_ERR_NO_ELEM
         || st == UCS_ERR_UNSUPPORTED)
         snprintf(out, len,
