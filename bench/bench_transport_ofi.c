@@ -42,6 +42,8 @@ static int fb_open(ftc_bootstrap_t *boot, void **out, char *err,
     oc.rank = ftc_bootstrap_rank(boot);
     oc.nranks = t->n;
     oc.job_token = ftc_bootstrap_job_token(boot);
+    /* Bind loopback only when every rank is on this host. */
+    oc.single_host = ftc_bootstrap_single_host(boot);
     oc.log = on_log;
     oc.log_arg = t;
     int rc = ftc_ofi_config_from_env(&oc, err, errlen);
@@ -137,10 +139,19 @@ typedef struct raw_ep {
     uint64_t rx_done, tx_done;
 } raw_ep_t;
 
-/* The provider the backend would pick: FTCOLL_OFI_PROVIDER and
- * FTCOLL_OFI_NODE as it reads them, the rest from FI_PROVIDER. */
-static int raw_open(raw_ep_t *r, char *buf, size_t size, char *err,
-                    size_t errlen)
+static bool env_set(const char *name)
+{
+    const char *s = getenv(name);
+    return s != NULL && *s != '\0';
+}
+
+/* The provider and address the backend would pick: FTCOLL_OFI_PROVIDER
+ * and FTCOLL_OFI_NODE as it reads them, the rest from FI_PROVIDER; and,
+ * as the backend does when every rank is on this host, 127.0.0.1 when
+ * neither a node nor a provider interface variable says otherwise (for
+ * an IP provider: shm's addresses are names). */
+static int raw_open(raw_ep_t *r, ftc_bootstrap_t *boot, char *buf,
+                    size_t size, char *err, size_t errlen)
 {
     const char *prov = getenv("FTCOLL_OFI_PROVIDER");
     const char *node = getenv("FTCOLL_OFI_NODE");
@@ -153,7 +164,26 @@ static int raw_open(raw_ep_t *r, char *buf, size_t size, char *err,
         .len = size,
         .access = FI_SEND | FI_RECV,
     };
+    bool single = env_set("FTCOLL_SINGLE_HOST")
+                      ? strcmp(getenv("FTCOLL_SINGLE_HOST"), "1") == 0
+                      : ftc_bootstrap_single_host(boot) == 1;
+    bool auto_node = s.node == NULL && single && !env_set("FI_TCP_IFACE")
+                     && !env_set("FI_NET_IFACE") && !env_set("FI_UDP_IFACE")
+                     && !env_set("FI_SOCKETS_IFACE")
+                     && !env_set("FI_VERBS_IFACE");
     char why[200];
+    if (auto_node) {
+        s.node = "127.0.0.1";
+        int rc = ofi_rdm_open(&r->e, &s, why, sizeof(why));
+        uint32_t fmt = rc == 0 ? r->e.info->addr_format : 0;
+        if (rc == 0
+            && (fmt == FI_SOCKADDR || fmt == FI_SOCKADDR_IN
+                || fmt == FI_SOCKADDR_IN6))
+            return 0;
+        ofi_rdm_close(&r->e);
+        memset(&r->e, 0, sizeof(r->e));
+        s.node = NULL;
+    }
     int rc = ofi_rdm_open(&r->e, &s, why, sizeof(why));
     if (rc != 0)
         snprintf(err, errlen, "ping-pong: %s", why);
@@ -219,7 +249,7 @@ static int fb_pingpong(ftc_bootstrap_t *boot, size_t size, uint64_t warmup,
         free(buf);
         return FTC_ENOMEM;
     }
-    int frc = rank <= 1 ? raw_open(&r, buf, 2 * size, err, errlen) : 0;
+    int frc = rank <= 1 ? raw_open(&r, boot, buf, 2 * size, err, errlen) : 0;
     size_t alen = sizeof(mine) - sizeof(size_t);
     if (frc == 0 && rank <= 1) {
         frc = fi_getname(&r.e.ep->fid, mine + sizeof(size_t), &alen);

@@ -12,6 +12,10 @@
 #include "bench_transport.h"
 #include "ftcoll_ucx.h"
 
+/* The backend's network devices, for the raw ping-pong (which runs
+ * after the backend was opened) to use the same ones. */
+static char g_net_devices[256];
+
 typedef struct ucx_bench {
     ftc_ucx_t *u;
     uint32_t n, rank;
@@ -39,6 +43,8 @@ static int ub_open(ftc_bootstrap_t *boot, void **out, char *err,
     uc.rank = t->rank;
     uc.nranks = t->n;
     uc.job_token = ftc_bootstrap_job_token(boot);
+    /* Listen on loopback only when every rank is on this host. */
+    uc.single_host = ftc_bootstrap_single_host(boot);
     uc.log = on_log;
     uc.log_arg = t;
     int rc = ftc_ucx_config_from_env(&uc, err, errlen);
@@ -51,6 +57,8 @@ static int ub_open(ftc_bootstrap_t *boot, void **out, char *err,
                      ftc_err_name(rc));
     }
     if (rc == FTC_OK) {
+        snprintf(g_net_devices, sizeof(g_net_devices), "%s",
+                 ftc_ucx_net_devices(t->u));
         rc = ftc_ucx_exchange(t->u, ftc_bootstrap_allgather, boot);
         if (rc != FTC_OK)
             snprintf(err, errlen, "UCX address exchange: %s",
@@ -199,7 +207,10 @@ static int ub_pingpong(ftc_bootstrap_t *boot, size_t size, uint64_t warmup,
     ucp_config_t *config;
     ucs_status_t st = ucp_config_read(NULL, NULL, &config);
     if (st == UCS_OK) {
-        st = ucp_init(&pp, config, &ucp);
+        if (g_net_devices[0] != '\0')
+            st = ucp_config_modify(config, "NET_DEVICES", g_net_devices);
+        if (st == UCS_OK)
+            st = ucp_init(&pp, config, &ucp);
         ucp_config_release(config);
     }
     ucp_worker_params_t wp;

@@ -37,6 +37,7 @@ static int zb_open(ftc_bootstrap_t *boot, void **out, char *err,
     zc.rank = ftc_bootstrap_rank(boot);
     zc.nranks = t->n;
     zc.job_token = ftc_bootstrap_job_token(boot);
+    zc.single_host = ftc_bootstrap_single_host(boot);
     zc.log = on_log;
     zc.log_arg = t;
     int rc = ftc_zmq_config_from_env(&zc, err, errlen);

@@ -76,6 +76,7 @@ static int single_open(ftc_bootstrap_t **out)
         return FTC_ENOMEM;
     b->method = "single";
     b->size = 1;
+    b->single_host = 1;
     b->token = 0x51A61E00ull;
     b->timeout_ms = -1;
     b->allgather = single_allgather;
@@ -83,6 +84,22 @@ static int single_open(ftc_bootstrap_t **out)
     *out = b;
     return FTC_OK;
 }
+
+/* FTCOLL_SINGLE_HOST: 1 or 0, -1 unset; -2 malformed. */
+static int env_single_host(void)
+{
+    const char *s = getenv(FTC_ENV_SINGLE_HOST);
+    if (s == NULL || *s == '\0')
+        return -1;
+    if (strcmp(s, "1") == 0)
+        return 1;
+    if (strcmp(s, "0") == 0)
+        return 0;
+    return -2;
+}
+
+static int open_method(ftc_bootstrap_t **out, int timeout_ms, char *err,
+                       size_t errlen);
 
 int ftc_bootstrap_open(ftc_bootstrap_t **out, char *err, size_t errlen)
 {
@@ -92,7 +109,21 @@ int ftc_bootstrap_open(ftc_bootstrap_t **out, char *err, size_t errlen)
     int timeout_ms = ftc_bootstrap_env_timeout_ms(err, errlen);
     if (timeout_ms < 0)
         return FTC_EINVAL;
+    int single = env_single_host();
+    if (single == -2) {
+        put_err(err, errlen, FTC_ENV_SINGLE_HOST " must be 1 (every rank on "
+                             "this host) or 0 (the job spans hosts)");
+        return FTC_EINVAL;
+    }
+    int rc = open_method(out, timeout_ms, err, errlen);
+    if (rc == FTC_OK && single >= 0)
+        (*out)->single_host = single;
+    return rc;
+}
 
+static int open_method(ftc_bootstrap_t **out, int timeout_ms, char *err,
+                       size_t errlen)
+{
     if (getenv(FTC_ENV_RANK) != NULL) {
         int64_t rank = env_u32(FTC_ENV_RANK), size = env_u32(FTC_ENV_SIZE);
         const char *dir = getenv(FTC_ENV_RENDEZVOUS);
@@ -143,6 +174,11 @@ uint64_t ftc_bootstrap_job_token(const ftc_bootstrap_t *b)
 const char *ftc_bootstrap_method(const ftc_bootstrap_t *b)
 {
     return b != NULL ? b->method : "none";
+}
+
+int ftc_bootstrap_single_host(const ftc_bootstrap_t *b)
+{
+    return b != NULL ? b->single_host : -1;
 }
 
 int ftc_bootstrap_allgather(void *arg, const void *mine, size_t len, void *all)

@@ -236,6 +236,8 @@ int ftc_bootstrap_file_open(const char *dir, uint32_t rank, uint32_t size,
         return FTC_ENOMEM;
     }
     b->method = "file";
+    /* ftcoll-run starts every rank on its own host. */
+    b->single_host = 1;
     b->rank = rank;
     b->size = size;
     b->token = job_token;

@@ -20,6 +20,7 @@ struct ftc_bootstrap {
     uint64_t token;
     int timeout_ms;             /* < 0: no limit */
     uint32_t round;             /* allgathers done: names the next one */
+    int single_host;            /* 1, 0, -1: ftc_bootstrap_single_host */
     char err[512];
     int (*allgather)(ftc_bootstrap_t *b, const void *mine, size_t len,
                      void *all);

@@ -137,6 +137,14 @@ int ftc_bootstrap_pmix_open(int timeout_ms, ftc_bootstrap_t **out, char *err,
     }
     b->size = val->data.uint32;
     PMIX_VALUE_RELEASE(val);
+    /* Every rank on this node: the transports may listen on loopback. */
+    b->single_host = -1;
+    val = NULL;
+    if (PMIx_Get(&wild, PMIX_LOCAL_SIZE, NULL, 0, &val) == PMIX_SUCCESS
+        && val != NULL && val->type == PMIX_UINT32)
+        b->single_host = val->data.uint32 == b->size;
+    if (val != NULL)
+        PMIX_VALUE_RELEASE(val);
     b->method = "pmix";
     b->rank = s->me.rank;
     b->token = nspace_token(s->me.nspace);

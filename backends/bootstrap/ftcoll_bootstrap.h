@@ -69,6 +69,18 @@ uint64_t ftc_bootstrap_job_token(const ftc_bootstrap_t *b);
 const char *ftc_bootstrap_method(const ftc_bootstrap_t *b);
 
 /*
+ * Whether every rank of the job runs on this host: 1 yes, 0 no (the job
+ * spans hosts), -1 unknown. The transports use it to listen on the
+ * loopback interface only when nothing else is needed (the backends'
+ * single_host setting). single: 1. file: 1 (ftcoll-run starts every rank
+ * on its own host). pmix: PMIX_LOCAL_SIZE == PMIX_JOB_SIZE, -1 if PMIx
+ * does not say. FTCOLL_SINGLE_HOST=1 or 0 overrides all of these (e.g. a
+ * file rendezvous on a shared file system, ranks started by hand on
+ * several hosts).
+ */
+int ftc_bootstrap_single_host(const ftc_bootstrap_t *b);
+
+/*
  * An ftc_allgather_fn: pass the bootstrap as arg. Collective: every rank
  * calls it the same number of times with the same len. Returns 0 or a
  * negative ftc_error_t (FTC_ETRANSPORT on timeout or a rank that is gone;
@@ -88,6 +100,9 @@ void ftc_bootstrap_close(ftc_bootstrap_t *b);
 #define FTC_ENV_RENDEZVOUS "FTCOLL_RENDEZVOUS"
 #define FTC_ENV_JOB_TOKEN "FTCOLL_JOB_TOKEN"
 #define FTC_ENV_BOOTSTRAP_TIMEOUT "FTCOLL_BOOTSTRAP_TIMEOUT"
+/* 1 or 0: every rank on this host, or not (ftc_bootstrap_single_host);
+ * the backends' ftc_*_config_from_env read it too. */
+#define FTC_ENV_SINGLE_HOST "FTCOLL_SINGLE_HOST"
 
 #ifdef __cplusplus
 }

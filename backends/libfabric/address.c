@@ -152,6 +152,15 @@ static void watch_process(ftc_ofi_t *z, uint32_t r, const unsigned char *b)
         return;
     int fd = ftc_ofi_pidfd_open((uint32_t)get_le(b + OFF_PID, 4),
                                 get_le(b + OFF_START, 8));
+    if (fd == FTC_OFI_PID_GONE) {
+        /* It died after it published its address (and was reaped): a
+         * failure like any other, reported now rather than after the
+         * eager connect's connect_timeout_ms of waiting for its hello. */
+        ftc_ofi_peer_lost(z, r, FTC_OFI_DETECT_EXIT,
+                          (uint64_t)z->cfg.report_grace_ms * 1000000u,
+                          "its process exited before set-up");
+        return;
+    }
     if (fd < 0)
         return;
     struct epoll_event ev;

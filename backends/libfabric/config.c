@@ -27,6 +27,7 @@ void ftc_ofi_config_init(ftc_ofi_config_t *cfg)
     cfg->force_mr_local = 0;
     cfg->eager_connect = 1;
     cfg->connect_timeout_ms = 10000;
+    cfg->single_host = -1;
 }
 
 /* An unsigned number from the environment; 1 if set, 0 if unset, -1 bad. */
@@ -114,6 +115,15 @@ int ftc_ofi_config_from_env(ftc_ofi_config_t *cfg, char *err, size_t errlen)
             if (err != NULL && errlen > 0)
                 snprintf(err, errlen, "FTCOLL_OFI_CONNECT must be eager or "
                                       "lazy");
+            return FTC_EINVAL;
+        }
+    }
+    if ((s = env_str("FTCOLL_SINGLE_HOST")) != NULL) {
+        if (strcmp(s, "1") == 0 || strcmp(s, "0") == 0) {
+            cfg->single_host = s[0] - '0';
+        } else {
+            if (err != NULL && errlen > 0)
+                snprintf(err, errlen, "FTCOLL_SINGLE_HOST must be 1 or 0");
             return FTC_EINVAL;
         }
     }

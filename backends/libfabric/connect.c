@@ -43,7 +43,7 @@
  * A peer not connected both ways after connect_timeout_ms is reported
  * failed (FTC_OFI_DETECT_CONNECT), as the UCX backend reports a peer its
  * eager endpoint creation could not reach; a peer whose process exits
- * meanwhile (exit monitor), whose hello completes in error, or to which
+ * meanwhile or is gone already (exit monitor, address.c), whose hello completes in error, or to which
  * the provider refuses to send, is reported as at any other time. The
  * reports reach the core from the first progress call after
  * ftc_ofi_attach.

@@ -58,8 +58,8 @@
  * (never sleeping on its descriptor) until every hello has completed:
  * a completion needs the connection, which needs the peer's process to
  * accept it. A peer that does not within connect_timeout_ms is reported
- * failed (FTC_OFI_DETECT_CONNECT); one whose process exits meanwhile, as
- * any exit. Connections are then in place before the first collective,
+ * failed (FTC_OFI_DETECT_CONNECT); one whose process exits meanwhile, or
+ * is gone already (a local peer whose pid no longer exists), as any exit. Connections are then in place before the first collective,
  * as the UCX backend's eager endpoints are.
  *
  * Sends never block and never make the core wait for a completion: a
@@ -229,6 +229,16 @@ typedef struct ftc_ofi_config {
      * whose hello has not completed by then is reported failed
      * (FTC_OFI_DETECT_CONNECT); default 10000. */
     int connect_timeout_ms;
+    /* Where the ranks run: 1 every rank on this host, 0 on several
+     * hosts, -1 unknown (default; ftc_bootstrap_single_host gives it).
+     * With 1 and no node, IP providers (tcp, net, udp, ...) bind
+     * 127.0.0.1 (node "127.0.0.1" with FI_SOURCE) unless a provider
+     * interface variable (FI_TCP_IFACE, FI_NET_IFACE, FI_UDP_IFACE,
+     * FI_SOCKETS_IFACE, FI_VERBS_IFACE) chooses; a provider that cannot
+     * bind it (verbs) is asked again without. With 0, an endpoint bound
+     * to a loopback address is refused (FTC_EINVAL): the other hosts
+     * could not connect. */
+    int single_host;
 } ftc_ofi_config_t;
 
 /* Defaults as above; rank 0, nranks 0 (set them). */
@@ -242,7 +252,8 @@ void ftc_ofi_config_init(ftc_ofi_config_t *cfg);
  * FTCOLL_OFI_INJECT, FTCOLL_OFI_ZCOPY_MIN, FTCOLL_OFI_FI_SOURCE (0/1),
  * FTCOLL_OFI_WAIT_FD (0/1), FTCOLL_OFI_PID_MONITOR (0/1),
  * FTCOLL_OFI_GRACE_MS, FTCOLL_OFI_MR_LOCAL (0/1), FTCOLL_OFI_CONNECT
- * (eager|lazy), FTCOLL_OFI_CONNECT_MS. The strings are not
+ * (eager|lazy), FTCOLL_OFI_CONNECT_MS, FTCOLL_SINGLE_HOST (1 or 0:
+ * single_host). The strings are not
  * copied: they live in the environment. Returns FTC_OK, or FTC_EINVAL
  * naming the bad variable in err.
  */

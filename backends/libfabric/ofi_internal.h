@@ -284,8 +284,13 @@ void ftc_ofi_connect_all(ftc_ofi_t *z);
  * since boot), pid namespace (inode), boot id. */
 void ftc_ofi_self_identity(uint32_t *pid, uint64_t *starttime,
                            uint64_t *pidns, char boot_id[48]);
-/* A pidfd for pid if it is the process that started at starttime, else
- * -1. */
+/* A pidfd for pid if it is the process that started at starttime;
+ * FTC_OFI_PID_GONE if that process is certainly gone (no such pid, or a
+ * process that started at another time has it now); FTC_OFI_PID_UNKNOWN
+ * if we cannot tell. The caller has checked that pid is in our pid
+ * namespace on our boot. */
+#define FTC_OFI_PID_UNKNOWN (-1)
+#define FTC_OFI_PID_GONE (-2)
 int ftc_ofi_pidfd_open(uint32_t pid, uint64_t starttime);
 
 #endif

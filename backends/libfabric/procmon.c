@@ -80,17 +80,24 @@ void ftc_ofi_self_identity(uint32_t *pid, uint64_t *starttime,
 int ftc_ofi_pidfd_open(uint32_t pid, uint64_t starttime)
 {
     if (pid == 0 || starttime == 0)
-        return -1;
+        return FTC_OFI_PID_UNKNOWN;
     long fd = syscall(SYS_pidfd_open, (pid_t)pid, 0);
-    if (fd < 0)
-        return -1;   /* ENOSYS (old kernel), ESRCH (not ours to see) */
+    if (fd < 0) {
+        /* The caller checked that the pid is in our namespace on our
+         * boot: no such process means it is gone (it exited after it
+         * published its address, and was reaped). ENOSYS (an old
+         * kernel) and the rest tell nothing. */
+        return errno == ESRCH ? FTC_OFI_PID_GONE : FTC_OFI_PID_UNKNOWN;
+    }
     /* Compare after opening: the pidfd pins the process, so the check
-     * cannot race with the pid being reused. */
+     * cannot race with the pid being reused. Another start time: the pid
+     * belongs to someone else now, so the peer is gone too. */
     char path[64];
     snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-    if (proc_starttime(path) != starttime) {
+    uint64_t t = proc_starttime(path);
+    if (t != starttime) {
         close((int)fd);
-        return -1;
+        return t == 0 ? FTC_OFI_PID_UNKNOWN : FTC_OFI_PID_GONE;
     }
     (void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
     return (int)fd;

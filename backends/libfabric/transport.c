@@ -14,6 +14,8 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_eq.h>
@@ -326,12 +328,53 @@ static void explain_unavailable(ftc_ofi_t *z, int rc)
                  env != NULL ? "' restricts the choice." : "");
 }
 
+/* The provider interface variables: the user chose an interface. */
+static bool iface_chosen(void)
+{
+    static const char *const vars[] = {"FI_TCP_IFACE", "FI_NET_IFACE",
+                                       "FI_UDP_IFACE", "FI_SOCKETS_IFACE",
+                                       "FI_VERBS_IFACE", NULL};
+    for (int i = 0; vars[i] != NULL; i++) {
+        const char *s = getenv(vars[i]);
+        if (s != NULL && *s != '\0')
+            return true;
+    }
+    return false;
+}
+
+/* The endpoint's own address (fi_getname) is a loopback IP address. */
+static bool addr_is_loopback(uint32_t fmt, const void *addr, size_t len)
+{
+    if ((fmt == FI_SOCKADDR || fmt == FI_SOCKADDR_IN)
+        && len >= sizeof(struct sockaddr_in)) {
+        struct sockaddr_in sin;
+        memcpy(&sin, addr, sizeof(sin));
+        if (sin.sin_family == AF_INET)
+            return (ntohl(sin.sin_addr.s_addr) >> 24) == 127;
+    }
+    if ((fmt == FI_SOCKADDR || fmt == FI_SOCKADDR_IN6)
+        && len >= sizeof(struct sockaddr_in6)) {
+        struct sockaddr_in6 sin6;
+        memcpy(&sin6, addr, sizeof(sin6));
+        if (sin6.sin6_family == AF_INET6)
+            return memcmp(&sin6.sin6_addr, &in6addr_loopback,
+                          sizeof(sin6.sin6_addr)) == 0;
+    }
+    return false;
+}
+
 static int choose(ftc_ofi_t *z)
 {
     const char *prov = z->provider[0] != '\0' ? z->provider : NULL;
     const char *dom = z->domain_name[0] != '\0' ? z->domain_name : NULL;
     const char *node = z->node[0] != '\0' ? z->node : NULL;
     const char *service = z->service[0] != '\0' ? z->service : NULL;
+    /* Every rank on this host: bind loopback, not the first interface
+     * the provider finds (tcp picks eth0 here), unless told otherwise. */
+    bool auto_node = node == NULL && z->cfg.single_host == 1
+                     && !iface_chosen();
+    if (auto_node)
+        node = "127.0.0.1";
 
     tune_provider_env(prov);
     struct fi_info *h = NULL, *info = NULL;
@@ -341,18 +384,26 @@ static int choose(ftc_ofi_t *z)
      * from fi_addr 0: never ask it. */
     bool want_source = z->cfg.use_fi_source
                        && (prov == NULL || strstr(prov, "ofi_rxd") == NULL);
-    /* Then without send-after-send ordering, which we restore anyway. */
-    for (int pass = want_source ? 0 : 1; pass < 3; pass++) {
-        h = base_hints(prov, dom, pass == 0, pass < 2);
-        if (h == NULL)
-            return FTC_ENOMEM;
-        rc = getinfo(node, service, h, &info);
-        if (rc == 0)
+    /* Then without send-after-send ordering, which we restore anyway. A
+     * loopback node of our own choosing that no provider takes (verbs
+     * binds an RDMA device's address): once more without it. */
+    for (;;) {
+        for (int pass = want_source ? 0 : 1; pass < 3; pass++) {
+            h = base_hints(prov, dom, pass == 0, pass < 2);
+            if (h == NULL)
+                return FTC_ENOMEM;
+            rc = getinfo(node, service, h, &info);
+            if (rc == 0)
+                break;
+            fi_freeinfo(h);
+            h = NULL;
+            if (rc != -FI_ENODATA)
+                break;
+        }
+        if (rc != -FI_ENODATA || !auto_node)
             break;
-        fi_freeinfo(h);
-        h = NULL;
-        if (rc != -FI_ENODATA)
-            break;
+        auto_node = false;
+        node = NULL;
     }
     if (rc != 0) {
         if (rc == -FI_ENODATA) {
@@ -616,6 +667,17 @@ static int open_all(ftc_ofi_t *z)
         return FTC_ENOTSUP;
     }
     CHECK(rc, "fi_getname");
+    if (z->cfg.single_host == 0
+        && addr_is_loopback(info->addr_format, addr, addrlen)) {
+        ftc_ofi_logf(z, "rank %u: the job spans hosts (single_host = 0, "
+                        "FTCOLL_SINGLE_HOST) but %s is bound to a loopback "
+                        "address: ranks on other hosts could not connect. "
+                        "Bind the interface they reach: FTCOLL_OFI_NODE="
+                        "<its address>, or FI_TCP_IFACE (FI_NET_IFACE, ...)"
+                        "=<interface>",
+                     z->cfg.rank, z->provider);
+        return FTC_EINVAL;
+    }
     ftc_ofi_blob_build(z, addr, addrlen);
 
     snprintf(z->describe, sizeof(z->describe),
@@ -688,7 +750,8 @@ static int config_ok(const ftc_ofi_config_t *c)
            && c->max_msg_size >= 128 && c->max_msg_size <= ((size_t)1 << 30)
            && c->rx_depth > 0 && c->tx_depth > 0
            && c->tx_depth <= INT32_MAX && c->max_queued_bytes > 0
-           && c->report_grace_ms >= 0 && c->connect_timeout_ms >= 0;
+           && c->report_grace_ms >= 0 && c->connect_timeout_ms >= 0
+           && c->single_host >= -1 && c->single_host <= 1;
 }
 
 int ftc_ofi_create(const ftc_ofi_config_t *cfg, ftc_ofi_t **out)

@@ -14,6 +14,7 @@
  * here; the endpoint itself then decides, and its failure is explained
  * the same way.)
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -35,6 +36,8 @@ void ftc_ucx_config_init(ftc_ucx_config_t *cfg)
     cfg->max_sleep_ms = 100;
     cfg->max_inflight_bytes = (size_t)64 << 20;
     cfg->close_timeout_ms = 200;
+    cfg->single_host = -1;
+    cfg->net_devices = NULL;
 }
 
 /* A non-negative integer from the environment: 1 set, 0 unset, -1 bad. */
@@ -90,7 +93,19 @@ int ftc_ucx_config_from_env(ftc_ucx_config_t *cfg, char *err, size_t errlen)
         return bad(err, errlen, "FTCOLL_UCX_MAX_INFLIGHT", "a byte count > 0");
     if (rc > 0)
         cfg->max_inflight_bytes = (size_t)v;
-    const char *s = getenv("FTCOLL_UCX_CONNECT");
+    const char *s = getenv("FTCOLL_SINGLE_HOST");
+    if (s != NULL && *s != '\0') {
+        if (strcmp(s, "1") == 0)
+            cfg->single_host = 1;
+        else if (strcmp(s, "0") == 0)
+            cfg->single_host = 0;
+        else
+            return bad(err, errlen, "FTCOLL_SINGLE_HOST", "1 or 0");
+    }
+    s = getenv("FTCOLL_UCX_NET_DEVICES");
+    if (s != NULL && *s != '\0')
+        cfg->net_devices = s;
+    s = getenv("FTCOLL_UCX_CONNECT");
     if (s != NULL && *s != '\0') {
         if (strcmp(s, "eager") == 0)
             cfg->eager_connect = 1;
@@ -202,9 +217,115 @@ int ftc_ucx_check_env(const ftc_ucx_t *u)
     return 0;
 }
 
+/* --- Which network devices --------------------------------------------- */
+
+/* Every name of the comma-separated list is the loopback interface. */
+static bool loopback_only(const char *list)
+{
+    bool any = false;
+    for (const char *p = list; *p != '\0';) {
+        size_t n = strcspn(p, ",");
+        if (n > 0) {
+            if (!(n == 2 && strncmp(p, "lo", 2) == 0))
+                return false;
+            any = true;
+        }
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return any;
+}
+
+static void append(char *out, size_t len, const char *name)
+{
+    size_t k = strlen(out);
+    if (k + 1 + strlen(name) + 1 > len)
+        return;     /* full: the rest are left out */
+    snprintf(out + k, len - k, "%s%s", k > 0 ? "," : "", name);
+}
+
+/* "lo" and every InfiniBand/RoCE port of this host ("mlx5_0:1"), so that
+ * a single-host job keeps its HCA loopback when UCX_TLS asks for it. */
+static void loopback_devices(char *out, size_t len)
+{
+    snprintf(out, len, "lo");
+    DIR *d = opendir("/sys/class/infiniband");
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[512];
+        snprintf(path, sizeof(path), "/sys/class/infiniband/%.255s/ports",
+                 e->d_name);
+        DIR *pd = opendir(path);
+        if (pd == NULL)
+            continue;
+        struct dirent *pe;
+        while ((pe = readdir(pd)) != NULL) {
+            if (pe->d_name[0] == '.')
+                continue;
+            char name[600];
+            if (strlen(e->d_name) + strlen(pe->d_name) + 2 <= sizeof(name)) {
+                snprintf(name, sizeof(name), "%.255s:%.255s", e->d_name,
+                         pe->d_name);
+                append(out, len, name);
+            }
+        }
+        closedir(pd);
+    }
+    closedir(d);
+}
+
+int ftc_ucx_choose_devices(ftc_ucx_t *u)
+{
+    tls_class_t c;
+    classify(&c);
+    const char *env = getenv("UCX_NET_DEVICES");
+    const char *chosen = u->cfg.net_devices != NULL && *u->cfg.net_devices
+                             ? u->cfg.net_devices
+                             : env != NULL && *env != '\0' ? env : NULL;
+    u->net_devices[0] = '\0';
+    u->set_net_devices = false;
+    if (chosen != NULL) {
+        if (u->cfg.single_host == 0 && c.net && loopback_only(chosen)) {
+            ftc_ucx_logf(u,
+                "rank %u: the job spans hosts (single_host = 0, "
+                "FTCOLL_SINGLE_HOST) but UCX_NET_DEVICES=%s is the loopback "
+                "interface only: ranks on other hosts could not connect. "
+                "Name the interface they reach, e.g. UCX_NET_DEVICES=eth0 "
+                "(or mlx5_0:1 on InfiniBand)",
+                u->cfg.rank, chosen);
+            return -1;
+        }
+        if (strlen(chosen) >= sizeof(u->net_devices)) {
+            ftc_ucx_logf(u, "rank %u: the network device list is longer "
+                            "than %zu characters", u->cfg.rank,
+                         sizeof(u->net_devices) - 1);
+            return -1;
+        }
+        snprintf(u->net_devices, sizeof(u->net_devices), "%s", chosen);
+        u->set_net_devices = chosen == u->cfg.net_devices;
+        return 0;
+    }
+    if (u->cfg.single_host == 1) {
+        loopback_devices(u->net_devices, sizeof(u->net_devices));
+        u->set_net_devices = true;
+    } else if (u->cfg.single_host == 0 && c.net && u->cfg.nranks > 1) {
+        ftc_ucx_logf(u,
+            "rank %u: note: the job spans hosts and no UCX_NET_DEVICES is "
+            "set: UCX listens on every network device of this host. "
+            "UCX_NET_DEVICES=<interface> (or FTCOLL_UCX_NET_DEVICES) "
+            "chooses the one the other hosts reach",
+            u->cfg.rank);
+    }
+    return 0;
+}
+
 void ftc_ucx_explain_unreachable(const ftc_ucx_t *u, char *out, size_t len)
 {
-    (void)u;
     tls_class_t c;
     classify(&c);
     if (c.shm && !c.mm_eh && !c.net)
@@ -226,17 +347,17 @@ void ftc_ucx_explain_unreachable(const ftc_ucx_t *u, char *out, size_t len)
                  "failures (UCP_ERR_HANDLING_MODE_PEER); `ucx_info -d` "
                  "lists this host's transports",
                  c.tls,
-                 getenv("UCX_NET_DEVICES") != NULL ? getenv("UCX_NET_DEVICES")
-                                                   : "all");
+                 u->net_devices[0] != '\0' ? u->net_devices : "all");
 }
 
 void ftc_ucx_explain_init(const ftc_ucx_t *u, ucs_status_t st, char *out,
                           size_t len)
 {
-    (void)u;
     tls_class_t c;
     classify(&c);
-    const char *dev = getenv("UCX_NET_DEVICES");
+    /* The devices in effect: ours (net_devices, single_host) or UCX's. */
+    const char *dev = u->net_devices[0] != '\0' ? u->net_devices
+                                                : getenv("UCX_NET_DEVICES");
     if (st == UCS_ERR_NO_DEVICE || st == UCS_ERR_NO_ELEM
         || st == UCS_ERR_UNSUPPORTED)
         snprintf(out, len,

@@ -10,9 +10,12 @@
  * the next pass, outside any callback, and the report reaches the core
  * after the grace period, once the worker has been drained.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <ucs/debug/log_def.h>
 
 #include "ucx_internal.h"
 
@@ -69,9 +72,46 @@ void ftc_ucx_ep_transport(ucp_ep_h ep, char *out, size_t outlen)
     free(text);
 }
 
-int ftc_ucx_peer_connect(ftc_ucx_t *u, uint32_t r)
+/*
+ * Why ucp_ep_create said "unreachable". UCX answers UCS_ERR_UNREACHABLE
+ * for two different things:
+ *   - wire-up found no transport of ours that can reach the peer's
+ *     address (UCX_TLS or UCX_NET_DEVICES leave none, shared memory to
+ *     another host): a configuration error, the same for every attempt;
+ *   - a transport was chosen but its connection was refused: over tcp
+ *     on one host connect() fails at once with ECONNREFUSED when the
+ *     peer's process is gone (it died after it published its address).
+ *     That is a failure like any other.
+ * Only UCX's log tells them apart: lane selection (wireup/select.c) logs
+ * "no <what> transport to <peer>: ..." before it gives up, a refused
+ * connect logs from the transport (sock.c: "connect(...) failed").
+ * While ucp_ep_create runs, a log handler of ours notes which it was
+ * and passes the message on unchanged. If UCX logs nothing (UCX_LOG_LEVEL
+ * below error), the failure counts as the peer's: the rule of the issue
+ * this fixes is that an unreachable peer after the exchange must never
+ * take the job down; the log line still names both causes.
+ */
+static _Thread_local bool *no_lane_seen;
+
+static ucs_log_func_rc_t ep_create_log(const char *file, unsigned line,
+                                       const char *function,
+                                       ucs_log_level_t level,
+                                       const ucs_log_component_config_t *cc,
+                                       const char *message, va_list ap)
+{
+    (void)line; (void)function; (void)cc; (void)ap;
+    if (no_lane_seen != NULL && level <= UCS_LOG_LEVEL_ERROR
+        && ((file != NULL && strstr(file, "select.c") != NULL)
+            || (message != NULL && strstr(message, " transport to ") != NULL)))
+        *no_lane_seen = true;
+    return UCS_LOG_FUNC_RC_CONTINUE;
+}
+
+int ftc_ucx_peer_connect(ftc_ucx_t *u, uint32_t r, bool *setup_error)
 {
     ftc_ucx_peer_t *p = &u->peers[r];
+    if (setup_error != NULL)
+        *setup_error = false;
     if (p->ep != NULL)
         return UCS_OK;
     if (p->state != FTC_UCX_PEER_IDLE)
@@ -79,6 +119,8 @@ int ftc_ucx_peer_connect(ftc_ucx_t *u, uint32_t r)
     if (p->addr == NULL) {
         ftc_ucx_logf(u, "rank %u: no address for peer %u (set_peers?)",
                      u->cfg.rank, r);
+        if (setup_error != NULL)
+            *setup_error = true;
         return UCS_ERR_INVALID_PARAM;
     }
     ucp_ep_params_t ep;
@@ -90,26 +132,43 @@ int ftc_ucx_peer_connect(ftc_ucx_t *u, uint32_t r)
     ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
     ep.err_handler.cb = ep_err_cb;
     ep.err_handler.arg = p;
+    bool no_lane = false;
+    no_lane_seen = &no_lane;
+    ucs_log_push_handler(ep_create_log);
     ucs_status_t st = ucp_ep_create(u->worker, &ep, &p->ep);
-    if (st != UCS_OK) {
-        p->ep = NULL;
-        char why[512];
-        if (st == UCS_ERR_UNREACHABLE)
-            ftc_ucx_explain_unreachable(u, why, sizeof(why));
-        else
-            snprintf(why, sizeof(why), "UCX_TLS=%s",
-                     getenv("UCX_TLS") != NULL ? getenv("UCX_TLS") : "all");
-        if (!u->diag_logged || st != UCS_ERR_UNREACHABLE)
-            ftc_ucx_logf(u, "rank %u: cannot create an endpoint to rank %u: "
-                            "%s. %s", u->cfg.rank, r, ucs_status_string(st),
-                         why);
-        u->diag_logged = true;
-        return st;
+    ucs_log_pop_handler();
+    no_lane_seen = NULL;
+    if (st == UCS_OK) {
+        p->state = FTC_UCX_PEER_UP;
+        u->stats.eps_created++;
+        ftc_ucx_ep_transport(p->ep, p->transport, sizeof(p->transport));
+        return UCS_OK;
     }
-    p->state = FTC_UCX_PEER_UP;
-    u->stats.eps_created++;
-    ftc_ucx_ep_transport(p->ep, p->transport, sizeof(p->transport));
-    return UCS_OK;
+    p->ep = NULL;
+    /* Ours (the configuration, memory) or the peer's (it is gone)? */
+    bool ours = (st == UCS_ERR_UNREACHABLE && no_lane)
+                || st == UCS_ERR_UNSUPPORTED || st == UCS_ERR_INVALID_PARAM
+                || st == UCS_ERR_NO_MEMORY;
+    if (setup_error != NULL)
+        *setup_error = ours;
+    char why[512];
+    if (ours && st == UCS_ERR_UNREACHABLE)
+        ftc_ucx_explain_unreachable(u, why, sizeof(why));
+    else if (ours)
+        snprintf(why, sizeof(why), "UCX_TLS=%s",
+                 getenv("UCX_TLS") != NULL ? getenv("UCX_TLS") : "all");
+    else
+        snprintf(why, sizeof(why),
+                 "It published its address but takes no connection: its "
+                 "process is gone (were it alive, its UCX_NET_DEVICES would "
+                 "be an interface this host cannot reach, e.g. lo on a "
+                 "multi-host job). Reported as failed");
+    if (!ours || !u->diag_logged || st != UCS_ERR_UNREACHABLE)
+        ftc_ucx_logf(u, "rank %u: cannot create an endpoint to rank %u: "
+                        "%s. %s", u->cfg.rank, r, ucs_status_string(st), why);
+    if (ours)
+        u->diag_logged = true;
+    return st;
 }
 
 void ftc_ucx_peer_lost(ftc_ucx_t *u, uint32_t r, uint64_t delay_ns,

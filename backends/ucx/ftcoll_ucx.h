@@ -122,6 +122,18 @@ typedef struct ftc_ucx_config {
     int close_timeout_ms;
     ftc_ucx_log_fn log;         /* NULL: silent */
     void *log_arg;
+    /* Where the ranks run: 1 every rank on this host, 0 on several
+     * hosts, -1 unknown (default; ftc_bootstrap_single_host gives it).
+     * With 1, network transports listen on the loopback interface only:
+     * UCX_NET_DEVICES becomes "lo" plus this host's InfiniBand ports
+     * (/sys/class/infiniband), unless net_devices or UCX_NET_DEVICES
+     * choose the devices. With 0, devices that are loopback only are
+     * refused (FTC_EINVAL): the other hosts could not connect. */
+    int single_host;
+    /* UCX_NET_DEVICES for this backend's UCP context ("eth0",
+     * "mlx5_0:1,ib0", ...; copied by ftc_ucx_create), or NULL: UCX's own
+     * UCX_NET_DEVICES, else as single_host says, else every device. */
+    const char *net_devices;
 } ftc_ucx_config_t;
 
 /* Defaults as above; rank 0, nranks 0 (set them). */
@@ -131,7 +143,8 @@ void ftc_ucx_config_init(ftc_ucx_config_t *cfg);
  * Override cfg from the environment, for launcher-started programs:
  * FTCOLL_UCX_CONNECT (eager|lazy), FTCOLL_UCX_GRACE_MS,
  * FTCOLL_UCX_SPIN_US, FTCOLL_UCX_MAX_SLEEP_MS, FTCOLL_UCX_MAX_INFLIGHT
- * (bytes), FTCOLL_UCX_CLOSE_TIMEOUT_MS. UCX reads its own UCX_*
+ * (bytes), FTCOLL_UCX_CLOSE_TIMEOUT_MS, FTCOLL_UCX_NET_DEVICES,
+ * FTCOLL_SINGLE_HOST (1 or 0: single_host). UCX reads its own UCX_*
  * variables (UCX_TLS, UCX_NET_DEVICES, UCX_KEEPALIVE_INTERVAL,
  * UCX_MM_ERROR_HANDLING, ...) as it always does. Returns FTC_OK, or
  * FTC_EINVAL naming the bad variable in err.
@@ -160,7 +173,11 @@ const void *ftc_ucx_address(const ftc_ucx_t *u, size_t *len);
  * Every rank's worker address, addrs[r] of lens[r] bytes for r < nranks
  * (this rank's is ignored). Copied. With eager_connect, creates the
  * endpoints: FTC_ETRANSPORT (logged, with the likely cause) if UCX has no
- * transport to some peer that can report failures. May be called once.
+ * transport to some peer that can report failures. A peer that refuses
+ * or does not answer (it died after it published its address; over tcp
+ * on one host UCX calls that "Destination is unreachable" too) is no
+ * error here: it is reported to the core as failed, as a peer dying
+ * later would be. May be called once.
  */
 int ftc_ucx_set_peers(ftc_ucx_t *u, const void *const *addrs,
                       const size_t *lens);
@@ -250,6 +267,11 @@ int ftc_ucx_peer_info(const ftc_ucx_t *u, uint32_t peer,
 
 /* 1 if this backend has reported peer failed, 0 if not. */
 int ftc_ucx_peer_reported(const ftc_ucx_t *u, uint32_t peer);
+
+/* The network devices this backend's UCP context uses, as
+ * UCX_NET_DEVICES says them ("lo", "eth0", "lo,mlx5_0:1"), or "" for
+ * UCX's default (every device). */
+const char *ftc_ucx_net_devices(const ftc_ucx_t *u);
 
 /* The UCX library's version string, e.g. "1.13.1". */
 const char *ftc_ucx_version(void);

@@ -113,7 +113,7 @@ static int ut_send(void *tp, uint32_t dest, const void *buf, size_t len,
         u->stats.send_errors++;
         return FTC_ETRANSPORT;      /* dead: the core knows, or will */
     }
-    if (p->ep == NULL && ftc_ucx_peer_connect(u, dest) != 0) {
+    if (p->ep == NULL && ftc_ucx_peer_connect(u, dest, NULL) != 0) {
         ftc_ucx_peer_lost(u, dest, 0, "unreachable");
         u->stats.send_errors++;
         return FTC_ETRANSPORT;
@@ -198,7 +198,7 @@ static void ut_watch(void *tp, uint32_t peer)
     ftc_ucx_peer_t *p = &u->peers[peer];
     p->watched = true;
     if (p->state == FTC_UCX_PEER_IDLE && u->peers_set
-        && ftc_ucx_peer_connect(u, peer) != 0)
+        && ftc_ucx_peer_connect(u, peer, NULL) != 0)
         ftc_ucx_peer_lost(u, peer, 0, "unreachable");
 }
 
@@ -238,7 +238,8 @@ static int config_ok(const ftc_ucx_config_t *c)
            && c->nranks <= INT32_MAX && c->rank < c->nranks
            && c->failure_grace_ms >= 0 && c->spin_us >= 0
            && c->max_sleep_ms >= 0 && c->max_inflight_bytes > 0
-           && c->close_timeout_ms >= 0;
+           && c->close_timeout_ms >= 0 && c->single_host >= -1
+           && c->single_host <= 1;
 }
 
 static int epoll_add(int epfd, int fd)
@@ -274,6 +275,15 @@ static int open_ucx(ftc_ucx_t *u)
         ftc_ucx_logf(u, "rank %u: UCX configuration: %s (check the UCX_* "
                         "variables)", u->cfg.rank, ucs_status_string(st));
         return -1;
+    }
+    if (u->set_net_devices) {
+        st = ucp_config_modify(config, "NET_DEVICES", u->net_devices);
+        if (st != UCS_OK) {
+            ftc_ucx_logf(u, "rank %u: UCX_NET_DEVICES=%s: %s", u->cfg.rank,
+                         u->net_devices, ucs_status_string(st));
+            ucp_config_release(config);
+            return -1;
+        }
     }
     ucp_params_t params;
     memset(&params, 0, sizeof(params));
@@ -369,6 +379,11 @@ int ftc_ucx_create(const ftc_ucx_config_t *cfg, ftc_ucx_t **out)
     }
     rc = FTC_ENOTSUP;
     if (ftc_ucx_check_env(u) != 0)
+        goto err;
+    rc = FTC_EINVAL;
+    int dev_rc = ftc_ucx_choose_devices(u);
+    u->cfg.net_devices = NULL;      /* copied into u->net_devices */
+    if (dev_rc != 0)
         goto err;
     rc = FTC_ETRANSPORT;
     if (open_ucx(u) != 0 || open_fds(u) != 0)
@@ -473,15 +488,18 @@ int ftc_ucx_set_peers(ftc_ucx_t *u, const void *const *addrs,
     u->peers_set = true;
     if (!u->cfg.eager_connect)
         return FTC_OK;
-    /* A transport that cannot reach a peer is a configuration error; a
-     * peer that does not answer (it died since it published its address)
-     * is a failure like any other, for the core to route around. */
+    /* No transport of ours that reaches a peer's address is a
+     * configuration error; a peer that refuses or does not answer (it
+     * died after it published its address: over tcp on one host its
+     * connect() is refused at once and UCX says "Destination is
+     * unreachable" too) is a failure like any other, for the core to
+     * route around. ftc_ucx_peer_connect tells the two apart. */
     for (uint32_t r = 0; r < u->cfg.nranks; r++) {
         if (r == u->cfg.rank)
             continue;
-        int st = ftc_ucx_peer_connect(u, r);
-        if (st == UCS_ERR_UNREACHABLE || st == UCS_ERR_UNSUPPORTED
-            || st == UCS_ERR_INVALID_PARAM || st == UCS_ERR_NO_MEMORY)
+        bool ours = false;
+        int st = ftc_ucx_peer_connect(u, r, &ours);
+        if (st != UCS_OK && ours)
             return FTC_ETRANSPORT;
         if (st != UCS_OK)
             ftc_ucx_peer_lost(u, r, 0, ucs_status_string((ucs_status_t)st));
@@ -591,6 +609,11 @@ int ftc_ucx_peer_reported(const ftc_ucx_t *u, uint32_t peer)
 {
     return u != NULL && peer < u->cfg.nranks
            && u->peers[peer].state == FTC_UCX_PEER_FAILED;
+}
+
+const char *ftc_ucx_net_devices(const ftc_ucx_t *u)
+{
+    return u != NULL ? u->net_devices : "";
 }
 
 const char *ftc_ucx_version(void)

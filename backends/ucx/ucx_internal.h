@@ -115,6 +115,8 @@ struct ftc_ucx {
     bool in_progress;
     bool closing_down;          /* ftc_ucx_destroy runs */
     bool diag_logged;           /* the unreachable diagnosis, once */
+    char net_devices[256];      /* in effect, "" for UCX's default */
+    bool set_net_devices;       /* we set them (ucp_config_modify) */
 
     ftc_ucx_stats_t stats;
 };
@@ -148,10 +150,13 @@ void ftc_ucx_ev_release(ftc_ucx_t *u, ftc_ucx_ev_t *ev);
 
 /* endpoint.c */
 /* Create the endpoint to r if there is none: UCS_OK (0), or UCX's error
- * (logged, with the likely cause): UCS_ERR_UNREACHABLE when no transport
- * reaches r, UCS_ERR_CANCELED when r is already lost, others when r
- * itself did not answer (it died). */
-int ftc_ucx_peer_connect(ftc_ucx_t *u, uint32_t r);
+ * (logged, with the likely cause); UCS_ERR_CANCELED when r is already
+ * lost. *setup_error (if not NULL) tells whose fault an error is: true
+ * for ours (no transport of ours reaches r's address, no memory, bad
+ * parameters: the same for every attempt), false for r's (it refused or
+ * did not answer: it died after it published its address), which the
+ * caller reports as a failure. */
+int ftc_ucx_peer_connect(ftc_ucx_t *u, uint32_t r, bool *setup_error);
 /* r is dead or unreachable: report it after delay_ns and close its
  * endpoint on the next pass. why is kept (copied). */
 void ftc_ucx_peer_lost(ftc_ucx_t *u, uint32_t r, uint64_t delay_ns,
@@ -179,6 +184,11 @@ void ftc_ucx_send_cb(void *request, ucs_status_t status, void *user_data);
  * transports that cannot report failures (FTC_ENOTSUP), with the
  * explanation logged. */
 int ftc_ucx_check_env(const ftc_ucx_t *u);
+/* UCX_NET_DEVICES for the context, from cfg.net_devices, UCX's own
+ * variable or cfg.single_host (see ftcoll_ucx.h) into u->net_devices and
+ * u->set_net_devices. 0, or -1 (logged) for devices a multi-host job
+ * cannot use. */
+int ftc_ucx_choose_devices(ftc_ucx_t *u);
 /* The likely reason an endpoint to a peer could not be created. */
 void ftc_ucx_explain_unreachable(const ftc_ucx_t *u, char *out, size_t len);
 /* Why ucp_init / ucp_worker_create failed, in words a user can act on. */

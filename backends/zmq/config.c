@@ -25,6 +25,8 @@ void ftc_zmq_config_init(ftc_zmq_config_t *cfg)
     cfg->sndhwm = 10000;
     cfg->rcvhwm = 100000;
     cfg->linger_ms = 500;
+    cfg->single_host = -1;
+    cfg->max_payload = (size_t)32 << 20;
 }
 
 /* A non-negative int from the environment; 1 if set, 0 if unset, -1 bad. */
@@ -73,7 +75,29 @@ int ftc_zmq_config_from_env(ftc_zmq_config_t *cfg, char *err, size_t errlen)
     if (getenv("FTCOLL_ZMQ_HEARTBEAT_MS") != NULL
         && getenv("FTCOLL_ZMQ_HEARTBEAT_TIMEOUT_MS") == NULL)
         cfg->heartbeat_timeout_ms = 4 * cfg->heartbeat_ivl_ms;
-    const char *s = getenv("FTCOLL_ZMQ_BIND");
+    const char *s = getenv("FTCOLL_SINGLE_HOST");
+    if (s != NULL && *s != '\0') {
+        if (strcmp(s, "1") != 0 && strcmp(s, "0") != 0) {
+            if (err != NULL && errlen > 0)
+                snprintf(err, errlen, "FTCOLL_SINGLE_HOST must be 1 or 0");
+            return FTC_EINVAL;
+        }
+        cfg->single_host = s[0] - '0';
+    }
+    s = getenv("FTCOLL_ZMQ_MAX_PAYLOAD");
+    if (s != NULL && *s != '\0') {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno != 0 || *end != '\0' || s[0] == '-' || v > SIZE_MAX / 4) {
+            if (err != NULL && errlen > 0)
+                snprintf(err, errlen, "FTCOLL_ZMQ_MAX_PAYLOAD must be a byte "
+                                      "count (0: no limit)");
+            return FTC_EINVAL;
+        }
+        cfg->max_payload = (size_t)v;
+    }
+    s = getenv("FTCOLL_ZMQ_BIND");
     if (s != NULL && *s != '\0')
         cfg->bind_endpoint = s;
     s = getenv("FTCOLL_ZMQ_HOST");

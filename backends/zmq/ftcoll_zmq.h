@@ -114,6 +114,25 @@ typedef struct ftc_zmq_config {
     int linger_ms;
     ftc_zmq_log_fn log;         /* NULL: silent */
     void *log_arg;
+    /* Where the ranks run: 1 every rank on this host, 0 on several
+     * hosts, -1 unknown (default; ftc_bootstrap_single_host gives it).
+     * bind_endpoint decides where the ROUTER listens in every case (its
+     * default, 127.0.0.1, is right for one host); with 0, an endpoint
+     * only this host can reach (127.0.0.0/8, ::1, ipc://) is refused
+     * with FTC_EINVAL: the other hosts could not connect. */
+    int single_host;
+    /* The largest collective buffer the job sends (count x element size),
+     * in bytes; 0: no limit. It bounds the largest message a rank takes:
+     * ftc_zmq_max_message(), set as ZMQ_MAXMSGSIZE on the ROUTER, so that
+     * a frame above it (from anyone who can connect) is refused from its
+     * header and its connection closed, instead of ZeroMQ allocating it
+     * whole (a 256 MiB frame used to grow a rank by 272 MB). A send above
+     * it fails with FTC_EOVERFLOW, logged: the core then counts the
+     * destination as failed, as for any refused send, and the receiver
+     * would have dropped the connection anyway. Set the same value on
+     * every rank. Default 32 MiB (a largest message of 64 MiB and a few
+     * bytes, as large as max_queued_bytes lets a peer's queue hold). */
+    size_t max_payload;
 } ftc_zmq_config_t;
 
 /* Defaults as above; rank 0, nranks 0 (set them). */
@@ -123,7 +142,9 @@ void ftc_zmq_config_init(ftc_zmq_config_t *cfg);
  * Override cfg from the environment, for launcher-started programs:
  * FTCOLL_ZMQ_BIND, FTCOLL_ZMQ_HOST (advertise_host),
  * FTCOLL_ZMQ_HEARTBEAT_MS, FTCOLL_ZMQ_HEARTBEAT_TIMEOUT_MS,
- * FTCOLL_ZMQ_CONNECT_RETRIES, FTCOLL_ZMQ_GRACE_MS, FTCOLL_ZMQ_LINGER_MS.
+ * FTCOLL_ZMQ_CONNECT_RETRIES, FTCOLL_ZMQ_GRACE_MS, FTCOLL_ZMQ_LINGER_MS,
+ * FTCOLL_SINGLE_HOST (1 or 0: single_host), FTCOLL_ZMQ_MAX_PAYLOAD (bytes,
+ * 0 for no limit: max_payload).
  * Returns FTC_OK, or FTC_EINVAL naming the bad variable in err.
  */
 int ftc_zmq_config_from_env(ftc_zmq_config_t *cfg, char *err, size_t errlen);
@@ -141,6 +162,16 @@ void ftc_zmq_destroy(ftc_zmq_t *z);
 
 /* The ops table for ftc_context_create (z is the `transport` argument). */
 const ftc_transport_ops_t *ftc_zmq_ops(void);
+
+/*
+ * The largest message this rank accepts and sends, in bytes (0: no
+ * limit): what a core message of a collective of max_payload bytes can
+ * come to. 2 x max_payload (a reduce message carries the value and, after
+ * an allreduce root failed, the result accepted in an earlier round),
+ * 8 bytes per rank (two lists of failed ranks) and 256 (the 64-byte wire
+ * header, the accepted result's headers, slack).
+ */
+size_t ftc_zmq_max_message(const ftc_zmq_t *z);
 
 /* Where the ROUTER listens, e.g. "tcp://127.0.0.1:40123". */
 const char *ftc_zmq_endpoint_address(const ftc_zmq_t *z);

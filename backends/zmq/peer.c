@@ -84,6 +84,13 @@ int ftc_zmq_peer_open(ftc_zmq_t *z, uint32_t r)
     (void)zmq_setsockopt(d, ZMQ_ROUTING_ID, id, sizeof(id));
     set_int(d, ZMQ_LINGER, 0);
     set_int(d, ZMQ_SNDHWM, z->cfg.sndhwm);
+    /* No message comes back on a DEALER in this protocol, and it is never
+     * read: whatever listens at a peer's address must not be able to fill
+     * it with large frames. The limit covers ZMTP's command frames too
+     * (the peer's READY with its metadata, heartbeats): a few hundred
+     * bytes. */
+    int64_t small = 4096;
+    (void)zmq_setsockopt(d, ZMQ_MAXMSGSIZE, &small, sizeof(small));
     set_int(d, ZMQ_RECONNECT_IVL, z->cfg.reconnect_ivl_ms);
     set_int(d, ZMQ_RECONNECT_IVL_MAX, 1000);
     set_int(d, ZMQ_CONNECT_TIMEOUT, z->cfg.connect_timeout_ms);

@@ -115,6 +115,18 @@ static int zt_send(void *tp, uint32_t dest, const void *buf, size_t len,
         }
         return FTC_SEND_INLINE;
     }
+    if (z->max_msg != 0 && len > z->max_msg) {
+        /* The receiver's ROUTER would close the connection on it. */
+        if (!z->oversize_logged)
+            ftc_zmq_logf(z, "rank %u: a message of %zu bytes to rank %u is "
+                            "longer than any rank accepts (%zu bytes, from "
+                            "max_payload = %zu: FTCOLL_ZMQ_MAX_PAYLOAD, the "
+                            "same on every rank): refused",
+                         z->cfg.rank, len, dest, z->max_msg,
+                         z->cfg.max_payload);
+        z->oversize_logged = true;
+        return FTC_EOVERFLOW;
+    }
     return ftc_zmq_peer_send(z, dest, buf, len);
 }
 
@@ -202,7 +214,9 @@ static int config_ok(const ftc_zmq_config_t *c)
            && c->reconnect_ivl_ms > 0 && c->connect_timeout_ms >= 0
            && c->connect_retries > 0 && c->disconnect_grace_ms >= 0
            && c->max_queued_bytes > 0 && c->sndhwm >= 0 && c->rcvhwm >= 0
-           && c->linger_ms >= 0 && c->bind_endpoint != NULL;
+           && c->linger_ms >= 0 && c->bind_endpoint != NULL
+           && c->single_host >= -1 && c->single_host <= 1
+           && c->max_payload <= SIZE_MAX / 4;
 }
 
 /* ZMQ_LAST_ENDPOINT of a wildcard bind says 0.0.0.0: peers need a name. */
@@ -229,6 +243,21 @@ static int advertise(ftc_zmq_t *z, const char *last)
 static void set_int(void *sock, int opt, int v)
 {
     (void)zmq_setsockopt(sock, opt, &v, sizeof(v));
+}
+
+/* See ftc_zmq_max_message in ftcoll_zmq.h. */
+static size_t max_message(const ftc_zmq_config_t *c)
+{
+    if (c->max_payload == 0)
+        return 0;
+    size_t m = 2 * c->max_payload + 256;    /* config_ok: no overflow */
+    size_t lists = (size_t)8 * c->nranks;
+    return m > SIZE_MAX - lists ? SIZE_MAX : m + lists;
+}
+
+size_t ftc_zmq_max_message(const ftc_zmq_t *z)
+{
+    return z != NULL ? z->max_msg : 0;
 }
 
 int ftc_zmq_create(const ftc_zmq_config_t *cfg, ftc_zmq_t **out)
@@ -294,6 +323,16 @@ int ftc_zmq_create(const ftc_zmq_config_t *cfg, ftc_zmq_t **out)
     /* A rank that reconnects (after a heartbeat timeout, say) takes over
      * its routing id instead of being refused as a duplicate. */
     set_int(z->router, ZMQ_ROUTER_HANDOVER, 1);
+    /* No frame above the largest message a rank of this job sends: ZeroMQ
+     * refuses it from its header and closes that connection, before it
+     * allocates anything for it. */
+    z->max_msg = max_message(cfg);
+    int64_t maxmsg = z->max_msg == 0 || z->max_msg > (size_t)INT64_MAX
+                         ? -1
+                         : (int64_t)z->max_msg;
+    if (zmq_setsockopt(z->router, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg))
+        != 0)
+        goto err_zmq;
     if (cfg->heartbeat_ivl_ms > 0) {
         set_int(z->router, ZMQ_HEARTBEAT_IVL, cfg->heartbeat_ivl_ms);
         set_int(z->router, ZMQ_HEARTBEAT_TIMEOUT, cfg->heartbeat_timeout_ms);
@@ -309,6 +348,19 @@ int ftc_zmq_create(const ftc_zmq_config_t *cfg, ftc_zmq_t **out)
     if (zmq_getsockopt(z->router, ZMQ_LAST_ENDPOINT, last, &len) != 0
         || advertise(z, last) != 0)
         goto err_zmq;
+    if (cfg->single_host == 0
+        && (strncmp(last, "tcp://127.", 10) == 0
+            || strncmp(last, "tcp://[::1]:", 12) == 0
+            || strncmp(last, "ipc://", 6) == 0)) {
+        ftc_zmq_logf(z, "rank %u: the job spans hosts (single_host = 0, "
+                        "FTCOLL_SINGLE_HOST) but the ROUTER listens on %s, "
+                        "which only this host reaches. Bind the interface "
+                        "the other hosts reach: FTCOLL_ZMQ_BIND='tcp://eth0:*' "
+                        "(or tcp://0.0.0.0:* with FTCOLL_ZMQ_HOST)",
+                     cfg->rank, last);
+        rc = FTC_EINVAL;
+        goto err;
+    }
     if (ftc_zmq_epoll_add(z, z->router, FTC_ZMQ_TAG_ROUTER, 0) != 0)
         goto err_zmq;
     z->router_dirty = true;

@@ -81,6 +81,9 @@ struct ftc_zmq {
 
     ftc_zmq_send_queue_t self_q; /* messages to our own rank */
 
+    size_t max_msg;             /* ftc_zmq_max_message(); 0: no limit */
+    bool oversize_logged;
+
     bool router_dirty;
     bool timer_armed;
     uint64_t timer_deadline;

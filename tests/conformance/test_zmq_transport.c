@@ -16,17 +16,21 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <zmq.h>
 
 #include "ftcoll/error.h"
 #include "ftcoll/transport.h"
 #include "ftcoll_zmq.h"
+#include "../listen_sockets.h"
 
 /* --- The test double of the core ---------------------------------------- */
 
@@ -422,6 +426,266 @@ static void test_stranger(void)
     free_world(nodes, 1);
 }
 
+/* --- Hostile input: one frame larger than any message of the job ---------- */
+
+/* A line of /proc/self/status in kB ("VmHWM", "VmRSS"); -1 if unknown. */
+static long status_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f == NULL)
+        return -1;
+    char line[256];
+    long v = -1;
+    size_t k = strlen(key);
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (strncmp(line, key, k) == 0 && line[k] == ':')
+            v = strtol(line + k + 1, NULL, 10);
+    fclose(f);
+    return v;
+}
+
+/* Start the peak RSS (VmHWM) afresh at the current RSS. */
+static bool reset_peak_rss(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f == NULL)
+        return false;
+    bool ok = fputs("5", f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+/* In a child process (its memory is not ours): a DEALER of no job sends
+ * one frame of `size` bytes to `endpoint`, then writes 'D' to `fd` when
+ * its connection is closed on it. */
+static void hostile_sender(const char *endpoint, size_t size, int fd)
+{
+    void *zc = zmq_ctx_new();
+    void *d = zmq_socket(zc, ZMQ_DEALER);
+    int zero = 0, tmo = 100;
+    zmq_setsockopt(d, ZMQ_LINGER, &zero, sizeof(zero));
+    zmq_socket_monitor(d, "inproc://hostile-mon", ZMQ_EVENT_DISCONNECTED);
+    void *m = zmq_socket(zc, ZMQ_PAIR);
+    zmq_setsockopt(m, ZMQ_RCVTIMEO, &tmo, sizeof(tmo));
+    zmq_connect(m, "inproc://hostile-mon");
+    zmq_connect(d, endpoint);
+    zmq_msg_t msg;
+    if (zmq_msg_init_size(&msg, size) != 0)
+        _exit(2);
+    memset(zmq_msg_data(&msg), 0x5a, size);
+    if (zmq_msg_send(&msg, d, 0) < 0)
+        _exit(3);
+    for (;;) {      /* until the parent kills us */
+        zmq_msg_t ev;
+        zmq_msg_init(&ev);
+        if (zmq_msg_recv(&ev, m, 0) >= 0 && zmq_msg_size(&ev) >= 2) {
+            uint16_t what;
+            memcpy(&what, zmq_msg_data(&ev), 2);
+            if (what == ZMQ_EVENT_DISCONNECTED)
+                (void)!write(fd, "D", 1);
+        }
+        zmq_msg_close(&ev);
+    }
+}
+
+static bool got_100(node_t *nodes)
+{
+    return nodes[0].ctx.recvs >= 100;
+}
+
+/* A 256 MiB frame from a process of no job. With max_payload (default
+ * 32 MiB: no message of the job exceeds 64 MiB and a few bytes) as
+ * ZMQ_MAXMSGSIZE, ZeroMQ refuses it from its header and closes that
+ * connection: the rank's peak RSS must not grow by more than 32 MiB (it
+ * grew by 272 MB before: ZeroMQ allocated the frame whole and handed it
+ * over), and the rank goes on working with its peers. We wait for one of
+ * the two outcomes, not for a time: the sender sees its connection
+ * closed, or the rank hands the frame over. */
+static void test_oversize_frame(void)
+{
+    node_t nodes[2];
+    CHECK(make_world(nodes, 2, 0) == 0, "world");
+    CHECK(ftc_zmq_max_message(nodes[0].z) == ((size_t)64 << 20) + 256 + 16,
+          "max message %zu for the default 32 MiB payload",
+          ftc_zmq_max_message(nodes[0].z));
+    const size_t big = (size_t)256 << 20;
+    int fds[2];
+    if (pipe(fds) != 0) {
+        CHECK(false, "pipe");
+        free_world(nodes, 2);
+        return;
+    }
+    bool peak_ok = reset_peak_rss();
+    long hwm0 = status_kb("VmHWM");
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        close(fds[0]);
+        hostile_sender(ftc_zmq_endpoint_address(nodes[0].z), big, fds[1]);
+        _exit(0);
+    }
+    close(fds[1]);
+    bool refused = false;
+    uint64_t limit = now_ns() + 60000000000u;   /* a hang guard only */
+    while (!refused && nodes[0].ctx.strangers == 0 && now_ns() < limit) {
+        ftc_zmq_progress(nodes[0].z, 1);
+        ftc_zmq_progress(nodes[1].z, 0);
+        struct pollfd p = {.fd = fds[0], .events = POLLIN};
+        char c;
+        if (poll(&p, 1, 0) > 0 && read(fds[0], &c, 1) == 1 && c == 'D')
+            refused = true;
+    }
+    long hwm1 = status_kb("VmHWM");
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    close(fds[0]);
+    long grew_kb = hwm0 >= 0 && hwm1 >= 0 ? hwm1 - hwm0 : -1;
+    printf("oversize frame: 256 MiB from a stranger: %s; peak RSS %ld -> "
+           "%ld kB (+%ld kB)%s\n",
+           refused ? "connection closed"
+                   : nodes[0].ctx.strangers > 0 ? "ACCEPTED, fed to the core"
+                                                : "no outcome",
+           hwm0, hwm1, grew_kb, peak_ok ? "" : " (peak not reset)");
+    CHECK(refused && nodes[0].ctx.strangers == 0,
+          "a frame above ZMQ_MAXMSGSIZE was %s",
+          nodes[0].ctx.strangers > 0 ? "accepted" : "not refused");
+    CHECK(grew_kb >= 0 && grew_kb < 32 * 1024,
+          "peak RSS grew by %ld kB (bound: 32 MiB)", grew_kb);
+    /* The rank keeps working: its peer's messages, in order; a stranger's
+     * frame within the limit is still read (and dropped by the core). */
+    const ftc_transport_ops_t *ops = ftc_zmq_ops();
+    for (uint64_t seq = 0; seq < 100; seq++)
+        CHECK(ops->send(nodes[1].z, 0, &seq, 8, NULL) == FTC_SEND_INLINE,
+              "send %" PRIu64, seq);
+    CHECK(run_until(nodes, 2, got_100, 5000), "peer's messages: %" PRIu64,
+          nodes[0].ctx.recvs);
+    CHECK(nodes[0].ctx.bad_order == 0 && nodes[0].ctx.nfailed == 0
+              && nodes[1].ctx.nfailed == 0,
+          "order %" PRIu64 ", reports %u %u", nodes[0].ctx.bad_order,
+          nodes[0].ctx.nfailed, nodes[1].ctx.nfailed);
+    void *zc = zmq_ctx_new();
+    void *d = zmq_socket(zc, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(d, ZMQ_LINGER, &zero, sizeof(zero));
+    zmq_connect(d, ftc_zmq_endpoint_address(nodes[0].z));
+    char *mib = calloc(1, (size_t)1 << 20);
+    zmq_send(d, mib, (size_t)1 << 20, 0);
+    free(mib);
+    uint64_t end = now_ns() + 5000000000u;
+    while (nodes[0].ctx.strangers == 0 && now_ns() < end)
+        ftc_zmq_progress(nodes[0].z, 1);
+    CHECK(nodes[0].ctx.strangers == 1, "a 1 MiB stranger frame: fed %" PRIu64,
+          nodes[0].ctx.strangers);
+    zmq_close(d);
+    zmq_ctx_term(zc);
+    free_world(nodes, 2);
+}
+
+/* The limit on both sides, and its arithmetic: a message of exactly
+ * ftc_zmq_max_message() bytes goes through, one byte more is refused by
+ * the sender (FTC_EOVERFLOW, logged with the knob). */
+static bool got_one(node_t *nodes)
+{
+    return nodes[0].ctx.recvs >= 1;
+}
+
+static void test_max_message(void)
+{
+    node_t nodes[2];
+    const char *addrs[2];
+    for (uint32_t r = 0; r < 2; r++) {
+        ftc_zmq_config_t c;
+        ftc_zmq_config_init(&c);
+        c.rank = r;
+        c.nranks = 2;
+        c.job_token = 0x1234;
+        c.max_payload = 1000;
+        c.log = log_to_buffer;
+        memset(&nodes[r].ctx, 0, sizeof(nodes[r].ctx));
+        CHECK(ftc_zmq_create(&c, &nodes[r].z) == FTC_OK, "create %u", r);
+        addrs[r] = ftc_zmq_endpoint_address(nodes[r].z);
+    }
+    for (uint32_t r = 0; r < 2; r++) {
+        CHECK(ftc_zmq_set_peers(nodes[r].z, addrs) == FTC_OK, "peers");
+        ftc_zmq_attach(nodes[r].z, &nodes[r].ctx);
+    }
+    size_t max = ftc_zmq_max_message(nodes[0].z);
+    CHECK(max == 2 * 1000 + 256 + 16, "max message %zu", max);
+    unsigned char *buf = calloc(1, max + 1);
+    const ftc_transport_ops_t *ops = ftc_zmq_ops();
+    g_log[0] = '\0';
+    CHECK(ops->send(nodes[1].z, 0, buf, max + 1, NULL) == FTC_EOVERFLOW
+              && strstr(g_log, "FTCOLL_ZMQ_MAX_PAYLOAD") != NULL,
+          "one byte over: refused and logged: %s", g_log);
+    CHECK(ops->send(nodes[1].z, 0, buf, max, NULL) == FTC_SEND_INLINE,
+          "exactly the maximum");
+    CHECK(run_until(nodes, 2, got_one, 3000) && nodes[0].ctx.nfailed == 0,
+          "the largest message arrives");
+    free(buf);
+    free_world(nodes, 2);
+
+    char err[128] = "";
+    ftc_zmq_config_t c;
+    ftc_zmq_config_init(&c);
+    setenv("FTCOLL_ZMQ_MAX_PAYLOAD", "1073741824", 1);
+    CHECK(ftc_zmq_config_from_env(&c, err, sizeof(err)) == FTC_OK
+              && c.max_payload == ((size_t)1 << 30),
+          "FTCOLL_ZMQ_MAX_PAYLOAD=2^30");
+    setenv("FTCOLL_ZMQ_MAX_PAYLOAD", "lots", 1);
+    CHECK(ftc_zmq_config_from_env(&c, err, sizeof(err)) == FTC_EINVAL
+              && strstr(err, "FTCOLL_ZMQ_MAX_PAYLOAD") != NULL,
+          "bad FTCOLL_ZMQ_MAX_PAYLOAD: %s", err);
+    unsetenv("FTCOLL_ZMQ_MAX_PAYLOAD");
+}
+
+/* Where the ROUTER listens: 127.0.0.1 by default (ss, this process's
+ * sockets); a job that spans hosts (single_host = 0) refuses an endpoint
+ * only this host reaches, and takes one the others can. */
+static void test_listen(void)
+{
+    ftc_zmq_config_t c;
+    ftc_zmq_config_init(&c);
+    c.nranks = 2;
+    c.single_host = 1;
+    c.log = log_to_buffer;
+    ftc_zmq_t *z = NULL;
+    CHECK(ftc_zmq_create(&c, &z) == FTC_OK, "create");
+    char addrs[512];
+    int k = ftc_test_listen_addrs((long)getpid(), addrs, sizeof(addrs));
+    if (k >= 0)
+        CHECK(k > 0 && ftc_test_all_loopback(addrs),
+              "a single-host rank listens on %s", addrs);
+    else
+        printf("note: ss did not run; listening check skipped\n");
+    ftc_zmq_destroy(z);
+
+    g_log[0] = '\0';
+    c.single_host = 0;
+    z = NULL;
+    CHECK(ftc_zmq_create(&c, &z) == FTC_EINVAL && z == NULL
+              && strstr(g_log, "FTCOLL_ZMQ_BIND") != NULL,
+          "several hosts, loopback bind: refused, naming FTCOLL_ZMQ_BIND: %s",
+          g_log);
+    c.bind_endpoint = "ipc:///tmp/ftcoll-test-listen";
+    CHECK(ftc_zmq_create(&c, &z) == FTC_EINVAL && z == NULL,
+          "several hosts, ipc://: refused");
+    c.bind_endpoint = "tcp://0.0.0.0:*";
+    c.advertise_host = "localhost";
+    CHECK(ftc_zmq_create(&c, &z) == FTC_OK, "several hosts, wildcard bind");
+    ftc_zmq_destroy(z);
+
+    char err[128] = "";
+    setenv("FTCOLL_SINGLE_HOST", "yes", 1);
+    ftc_zmq_config_init(&c);
+    CHECK(ftc_zmq_config_from_env(&c, err, sizeof(err)) == FTC_EINVAL
+              && strstr(err, "FTCOLL_SINGLE_HOST") != NULL,
+          "bad FTCOLL_SINGLE_HOST: %s", err);
+    setenv("FTCOLL_SINGLE_HOST", "0", 1);
+    CHECK(ftc_zmq_config_from_env(&c, err, sizeof(err)) == FTC_OK
+              && c.single_host == 0,
+          "FTCOLL_SINGLE_HOST=0");
+    unsetenv("FTCOLL_SINGLE_HOST");
+}
+
 int main(void)
 {
     test_bad_config();
@@ -431,6 +695,9 @@ int main(void)
     test_disconnect();
     test_unreachable();
     test_stranger();
+    test_listen();
+    test_max_message();
+    test_oversize_frame();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail == 0 ? 0 : 1;
 }

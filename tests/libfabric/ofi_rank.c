@@ -16,11 +16,14 @@
  *   ofi_rank --mode bench [--iters K] [--spin]
  *                                        8-byte allreduce latency
  *
- * Options: --suspect-ms, --probe-ms (the core's keepalive), --linger-ms.
+ * Options: --suspect-ms, --probe-ms (the core's keepalive), --linger-ms,
+ * --report-listen (once set up, print where this rank listens, as
+ * `ss -ltnupH` shows its sockets).
  *
  * Every output line starts with "@<rank> " so that the driver can read it
  * with or without ftcoll-run's "[rank] " prefix. Lines the driver reads:
  *   @r INFO pid=<pid> <backend description>
+ *   @r LISTEN n=<k> addrs=<a,b,..>  (--report-listen)
  *   @r FAIL <what>                  a self-check failed
  *   @r KILL t=<ns>  /  @r STOP t=<ns>   the victim, just before
  *   @r RES op=<k> status=<name> value=<v> failed=<a,b,..> t=<ns>
@@ -46,6 +49,7 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_bootstrap.h"
 #include "ftcoll_ofi.h"
+#include "../listen_sockets.h"
 
 #define MAX_FAILED 64
 
@@ -55,6 +59,7 @@ typedef struct opts {
     const char *at;
     int iters;
     bool spin;
+    bool report_listen;
     int suspect_ms, probe_ms, linger_ms;
 } opts_t;
 
@@ -179,6 +184,7 @@ static int setup(job_t *j, const opts_t *o)
     oc.rank = j->rank;
     oc.nranks = j->n;
     oc.job_token = ftc_bootstrap_job_token(j->boot);
+    oc.single_host = ftc_bootstrap_single_host(j->boot);
     oc.log = on_log;
     if (ftc_ofi_config_from_env(&oc, err, sizeof(err)) != FTC_OK) {
         fprintf(stderr, "%s\n", err);
@@ -191,6 +197,11 @@ static int setup(job_t *j, const opts_t *o)
         return rc;
     }
     out("INFO pid=%d %s", (int)getpid(), ftc_ofi_describe(j->z));
+    if (o->report_listen) {
+        char addrs[1024];
+        int k = ftc_test_listen_addrs((long)getpid(), addrs, sizeof(addrs));
+        out("LISTEN n=%d addrs=%s", k, addrs[0] != '\0' ? addrs : "-");
+    }
     rc = ftc_ofi_exchange(j->z, ftc_bootstrap_allgather, j->boot);
     if (rc != FTC_OK) {
         fprintf(stderr, "rank %u: exchange: %s (%s)\n", j->rank,
@@ -700,6 +711,10 @@ static int parse(int argc, char **argv, opts_t *o)
             o->spin = true;
             continue;
         }
+        if (strcmp(a, "--report-listen") == 0) {
+            o->report_listen = true;
+            continue;
+        }
         if (v == NULL)
             return -1;
         i++;
@@ -729,7 +744,8 @@ int main(int argc, char **argv)
     if (parse(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: %s --mode coll|kill|stop|oversize|bench "
                         "[--victim R] [--at init|mid] [--iters K] [--spin] "
-                        "[--suspect-ms N] [--probe-ms N] [--linger-ms N]\n",
+                        "[--suspect-ms N] [--probe-ms N] [--linger-ms N] "
+                        "[--report-listen]\n",
                 argv[0]);
         return 2;
     }

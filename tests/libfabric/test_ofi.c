@@ -36,6 +36,7 @@
 
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_ofi.h"
+#include "../listen_sockets.h"
 
 #define MAX_RANKS 16
 #define MAX_ENV 6
@@ -95,6 +96,8 @@ typedef struct rank_out {
     uint64_t probes;
     char resumed[128];
     bool known, knows_failed;   /* KNOWN line, and what it said */
+    int listen_n;               /* LISTEN: -2 none seen, -1 ss failed */
+    char listen[512];
 } rank_out_t;
 
 typedef struct result {
@@ -393,7 +396,12 @@ static void parse(const job_t *j, result_t *res)
         const char *kw = end + 1;
         /* Fields are found by " key=" in the line from the keyword on. */
         const char *rest = end;
-        if (strncmp(kw, "INFO ", 5) == 0) {
+        if (strncmp(kw, "LISTEN ", 7) == 0) {
+            char n[16] = "";
+            field(rest, "n", n, sizeof(n));
+            o->listen_n = atoi(n);
+            field(rest, "addrs", o->listen, sizeof(o->listen));
+        } else if (strncmp(kw, "INFO ", 5) == 0) {
             o->info = true;
             o->pid = (int)field_u64(rest, "pid");
             field(rest, "provider", o->provider, sizeof(o->provider));
@@ -466,6 +474,8 @@ static int clean_shm(const result_t *res, uint32_t n)
 static void run(const job_t *j, result_t *res)
 {
     memset(res, 0, sizeof(*res));
+    for (uint32_t r = 0; r < MAX_RANKS; r++)
+        res->r[r].listen_n = -2;
     double t0 = now_s();
     if (g_launcher != NULL)
         run_launcher(j, res);
@@ -644,6 +654,37 @@ static void check_fault(const job_t *j, const char *what, bool sigkill,
     free(res.text);
 }
 
+/* Where the ranks of a single-host job listen when nothing chooses the
+ * address (FTCOLL_OFI_NODE unset; the other jobs here bind 127.0.0.1
+ * by hand): the backend must bind loopback, not the first interface the
+ * provider finds (tcp, net and udp take eth0 by default). */
+static void check_listen(const char *prov)
+{
+    job_t j = {.prov = prov, .n = 2, .victim = -1, .timeout_s = 60,
+               .env = {"FTCOLL_OFI_NODE="},
+               .args = {"--mode", "coll", "--report-listen"}};
+    result_t res;
+    run(&j, &res);
+    bool ok = res.status == 0 && all_done(&j, &res, false);
+    bool shm = strcmp(prov, "shm") == 0;
+    for (uint32_t r = 0; r < j.n; r++) {
+        const rank_out_t *o = &res.r[r];
+        if (o->listen_n < 0)
+            ok = false;     /* ss failed, or no LISTEN line */
+        else if (shm)
+            ok = ok && o->listen_n == 0;
+        else
+            ok = ok && o->listen_n > 0 && ftc_test_all_loopback(o->listen);
+    }
+    report(ok, "%-12s n=2 single-host job, no node given: ranks listen on "
+               "%s (rank 0: %s) (%.1f s)%s%s",
+           prov, shm ? "no IP socket" : "loopback only", res.r[0].listen,
+           res.seconds, res.fails[0] ? "; " : "", res.fails);
+    if (!ok)
+        dump(&res);
+    free(res.text);
+}
+
 static void check_oversize(const char *prov)
 {
     job_t j = {.prov = prov, .n = 2, .victim = -1, .timeout_s = 30,
@@ -670,6 +711,105 @@ static void log_keep(void *arg, const char *msg)
     (void)arg;
     size_t used = strlen(g_log);
     snprintf(g_log + used, sizeof(g_log) - used, "%s\n", msg);
+}
+
+/* A rank that dies right after it published its address, before anyone
+ * connected to it: a child process creates rank 1, hands its blob over a
+ * pipe and exits; once it is reaped, rank 0 (here) sets its peers. The
+ * eager connect must not wait connect_timeout_ms (set to 20 s here) for
+ * a hello that never comes: the exit monitor sees that the pid is gone
+ * and the peer is reported as exited, at once. Before, it waited the
+ * whole timeout and reported "connect" (10 s of set-up by default, while
+ * the other ranks' keepalive could exclude the waiting one). */
+static void dead_before_connect(const char *prov)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        report(false, "%s: pipe", prov);
+        return;
+    }
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        close(fds[0]);
+        ftc_ofi_config_t c;
+        ftc_ofi_config_init(&c);
+        c.nranks = 2;
+        c.rank = 1;
+        c.job_token = 44;
+        c.provider = prov;
+        c.node = "127.0.0.1";
+        ftc_ofi_t *z = NULL;
+        unsigned char blob[FTC_OFI_BLOB_SIZE] = {0};
+        if (ftc_ofi_create(&c, &z) == FTC_OK)
+            memcpy(blob, ftc_ofi_local_blob(z), sizeof(blob));
+        ssize_t w = write(fds[1], blob, sizeof(blob));
+        ftc_ofi_destroy(z);
+        _exit(w == (ssize_t)sizeof(blob) ? 0 : 1);
+    }
+    close(fds[1]);
+    unsigned char blobs[2 * FTC_OFI_BLOB_SIZE];
+    size_t got = 0;
+    while (got < FTC_OFI_BLOB_SIZE) {
+        ssize_t k = read(fds[0], blobs + FTC_OFI_BLOB_SIZE + got,
+                         FTC_OFI_BLOB_SIZE - got);
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    close(fds[0]);
+    int st = 0;
+    bool reaped = child > 0 && waitpid(child, &st, 0) == child
+                  && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    if (!reaped || got != FTC_OFI_BLOB_SIZE) {
+        report(false, "%s: the child did not publish its address", prov);
+        return;
+    }
+    ftc_ofi_config_t c;
+    ftc_ofi_config_init(&c);
+    c.nranks = 2;
+    c.rank = 0;
+    c.job_token = 44;
+    c.provider = prov;
+    c.node = "127.0.0.1";
+    c.connect_timeout_ms = 20000;
+    c.log = log_keep;
+    ftc_ofi_t *z = NULL;
+    int rc = ftc_ofi_create(&c, &z);
+    if (rc != FTC_OK) {
+        report(false, "%s: create: %s", prov, ftc_strerror(rc));
+        return;
+    }
+    memcpy(blobs, ftc_ofi_local_blob(z), FTC_OFI_BLOB_SIZE);
+    g_log[0] = '\0';
+    double t0 = now_s();
+    rc = ftc_ofi_set_peers(z, blobs);
+    double took = now_s() - t0;
+    /* Reports reach the core (and count as made) from progress. */
+    ftc_config_t cfg;
+    ftc_config_init(&cfg);
+    cfg.job_token = 44;
+    ftc_context_t *ctx = NULL;
+    uint64_t when = 0;
+    ftc_ofi_detect_t how = FTC_OFI_DETECT_NONE;
+    if (rc == FTC_OK
+        && ftc_context_create(0, 2, ftc_ofi_ops(), z, &cfg, &ctx) == FTC_OK) {
+        ftc_ofi_attach(z, ctx);
+        double end = now_s() + 10;
+        while ((how = ftc_ofi_peer_reported(z, 1, &when))
+                   == FTC_OFI_DETECT_NONE
+               && now_s() < end)
+            (void)ftc_ofi_progress(z, 5);
+    }
+    report(rc == FTC_OK && how == FTC_OFI_DETECT_EXIT
+               && ftc_context_is_failed(ctx, 1),
+           "%-12s a rank gone before anyone connected to it is reported as "
+           "exited at set-up (%s, %s, %.3f s)", prov, ftc_strerror(rc),
+           ftc_ofi_detect_name(how), took);
+    if (how != FTC_OFI_DETECT_EXIT)
+        printf("     log: %s\n", g_log);
+    ftc_context_destroy(ctx);
+    ftc_ofi_destroy(z);
 }
 
 static void local_checks(const char *avail)
@@ -753,6 +893,51 @@ static void local_checks(const char *avail)
         ftc_ofi_destroy(a);
         ftc_ofi_destroy(b);
     }
+
+    /* Where a single-host endpoint binds, and a loopback address for a
+     * job that spans hosts. */
+    if (ftc_ofi_provider_available("tcp;ofi_rxm")) {
+        ftc_ofi_config_init(&c);
+        c.nranks = 2;
+        c.provider = "tcp;ofi_rxm";
+        c.single_host = 1;
+        c.log = log_keep;
+        z = NULL;
+        rc = ftc_ofi_create(&c, &z);
+        char addrs[512] = "";
+        int k = rc == FTC_OK ? ftc_test_listen_addrs((long)getpid(), addrs,
+                                                     sizeof(addrs))
+                             : 0;
+        report(rc == FTC_OK && (k < 0 || (k > 0 && ftc_test_all_loopback(addrs))),
+               "single_host = 1, no node: tcp;ofi_rxm listens on %s",
+               k < 0 ? "(ss did not run)" : addrs);
+        ftc_ofi_destroy(z);
+        c.single_host = 0;
+        c.node = "127.0.0.1";
+        g_log[0] = '\0';
+        z = NULL;
+        rc = ftc_ofi_create(&c, &z);
+        report(rc == FTC_EINVAL && z == NULL
+                   && strstr(g_log, "loopback") != NULL,
+               "single_host = 0 with node 127.0.0.1: refused (%s)",
+               ftc_strerror(rc));
+        ftc_ofi_destroy(z);
+        setenv("FTCOLL_SINGLE_HOST", "2", 1);
+        ftc_ofi_config_init(&c);
+        rc = ftc_ofi_config_from_env(&c, err, sizeof(err));
+        report(rc == FTC_EINVAL && strstr(err, "FTCOLL_SINGLE_HOST") != NULL,
+               "config_from_env: a bad FTCOLL_SINGLE_HOST (%s)", err);
+        setenv("FTCOLL_SINGLE_HOST", "1", 1);
+        rc = ftc_ofi_config_from_env(&c, err, sizeof(err));
+        report(rc == FTC_OK && c.single_host == 1,
+               "config_from_env: FTCOLL_SINGLE_HOST=1");
+        unsetenv("FTCOLL_SINGLE_HOST");
+    }
+
+    if (ftc_ofi_provider_available("tcp;ofi_rxm"))
+        dead_before_connect("tcp;ofi_rxm");
+    if (ftc_ofi_provider_available("shm"))
+        dead_before_connect("shm");
 
     /* Eager connect to a peer that never progresses (created, never
      * given its peers): set_peers gives up after connect_timeout_ms and
@@ -1019,6 +1204,10 @@ int main(int argc, char **argv)
             check_coll(&j, "reduce/bcast/allreduce (corrected f=0,1; tree)");
         }
     }
+
+    /* A single-host job with no address given binds loopback. */
+    for (int p = 0; p < nprov; p++)
+        check_listen(provs[p]);
 
     /* The backend alone: a burst of every message size, in order. */
     for (int p = 0; p < nprov && g_pp_path != NULL; p++) {

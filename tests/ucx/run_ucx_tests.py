@@ -29,6 +29,9 @@ and checks what the ranks report:
   external     SIGKILL from outside at a random point of a stream of
                corrected allreduces (a cue the victim prints, on which
                ftcoll-run kills it; the victim holds until it has);
+  listen       a single-host job's ranks listen on loopback only (ss);
+  startup      a rank dies right after the address exchange, before
+               anyone connected to it: a failure, not a set-up error;
   config       UCX_TLS=sm without UCX_MM_ERROR_HANDLING=y fails at once
                with a message that says what to set.
 
@@ -440,6 +443,85 @@ def tree_kill_test(opts, tname, n, victim):
         show_failure(run)
 
 
+def startup_death_test(opts, tname, n, victim, extra_env=None, tag=""):
+    """A rank dies right after the address exchange, before anyone
+    connected to it (ucx_rank --die-after-exchange: the others connect only
+    once its process is gone). Over tcp on one host their connect() is
+    refused at once and UCX says "Destination is unreachable": that used to
+    fail their set-up (exit 4, the whole job down). It is a failure like any
+    other: the survivors run every collective without it and agree."""
+    label = f"startup death {tname}{tag} n={n} victim={victim}"
+    env = dict(TRANSPORTS[tname], **PATIENT)
+    env.update(extra_env or {})
+    run = launch(opts, n, ["--phases",
+                           "allreduce:corrected:1,reduce:corrected:1,"
+                           "bcast:corrected:1",
+                           "--iters", "10", "--die-after-exchange",
+                           str(victim), "--linger", "50"], env,
+                 may_fail=[victim])
+    surv = survivors(run, {victim})
+    ok = expect(run.rc == 0, f"{label}: exit {run.rc}")
+    ok &= expect(any(e["event"] == "died-after-exchange" for e in run.events),
+                 f"{label}: the victim did not die where it should")
+    ok &= expect(len(surv) == n - 1,
+                 f"{label}: {len(surv)} of {n - 1} survivors reported")
+    reported = 0
+    for r, s in sorted(surv.items()):
+        ok &= expect(s["wrong"] == 0, f"{label}: rank {r}: {s['first_wrong']}")
+        # With the root (0) dead, reduce and bcast rooted at it end with
+        # FTC_EROOT_FAILED; allreduce moves to another root.
+        must = s["phases"] if victim != 0 else s["phases"][:1]
+        ok &= expect(all(p["ok"] == p["done"] == 10 for p in must),
+                     f"{label}: rank {r}: a collective failed")
+        ok &= expect(all(p["done"] == 10 for p in s["phases"]),
+                     f"{label}: rank {r}: a collective did not end")
+        ok &= expect(victim in s["failed"],
+                     f"{label}: rank {r} does not know {victim} failed")
+        vi = [v for v in s["victims"] if v["rank"] == victim][0]
+        reported += vi["ucx_reported"]
+    if "FTCOLL_UCX_CONNECT" not in (extra_env or {}):
+        # eager endpoints: every survivor's backend found it at set-up
+        ok &= expect(reported == n - 1,
+                     f"{label}: {reported} of {n - 1} backends reported it")
+    check_agree(run, set(surv), label)
+    print(f"  {label}: {'ok' if ok else 'FAILED'} (reported by "
+          f"{reported} of {n - 1} backends, {run.secs:.1f} s)", flush=True)
+    if not ok:
+        show_failure(run)
+
+
+def listen_test(opts, tname, n=2):
+    """Where a rank of a single-host job listens: started by ftcoll-run
+    (every rank on this host: ftc_bootstrap_single_host), its network
+    transports must listen on the loopback interface only, not on every
+    interface (UCX_NET_DEVICES=lo, chosen by the backend). ss, run by each
+    rank once it is set up, says where its sockets are."""
+    label = f"listen {tname} n={n}"
+    if not shutil.which("ss"):
+        print(f"  {label}: skipped (no ss)")
+        return
+    run = launch(opts, n, ["--phases", "allreduce:corrected:1", "--iters",
+                           "5", "--report-listen", "--linger", "50"],
+                 dict(TRANSPORTS[tname], **PATIENT))
+    ev = {e["rank"]: e for e in run.events if e["event"] == "listen"}
+    ok = expect(run.rc == 0, f"{label}: exit {run.rc}")
+    ok &= expect(len(ev) == n, f"{label}: {len(ev)} of {n} ranks reported")
+    for r, e in sorted(ev.items()):
+        addrs = [a for a in e["addrs"].split(",") if a]
+        ok &= expect(e["n"] > 0 and len(addrs) > 0,
+                     f"{label}: rank {r} listens nowhere ({e})")
+        ok &= expect(all(a.startswith("127.") or a.startswith("[::1]")
+                         for a in addrs),
+                     f"{label}: rank {r} listens on {e['addrs']} "
+                     f"(UCX_NET_DEVICES={e['net_devices']})")
+    some = ev.get(0, {})
+    print(f"  {label}: {'ok' if ok else 'FAILED'} (rank 0: "
+          f"{some.get('addrs', '?')}, UCX_NET_DEVICES="
+          f"{some.get('net_devices', '?')})", flush=True)
+    if not ok:
+        show_failure(run)
+
+
 def config_test(opts):
     label = "config UCX_TLS=sm without UCX_MM_ERROR_HANDLING"
     run = launch(opts, 2, ["--iters", "1"], {"UCX_TLS": "sm"}, timeout=30)
@@ -559,6 +641,7 @@ def main():
     t0 = time.monotonic()
     if not opts.only_bench:
         config_test(opts)
+        listen_test(opts, "tcp")
         for tname in TRANSPORTS:
             for n in (2, 4, 8):
                 correctness(opts, tname, n)
@@ -573,6 +656,11 @@ def main():
             for _ in range(opts.repeat_kill):
                 stop_test(opts, tname, 4, 1, results=stops)
         failure_summary(kills, stops)
+        for tname in TRANSPORTS:
+            startup_death_test(opts, tname, 4, 2)
+        startup_death_test(opts, "tcp", 4, 0,
+                           extra_env={"FTCOLL_UCX_CONNECT": "lazy"},
+                           tag=" lazy")
         tree_kill_test(opts, "tcp", 4, 1)
         tree_kill_test(opts, "sm", 4, 3)
         external_kill_test(opts, "tcp", 4, 3)

@@ -20,9 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_ucx.h"
+#include "../listen_sockets.h"
 
 static int passed, failed;
 
@@ -83,12 +85,16 @@ static void on_deliver(const ftc_completion_t *c, void *arg)
     s->nfailed = c->nfailed;
 }
 
-static int world_open(world_t *W, uint32_t n, int eager)
+/* n backends wired to each other. Rank `dead` (if < n) dies right after
+ * it published its address, before anyone connected to it: its backend
+ * is destroyed between ftc_ucx_address and the others' set_peers. */
+static int world_open_dead(world_t *W, uint32_t n, int eager, uint32_t dead)
 {
     memset(W, 0, sizeof(*W));
     W->n = n;
     const void *addrs[MAXN];
     size_t lens[MAXN];
+    unsigned char dead_addr[4096];
     for (uint32_t r = 0; r < n; r++) {
         ftc_ucx_config_t uc;
         ftc_ucx_config_init(&uc);
@@ -96,6 +102,7 @@ static int world_open(world_t *W, uint32_t n, int eager)
         uc.nranks = n;
         uc.job_token = 0x1234;
         uc.eager_connect = eager;
+        uc.single_host = 1;     /* one process: loopback only */
         uc.log = log_keep;
         int rc = ftc_ucx_create(&uc, &W->u[r]);
         if (rc != FTC_OK) {
@@ -105,7 +112,18 @@ static int world_open(world_t *W, uint32_t n, int eager)
         addrs[r] = ftc_ucx_address(W->u[r], &lens[r]);
         W->alive[r] = 1;
     }
+    if (dead < n) {
+        if (lens[dead] > sizeof(dead_addr))
+            return FTC_ENOMEM;
+        memcpy(dead_addr, addrs[dead], lens[dead]);
+        addrs[dead] = dead_addr;
+        ftc_ucx_destroy(W->u[dead]);
+        W->u[dead] = NULL;
+        W->alive[dead] = 0;
+    }
     for (uint32_t r = 0; r < n; r++) {
+        if (!W->alive[r])
+            continue;
         int rc = ftc_ucx_set_peers(W->u[r], addrs, lens);
         if (rc != FTC_OK)
             return rc;
@@ -126,6 +144,11 @@ static int world_open(world_t *W, uint32_t n, int eager)
             return rc;
     }
     return FTC_OK;
+}
+
+static int world_open(world_t *W, uint32_t n, int eager)
+{
+    return world_open_dead(W, n, eager, UINT32_MAX);
 }
 
 static void world_kill(world_t *W, uint32_t r)
@@ -389,6 +412,176 @@ static void test_failure(void)
     unsetenv("UCX_TLS");
 }
 
+/* A rank that dies after it published its address but before the others
+ * connect to it: over tcp on one host the others' connect() is refused at
+ * once and UCX says "Destination is unreachable", the word it also uses
+ * for "no transport of yours reaches that address". The first is a failure
+ * like any other: set-up succeeds, the backend reports the rank, and the
+ * survivors' collectives go on without it (it used to fail set-up with
+ * FTC_ETRANSPORT, and every survivor exited). Eager endpoints find it at
+ * set-up, lazy ones at the first send or watch. */
+static void test_dead_before_connect(const char *label, int eager)
+{
+    world_t W;
+    logbuf[0] = '\0';
+    int rc = world_open_dead(&W, 4, eager, 2);
+    EXPECT(rc == FTC_OK, "%s: set-up with a dead rank: %s\n%s", label,
+           ftc_strerror(rc), logbuf);
+    if (rc != FTC_OK) {
+        for (uint32_t r = 0; r < W.n; r++) {
+            if (W.ctx[r] != NULL)
+                ftc_context_destroy(W.ctx[r]);
+            ftc_ucx_destroy(W.u[r]);
+        }
+        return;
+    }
+    char what[128];
+    snprintf(what, sizeof(what), "%s: allreduce without rank 2", label);
+    run_coll(&W, FTC_COLL_ALLREDUCE, FTC_ALGO_CORRECTED, 1, 0, 15 & ~4u, what);
+    snprintf(what, sizeof(what), "%s: allreduce rooted at 2", label);
+    run_coll(&W, FTC_COLL_ALLREDUCE, FTC_ALGO_CORRECTED, 1, 2, 15 & ~4u, what);
+    for (uint32_t r = 0; r < 4; r++) {
+        if (!W.alive[r])
+            continue;
+        ftc_ucx_peer_info_t pi;
+        ftc_ucx_peer_info(W.u[r], 2, &pi);
+        /* Lazy: only ranks that sent to it (or watched it) find out by
+         * themselves; the others learn it from a failure list. */
+        EXPECT(!pi.connected && (pi.reported || !eager),
+               "%s: rank %u: the backend reported rank 2 (error '%s')", label,
+               r, pi.error);
+        EXPECT(ftc_context_is_failed(W.ctx[r], 2), "%s: rank %u knows", label,
+               r);
+    }
+    EXPECT(strstr(logbuf, "takes no connection") != NULL,
+           "%s: the log says the peer refused, not that UCX_TLS is wrong:\n%s",
+           label, logbuf);
+    world_close(&W);
+}
+
+/* ... while an address that no transport of ours reaches (here: a peer
+ * on shared memory only, as on another host) stays a set-up error with
+ * the explanation. */
+static void test_no_transport(void)
+{
+    ftc_ucx_t *u[2] = {NULL, NULL};
+    const void *addrs[2];
+    size_t lens[2];
+    static const char *const tls[2] = {"tcp", "sm"};
+    setenv("UCX_MM_ERROR_HANDLING", "y", 1);
+    setenv("UCX_KEEPALIVE_INTERVAL", "100ms", 1);
+    for (uint32_t r = 0; r < 2; r++) {
+        setenv("UCX_TLS", tls[r], 1);
+        ftc_ucx_config_t c;
+        ftc_ucx_config_init(&c);
+        c.rank = r;
+        c.nranks = 2;
+        c.log = log_keep;
+        int rc = ftc_ucx_create(&c, &u[r]);
+        EXPECT(rc == FTC_OK, "no transport: create %u: %s", r,
+               ftc_strerror(rc));
+        if (rc != FTC_OK)
+            goto out;
+        addrs[r] = ftc_ucx_address(u[r], &lens[r]);
+    }
+    setenv("UCX_TLS", tls[0], 1);   /* rank 0's environment */
+    logbuf[0] = '\0';
+    int rc = ftc_ucx_set_peers(u[0], addrs, lens);
+    EXPECT(rc == FTC_ETRANSPORT, "no transport: set_peers: %s",
+           ftc_strerror(rc));
+    EXPECT(strstr(logbuf, "UCX_TLS=tcp") != NULL
+               && strstr(logbuf, "takes no connection") == NULL,
+           "no transport: the log names the configuration: %s", logbuf);
+out:
+    ftc_ucx_destroy(u[0]);
+    ftc_ucx_destroy(u[1]);
+    unsetenv("UCX_TLS");
+    unsetenv("UCX_MM_ERROR_HANDLING");
+    unsetenv("UCX_KEEPALIVE_INTERVAL");
+}
+
+/* Where a backend listens over tcp. A single-host job (single_host = 1)
+ * listens on the loopback interface only (UCX_NET_DEVICES=lo plus any
+ * HCA ports); net_devices and UCX_NET_DEVICES choose otherwise; a job
+ * that spans hosts refuses loopback-only devices. Checked with ss, on
+ * this process's sockets, and by running collectives over them. */
+static int listen_of(int single_host, const char *net_devices, char *addrs,
+                     size_t len, int *rc_out)
+{
+    ftc_ucx_config_t c;
+    ftc_ucx_config_init(&c);
+    c.rank = 0;
+    c.nranks = 2;
+    c.log = log_keep;
+    c.single_host = single_host;
+    c.net_devices = net_devices;
+    ftc_ucx_t *u = NULL;
+    *rc_out = ftc_ucx_create(&c, &u);
+    int n = -1;
+    addrs[0] = '\0';
+    if (*rc_out == FTC_OK)
+        n = ftc_test_listen_addrs((long)getpid(), addrs, len);
+    ftc_ucx_destroy(u);
+    return n;
+}
+
+static void test_listen(void)
+{
+    setenv("UCX_TLS", "tcp", 1);
+    unsetenv("UCX_NET_DEVICES");
+    char addrs[1024];
+    int rc;
+    int n = listen_of(1, NULL, addrs, sizeof(addrs), &rc);
+    if (n < 0 && rc == FTC_OK) {
+        fprintf(stderr, "note: ss did not run; listening checks skipped\n");
+        unsetenv("UCX_TLS");
+        return;
+    }
+    EXPECT(rc == FTC_OK && n > 0 && ftc_test_all_loopback(addrs),
+           "single host: listens on loopback only: %s (%s)", addrs,
+           ftc_strerror(rc));
+    fprintf(stderr, "listen: single host: %s\n", addrs);
+    n = listen_of(-1, "lo", addrs, sizeof(addrs), &rc);
+    EXPECT(rc == FTC_OK && n > 0 && ftc_test_all_loopback(addrs),
+           "net_devices lo: %s", addrs);
+    n = listen_of(-1, NULL, addrs, sizeof(addrs), &rc);
+    fprintf(stderr, "listen: unknown (UCX's default, every device): %s\n",
+            addrs);
+    EXPECT(rc == FTC_OK && n > 0, "default: listens somewhere");
+    /* The job spans hosts: loopback-only devices cannot work. */
+    logbuf[0] = '\0';
+    setenv("UCX_NET_DEVICES", "lo", 1);
+    n = listen_of(0, NULL, addrs, sizeof(addrs), &rc);
+    EXPECT(rc == FTC_EINVAL && strstr(logbuf, "UCX_NET_DEVICES") != NULL,
+           "several hosts, UCX_NET_DEVICES=lo: %s, %s", ftc_strerror(rc),
+           logbuf);
+    unsetenv("UCX_NET_DEVICES");
+    logbuf[0] = '\0';
+    n = listen_of(0, "lo", addrs, sizeof(addrs), &rc);
+    EXPECT(rc == FTC_EINVAL, "several hosts, net_devices lo: %s",
+           ftc_strerror(rc));
+    /* A single-host world: collectives over the loopback interface. */
+    setenv("FTCOLL_SINGLE_HOST", "1", 1);
+    ftc_ucx_config_t c;
+    ftc_ucx_config_init(&c);
+    char err[128];
+    EXPECT(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_OK
+               && c.single_host == 1,
+           "FTCOLL_SINGLE_HOST=1");
+    setenv("FTCOLL_SINGLE_HOST", "maybe", 1);
+    EXPECT(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_EINVAL
+               && strstr(err, "FTCOLL_SINGLE_HOST") != NULL,
+           "bad FTCOLL_SINGLE_HOST: %s", err);
+    unsetenv("FTCOLL_SINGLE_HOST");
+    setenv("FTCOLL_UCX_NET_DEVICES", "lo", 1);
+    ftc_ucx_config_init(&c);
+    EXPECT(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_OK
+               && c.net_devices != NULL && strcmp(c.net_devices, "lo") == 0,
+           "FTCOLL_UCX_NET_DEVICES");
+    unsetenv("FTCOLL_UCX_NET_DEVICES");
+    unsetenv("UCX_TLS");
+}
+
 /* Another job's message reaches the core as FTC_RANK_UNKNOWN and is
  * dropped as foreign. */
 static void test_stranger(void)
@@ -515,6 +708,18 @@ int main(void)
     test_fd();
     unsetenv("UCX_TLS");
     test_failure();
+    setenv("UCX_TLS", "tcp", 1);
+    test_dead_before_connect("tcp eager, dead before connect", 1);
+    test_dead_before_connect("tcp lazy, dead before connect", 0);
+    setenv("UCX_TLS", "sm", 1);
+    setenv("UCX_MM_ERROR_HANDLING", "y", 1);
+    setenv("UCX_KEEPALIVE_INTERVAL", "100ms", 1);
+    test_dead_before_connect("sm, dead before connect", 1);
+    unsetenv("UCX_TLS");
+    unsetenv("UCX_MM_ERROR_HANDLING");
+    unsetenv("UCX_KEEPALIVE_INTERVAL");
+    test_no_transport();
+    test_listen();
     test_stranger();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

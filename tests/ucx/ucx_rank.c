@@ -15,6 +15,17 @@
  * Statuses other than FTC_OK are accepted only when a victim explains them
  * (a tree with a victim, a victim root).
  *
+ * --report-listen: once set up, every rank prints where it listens, as
+ * `ss -ltnupH` shows its sockets:
+ * {"rank":R,"event":"listen","n":K,"addrs":"127.0.0.1:40123,..."}.
+ *
+ * --die-after-exchange R: rank R SIGKILLs itself right after the address
+ * exchange (its address is published, nobody has connected to it yet);
+ * the others wait until its process is gone and only then set their peers,
+ * so they connect to an address whose owner is dead (over tcp on one
+ * host: a refused connect(), which UCX calls "Destination is
+ * unreachable"). The survivors must run as if it had failed.
+ *
  * Faults: --kill R@G makes rank R SIGKILL itself right after it started
  * iteration G (its first messages may be out: a failure during the
  * operation); --kill R@G:before before it starts. --stop R@G SIGSTOPs
@@ -65,6 +76,7 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_bootstrap.h"
 #include "ftcoll_ucx.h"
+#include "../listen_sockets.h"
 
 #define MAX_PHASES 16
 #define MAX_FAULTS 8
@@ -102,6 +114,8 @@ typedef struct opts {
     int yield_us;               /* spin: idle time before sched_yield;
                                    -1: by ranks per CPU */
     double op_timeout_s;
+    int64_t die_after_exchange;     /* rank, or -1 */
+    bool report_listen;
 } opts_t;
 
 typedef struct phase_result {
@@ -159,7 +173,8 @@ static void usage(void)
           "                [--victim R[@H]]... [--cue R@G]... [--bench] "
           "[--pingpong K]\n"
           "                [--linger MS] [--wait spin|block]\n"
-          "                [--yield-us U]\n",
+          "                [--yield-us U] [--die-after-exchange R] "
+          "[--report-listen]\n",
           stderr);
 }
 
@@ -223,6 +238,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
     o->linger_ms = 100;
     o->yield_us = -1;
     o->op_timeout_s = 20;
+    o->die_after_exchange = -1;
     const char *t = getenv("FTCOLL_TEST_OP_TIMEOUT");
     if (t != NULL && atof(t) > 0)
         o->op_timeout_s = atof(t);
@@ -231,6 +247,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--bench") == 0) {
             o->bench = true;
+            continue;
+        }
+        if (strcmp(a, "--report-listen") == 0) {
+            o->report_listen = true;
             continue;
         }
         if (v == NULL)
@@ -267,6 +287,13 @@ static int parse_args(int argc, char **argv, opts_t *o)
             if (o->ncues == MAX_FAULTS || sscanf(v, "%u@%llu", &r, &g) != 2)
                 return -1;
             o->cues[o->ncues++] = (fault_t){r, g, 0, false};
+        } else if (strcmp(a, "--die-after-exchange") == 0) {
+            /* a victim from the start: results may lack it */
+            if (o->nfaults == MAX_FAULTS)
+                return -1;
+            o->die_after_exchange = atoi(v);
+            o->faults[o->nfaults++] = (fault_t){(uint32_t)atoi(v), UINT64_MAX,
+                                                0, false};
         } else if (strcmp(a, "--pingpong") == 0) {
             o->pingpong = strtoull(v, NULL, 10);
         } else if (strcmp(a, "--yield-us") == 0) {
@@ -336,6 +363,15 @@ static int pingpong(rank_ctx_t *R)
     pp.features = UCP_FEATURE_AM;
     if (ucp_config_read(NULL, NULL, &config) != UCS_OK)
         return -1;
+    /* The backend's devices on one host (ftc_ucx_config_t.single_host):
+     * loopback only, unless UCX_NET_DEVICES says otherwise. */
+    const char *dev = getenv("UCX_NET_DEVICES");
+    if ((dev == NULL || *dev == '\0')
+        && ftc_bootstrap_single_host(R->boot) == 1
+        && ucp_config_modify(config, "NET_DEVICES", "lo") != UCS_OK) {
+        ucp_config_release(config);
+        return -1;
+    }
     ucs_status_t st = ucp_init(&pp, config, &ucp);
     ucp_config_release(config);
     if (st != UCS_OK)
@@ -433,6 +469,79 @@ static int pingpong(rank_ctx_t *R)
     free(mine);
     free(all);
     return 0;
+}
+
+/* --- A rank that dies right after the address exchange --------------------- */
+
+/* Gone: no such process, or a zombie (dead, not yet reaped). */
+static bool pid_gone(long pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return true;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *rp = strrchr(buf, ')');
+    return rp == NULL || rp[1] == '\0' || rp[2] == 'Z' || rp[2] == 'X';
+}
+
+/* The exchange of ftc_ucx_exchange, by hand (ftc_ucx_address,
+ * ftc_ucx_set_peers), with every rank's pid: the victim dies as soon as
+ * its address is out, the others set their peers only once it is gone.
+ * Waiting is bounded by progress (the victim's death), with a generous
+ * limit only against a test that would otherwise hang. */
+static int exchange_with_death(rank_ctx_t *R, uint32_t victim)
+{
+    enum { PAD = 4096 };
+    size_t alen = 0;
+    const void *addr = ftc_ucx_address(R->u, &alen);
+    unsigned char *mine = calloc(1, PAD), *all = calloc(R->n, PAD);
+    if (mine == NULL || all == NULL || alen > PAD - 16) {
+        free(mine);
+        free(all);
+        return FTC_ENOMEM;
+    }
+    uint64_t pid = (uint64_t)getpid(), len = alen;
+    memcpy(mine, &pid, 8);
+    memcpy(mine + 8, &len, 8);
+    memcpy(mine + 16, addr, alen);
+    int rc = ftc_bootstrap_allgather(R->boot, mine, PAD, all);
+    if (rc == 0 && R->rank == victim) {
+        printf("{\"rank\":%u,\"event\":\"died-after-exchange\","
+               "\"t_ns\":%" PRIu64 "}\n", R->rank, now_ns());
+        fflush(stdout);
+        raise(SIGKILL);
+    }
+    const void *addrs[256];
+    size_t lens[256];
+    if (rc == 0 && R->n > 256)
+        rc = FTC_EINVAL;
+    for (uint32_t r = 0; rc == 0 && r < R->n; r++) {
+        memcpy(&len, all + (size_t)r * PAD + 8, 8);
+        addrs[r] = all + (size_t)r * PAD + 16;
+        lens[r] = (size_t)len;
+    }
+    if (rc == 0) {
+        memcpy(&pid, all + (size_t)victim * PAD, 8);
+        uint64_t limit = now_ns() + 30000000000u;
+        while (!pid_gone((long)pid) && now_ns() < limit) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+        if (!pid_gone((long)pid)) {
+            fprintf(stderr, "ucx_rank %u: rank %u (pid %" PRIu64 ") did not "
+                            "die\n", R->rank, victim, pid);
+            rc = FTC_ETRANSPORT;
+        }
+    }
+    if (rc == 0)
+        rc = ftc_ucx_set_peers(R->u, addrs, lens);
+    free(mine);
+    free(all);
+    return rc;
 }
 
 /* --- Collectives ---------------------------------------------------------- */
@@ -861,6 +970,7 @@ int main(int argc, char **argv)
     uc.rank = R.rank;
     uc.nranks = R.n;
     uc.job_token = token;
+    uc.single_host = ftc_bootstrap_single_host(R.boot);
     uc.log = log_line;
     uc.log_arg = &R;
     if (ftc_ucx_config_from_env(&uc, err, sizeof(err)) != FTC_OK) {
@@ -873,7 +983,10 @@ int main(int argc, char **argv)
                 ftc_strerror(rc));
         return 4;
     }
-    rc = ftc_ucx_exchange(R.u, ftc_bootstrap_allgather, R.boot);
+    if (R.o.die_after_exchange >= 0 && (uint64_t)R.o.die_after_exchange < R.n)
+        rc = exchange_with_death(&R, (uint32_t)R.o.die_after_exchange);
+    else
+        rc = ftc_ucx_exchange(R.u, ftc_bootstrap_allgather, R.boot);
     if (rc != FTC_OK) {
         fprintf(stderr, "ucx_rank %u: ftc_ucx_exchange: %s (%s)\n", R.rank,
                 ftc_strerror(rc), ftc_bootstrap_error(R.boot));
@@ -891,6 +1004,13 @@ int main(int argc, char **argv)
         return 4;
     }
     ftc_ucx_attach(R.u, R.ctx);
+    if (R.o.report_listen) {
+        char addrs[1024];
+        int k = ftc_test_listen_addrs((long)getpid(), addrs, sizeof(addrs));
+        printf("{\"rank\":%u,\"event\":\"listen\",\"n\":%d,"
+               "\"addrs\":\"%s\",\"net_devices\":\"%s\"}\n", R.rank, k,
+               addrs, ftc_ucx_net_devices(R.u));
+    }
     printf("{\"rank\":%u,\"event\":\"ready\",\"pid\":%ld,\"t_ns\":%" PRIu64
            "}\n", R.rank, (long)getpid(), now_ns());
     fflush(stdout);
