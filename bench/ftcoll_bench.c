@@ -612,15 +612,18 @@ static void check(bench_t *b, const int64_t *out, size_t count)
             wrong(b, "iteration %" PRIu64 ": W = %" PRId64 " is no sum of "
                      "(r+1) over a valid set of ranks", g, W);
         key = (uint64_t)W;
-        /* Counted apart: the list names a rank whose input is in W (it
-         * failed after contributing). Allowed: the list names the ranks
-         * that failed (docs/semantics.md); valid_sum checks the rest. */
+        /* The list scheme states exactly whose inputs the result misses
+         * (docs/semantics.md, "What a result holds"): W is the sum over
+         * everybody else. */
         if (shape && o->fault_info == FTC_FAULT_LIST) {
             uint64_t listed = (uint64_t)b->n * (b->n + 1) / 2;
             for (uint32_t k = 0; k < b->nfailed_list; k++)
                 listed -= b->failed_list[k] + 1;
-            if (listed != (uint64_t)W)
+            if (listed != (uint64_t)W) {
                 b->list_mismatch++;
+                wrong(b, "iteration %" PRIu64 ": W = %" PRId64 " but the "
+                         "failed list leaves %" PRIu64, g, W, listed);
+            }
         }
     }
     if (has_value) {
@@ -1081,29 +1084,19 @@ static void setup(bench_t *b)
         die(4, "rank %u: context: %s", b->rank, ftc_strerror(rc));
 }
 
-/* One allreduce after the summary, whose result nobody reads: whoever
- * delivers it knows that every other live rank has printed its summary
- * (the root waited for their contributions, sent after it), so leaving
- * now cannot make another rank count this one as failed in its summary.
- * Unlike a pause before leaving, this holds however slow the others are. */
+/* Leave with ftc_group_finalize after the summary: it delivers once every
+ * other rank has finalized (so printed its summary, and delivered all it
+ * needed this rank for) or failed. Leaving then cannot make another rank
+ * count this one as failed, however slow the others are. */
 static void farewell(bench_t *b)
 {
     if (b->excluded || ftc_context_is_excluded(b->ctx) || b->n < 2)
         return;
-    int64_t one = 1, all = 0;
-    ftc_coll_args_t a;
-    ftc_coll_args_init(&a);
-    a.algo = FTC_ALGO_CORRECTED;
-    a.f = closing_f(b);
-    a.dtype = FTC_INT64;
-    a.op = FTC_SUM;
-    a.count = 1;
-    a.sendbuf = &one;
-    a.recvbuf = &all;
-    a.deliver = on_deliver;
-    a.deliver_arg = b;
-    if (start_op(b, FTC_COLL_ALLREDUCE, &a) == FTC_OK)
-        wait_op(b, "farewell allreduce", NO_ITER);
+    b->done = false;
+    int rc = ftc_group_finalize(b->group, on_deliver, b);
+    if (rc != FTC_OK)
+        die(4, "rank %u: ftc_group_finalize: %s", b->rank, ftc_strerror(rc));
+    wait_op(b, "finalize", NO_ITER);
 }
 
 static void print_summary(bench_t *b)
@@ -1200,11 +1193,8 @@ int main(int argc, char **argv)
         farewell(b);
     }
 
-    /* Let the last messages leave, and answer stragglers for a moment.
-     * Only the farewell allreduce can still be waiting for this rank, and
-     * nobody reads its result: this pause is a courtesy, no assumption. */
+    /* Let the last messages leave; after finalize nobody waits on us. */
     b->be->drain(b->t);
-    idle(b, 50);
     bool bad = b->wrong > 0 || (b->excluded && !is_victim(b, b->rank));
     ftc_context_destroy(b->ctx);
     b->be->destroy(b->t);
