@@ -38,8 +38,8 @@ typedef enum ftc_algo {
 
 /* Failure information carried up the reduce tree (paper 4.4). */
 typedef enum ftc_fault_info {
-    FTC_FAULT_LIST = 1,  /* the ids of failed processes: O(failures) bytes;
-                            feeds the group's known-failed set */
+    FTC_FAULT_LIST = 1,  /* the ranks whose input a value misses:
+                            O(failures) bytes; feeds the known-failed set */
     FTC_FAULT_COUNT = 2, /* their number, plus a subtree-failed bit */
     FTC_FAULT_BIT = 3    /* only the subtree-failed bit */
 } ftc_fault_info_t;
@@ -122,13 +122,18 @@ typedef struct ftc_completion {
     void *recvbuf;           /* holds the result when status is FTC_OK and
                                 this process receives one */
     ftc_stats_t stats;
-    /* Failed processes, as group ranks, that the result excludes: the reduce
-     * root's list (list scheme), or, for allreduce, the deciding root's list
-     * (identical at every process that delivers, so survivors agree on it).
-     * Valid during the callback only. */
+    /* Exactly the group ranks whose input the result misses, sorted (list
+     * scheme; the reduce root, and every allreduce deliverer, where the list
+     * is the same at every survivor): every other member's input is in the
+     * result, once. A member that failed after its input went up is not
+     * listed. ftc_group_finalize: the members that failed instead of
+     * finalizing. Valid during the callback only. */
     uint32_t nfailed;
     const uint32_t *failed;
-    uint32_t failed_count;   /* count scheme: number of failures reported */
+    /* How many inputs the result misses (list and count schemes), or
+     * FTC_FAILED_UNKNOWN (bit scheme: the result is as exact, but the
+     * scheme carries no count). */
+    uint32_t failed_count;
 } ftc_completion_t;
 
 /* failed_count when the scheme cannot know it (FTC_FAULT_BIT). */
