@@ -601,11 +601,7 @@ int ftc_ctx_send_control(ftc_context_t *ctx, uint32_t dest,
                          ftc_msg_kind_t kind, const ftc_watch_t *about,
                          uint32_t round)
 {
-    /* An exclusion says how much of the world its sender holds failed:
-     * the receiver can tell a verdict of the group from that of a process
-     * that was cut off (transport_recv). */
-    return send_control_ex(ctx, dest, kind, about, round, 0,
-                           kind == FTC_MSG_EXCLUDED ? ctx->nfailed : 0);
+    return send_control_ex(ctx, dest, kind, about, round, 0, 0);
 }
 
 int ftc_ctx_send_probe(ftc_context_t *ctx, uint32_t dest,
@@ -1272,19 +1268,6 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
         return FTC_ESTALE;
     }
     if (hdr.kind == FTC_MSG_EXCLUDED) {
-        /* From a process we hold alive that holds most of the world failed
-         * (it was stalled or cut off, and blames everybody on waking): its
-         * verdict is not the group's. Declare it failed instead, and tell
-         * it, rather than let one stalled process evict a healthy
-         * majority one by one. */
-        if ((uint64_t)hdr.aux * 2 > (uint64_t)ctx->size - 1
-            && (uint64_t)ctx->nfailed * 2 <= (uint64_t)ctx->size - 1) {
-            ftc_ctx_declare_failed(ctx, hdr.sender);
-            (void)ftc_ctx_send_control(ctx, hdr.sender, FTC_MSG_EXCLUDED,
-                                       NULL, 0);
-            ctx_settle(ctx);
-            return FTC_OK;
-        }
         ftc_ctx_become_excluded(ctx);
         ctx_settle(ctx);
         return FTC_OK;

@@ -160,39 +160,6 @@ static void test_forged_exclusion(bool auth)
     job_fini(&J);
 }
 
-/* A member woken from a long stall holds everybody else failed and tells
- * them so: one healthy member receiving that must not leave, it declares
- * the stalled one failed instead (its verdict is not the group's). */
-static void test_exclusion_by_a_cut_off_member(void)
-{
-    job_t J;
-    job_init(&J, false);
-    uint8_t m[FTC_WIRE_HEADER_SIZE];
-    ftc_wire_header_t h;
-    memset(&h, 0, sizeof(h));
-    h.kind = FTC_MSG_EXCLUDED;
-    h.sender = 3;
-    h.aux = N - 1; /* "I hold all of you failed" */
-    h.job_token = TOKEN;
-    ftc_wire_encode(&h, m);
-    ftc_lb_inject(J.w, 0, 3, m, sizeof(m), 0);
-    ftc_lb_run(J.w, 100000);
-    EXPECT(!ftc_context_is_excluded(J.ctx[0]),
-           "a member that holds the world failed excluded a healthy one");
-    EXPECT(ftc_context_is_failed(J.ctx[0], 3),
-           "the cut-off member was not declared failed");
-    /* The same from a member that holds only the receiver failed is the
-     * group's verdict: accepted. */
-    h.sender = 2;
-    h.aux = 1;
-    ftc_wire_encode(&h, m);
-    ftc_lb_inject(J.w, 1, 2, m, sizeof(m), ftc_lb_now(J.w));
-    ftc_lb_run(J.w, 100000);
-    EXPECT(ftc_context_is_excluded(J.ctx[1]),
-           "an exclusion by a member in the majority was not accepted");
-    job_fini(&J);
-}
-
 static void test_forged_contribution(bool auth)
 {
     job_t J;
@@ -271,7 +238,6 @@ static void test_orphan_flood(bool auth)
 
 int main(void)
 {
-    test_exclusion_by_a_cut_off_member();
     for (int auth = 0; auth <= 1; auth++) {
         test_forged_exclusion(auth);
         test_forged_contribution(auth);
