@@ -196,6 +196,9 @@ static void start_op(stream_rank_t *r)
     }
 }
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
 static int refuse(char *err, size_t errlen, const char *fmt, ...)
 {
     if (err != NULL && errlen > 0) {
