@@ -1193,8 +1193,14 @@ int main(int argc, char **argv)
         farewell(b);
     }
 
-    /* Let the last messages leave; after finalize nobody waits on us. */
+    /* Let the last messages leave; after finalize nobody waits on us.
+     * A courtesy remains: a peer we declared failed while it was stopped
+     * is sent FTC_MSG_EXCLUDED, and over UCX tcp a connection closed by
+     * our exit can drop it before the resumed peer reads it; answering
+     * for a moment more lets it learn its exclusion. Nothing else
+     * depends on this pause. */
     b->be->drain(b->t);
+    idle(b, 50);
     bool bad = b->wrong > 0 || (b->excluded && !is_victim(b, b->rank));
     ftc_context_destroy(b->ctx);
     b->be->destroy(b->t);
