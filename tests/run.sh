@@ -67,9 +67,12 @@ if [ -n "$load" ]; then
     trap 'stop_load; exit 129' HUP
     stress-ng --cpu "$cpus" --quiet &
     load_pid=$!
-    sleep 1
-    kill -0 "$load_pid" 2>/dev/null \
-        || { echo "tests/run.sh: stress-ng did not start" >&2; exit 1; }
+    # Started when its workers run (or it died): no fixed pause.
+    until pgrep -P "$load_pid" >/dev/null 2>&1; do
+        kill -0 "$load_pid" 2>/dev/null \
+            || { echo "tests/run.sh: stress-ng did not start" >&2; exit 1; }
+        sleep 0.05
+    done
     echo "ftcoll: tests under load: stress-ng --cpu $cpus (pid $load_pid)"
 fi
 

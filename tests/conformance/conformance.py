@@ -192,7 +192,7 @@ class Suite:
                              stderr=subprocess.PIPE, text=True, env=full_env)
         helper = None
         if during is not None:
-            helper = threading.Thread(target=during)
+            helper = threading.Thread(target=during, args=(p,))
             helper.start()
         try:
             out, err = p.communicate(timeout=timeout + 15)
@@ -598,16 +598,20 @@ class Suite:
             go = os.path.join(d, "strangers-done")
             result = {}
 
-            def attack():
+            def attack(job_proc):
                 # Wait for the job's addresses, then send it garbage. The
                 # ranks wait before iteration 200 until it is sent (the
-                # gate file), so that it lands while they still run.
+                # gate file), so that it lands while they still run. No
+                # deadline: the job cannot finish before the gate opens, so
+                # the wait ends when the addresses are there, or when the
+                # job died before publishing them (then the case fails on
+                # the job's own report, and on the missing attack).
                 try:
-                    end = time.monotonic() + 20
-                    while time.monotonic() < end:
-                        if all(os.path.exists(os.path.join(d, "ag0.%d" % r))
-                               for r in range(n)):
-                            break
+                    while not all(os.path.exists(os.path.join(d, "ag0.%d" % r))
+                                  for r in range(n)):
+                        if job_proc.poll() is not None:
+                            result["rc"] = None
+                            return
                         time.sleep(0.01)
                     p = subprocess.run([self.args.foreign, d, str(n)],
                                        capture_output=True, text=True,
