@@ -7,25 +7,8 @@
 #include <string.h>
 
 #include "checker.h"
+#include "report.h"
 
-typedef struct report {
-    int violations;
-    char *msg;
-    size_t len;
-} report_t;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void violate(report_t *r, const char *fmt, ...)
-{
-    if (r->violations++ == 0 && r->msg != NULL && r->len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(r->msg, r->len, fmt, ap);
-        va_end(ap);
-    }
-}
 
 uint64_t ftc_expected_reduce_messages(uint32_t n, uint32_t f)
 {
@@ -159,18 +142,18 @@ static uint64_t latest_live_start(const ftc_scenario_result_t *res)
 }
 
 static void check_common(const ftc_scenario_t *s,
-                         const ftc_scenario_result_t *res, report_t *rep)
+                         const ftc_scenario_result_t *res, ftc_report_t *rep)
 {
     if (res->hit_event_limit)
-        violate(rep, "the run did not end by itself within %llu events",
+        ftc_report_violation(rep, "the run did not end by itself within %llu events",
                 (unsigned long long)res->events);
     for (uint32_t r = 0; r < res->n; r++) {
         const ftc_rank_result_t *rr = &res->ranks[r];
         if (rr->delivered > 1)
-            violate(rep, "rank %u delivered %u times (at most once)", r,
+            ftc_report_violation(rep, "rank %u delivered %u times (at most once)", r,
                     rr->delivered);
         if (!rr->failed && rr->delivered == 0)
-            violate(rep, "non-failed rank %u never delivered (hang)", r);
+            ftc_report_violation(rep, "non-failed rank %u never delivered (hang)", r);
     }
     (void)s;
 }
@@ -182,7 +165,7 @@ static void check_common(const ftc_scenario_t *s,
  * element i of the result is 1 exactly when rank i's input is in. */
 static void check_exclusion(const ftc_scenario_t *s,
                             const ftc_scenario_result_t *res, uint32_t r,
-                            report_t *rep)
+                            ftc_report_t *rep)
 {
     const ftc_rank_result_t *rr = &res->ranks[r];
     if (s->input != FTC_INPUT_UNIT || s->args.dtype != FTC_INT64
@@ -199,19 +182,19 @@ static void check_exclusion(const ftc_scenario_t *s,
         for (uint32_t i = 0; ok && i < rr->nfailed_list; i++)
             ok = rr->failed_list[i] < res->n && v[rr->failed_list[i]] == 0;
         if (!ok)
-            violate(rep, "rank %u: its failed list (%u ranks, count %u) is "
+            ftc_report_violation(rep, "rank %u: its failed list (%u ranks, count %u) is "
                     "not the %u inputs its result misses", r,
                     rr->nfailed_list, rr->failed_count, excluded);
         break;
     }
     case FTC_FAULT_COUNT:
         if (rr->failed_count != excluded)
-            violate(rep, "rank %u: failed_count %u but its result misses %u "
+            ftc_report_violation(rep, "rank %u: failed_count %u but its result misses %u "
                     "inputs", r, rr->failed_count, excluded);
         break;
     case FTC_FAULT_BIT:
         if (rr->failed_count != FTC_FAILED_UNKNOWN)
-            violate(rep, "rank %u: the bit scheme cannot know the failures, "
+            ftc_report_violation(rep, "rank %u: the bit scheme cannot know the failures, "
                     "yet reports %u", r, rr->failed_count);
         break;
     }
@@ -219,7 +202,7 @@ static void check_exclusion(const ftc_scenario_t *s,
 
 static void check_reduce(const ftc_scenario_t *s,
                          const ftc_scenario_result_t *res, uint32_t k,
-                         report_t *rep)
+                         ftc_report_t *rep)
 {
     uint32_t root = s->args.root;
     const ftc_rank_result_t *rr = &res->ranks[root];
@@ -227,13 +210,13 @@ static void check_reduce(const ftc_scenario_t *s,
     for (uint32_t r = 0; r < res->n && within_f; r++)
         if (!res->ranks[r].failed && res->ranks[r].delivered
             && res->ranks[r].status != FTC_OK)
-            violate(rep, "R5: rank %u delivered %s with %u <= f failures", r,
+            ftc_report_violation(rep, "R5: rank %u delivered %s with %u <= f failures", r,
                     ftc_err_name(res->ranks[r].status), k);
     if (!rr->failed && rr->delivered && rr->status == FTC_OK) {
         if (rr->deliver_ns < latest_live_start(res))
-            violate(rep, "R1: root delivered before every live process started");
+            ftc_report_violation(rep, "R1: root delivered before every live process started");
         if (!is_valid_reduction(s, res, rr->value))
-            violate(rep, "R3/R4: root's result is not the reduction over "
+            ftc_report_violation(rep, "R3/R4: root's result is not the reduction over "
                          "the live inputs plus whole failed ones");
         check_exclusion(s, res, root, rep);
     }
@@ -241,7 +224,7 @@ static void check_reduce(const ftc_scenario_t *s,
 
 static void check_allreduce(const ftc_scenario_t *s,
                             const ftc_scenario_result_t *res, uint32_t k,
-                            report_t *rep)
+                            ftc_report_t *rep)
 {
     bool within_f = k <= s->args.f;
     int first = -1;
@@ -252,22 +235,22 @@ static void check_allreduce(const ftc_scenario_t *s,
             continue;
         if (rr->status != FTC_OK) {
             if (within_f)
-                violate(rep, "A3: rank %u delivered %s with %u <= f failures",
+                ftc_report_violation(rep, "A3: rank %u delivered %s with %u <= f failures",
                         r, ftc_err_name(rr->status), k);
             continue;
         }
         if (rr->deliver_ns < t0)
-            violate(rep, "A1: rank %u delivered before every live process "
+            ftc_report_violation(rep, "A1: rank %u delivered before every live process "
                          "started", r);
         check_exclusion(s, res, r, rep);
         if (first < 0) {
             first = (int)r;
             if (!is_valid_reduction(s, res, rr->value))
-                violate(rep, "A4/A5: rank %u's result is not the reduction "
+                ftc_report_violation(rep, "A4/A5: rank %u's result is not the reduction "
                              "over the live inputs plus whole failed ones", r);
         } else if (!values_equal(s, rr->value, res->ranks[first].value,
                                  res->nbytes)) {
-            violate(rep, "A5: ranks %d and %u delivered different values",
+            ftc_report_violation(rep, "A5: ranks %d and %u delivered different values",
                     first, r);
         }
     }
@@ -281,13 +264,13 @@ static void check_allreduce(const ftc_scenario_t *s,
             || (a->nfailed_list > 0
                 && memcmp(a->failed_list, b->failed_list,
                           sizeof(uint32_t) * a->nfailed_list) != 0))
-            violate(rep, "A5: ranks %d and %u report different failed sets",
+            ftc_report_violation(rep, "A5: ranks %d and %u report different failed sets",
                     first, r);
     }
 }
 
 static void check_bcast(const ftc_scenario_t *s,
-                        const ftc_scenario_result_t *res, report_t *rep)
+                        const ftc_scenario_result_t *res, ftc_report_t *rep)
 {
     uint32_t root = s->args.root;
     bool root_alive = !res->ranks[root].failed;
@@ -297,11 +280,11 @@ static void check_bcast(const ftc_scenario_t *s,
             continue;
         if (rr->status == FTC_OK) {
             if (!values_equal(s, rr->value, res->inputs[root], res->nbytes))
-                violate(rep, "B1: rank %u delivered a value that is not the "
+                ftc_report_violation(rep, "B1: rank %u delivered a value that is not the "
                              "root's", r);
         } else if (!rr->failed
                    && (root_alive || rr->status != FTC_EROOT_FAILED)) {
-            violate(rep, "B3: rank %u delivered %s (root %s)", r,
+            ftc_report_violation(rep, "B3: rank %u delivered %s (root %s)", r,
                     ftc_err_name(rr->status), root_alive ? "alive" : "failed");
         }
     }
@@ -309,7 +292,7 @@ static void check_bcast(const ftc_scenario_t *s,
 
 static void check_tree(const ftc_scenario_t *s,
                        const ftc_scenario_result_t *res, uint32_t k,
-                       report_t *rep)
+                       ftc_report_t *rep)
 {
     int first = -1;
     for (uint32_t r = 0; r < res->n; r++) {
@@ -318,10 +301,10 @@ static void check_tree(const ftc_scenario_t *s,
             continue;
         if (rr->status != FTC_OK) {
             if (k == 0)
-                violate(rep, "tree: rank %u delivered %s without failures", r,
+                ftc_report_violation(rep, "tree: rank %u delivered %s without failures", r,
                         ftc_err_name(rr->status));
             else if (rr->status != FTC_EPEER_FAILED)
-                violate(rep, "tree: rank %u delivered %s", r,
+                ftc_report_violation(rep, "tree: rank %u delivered %s", r,
                         ftc_err_name(rr->status));
             continue;
         }
@@ -330,23 +313,23 @@ static void check_tree(const ftc_scenario_t *s,
         if (s->coll == FTC_COLL_BCAST) {
             if (!values_equal(s, rr->value, res->inputs[s->args.root],
                               res->nbytes))
-                violate(rep, "tree: rank %u got a value not the root's", r);
+                ftc_report_violation(rep, "tree: rank %u got a value not the root's", r);
             continue;
         }
         if (first < 0) {
             first = (int)r;
             if (!is_valid_reduction(s, res, rr->value))
-                violate(rep, "tree: rank %u's FTC_OK result is wrong", r);
+                ftc_report_violation(rep, "tree: rank %u's FTC_OK result is wrong", r);
         } else if (!values_equal(s, rr->value, res->ranks[first].value,
                                  res->nbytes)) {
-            violate(rep, "tree: ranks %d and %u differ", first, r);
+            ftc_report_violation(rep, "tree: ranks %d and %u differ", first, r);
         }
     }
     if (k == 0 && s->start_spread_ns == 0) {
         uint64_t want = (uint64_t)(res->n - 1)
                         * (s->coll == FTC_COLL_ALLREDUCE ? 2 : 1);
         if (res->messages != want)
-            violate(rep, "tree: %llu messages without failures, expected %llu",
+            ftc_report_violation(rep, "tree: %llu messages without failures, expected %llu",
                     (unsigned long long)res->messages,
                     (unsigned long long)want);
     }
@@ -355,7 +338,7 @@ static void check_tree(const ftc_scenario_t *s,
 int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
               char *msg, size_t msglen)
 {
-    report_t rep = {0, msg, msglen};
+    ftc_report_t rep = {0, msg, msglen};
     if (msg != NULL && msglen > 0)
         msg[0] = '\0';
     uint32_t k = count_failed(res);
@@ -371,7 +354,7 @@ int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
         check_reduce(s, res, k, &rep);
         if (clean && res->messages
                          != ftc_expected_reduce_messages(res->n, s->args.f))
-            violate(&rep,
+            ftc_report_violation(&rep,
                     "Theorem 5: %llu messages, expected %llu",
                     (unsigned long long)res->messages,
                     (unsigned long long)ftc_expected_reduce_messages(
@@ -384,7 +367,7 @@ int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
                             + ftc_expected_bcast_opportunistic_messages(
                                 &s->args.bcast_tree, res->n, s->args.distance);
             if (res->messages != want)
-                violate(&rep, "Theorem 7: %llu messages, expected %llu",
+                ftc_report_violation(&rep, "Theorem 7: %llu messages, expected %llu",
                         (unsigned long long)res->messages,
                         (unsigned long long)want);
         }
@@ -395,13 +378,13 @@ int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
             uint64_t want = ftc_expected_bcast_opportunistic_messages(
                 &s->args.bcast_tree, res->n, s->args.distance);
             if (res->messages != want)
-                violate(&rep, "bcast: %llu messages, expected %llu",
+                ftc_report_violation(&rep, "bcast: %llu messages, expected %llu",
                         (unsigned long long)res->messages,
                         (unsigned long long)want);
         }
         break;
     case FTC_COLL_FINALIZE:
-        violate(&rep, "finalize is not a scenario collective");
+        ftc_report_violation(&rep, "finalize is not a scenario collective");
         break;
     }
     return rep.violations;

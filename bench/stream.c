@@ -7,6 +7,7 @@
 
 #include "ftcoll_loopback.h"
 #include "stream.h"
+#include "report.h"
 
 typedef struct stream_rank {
     struct stream_run *run;
@@ -342,24 +343,6 @@ void ftc_stream_result_free(ftc_stream_result_t *res)
 
 /* ---- the checker ------------------------------------------------------- */
 
-typedef struct report {
-    int violations;
-    char *msg;
-    size_t len;
-} report_t;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void violate(report_t *r, const char *fmt, ...)
-{
-    if (r->violations++ == 0 && r->msg != NULL && r->len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(r->msg, r->len, fmt, ap);
-        va_end(ap);
-    }
-}
 
 /* Decode a result into its contributor set (bitmap in `in`, n entries):
  * true when it is a sum of distinct inputs of operation k, each once. */
@@ -402,7 +385,7 @@ static void fmt_set(const bool *in, uint32_t n, char *buf, size_t len)
 }
 
 /* What the completion says the result excludes, against what it does. */
-static void check_exclusion(const ftc_stream_t *s, report_t *rep, uint32_t r,
+static void check_exclusion(const ftc_stream_t *s, ftc_report_t *rep, uint32_t r,
                             uint32_t k, const ftc_stream_delivery_t *d,
                             const bool *in, uint32_t size)
 {
@@ -428,7 +411,7 @@ static void check_exclusion(const ftc_stream_t *s, report_t *rep, uint32_t r,
                 fmt_set(out, s->n, b, sizeof(b));
                 free(out);
             }
-            violate(rep, "op %u rank %u: failed list {%s} (count %u) but the "
+            ftc_report_violation(rep, "op %u rank %u: failed list {%s} (count %u) but the "
                     "result excludes {%s}", k, r, a, d->failed_count,
                     out != NULL ? b : "?");
         }
@@ -436,19 +419,19 @@ static void check_exclusion(const ftc_stream_t *s, report_t *rep, uint32_t r,
     }
     case FTC_FAULT_COUNT:
         if (d->nfailed != 0 || d->failed_count != excluded)
-            violate(rep, "op %u rank %u: failed_count %u but the result "
+            ftc_report_violation(rep, "op %u rank %u: failed_count %u but the result "
                     "excludes %u inputs", k, r, d->failed_count, excluded);
         break;
     case FTC_FAULT_BIT:
         if (d->nfailed != 0 || d->failed_count != FTC_FAILED_UNKNOWN)
-            violate(rep, "op %u rank %u: the bit scheme reports %u failures "
+            ftc_report_violation(rep, "op %u rank %u: the bit scheme reports %u failures "
                     "(it cannot know them)", k, r, d->failed_count);
         break;
     }
 }
 
 static void check_op(const ftc_stream_t *s, const ftc_stream_result_t *res,
-                     report_t *rep, uint32_t k, uint32_t nfailed_total)
+                     ftc_report_t *rep, uint32_t k, uint32_t nfailed_total)
 {
     uint32_t n = s->n;
     ftc_coll_t coll = ftc_stream_coll(s, k);
@@ -458,7 +441,7 @@ static void check_op(const ftc_stream_t *s, const ftc_stream_result_t *res,
     bool *in = calloc(n, sizeof(bool));
     bool *first_in = calloc(n, sizeof(bool));
     if (in == NULL || first_in == NULL) {
-        violate(rep, "out of memory in the checker");
+        ftc_report_violation(rep, "out of memory in the checker");
         free(in);
         free(first_in);
         return;
@@ -470,9 +453,9 @@ static void check_op(const ftc_stream_t *s, const ftc_stream_result_t *res,
         const ftc_stream_delivery_t *d = delivery(res, r, k);
         bool live = !res->crashed[r];
         if (d->count > 1)
-            violate(rep, "op %u rank %u delivered %u times", k, r, d->count);
+            ftc_report_violation(rep, "op %u rank %u delivered %u times", k, r, d->count);
         if (live && d->count == 0) {
-            violate(rep, "op %u (%s): live rank %u never delivered (a hang)",
+            ftc_report_violation(rep, "op %u (%s): live rank %u never delivered (a hang)",
                     k, ftc_coll_name(coll), r);
             continue;
         }
@@ -482,29 +465,29 @@ static void check_op(const ftc_stream_t *s, const ftc_stream_result_t *res,
         if (must_ok && coll == FTC_COLL_BCAST && res->crashed[root])
             must_ok = false; /* B4: the value or FTC_EROOT_FAILED */
         if (must_ok && d->status != FTC_OK)
-            violate(rep, "op %u (%s): live rank %u delivered %s with at most "
+            ftc_report_violation(rep, "op %u (%s): live rank %u delivered %s with at most "
                     "f failures", k, ftc_coll_name(coll), r,
                     ftc_err_name(d->status));
         if (coll == FTC_COLL_BCAST && live && !tree && res->crashed[root]
             && within_f && d->status != FTC_OK
             && d->status != FTC_EROOT_FAILED)
-            violate(rep, "op %u (bcast, root failed): rank %u delivered %s",
+            ftc_report_violation(rep, "op %u (bcast, root failed): rank %u delivered %s",
                     k, r, ftc_err_name(d->status));
         if (!d->has_value)
             continue;
         if (d->value == NULL) {
-            violate(rep, "out of memory recording a value");
+            ftc_report_violation(rep, "out of memory recording a value");
             continue;
         }
         uint32_t size = 0;
         if (!decode(s, k, d->value, in, &size, why, sizeof(why))) {
-            violate(rep, "op %u (%s) rank %u: wrong value: %s", k,
+            ftc_report_violation(rep, "op %u (%s) rank %u: wrong value: %s", k,
                     ftc_coll_name(coll), r, why);
             continue;
         }
         if (coll == FTC_COLL_BCAST) {
             if (size != 1 || !in[root])
-                violate(rep, "op %u (bcast) rank %u: a value that is not the "
+                ftc_report_violation(rep, "op %u (bcast) rank %u: a value that is not the "
                         "root's input", k, r);
             continue;
         }
@@ -514,10 +497,10 @@ static void check_op(const ftc_stream_t *s, const ftc_stream_result_t *res,
          * decode: each input whole, once). */
         for (uint32_t q = 0; q < n; q++) {
             if (!res->crashed[q] && !in[q] && (within_f || tree))
-                violate(rep, "op %u (%s) rank %u: the result misses the input "
+                ftc_report_violation(rep, "op %u (%s) rank %u: the result misses the input "
                         "of live rank %u", k, ftc_coll_name(coll), r, q);
             if (in[q] && res->started[q] <= k)
-                violate(rep, "op %u (%s) rank %u: holds the input of rank %u, "
+                ftc_report_violation(rep, "op %u (%s) rank %u: holds the input of rank %u, "
                         "which never started it", k, ftc_coll_name(coll), r,
                         q);
         }
@@ -533,7 +516,7 @@ static void check_op(const ftc_stream_t *s, const ftc_stream_result_t *res,
                 char a[256], b[256];
                 fmt_set(first_in, n, a, sizeof(a));
                 fmt_set(in, n, b, sizeof(b));
-                violate(rep, "op %u (allreduce): live ranks %u and %u "
+                ftc_report_violation(rep, "op %u (allreduce): live ranks %u and %u "
                         "disagree: inputs {%s} vs {%s}", k, agreed_rank, r,
                         a, b);
             } else if (s->args.fault_info == FTC_FAULT_LIST
@@ -541,7 +524,7 @@ static void check_op(const ftc_stream_t *s, const ftc_stream_result_t *res,
                            || (d->nfailed > 0
                                && memcmp(agreed->failed, d->failed,
                                          sizeof(uint32_t) * d->nfailed)))) {
-                violate(rep, "op %u (allreduce): live ranks %u and %u deliver "
+                ftc_report_violation(rep, "op %u (allreduce): live ranks %u and %u deliver "
                         "different failed lists", k, agreed_rank, r);
             }
         }
@@ -553,18 +536,18 @@ static void check_op(const ftc_stream_t *s, const ftc_stream_result_t *res,
 int ftc_stream_check(const ftc_stream_t *s, const ftc_stream_result_t *res,
                      char *msg, size_t msglen)
 {
-    report_t rep = {.msg = msg, .len = msglen};
+    ftc_report_t rep = {.msg = msg, .len = msglen};
     if (msg != NULL && msglen > 0)
         msg[0] = 0;
     if (res->hit_event_limit)
-        violate(&rep, "the run did not end (event limit)");
+        ftc_report_violation(&rep, "the run did not end (event limit)");
     if (res->init_error != FTC_OK)
-        violate(&rep, "ftc_init_* refused: %s", ftc_err_name(res->init_error));
+        ftc_report_violation(&rep, "ftc_init_* refused: %s", ftc_err_name(res->init_error));
     uint32_t nfailed = 0;
     for (uint32_t r = 0; r < s->n; r++)
         nfailed += res->crashed[r];
     if (s->no_stall && res->probes > 0)
-        violate(&rep, "a stall: %" PRIu64 " keepalive probes although the "
+        ftc_report_violation(&rep, "a stall: %" PRIu64 " keepalive probes although the "
                 "transport reported every crash", res->probes);
     for (uint32_t k = 0; k < s->nops; k++)
         check_op(s, res, &rep, k, nfailed);
