@@ -9,7 +9,7 @@
 #include "ftcoll_loopback.h"
 #include "rng.h"
 #include "scenario.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 typedef struct sim_rank {
     struct sim_run *run;
@@ -137,7 +137,7 @@ void ftc_scenario_default_kind_classes(uint8_t cls[16])
 }
 
 /* The LogP backend's classifier for FTC_QUEUE_KIND: byte 5 of a message is
- * its kind (lib/wire.h); the bench may know the wire format, the backend
+ * its kind (lib/wire/wire.h); the bench may know the wire format, the backend
  * may not. */
 static unsigned classify_kind(const void *buf, size_t len, void *arg)
 {

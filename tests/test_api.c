@@ -12,7 +12,7 @@
 
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 static int passed, failed;
 

@@ -23,8 +23,8 @@
 
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
-#include "internal.h"
-#include "wire.h"
+#include "core/op.h"
+#include "wire/wire.h"
 
 static int passed, failed;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * CRC32C and the wire format (lib/wire.h): known vectors, software against
+ * CRC32C and the wire format (lib/wire/wire.h): known vectors, software against
  * hardware against a bitwise reference, round trips, and every way a message
  * can be damaged on the way.
  */
@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crc32c_sw.h"
+#include "wire/crc32c_sw.h"
 #include "ftcoll/error.h"
 #include "ftcoll/collective.h"
-#include "siphash.h"
-#include "wire.h"
+#include "wire/siphash.h"
+#include "wire/wire.h"
 
 static unsigned passed, failed;
 

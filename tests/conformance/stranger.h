@@ -5,7 +5,7 @@
  * job's rendezvous files, and the core messages every backend's stranger
  * sends. ftcoll_foreign.c (ZeroMQ) predates this file and keeps its own.
  *
- * The payloads, and what the core's decoder (lib/wire.c) makes of each:
+ * The payloads, and what the core's decoder (lib/wire/wire.c) makes of each:
  *
  *   random      100 random bytes, never the magic     -> dropped_version
  *   random, 10  too short for a core header           -> dropped_truncated
@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wire.h"
+#include "wire/wire.h"
 
 typedef struct stranger_msgs {
     unsigned char random[100];

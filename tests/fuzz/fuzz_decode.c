@@ -20,7 +20,7 @@
 
 #include "ftcoll/collective.h"
 #include "ftcoll/error.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 #define FUZZ_TOKEN UINT64_C(0x0123456789abcdef)
 #define FUZZ_WORLD 64u

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "ftcoll/error.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bcast_part.h"
-#include "reduce_part.h"
+#include "algo/corrected/bcast_part.h"
+#include "algo/corrected/reduce_part.h"
 
 typedef struct allreduce_op {
     ftc_cop_t base;

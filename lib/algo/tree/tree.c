@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "algo/algo.h"
+#include "algo/tree/tree.h"
 
 typedef struct tree_op {
     ftc_cop_t base;

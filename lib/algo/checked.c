@@ -21,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "algo/algo.h"
+#include "algo/checked.h"
+#include "algo/corrected/corrected.h"
 
 typedef struct checked_call {
     ftc_deliver_fn user_deliver;

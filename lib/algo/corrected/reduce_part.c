@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reduce_part.h"
+#include "algo/corrected/reduce_part.h"
 
 int ftc_accepted_merge(ftc_cop_t *op, ftc_accepted_t *a, uint32_t round,
                        const uint8_t *blob, uint32_t len)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <string.h>
 
-#include "siphash.h"
+#include "wire/siphash.h"
 
 static uint64_t rotl(uint64_t x, int b)
 {

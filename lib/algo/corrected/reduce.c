@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reduce_part.h"
+#include "algo/corrected/reduce_part.h"
 
 typedef struct reduce_op {
     ftc_cop_t base;

@@ -13,8 +13,8 @@
  */
 #include <string.h>
 
-#include "crc32c_sw.h"
-#include "wire.h"
+#include "wire/crc32c_sw.h"
+#include "wire/wire.h"
 
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
 #define FTC_CRC32C_HW 1

@@ -4,8 +4,8 @@
  * is packed byte by byte in little-endian order, so the code needs neither
  * aligned buffers nor a little-endian host.
  */
-#include "siphash.h"
-#include "wire.h"
+#include "wire/siphash.h"
+#include "wire/wire.h"
 
 #include <string.h>
 

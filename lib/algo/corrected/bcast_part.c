@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bcast_part.h"
+#include "algo/corrected/bcast_part.h"
 
 enum { LEFT = 0, RIGHT = 1 };
 

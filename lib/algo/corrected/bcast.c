@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bcast_part.h"
+#include "algo/corrected/bcast_part.h"
 
 typedef struct bcast_op {
     ftc_cop_t base;

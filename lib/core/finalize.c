@@ -23,7 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/monitor.h"
+#include "core/send.h"
 
 typedef struct finalize_op {
     ftc_cop_t base;

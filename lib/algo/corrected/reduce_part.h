@@ -11,7 +11,8 @@
 #ifndef FTC_LIB_REDUCE_PART_H
 #define FTC_LIB_REDUCE_PART_H
 
-#include "internal.h"
+#include "algo/algo.h"
+#include "algo/corrected/corrected.h"
 
 /* A value some process accepted in an earlier allreduce round, as opaque
  * bytes (the broadcast payload of that round). Rounds order them. */

@@ -14,7 +14,8 @@
 #ifndef FTC_LIB_BCAST_PART_H
 #define FTC_LIB_BCAST_PART_H
 
-#include "internal.h"
+#include "algo/algo.h"
+#include "algo/corrected/corrected.h"
 
 typedef struct ftc_bcast_part ftc_bcast_part_t;
 

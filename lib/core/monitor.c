@@ -14,7 +14,8 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "core/monitor.h"
+#include "core/send.h"
 
 static ftc_watch_t *watch_find(ftc_context_t *ctx, uint32_t peer)
 {
@@ -131,7 +132,7 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
         /* Name the oldest operation of the group still waiting for its
          * result: the one that first asked may have delivered since, and
          * the peer answers a probe for the named operation and every
-         * later one (context.c, handle_control). */
+         * later one (core/dispatch.c, handle_control). */
         const ftc_cop_t *named = NULL;
         if (g != NULL)
             for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The tree family: plain trees without fault tolerance, the baseline.
+ */
+#ifndef FTC_ALGO_TREE_H
+#define FTC_ALGO_TREE_H
+
+#include "core/op.h"
+
+int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
+                       ftc_coll_t coll, ftc_cop_t **out);
+
+#endif

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * An operation: one in-flight collective at this process, its table of
+ * hooks, its lifecycle (set-up, registration, completion, lingering,
+ * freeing) and its memory. Nothing here is visible to embedders or
+ * backends.
+ */
+#ifndef FTC_CORE_OP_H
+#define FTC_CORE_OP_H
+
+#include "core/group.h"
+
+/* ---- operations (one in-flight collective at this process) ---------- */
+
+typedef struct ftc_op_vtable {
+    /* A message for this operation, already decoded and checked against
+     * the operation's signature. grank is the sender's group rank. */
+    void (*on_msg)(ftc_cop_t *op, const ftc_wire_header_t *hdr,
+                   const uint8_t *payload, uint32_t grank);
+    /* A group member was declared failed. */
+    void (*on_peer_failed)(ftc_cop_t *op, uint32_t grank);
+    /* A send this operation asked to hear about has completed. */
+    void (*on_send_done)(ftc_cop_t *op);
+    /* A keepalive exchange with a member carried this operation's round:
+     * the member is in `round` (allreduce moves forward on it). */
+    void (*on_peer_round)(ftc_cop_t *op, uint32_t grank, uint32_t round);
+    /* A member probed us about this operation: it is waiting on us. A
+     * broadcast that holds the value answers with a copy, so a process the
+     * correction missed is not stranded while the root lives. */
+    void (*on_probe)(ftc_cop_t *op, uint32_t grank);
+    /* Round this process is in (allreduce), for op-aware keepalives. */
+    uint32_t (*current_round)(const ftc_cop_t *op);
+    void (*destroy)(ftc_cop_t *op);
+} ftc_op_vtable_t;
+
+struct ftc_cop {
+    const ftc_op_vtable_t *vt;
+    ftc_group_t *group;
+    uint64_t seq;
+    ftc_coll_t coll;
+    ftc_coll_args_t args;   /* sendbuf is not used after init */
+    uint32_t signature;
+    size_t nbytes;          /* count * element size */
+
+    bool delivered;         /* completion queued (or already called) */
+    bool callback_done;     /* deliver callback has returned */
+    bool finished;          /* no duties left: free once callback_done */
+    bool queued;            /* on the context's completion queue */
+    bool cont_wanted;       /* wants on_send_done on the next turn */
+    /* Delivered, but kept to answer peers that are behind (a stranded
+     * bcast receiver's probe, a late allreduce round) until retire_at
+     * collectives of the group have delivered here. */
+    bool lingering;
+    bool in_linger;          /* on the group's lingerers' list */
+    bool on_reap;            /* on the context's list to free */
+    uint64_t retire_at;
+    uint64_t deadline;       /* args.timeout_ns after start; 0: none */
+
+    ftc_completion_t comp;
+    uint32_t *comp_failed;  /* storage behind comp.failed */
+
+    ftc_cop_t *next, *prev;  /* group's list of live operations */
+    ftc_cop_t *next_done;    /* context's completion queue */
+    ftc_cop_t *next_reap;    /* context's list of operations to free */
+    ftc_cop_t *next_cont;    /* context's continuation list */
+    /* The group's lingerers, oldest first: they retire in this order,
+     * and none is freed before it retired. */
+    ftc_cop_t *next_linger;
+
+    /* The operation's buffers are carved from space allocated with it
+     * (ftc_op_alloc); what does not fit goes to chunks freed with it. */
+    uint8_t *mem_next, *mem_end;
+    struct ftc_mem_chunk *mem_chunks;
+    size_t mem_block;        /* bytes of the block the op lives in */
+};
+
+/* Common op set-up for ftc_init_*: the arguments, the signature. */
+int ftc_op_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
+                 ftc_cop_t *op, const ftc_op_vtable_t *vt);
+void ftc_op_register(ftc_cop_t *op);
+
+/* op just started: end it if a peer already told us it ended; arm its
+ * timeout (args.timeout_ns). */
+void ftc_op_started(ftc_cop_t *op);
+
+/* Replay messages that arrived before op was started (core/dispatch.c). */
+void ftc_op_replay_pending(ftc_cop_t *op);
+
+/* Queue op's completion; deliver runs when the current entry point ends. */
+void ftc_op_complete(ftc_cop_t *op, int status);
+
+/* The operation has no duties left (it may still await its callback). */
+void ftc_op_finish(ftc_cop_t *op);
+
+/* How many later deliveries on its group a delivered operation lingers. */
+#define FTC_LINGER_OPS 64
+/* Keep op (delivered) to serve peers that are behind; see lingering. */
+void ftc_op_linger(ftc_cop_t *op);
+
+/* Record failed group ranks on the completion (deduplicated, sorted). */
+int ftc_op_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n);
+
+/* End op with a usage error that every member must see (FTC_EMISMATCH,
+ * FTC_EOVERFLOW, FTC_EPEER_INVALID), and tell every member at once
+ * (FTC_MSG_ENDED), so nobody waits for a probe to learn it. */
+void ftc_op_abort(ftc_cop_t *op, int status);
+/* The same; tell says whether to tell the members (not when they told
+ * us). */
+void ftc_op_abort_ex(ftc_cop_t *op, int status, bool tell);
+
+/* Pinned: a continuation or a completion still refers to op. */
+bool ftc_op_pinned(const ftc_cop_t *op);
+/* Queue op for freeing if it became free-able. */
+void ftc_op_maybe_reap(ftc_cop_t *op);
+/* Unlink op from its group and destroy it. */
+void ftc_op_unlink_and_free(ftc_cop_t *op);
+
+/* Frees what ftc_op_alloc and ftc_op_set_failed took (not op itself). */
+void ftc_op_free_storage(ftc_cop_t *op);
+/* ftc_op_free_storage, then op's block (kept by its group for the next
+ * operation, or freed). */
+void ftc_op_delete(ftc_cop_t *op);
+
+/*
+ * An operation's memory (core/op_mem.c). A module allocates its operation
+ * with ftc_op_new(g, sizeof(its struct), space): one block, the struct
+ * zeroed, then `space` bytes from which ftc_op_alloc carves the
+ * operation's buffers (input, partial values, peer lists, the value).
+ * Carved memory is never freed on its own: all of it goes with the
+ * operation (ftc_op_delete). When the space is used up (a later round, a
+ * long failure list, an estimate too small) ftc_op_alloc takes a new
+ * chunk from malloc, also freed with the operation.
+ *
+ * Why: an operation used to make a dozen small allocations, and at a
+ * stream of small collectives malloc and free were a quarter of the
+ * core's instructions (glibc's calloc bypasses its thread cache, whose
+ * bins hold only 7 blocks, and an allreduce is too big for it). Now it is
+ * one block, which the group keeps for the next operation.
+ */
+#define FTC_MEM_ALIGN _Alignof(max_align_t)
+static inline size_t ftc_mem_round(size_t n)
+{
+    return (n + FTC_MEM_ALIGN - 1) & ~(size_t)(FTC_MEM_ALIGN - 1);
+}
+void *ftc_op_new(ftc_group_t *g, size_t size, size_t space);
+void *ftc_op_alloc_chunk(ftc_cop_t *op, size_t n);
+/* n bytes (at least 1), aligned for any type; NULL when out of memory. */
+static inline void *ftc_op_alloc(ftc_cop_t *op, size_t n)
+{
+    size_t room = (size_t)(op->mem_end - op->mem_next);
+    if (n <= room) {
+        size_t need = ftc_mem_round(n > 0 ? n : 1);
+        if (need <= room) {
+            void *p = op->mem_next;
+            op->mem_next += need;
+            return p;
+        }
+    }
+    return ftc_op_alloc_chunk(op, n);
+}
+void *ftc_op_zalloc(ftc_cop_t *op, size_t n);
+#endif
