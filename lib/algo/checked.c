@@ -121,7 +121,7 @@ int ftc_checked_start(ftc_group_t *g, const ftc_coll_args_t *args,
         cc->check_status = rc;
         cc->check_done = true;
     } else {
-        ftc_op_started(check);
+        ftc_cop_started(check);
     }
     *out = op;
     return FTC_OK;

@@ -10,9 +10,13 @@
 
 #include "core/op.h"
 
+#pragma GCC visibility push(hidden)
+
 typedef int (*ftc_start_fn)(ftc_group_t *g, const ftc_coll_args_t *args,
                             ftc_coll_t coll, ftc_cop_t **out);
 int ftc_checked_start(ftc_group_t *g, const ftc_coll_args_t *args,
                       ftc_coll_t coll, ftc_start_fn start, ftc_cop_t **out);
+
+#pragma GCC visibility pop
 
 #endif

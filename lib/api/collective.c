@@ -160,7 +160,7 @@ static int init_common(ftc_group_t *g, const ftc_coll_args_t *args,
         ftc_ctx_after_init(g->ctx);
         return rc;
     }
-    ftc_op_started(op);
+    ftc_cop_started(op);
     if (seq != NULL)
         *seq = my_seq;
     ftc_ctx_after_init(g->ctx);

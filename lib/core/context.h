@@ -14,6 +14,10 @@
 
 #include "ftcoll/ftcoll.h"
 
+/* Internal: hidden from the shared library and marked so in libftcoll.a
+ * (docs/architecture.md, "Internal names"). */
+#pragma GCC visibility push(hidden)
+
 typedef struct ftc_cop ftc_cop_t;
 typedef struct ftc_pending_msg ftc_pending_msg_t;
 struct ftc_send_rec;
@@ -85,6 +89,7 @@ struct ftc_context {
  * with messages for groups that never exist (docs/security.md). */
 #define FTC_ORPHAN_MAX_BYTES ((size_t)64 << 20)
 
+
 /* The group declared this process failed: end every operation with
  * FTC_EEXCLUDED and go silent, as the crash we are taken for. */
 void ftc_ctx_become_excluded(ftc_context_t *ctx);
@@ -104,5 +109,7 @@ void ftc_ctx_rearm(ftc_context_t *ctx);
 /* After ftc_init_*: deliver must not run inside init, so a completion or
  * failure queued there only arms an immediate timer. */
 void ftc_ctx_after_init(ftc_context_t *ctx);
+
+#pragma GCC visibility pop
 
 #endif

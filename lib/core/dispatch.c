@@ -49,7 +49,7 @@ static int deliver_to_op(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         /* A peer started this collective with other arguments: a usage
          * error that must surface instead of a hang. */
         ctx->counters.dropped_badmsg++;
-        ftc_op_abort(op, FTC_EMISMATCH);
+        ftc_cop_abort(op, FTC_EMISMATCH);
         return FTC_EBADMSG;
     }
     if (op->finished) {
@@ -62,7 +62,7 @@ static int deliver_to_op(ftc_cop_t *op, const ftc_wire_header_t *hdr,
     return FTC_OK;
 }
 
-void ftc_op_replay_pending(ftc_cop_t *op)
+void ftc_cop_replay_pending(ftc_cop_t *op)
 {
     ftc_group_t *g = op->group;
     /* Pending messages are stored newest first; replay oldest first to
@@ -99,7 +99,7 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
         && (hdr->signature != op->signature || hdr->coll != (uint8_t)op->coll
             || hdr->algo != (uint8_t)op->args.algo)) {
         ctx->counters.dropped_badmsg++;
-        ftc_op_abort_ex(op, FTC_EMISMATCH, true);
+        ftc_cop_abort_ex(op, FTC_EMISMATCH, true);
     }
     if (hdr->kind == FTC_MSG_PROBE) {
         ftc_watch_t about = {.group_id = hdr->group_id, .epoch = hdr->epoch,
@@ -128,7 +128,7 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
         /* A peer we wait on left this operation over a usage error: so do
          * we (the others heard it from that peer, or hear it from our
          * answers to their probes). */
-        ftc_op_abort_ex(op, -(int)hdr->aux, false);
+        ftc_cop_abort_ex(op, -(int)hdr->aux, false);
         return;
     }
     if (hdr->kind == FTC_MSG_ENDED) {
@@ -138,7 +138,7 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
             return;
         }
         if (op != NULL) {
-            ftc_op_abort_ex(op, st, false);
+            ftc_cop_abort_ex(op, st, false);
         } else if (hdr->seq >= g->next_seq) {
             /* Not started here yet: it ends as it starts. */
             g->told_ended[g->ntold_ended % 8].seq = hdr->seq;

@@ -53,7 +53,7 @@ static void tell_members_ended(ftc_group_t *g, uint64_t seq, int status)
     }
 }
 
-void ftc_op_abort_ex(ftc_cop_t *op, int status, bool tell)
+void ftc_cop_abort_ex(ftc_cop_t *op, int status, bool tell)
 {
     ftc_group_t *g = op->group;
     if (op->finished)
@@ -61,15 +61,15 @@ void ftc_op_abort_ex(ftc_cop_t *op, int status, bool tell)
     int told = status_for_peers(status);
     remember_ended(g, op->seq, told);
     if (!op->delivered)
-        ftc_op_complete(op, status);
-    ftc_op_finish(op);
+        ftc_cop_complete(op, status);
+    ftc_cop_finish(op);
     if (tell)
         tell_members_ended(g, op->seq, told);
 }
 
-void ftc_op_abort(ftc_cop_t *op, int status)
+void ftc_cop_abort(ftc_cop_t *op, int status)
 {
-    ftc_op_abort_ex(op, status, true);
+    ftc_cop_abort_ex(op, status, true);
 }
 
 void ftc_group_refused(ftc_group_t *g, int status)

@@ -60,12 +60,12 @@ static void try_finish(finalize_op_t *f)
         for (uint32_t g = 0; g < n; g++)
             if (g != op->group->me && ftc_group_member_failed(op->group, g))
                 list[nf++] = g;
-        (void)ftc_op_set_failed(op, list, nf);
+        (void)ftc_cop_set_failed(op, list, nf);
         op->comp.failed_count = nf;
         free(list);
     }
-    ftc_op_complete(op, FTC_OK);
-    ftc_op_finish(op);
+    ftc_cop_complete(op, FTC_OK);
+    ftc_cop_finish(op);
 }
 
 static void fin_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
@@ -96,10 +96,10 @@ static void fin_destroy(ftc_cop_t *op)
     for (uint32_t r = 0; f->gone != NULL && r < g->n; r++)
         if (r != g->me && !is_gone(f, r))
             ftc_monitor_release(g->ctx, ftc_group_world_rank(g, r));
-    ftc_op_delete(op);
+    ftc_cop_delete(op);
 }
 
-static const ftc_op_vtable_t finalize_vt = {
+static const ftc_cop_vtable_t finalize_vt = {
     .on_msg = fin_on_msg,
     .on_peer_failed = fin_on_failed,
     .destroy = fin_destroy,
@@ -117,7 +117,7 @@ int ftc_group_finalize(ftc_group_t *g, ftc_deliver_fn deliver, void *arg)
         if (!o->delivered)
             return FTC_EBUSY;
     size_t words = ((size_t)g->n + 63) / 64;
-    finalize_op_t *f = ftc_op_new(g, sizeof(*f), sizeof(uint64_t) * words);
+    finalize_op_t *f = ftc_cop_new(g, sizeof(*f), sizeof(uint64_t) * words);
     if (f == NULL)
         return FTC_ENOMEM;
     ftc_coll_args_t args;
@@ -126,13 +126,13 @@ int ftc_group_finalize(ftc_group_t *g, ftc_deliver_fn deliver, void *arg)
     args.count = 0;
     args.deliver = deliver;
     args.deliver_arg = arg;
-    ftc_op_setup(g, &args, FTC_COLL_FINALIZE, &f->base, &finalize_vt);
-    f->gone = ftc_op_zalloc(&f->base, sizeof(uint64_t) * words);
+    ftc_cop_setup(g, &args, FTC_COLL_FINALIZE, &f->base, &finalize_vt);
+    f->gone = ftc_cop_zalloc(&f->base, sizeof(uint64_t) * words);
     if (f->gone == NULL) {
-        ftc_op_delete(&f->base);
+        ftc_cop_delete(&f->base);
         return FTC_ENOMEM;
     }
-    ftc_op_register(&f->base);
+    ftc_cop_register(&f->base);
     f->pending = g->n - 1;
     f->gone[g->me / 64] |= 1ull << (g->me % 64);
     ftc_wire_header_t hdr;
@@ -143,16 +143,16 @@ int ftc_group_finalize(ftc_group_t *g, ftc_deliver_fn deliver, void *arg)
             mark_gone(f, r, false);
             continue;
         }
-        ftc_op_header(&f->base, &hdr, FTC_MSG_LEAVE, 0);
-        (void)ftc_op_send(&f->base, r, &hdr, NULL, 0, false);
+        ftc_cop_header(&f->base, &hdr, FTC_MSG_LEAVE, 0);
+        (void)ftc_cop_send(&f->base, r, &hdr, NULL, 0, false);
         /* A send can declare r failed on the spot. */
         if (ftc_group_member_failed(g, r))
             mark_gone(f, r, false);
         else
             ftc_monitor_acquire(g->ctx, ftc_group_world_rank(g, r), &f->base);
     }
-    ftc_op_replay_pending(&f->base);
-    ftc_op_started(&f->base);
+    ftc_cop_replay_pending(&f->base);
+    ftc_cop_started(&f->base);
     try_finish(f);
     ftc_ctx_after_init(g->ctx);
     return FTC_OK;

@@ -25,8 +25,8 @@ void ftc_group_cancel_ops(ftc_group_t *g, int status)
 {
     for (ftc_cop_t *op = g->ops; op != NULL; op = op->next) {
         if (!op->delivered)
-            ftc_op_complete(op, status);
-        ftc_op_finish(op);
+            ftc_cop_complete(op, status);
+        ftc_cop_finish(op);
     }
 }
 
@@ -54,7 +54,7 @@ void ftc_group_destroy(ftc_group_t *g)
     }
     g->linger_head = g->linger_tail = NULL;
     while (g->ops != NULL)
-        ftc_op_unlink_and_free(g->ops);
+        ftc_cop_unlink_and_free(g->ops);
     for (ftc_group_t **pp = &ctx->groups; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == g) {
             *pp = g->next;

@@ -9,6 +9,8 @@
 #include "core/context.h"
 #include "wire/wire.h"
 
+#pragma GCC visibility push(hidden)
+
 struct ftc_pending_msg {
     struct ftc_pending_msg *next;
     ftc_wire_header_t hdr;
@@ -72,5 +74,7 @@ bool ftc_is_usage_status(int status);
 
 /* A delivery happened on g: retire the lingerers whose time has come. */
 void ftc_group_retire_lingering(ftc_group_t *g);
+
+#pragma GCC visibility pop
 
 #endif

@@ -10,7 +10,7 @@
 #include "core/op.h"
 
 
-void ftc_op_unlink_and_free(ftc_cop_t *op)
+void ftc_cop_unlink_and_free(ftc_cop_t *op)
 {
     ftc_group_t *g = op->group;
     if (op->prev != NULL)
@@ -22,7 +22,7 @@ void ftc_op_unlink_and_free(ftc_cop_t *op)
     op->vt->destroy(op);
 }
 
-void ftc_op_started(ftc_cop_t *op)
+void ftc_cop_started(ftc_cop_t *op)
 {
     ftc_group_t *g = op->group;
     if (op->args.timeout_ns > 0 && !op->finished) {
@@ -35,14 +35,14 @@ void ftc_op_started(ftc_cop_t *op)
     uint32_t n = g->ntold_ended < 8 ? g->ntold_ended : 8;
     for (uint32_t i = 0; i < n; i++)
         if (g->told_ended[i].seq == op->seq) {
-            ftc_op_abort_ex(op, g->told_ended[i].status, false);
+            ftc_cop_abort_ex(op, g->told_ended[i].status, false);
             return;
         }
 }
 
 /* ---- completion and failure bookkeeping -------------------------------- */
 
-void ftc_op_complete(ftc_cop_t *op, int status)
+void ftc_cop_complete(ftc_cop_t *op, int status)
 {
     if (op->delivered)
         return;
@@ -58,15 +58,15 @@ void ftc_op_complete(ftc_cop_t *op, int status)
     ctx->done_tail = op;
 }
 
-bool ftc_op_pinned(const ftc_cop_t *op)
+bool ftc_cop_pinned(const ftc_cop_t *op)
 {
     return op->cont_wanted || op->queued;
 }
 
 /* Called where one of the conditions may just have become true. */
-void ftc_op_maybe_reap(ftc_cop_t *op)
+void ftc_cop_maybe_reap(ftc_cop_t *op)
 {
-    if (op->on_reap || !op->finished || !op->callback_done || ftc_op_pinned(op)
+    if (op->on_reap || !op->finished || !op->callback_done || ftc_cop_pinned(op)
         || op->in_linger)
         return;
     ftc_context_t *ctx = op->group->ctx;
@@ -75,13 +75,13 @@ void ftc_op_maybe_reap(ftc_cop_t *op)
     ctx->reap_head = op;
 }
 
-void ftc_op_finish(ftc_cop_t *op)
+void ftc_cop_finish(ftc_cop_t *op)
 {
     op->finished = true;
-    ftc_op_maybe_reap(op);
+    ftc_cop_maybe_reap(op);
 }
 
-void ftc_op_linger(ftc_cop_t *op)
+void ftc_cop_linger(ftc_cop_t *op)
 {
     if (op->lingering)
         return;
@@ -113,13 +113,13 @@ void ftc_group_retire_lingering(ftc_group_t *g)
         op->next_linger = NULL;
         op->in_linger = false;
         if (!op->finished)
-            ftc_op_finish(op);
+            ftc_cop_finish(op);
         else
-            ftc_op_maybe_reap(op);
+            ftc_cop_maybe_reap(op);
     }
 }
 
-int ftc_op_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n)
+int ftc_cop_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n)
 {
     free(op->comp_failed);
     op->comp_failed = NULL;
@@ -154,8 +154,8 @@ int ftc_op_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n)
     return FTC_OK;
 }
 
-int ftc_op_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
-                 ftc_cop_t *op, const ftc_op_vtable_t *vt)
+int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
+                 ftc_cop_t *op, const ftc_cop_vtable_t *vt)
 {
     op->vt = vt;
     op->group = g;
@@ -187,7 +187,7 @@ int ftc_op_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
     return FTC_OK;
 }
 
-void ftc_op_register(ftc_cop_t *op)
+void ftc_cop_register(ftc_cop_t *op)
 {
     ftc_group_t *g = op->group;
     g->next_seq++;

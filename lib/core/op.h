@@ -10,9 +10,11 @@
 
 #include "core/group.h"
 
+#pragma GCC visibility push(hidden)
+
 /* ---- operations (one in-flight collective at this process) ---------- */
 
-typedef struct ftc_op_vtable {
+typedef struct ftc_cop_vtable {
     /* A message for this operation, already decoded and checked against
      * the operation's signature. grank is the sender's group rank. */
     void (*on_msg)(ftc_cop_t *op, const ftc_wire_header_t *hdr,
@@ -31,10 +33,10 @@ typedef struct ftc_op_vtable {
     /* Round this process is in (allreduce), for op-aware keepalives. */
     uint32_t (*current_round)(const ftc_cop_t *op);
     void (*destroy)(ftc_cop_t *op);
-} ftc_op_vtable_t;
+} ftc_cop_vtable_t;
 
 struct ftc_cop {
-    const ftc_op_vtable_t *vt;
+    const ftc_cop_vtable_t *vt;
     ftc_group_t *group;
     uint64_t seq;
     ftc_coll_t coll;
@@ -68,67 +70,67 @@ struct ftc_cop {
     ftc_cop_t *next_linger;
 
     /* The operation's buffers are carved from space allocated with it
-     * (ftc_op_alloc); what does not fit goes to chunks freed with it. */
+     * (ftc_cop_alloc); what does not fit goes to chunks freed with it. */
     uint8_t *mem_next, *mem_end;
     struct ftc_mem_chunk *mem_chunks;
     size_t mem_block;        /* bytes of the block the op lives in */
 };
 
 /* Common op set-up for ftc_init_*: the arguments, the signature. */
-int ftc_op_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
-                 ftc_cop_t *op, const ftc_op_vtable_t *vt);
-void ftc_op_register(ftc_cop_t *op);
+int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
+                 ftc_cop_t *op, const ftc_cop_vtable_t *vt);
+void ftc_cop_register(ftc_cop_t *op);
 
 /* op just started: end it if a peer already told us it ended; arm its
  * timeout (args.timeout_ns). */
-void ftc_op_started(ftc_cop_t *op);
+void ftc_cop_started(ftc_cop_t *op);
 
 /* Replay messages that arrived before op was started (core/dispatch.c). */
-void ftc_op_replay_pending(ftc_cop_t *op);
+void ftc_cop_replay_pending(ftc_cop_t *op);
 
 /* Queue op's completion; deliver runs when the current entry point ends. */
-void ftc_op_complete(ftc_cop_t *op, int status);
+void ftc_cop_complete(ftc_cop_t *op, int status);
 
 /* The operation has no duties left (it may still await its callback). */
-void ftc_op_finish(ftc_cop_t *op);
+void ftc_cop_finish(ftc_cop_t *op);
 
 /* How many later deliveries on its group a delivered operation lingers. */
 #define FTC_LINGER_OPS 64
 /* Keep op (delivered) to serve peers that are behind; see lingering. */
-void ftc_op_linger(ftc_cop_t *op);
+void ftc_cop_linger(ftc_cop_t *op);
 
 /* Record failed group ranks on the completion (deduplicated, sorted). */
-int ftc_op_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n);
+int ftc_cop_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n);
 
 /* End op with a usage error that every member must see (FTC_EMISMATCH,
  * FTC_EOVERFLOW, FTC_EPEER_INVALID), and tell every member at once
  * (FTC_MSG_ENDED), so nobody waits for a probe to learn it. */
-void ftc_op_abort(ftc_cop_t *op, int status);
+void ftc_cop_abort(ftc_cop_t *op, int status);
 /* The same; tell says whether to tell the members (not when they told
  * us). */
-void ftc_op_abort_ex(ftc_cop_t *op, int status, bool tell);
+void ftc_cop_abort_ex(ftc_cop_t *op, int status, bool tell);
 
 /* Pinned: a continuation or a completion still refers to op. */
-bool ftc_op_pinned(const ftc_cop_t *op);
+bool ftc_cop_pinned(const ftc_cop_t *op);
 /* Queue op for freeing if it became free-able. */
-void ftc_op_maybe_reap(ftc_cop_t *op);
+void ftc_cop_maybe_reap(ftc_cop_t *op);
 /* Unlink op from its group and destroy it. */
-void ftc_op_unlink_and_free(ftc_cop_t *op);
+void ftc_cop_unlink_and_free(ftc_cop_t *op);
 
-/* Frees what ftc_op_alloc and ftc_op_set_failed took (not op itself). */
-void ftc_op_free_storage(ftc_cop_t *op);
-/* ftc_op_free_storage, then op's block (kept by its group for the next
+/* Frees what ftc_cop_alloc and ftc_cop_set_failed took (not op itself). */
+void ftc_cop_free_storage(ftc_cop_t *op);
+/* ftc_cop_free_storage, then op's block (kept by its group for the next
  * operation, or freed). */
-void ftc_op_delete(ftc_cop_t *op);
+void ftc_cop_delete(ftc_cop_t *op);
 
 /*
  * An operation's memory (core/op_mem.c). A module allocates its operation
- * with ftc_op_new(g, sizeof(its struct), space): one block, the struct
- * zeroed, then `space` bytes from which ftc_op_alloc carves the
+ * with ftc_cop_new(g, sizeof(its struct), space): one block, the struct
+ * zeroed, then `space` bytes from which ftc_cop_alloc carves the
  * operation's buffers (input, partial values, peer lists, the value).
  * Carved memory is never freed on its own: all of it goes with the
- * operation (ftc_op_delete). When the space is used up (a later round, a
- * long failure list, an estimate too small) ftc_op_alloc takes a new
+ * operation (ftc_cop_delete). When the space is used up (a later round, a
+ * long failure list, an estimate too small) ftc_cop_alloc takes a new
  * chunk from malloc, also freed with the operation.
  *
  * Why: an operation used to make a dozen small allocations, and at a
@@ -138,14 +140,15 @@ void ftc_op_delete(ftc_cop_t *op);
  * one block, which the group keeps for the next operation.
  */
 #define FTC_MEM_ALIGN _Alignof(max_align_t)
+
 static inline size_t ftc_mem_round(size_t n)
 {
     return (n + FTC_MEM_ALIGN - 1) & ~(size_t)(FTC_MEM_ALIGN - 1);
 }
-void *ftc_op_new(ftc_group_t *g, size_t size, size_t space);
-void *ftc_op_alloc_chunk(ftc_cop_t *op, size_t n);
+void *ftc_cop_new(ftc_group_t *g, size_t size, size_t space);
+void *ftc_cop_alloc_chunk(ftc_cop_t *op, size_t n);
 /* n bytes (at least 1), aligned for any type; NULL when out of memory. */
-static inline void *ftc_op_alloc(ftc_cop_t *op, size_t n)
+static inline void *ftc_cop_alloc(ftc_cop_t *op, size_t n)
 {
     size_t room = (size_t)(op->mem_end - op->mem_next);
     if (n <= room) {
@@ -156,7 +159,9 @@ static inline void *ftc_op_alloc(ftc_cop_t *op, size_t n)
             return p;
         }
     }
-    return ftc_op_alloc_chunk(op, n);
+    return ftc_cop_alloc_chunk(op, n);
 }
-void *ftc_op_zalloc(ftc_cop_t *op, size_t n);
+void *ftc_cop_zalloc(ftc_cop_t *op, size_t n);
+#pragma GCC visibility pop
+
 #endif

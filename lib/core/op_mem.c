@@ -22,7 +22,7 @@ typedef struct ftc_mem_chunk {
 /* Smallest chunk taken: a few later allocations fit in it too. */
 enum { MEM_CHUNK_MIN = 256 };
 
-void *ftc_op_new(ftc_group_t *g, size_t size, size_t space)
+void *ftc_cop_new(ftc_group_t *g, size_t size, size_t space)
 {
     size_t head = ftc_mem_round(size);
     space = ftc_mem_round(space);
@@ -48,10 +48,10 @@ void *ftc_op_new(ftc_group_t *g, size_t size, size_t space)
     return block;
 }
 
-void ftc_op_delete(ftc_cop_t *op)
+void ftc_cop_delete(ftc_cop_t *op)
 {
     ftc_group_t *g = op->group;
-    ftc_op_free_storage(op);
+    ftc_cop_free_storage(op);
     /* Keep the larger block: it fits more kinds of operation. */
     if (g->spare_op == NULL || g->spare_op_size < op->mem_block) {
         free(g->spare_op);
@@ -62,7 +62,7 @@ void ftc_op_delete(ftc_cop_t *op)
     free(op);
 }
 
-void *ftc_op_alloc_chunk(ftc_cop_t *op, size_t n)
+void *ftc_cop_alloc_chunk(ftc_cop_t *op, size_t n)
 {
     size_t need = ftc_mem_round(n > 0 ? n : 1);
     if (need < n)
@@ -85,15 +85,15 @@ void *ftc_op_alloc_chunk(ftc_cop_t *op, size_t n)
     return p;
 }
 
-void *ftc_op_zalloc(ftc_cop_t *op, size_t n)
+void *ftc_cop_zalloc(ftc_cop_t *op, size_t n)
 {
-    void *p = ftc_op_alloc(op, n);
+    void *p = ftc_cop_alloc(op, n);
     if (p != NULL)
         memset(p, 0, n > 0 ? n : 1);
     return p;
 }
 
-void ftc_op_free_storage(ftc_cop_t *op)
+void ftc_cop_free_storage(ftc_cop_t *op)
 {
     if (op->deadline != 0) {
         op->group->ctx->timed_ops--;

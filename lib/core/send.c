@@ -48,7 +48,7 @@ static void rec_put(ftc_context_t *ctx, ftc_send_rec_t *rec)
 
 /* ---- sending ---------------------------------------------------------- */
 
-void ftc_op_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
+void ftc_cop_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
                    ftc_msg_kind_t kind, uint32_t round)
 {
     memset(hdr, 0, sizeof(*hdr));
@@ -115,7 +115,7 @@ static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
     return FTC_OK;
 }
 
-int ftc_op_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
+int ftc_cop_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
                 const ftc_iov_t *iov, int iovcnt, bool notify)
 {
     ftc_context_t *ctx = op->group->ctx;
@@ -128,7 +128,7 @@ int ftc_op_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
     if (rc == FTC_EOVERFLOW) {
         /* The message does not fit the transport: a usage error every
          * member must see, like a mismatch (peers learn it from probes). */
-        ftc_op_abort(op, FTC_EOVERFLOW);
+        ftc_cop_abort(op, FTC_EOVERFLOW);
         return rc;
     }
     if (rc != FTC_OK) {
@@ -227,7 +227,7 @@ void ftc_transport_send_done(ftc_context_t *ctx, void *cookie, int status)
         op->cont_wanted = false;
         if (!op->finished && op->vt->on_send_done != NULL)
             op->vt->on_send_done(op);
-        ftc_op_maybe_reap(op);
+        ftc_cop_maybe_reap(op);
     }
     ftc_ctx_settle(ctx);
 }

@@ -9,6 +9,8 @@
 
 #include "core/op.h"
 
+#pragma GCC visibility push(hidden)
+
 /* Send a message of this operation to group rank dest. payload may be
  * split in up to three parts that are concatenated. When notify is set the
  * operation's on_send_done runs after the send completes (on a later
@@ -18,11 +20,11 @@ typedef struct ftc_iov {
     size_t len;
 } ftc_iov_t;
 
-int ftc_op_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
+int ftc_cop_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
                 const ftc_iov_t *iov, int iovcnt, bool notify);
 
 /* Fill the fields every message of op carries. */
-void ftc_op_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
+void ftc_cop_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
                    ftc_msg_kind_t kind, uint32_t round);
 
 /* Control messages: about names the operation (NULL: none). */
@@ -49,5 +51,7 @@ int ftc_ctx_send_probe(ftc_context_t *ctx, uint32_t dest,
 void ftc_send_forget_group(ftc_context_t *ctx, const ftc_group_t *g);
 /* ctx is going away: free every outstanding send record. */
 void ftc_send_free_all(ftc_context_t *ctx);
+
+#pragma GCC visibility pop
 
 #endif

@@ -35,8 +35,8 @@ static void reap(ftc_context_t *ctx)
         op->on_reap = false;
         /* Pinned again since (it cannot be finished and unpinned twice
          * otherwise): it comes back here when it is unpinned. */
-        if (op->finished && op->callback_done && !ftc_op_pinned(op))
-            ftc_op_unlink_and_free(op);
+        if (op->finished && op->callback_done && !ftc_cop_pinned(op))
+            ftc_cop_unlink_and_free(op);
     }
 }
 
@@ -64,7 +64,7 @@ static void expire_ops(ftc_context_t *ctx, uint64_t now)
         for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
             if (op->deadline != 0 && op->deadline <= now && !op->delivered
                 && !op->finished)
-                ftc_op_abort_ex(op, FTC_ETIMEDOUT, true);
+                ftc_cop_abort_ex(op, FTC_ETIMEDOUT, true);
 }
 
 void ftc_ctx_rearm(ftc_context_t *ctx)
@@ -122,7 +122,7 @@ void ftc_ctx_settle(ftc_context_t *ctx)
                 op->comp.recvbuf = op->args.recvbuf;
             op->args.deliver(&op->comp, op->args.deliver_arg);
             op->callback_done = true;
-            ftc_op_maybe_reap(op);
+            ftc_cop_maybe_reap(op);
             ftc_group_retire_lingering(op->group);
             continue;
         }
@@ -160,7 +160,7 @@ void ftc_transport_timer_fired(ftc_context_t *ctx)
         op->cont_wanted = false;
         if (!op->finished && op->vt->on_send_done != NULL)
             op->vt->on_send_done(op);
-        ftc_op_maybe_reap(op);
+        ftc_cop_maybe_reap(op);
     }
     ftc_ctx_settle(ctx);
 }

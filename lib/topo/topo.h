@@ -10,6 +10,8 @@
 
 #include "ftcoll/topology.h"
 
+#pragma GCC visibility push(hidden)
+
 /* Rank relative to a root (the root is logical rank 0), and back. */
 static inline uint32_t ftc_logical(uint32_t grank, uint32_t root, uint32_t n)
 {
@@ -27,5 +29,7 @@ static inline uint32_t ftc_physical(uint32_t logical, uint32_t root, uint32_t n)
 uint32_t ftc_tree_children_bound(const ftc_tree_t *tree, uint32_t n);
 /* What space estimates assume: a few children, at most the bound. */
 uint32_t ftc_tree_children_guess(const ftc_tree_t *tree, uint32_t n);
+
+#pragma GCC visibility pop
 
 #endif

@@ -9,9 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#pragma GCC visibility push(hidden)
+
 uint32_t ftc_crc32c_sw(uint32_t crc, const void *buf, size_t len);
 
 /* 1 when ftc_crc32c() uses CPU instructions, 0 when it is the software. */
 int ftc_crc32c_hw_enabled(void);
+
+#pragma GCC visibility pop
 
 #endif

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#pragma GCC visibility push(hidden)
+
 typedef struct ftc_siphash {
     uint64_t v0, v1, v2, v3;
     uint64_t tail;          /* bytes not yet absorbed, little-endian */
@@ -26,5 +28,7 @@ uint64_t ftc_siphash(const uint8_t key[16], const void *data, size_t len);
 /* One shot over a then b (a's length a multiple of 8 for the fast path). */
 uint64_t ftc_siphash2(const uint8_t key[16], const void *a, size_t alen,
                       const void *b, size_t blen);
+
+#pragma GCC visibility pop
 
 #endif

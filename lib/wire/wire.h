@@ -43,6 +43,8 @@
 /* Largest payload the format allows (the length field is 32 bits). */
 #define FTC_WIRE_MAX_PAYLOAD (UINT32_MAX - FTC_WIRE_HEADER_SIZE)
 
+#pragma GCC visibility push(hidden)
+
 typedef enum ftc_msg_kind {
     FTC_MSG_UPCORR = 1,     /* reduce up-correction value */
     FTC_MSG_TREE_UP = 2,    /* reduce tree phase: value + failure info */
@@ -127,5 +129,7 @@ int ftc_wire_decode_key(const void *buf, size_t len, uint64_t job_token,
 uint32_t ftc_wire_signature(uint32_t coll, uint32_t algo, uint32_t root,
                             uint32_t f, uint32_t dtype, uint32_t op,
                             uint64_t count, uint32_t variant);
+
+#pragma GCC visibility pop
 
 #endif

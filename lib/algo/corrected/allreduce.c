@@ -116,7 +116,7 @@ static void ar_on_value(ftc_bcast_part_t *bp)
         uint32_t *list = malloc(sizeof(uint32_t) * nf);
         if (list != NULL)
             memcpy(list, fails, sizeof(uint32_t) * nf);
-        if (list == NULL || ftc_op_set_failed(op, list, nf) != FTC_OK)
+        if (list == NULL || ftc_cop_set_failed(op, list, nf) != FTC_OK)
             st = FTC_ENOMEM;
         free(list);
     }
@@ -132,10 +132,10 @@ static void ar_on_value(ftc_bcast_part_t *bp)
         memcpy(op->args.recvbuf, fails + 4ull * nf, op->nbytes);
     op->comp.stats.retries = a->round;
     op->comp.stats.root = (a->root0 + a->round) % op->group->n;
-    ftc_op_complete(op, st);
+    ftc_cop_complete(op, st);
     /* Serve later rounds: a peer that has not delivered may need our
      * input and accepted value to finish (see the top of this file). */
-    ftc_op_linger(op);
+    ftc_cop_linger(op);
 }
 
 static void ar_on_root_failed(ftc_bcast_part_t *bp)
@@ -233,8 +233,8 @@ static void nudge_children(allreduce_op_t *a)
         uint32_t g = ftc_physical(rp->peers[i], rp->root, rp->n);
         if (ftc_group_member_failed(a->base.group, g))
             continue;
-        ftc_op_header(&a->base, &hdr, FTC_MSG_NUDGE, a->round);
-        (void)ftc_op_send(&a->base, g, &hdr, NULL, 0, false);
+        ftc_cop_header(&a->base, &hdr, FTC_MSG_NUDGE, a->round);
+        (void)ftc_cop_send(&a->base, g, &hdr, NULL, 0, false);
     }
 }
 
@@ -247,16 +247,16 @@ static void enter_round(allreduce_op_t *a, uint32_t r)
     if (r >= n) {
         /* Every member was tried as root: more than n-1 failed roots. */
         if (!op->delivered)
-            ftc_op_complete(op, FTC_ETOO_MANY_FAILURES);
-        ftc_op_finish(op);
+            ftc_cop_complete(op, FTC_ETOO_MANY_FAILURES);
+        ftc_cop_finish(op);
         return;
     }
     uint32_t root = (a->root0 + r) % n;
     if (ftc_reduce_part_start(&a->rp, op, ar_reduce_done, r, root, a->input,
                               a->mine.has ? &a->mine : NULL) != FTC_OK) {
         if (!op->delivered)
-            ftc_op_complete(op, FTC_ENOMEM);
-        ftc_op_finish(op);
+            ftc_cop_complete(op, FTC_ENOMEM);
+        ftc_cop_finish(op);
         return;
     }
     a->rp_live = true;
@@ -374,10 +374,10 @@ static void ar_destroy(ftc_cop_t *op)
     if (a->bp_live)
         ftc_bcast_part_destroy(&a->bp);
     ftc_accepted_clear(&a->mine);
-    ftc_op_delete(op);
+    ftc_cop_delete(op);
 }
 
-static const ftc_op_vtable_t allreduce_vt = {
+static const ftc_cop_vtable_t allreduce_vt = {
     .on_msg = ar_on_msg,
     .on_peer_failed = ar_on_failed,
     .on_send_done = ar_on_send_done,
@@ -398,22 +398,22 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                    + ftc_reduce_part_space(args, nbytes, g, args->root)
                    + ftc_bcast_part_space(args, g, blob)
                    + ftc_mem_round(blob);
-    allreduce_op_t *a = ftc_op_new(g, sizeof(*a), space);
+    allreduce_op_t *a = ftc_cop_new(g, sizeof(*a), space);
     if (a == NULL)
         return FTC_ENOMEM;
-    ftc_op_setup(g, args, FTC_COLL_ALLREDUCE, &a->base, &allreduce_vt);
-    a->input = ftc_op_alloc(&a->base, a->base.nbytes);
+    ftc_cop_setup(g, args, FTC_COLL_ALLREDUCE, &a->base, &allreduce_vt);
+    a->input = ftc_cop_alloc(&a->base, a->base.nbytes);
     if (a->input == NULL) {
-        ftc_op_delete(&a->base);
+        ftc_cop_delete(&a->base);
         return FTC_ENOMEM;
     }
     if (a->base.nbytes > 0)
         memcpy(a->input, args->sendbuf, a->base.nbytes);
     a->root0 = args->root;
-    ftc_op_register(&a->base);
+    ftc_cop_register(&a->base);
     enter_round(a, 0);
     settle_rounds(a);
-    ftc_op_replay_pending(&a->base);
+    ftc_cop_replay_pending(&a->base);
     *out = &a->base;
     return FTC_OK;
 }

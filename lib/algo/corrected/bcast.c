@@ -29,20 +29,20 @@ static void bcast_on_value(ftc_bcast_part_t *bp)
         return;
     if (op->nbytes > 0 && op->args.recvbuf != bp->blob)
         memcpy(op->args.recvbuf, bp->blob, op->nbytes);
-    ftc_op_complete(op, FTC_OK);
+    ftc_cop_complete(op, FTC_OK);
 }
 
 static void bcast_on_root_failed(ftc_bcast_part_t *bp)
 {
-    ftc_op_complete(bp->op, FTC_EROOT_FAILED);
+    ftc_cop_complete(bp->op, FTC_EROOT_FAILED);
     ftc_bcast_part_stop(bp);
-    ftc_op_finish(bp->op);
+    ftc_cop_finish(bp->op);
 }
 
 static void bcast_on_idle(ftc_bcast_part_t *bp)
 {
     /* Correction is over, but a process it missed may still probe us. */
-    ftc_op_linger(bp->op);
+    ftc_cop_linger(bp->op);
 }
 
 static const ftc_bcast_hooks_t bcast_hooks = {
@@ -81,10 +81,10 @@ static void bcast_on_probe(ftc_cop_t *op, uint32_t grank)
 static void bcast_destroy(ftc_cop_t *op)
 {
     ftc_bcast_part_destroy(&((bcast_op_t *)op)->bp);
-    ftc_op_delete(op);
+    ftc_cop_delete(op);
 }
 
-static const ftc_op_vtable_t bcast_vt = {
+static const ftc_cop_vtable_t bcast_vt = {
     .on_msg = bcast_on_msg,
     .on_peer_failed = bcast_on_failed,
     .on_send_done = bcast_on_send_done,
@@ -96,20 +96,20 @@ int ftc_bcast_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                         ftc_cop_t **out)
 {
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
-    bcast_op_t *b = ftc_op_new(g, sizeof(*b),
+    bcast_op_t *b = ftc_cop_new(g, sizeof(*b),
                                ftc_bcast_part_space(args, g, nbytes));
     if (b == NULL)
         return FTC_ENOMEM;
-    ftc_op_setup(g, args, FTC_COLL_BCAST, &b->base, &bcast_vt);
-    ftc_op_register(&b->base);
+    ftc_cop_setup(g, args, FTC_COLL_BCAST, &b->base, &bcast_vt);
+    ftc_cop_register(&b->base);
     int rc = ftc_bcast_part_start(&b->bp, &b->base, &bcast_hooks, b, 0,
                                   args->root, (const uint8_t *)args->sendbuf,
                                   (uint32_t)b->base.nbytes);
     if (rc != FTC_OK) {
-        ftc_op_complete(&b->base, rc);
-        ftc_op_finish(&b->base);
+        ftc_cop_complete(&b->base, rc);
+        ftc_cop_finish(&b->base);
     } else {
-        ftc_op_replay_pending(&b->base);
+        ftc_cop_replay_pending(&b->base);
     }
     *out = &b->base;
     return FTC_OK;

@@ -15,10 +15,10 @@ static void send_copy(ftc_bcast_part_t *bp, uint32_t logical,
                       ftc_msg_kind_t kind, uint16_t dir_flag, bool notify)
 {
     ftc_wire_header_t hdr;
-    ftc_op_header(bp->op, &hdr, kind, bp->round);
+    ftc_cop_header(bp->op, &hdr, kind, bp->round);
     hdr.flags |= dir_flag;
     ftc_iov_t iov = {bp->blob, bp->len};
-    (void)ftc_op_send(bp->op, grank_of(bp, logical), &hdr, &iov, 1, notify);
+    (void)ftc_cop_send(bp->op, grank_of(bp, logical), &hdr, &iov, 1, notify);
     if (kind == FTC_MSG_CORRECT)
         bp->corrections_sent++;
 }
@@ -151,17 +151,17 @@ int ftc_bcast_part_start(ftc_bcast_part_t *bp, ftc_cop_t *op,
     bp->d = op->args.distance;
     bp->t = op->args.f + 1;
     bp->next_off = 1;
-    bp->children = ftc_op_tree_children(op, &bp->tree, bp->n, bp->me,
+    bp->children = ftc_cop_tree_children(op, &bp->tree, bp->n, bp->me,
                                         &bp->nchildren);
-    bp->heard[LEFT] = ftc_op_alloc(op, sizeof(uint32_t) * bp->t);
-    bp->heard[RIGHT] = ftc_op_alloc(op, sizeof(uint32_t) * bp->t);
+    bp->heard[LEFT] = ftc_cop_alloc(op, sizeof(uint32_t) * bp->t);
+    bp->heard[RIGHT] = ftc_cop_alloc(op, sizeof(uint32_t) * bp->t);
     if (bp->children == NULL || bp->heard[LEFT] == NULL
         || bp->heard[RIGHT] == NULL) {
         memset(bp, 0, sizeof(*bp));
         return FTC_ENOMEM;
     }
     if (bp->me == 0) {
-        bp->blob = ftc_op_alloc(op, len);
+        bp->blob = ftc_cop_alloc(op, len);
         if (bp->blob == NULL) {
             memset(bp, 0, sizeof(*bp));
             return FTC_ENOMEM;
@@ -228,7 +228,7 @@ void ftc_bcast_part_on_msg(ftc_bcast_part_t *bp, const ftc_wire_header_t *hdr,
         correct_step(bp); /* a side may have closed: nothing else to do */
         return;
     }
-    bp->blob = ftc_op_alloc(bp->op, hdr->payload_len);
+    bp->blob = ftc_cop_alloc(bp->op, hdr->payload_len);
     if (bp->blob == NULL)
         return;
     if (hdr->payload_len > 0)

@@ -17,6 +17,8 @@
 #include "algo/algo.h"
 #include "algo/corrected/corrected.h"
 
+#pragma GCC visibility push(hidden)
+
 typedef struct ftc_bcast_part ftc_bcast_part_t;
 
 typedef struct ftc_bcast_hooks {
@@ -71,8 +73,10 @@ void ftc_bcast_part_stop(ftc_bcast_part_t *bp);
 void ftc_bcast_part_destroy(ftc_bcast_part_t *bp);
 
 /* Bytes of operation memory ftc_bcast_part_start takes, with a value of
- * len bytes (an estimate: ftc_op_alloc copes with more). */
+ * len bytes (an estimate: ftc_cop_alloc copes with more). */
 size_t ftc_bcast_part_space(const ftc_coll_args_t *args, const ftc_group_t *g,
                             size_t len);
+
+#pragma GCC visibility pop
 
 #endif

@@ -7,11 +7,15 @@
 
 #include "core/op.h"
 
+#pragma GCC visibility push(hidden)
+
 int ftc_reduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                          ftc_cop_t **out);
 int ftc_bcast_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                         ftc_cop_t **out);
 int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                             ftc_cop_t **out);
+
+#pragma GCC visibility pop
 
 #endif

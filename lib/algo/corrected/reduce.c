@@ -28,7 +28,7 @@ static void reduce_done(ftc_reduce_part_t *rp, int status)
                                     ? FTC_FAILED_UNKNOWN
                                     : rp->fail_count;
         if (rp->scheme == FTC_FAULT_LIST) {
-            if (ftc_op_set_failed(op, rp->fails, rp->nfails) != FTC_OK)
+            if (ftc_cop_set_failed(op, rp->fails, rp->nfails) != FTC_OK)
                 status = FTC_ENOMEM;
             /* Every listed rank was confirmed failed by some process;
              * later operations skip it instead of timing out again. */
@@ -37,8 +37,8 @@ static void reduce_done(ftc_reduce_part_t *rp, int status)
                                        ftc_group_world_rank(op->group, rp->fails[i]));
         }
     }
-    ftc_op_complete(op, status);
-    ftc_op_finish(op);
+    ftc_cop_complete(op, status);
+    ftc_cop_finish(op);
 }
 
 static void reduce_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
@@ -62,10 +62,10 @@ static void reduce_destroy(ftc_cop_t *op)
 {
     reduce_op_t *r = (reduce_op_t *)op;
     ftc_reduce_part_destroy(&r->rp);
-    ftc_op_delete(op);
+    ftc_cop_delete(op);
 }
 
-static const ftc_op_vtable_t reduce_vt = {
+static const ftc_cop_vtable_t reduce_vt = {
     .on_msg = reduce_on_msg,
     .on_peer_failed = reduce_on_failed,
     .destroy = reduce_destroy,
@@ -77,26 +77,26 @@ int ftc_reduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1)
                    + ftc_reduce_part_space(args, nbytes, g, args->root);
-    reduce_op_t *r = ftc_op_new(g, sizeof(*r), space);
+    reduce_op_t *r = ftc_cop_new(g, sizeof(*r), space);
     if (r == NULL)
         return FTC_ENOMEM;
-    ftc_op_setup(g, args, FTC_COLL_REDUCE, &r->base, &reduce_vt);
-    r->input = ftc_op_alloc(&r->base, r->base.nbytes);
+    ftc_cop_setup(g, args, FTC_COLL_REDUCE, &r->base, &reduce_vt);
+    r->input = ftc_cop_alloc(&r->base, r->base.nbytes);
     if (r->input == NULL) {
-        ftc_op_delete(&r->base);
+        ftc_cop_delete(&r->base);
         return FTC_ENOMEM;
     }
     if (r->base.nbytes > 0)
         memcpy(r->input, args->sendbuf, r->base.nbytes);
-    ftc_op_register(&r->base);
+    ftc_cop_register(&r->base);
     int rc = ftc_reduce_part_start(&r->rp, &r->base, reduce_done, 0, args->root,
                                    r->input, NULL);
     if (rc != FTC_OK) {
         /* Registered already: end it through the normal path. */
-        ftc_op_complete(&r->base, rc);
-        ftc_op_finish(&r->base);
+        ftc_cop_complete(&r->base, rc);
+        ftc_cop_finish(&r->base);
     } else {
-        ftc_op_replay_pending(&r->base);
+        ftc_cop_replay_pending(&r->base);
     }
     *out = &r->base;
     return FTC_OK;

@@ -11,7 +11,7 @@ int ftc_accepted_merge(ftc_cop_t *op, ftc_accepted_t *a, uint32_t round,
         return FTC_OK;
     /* A copy from an older round stays in the operation's memory: there
      * is one per round at most. */
-    uint8_t *copy = a->has && a->cap >= len ? a->blob : ftc_op_alloc(op, len);
+    uint8_t *copy = a->has && a->cap >= len ? a->blob : ftc_cop_alloc(op, len);
     if (copy == NULL)
         return FTC_ENOMEM;
     if (len > 0)
@@ -110,7 +110,7 @@ static void send_upcorr(ftc_reduce_part_t *rp, const ftc_accepted_t *own_acc)
     for (uint32_t i = 0; i < rp->ngroup; i++) {
         if (rp->peer_state[i] == FTC_PEER_FAILED)
             continue;
-        ftc_op_header(rp->op, &hdr, FTC_MSG_UPCORR, rp->round);
+        ftc_cop_header(rp->op, &hdr, FTC_MSG_UPCORR, rp->round);
         ftc_iov_t iov[3];
         uint32_t h32[2];
         iov[0].base = rp->input;
@@ -120,7 +120,7 @@ static void send_upcorr(ftc_reduce_part_t *rp, const ftc_accepted_t *own_acc)
             hdr.flags |= FTC_WF_ACCEPTED;
             cnt = acc_iov(own_acc, h32, iov, cnt);
         }
-        (void)ftc_op_send(rp->op, grank_of(rp, rp->peers[i]), &hdr, iov, cnt,
+        (void)ftc_cop_send(rp->op, grank_of(rp, rp->peers[i]), &hdr, iov, cnt,
                           false);
     }
 }
@@ -128,7 +128,7 @@ static void send_upcorr(ftc_reduce_part_t *rp, const ftc_accepted_t *own_acc)
 static void send_up(ftc_reduce_part_t *rp, bool force_failed)
 {
     ftc_wire_header_t hdr;
-    ftc_op_header(rp->op, &hdr, FTC_MSG_TREE_UP, rp->round);
+    ftc_cop_header(rp->op, &hdr, FTC_MSG_TREE_UP, rp->round);
     if (rp->subtree_failed || force_failed)
         hdr.flags |= FTC_WF_SUBTREE_FAILED;
     if (rp->cv_has)
@@ -153,7 +153,7 @@ static void send_up(ftc_reduce_part_t *rp, bool force_failed)
     }
     uint32_t parent = grank_of(rp, (uint32_t)rp->parent);
     if (!ftc_group_member_failed(rp->op->group, parent))
-        (void)ftc_op_send(rp->op, parent, &hdr, iov, cnt, false);
+        (void)ftc_cop_send(rp->op, parent, &hdr, iov, cnt, false);
 }
 
 static void release_waits(ftc_reduce_part_t *rp);
@@ -257,13 +257,13 @@ int ftc_reduce_part_start(ftc_reduce_part_t *rp, ftc_cop_t *op,
     /* Exact for I(f)-trees: no counting pass. */
     uint32_t nch = ftc_tree_children_bound(&rp->tree, rp->n);
     size_t nb = op->nbytes;
-    rp->v = ftc_op_alloc(op, nb);
-    rp->cv = ftc_op_alloc(op, nb);
-    rp->peers = ftc_op_alloc(op, sizeof(uint32_t) * (gmax + nch));
-    rp->peer_state = ftc_op_zalloc(op, gmax + nch);
+    rp->v = ftc_cop_alloc(op, nb);
+    rp->cv = ftc_cop_alloc(op, nb);
+    rp->peers = ftc_cop_alloc(op, sizeof(uint32_t) * (gmax + nch));
+    rp->peer_state = ftc_cop_zalloc(op, gmax + nch);
     if (rp->parent < 0) {
-        rp->cand = ftc_op_alloc(op, nb);
-        rp->result = ftc_op_alloc(op, nb);
+        rp->cand = ftc_cop_alloc(op, nb);
+        rp->result = ftc_cop_alloc(op, nb);
     }
     if (rp->v == NULL || rp->cv == NULL || rp->peers == NULL
         || rp->peer_state == NULL
@@ -280,9 +280,9 @@ int ftc_reduce_part_start(ftc_reduce_part_t *rp, ftc_cop_t *op,
                                       rp->peers + rp->ngroup, nch);
     if (rp->nchildren > nch) {
         /* The bound was wrong after all: make room and fill again. */
-        uint32_t *peers = ftc_op_alloc(op, sizeof(uint32_t)
+        uint32_t *peers = ftc_cop_alloc(op, sizeof(uint32_t)
                                                * (rp->ngroup + rp->nchildren));
-        uint8_t *state = ftc_op_zalloc(op, rp->ngroup + rp->nchildren);
+        uint8_t *state = ftc_cop_zalloc(op, rp->ngroup + rp->nchildren);
         if (peers == NULL || state == NULL) {
             memset(rp, 0, sizeof(*rp));
             return FTC_ENOMEM;
@@ -419,7 +419,7 @@ void ftc_reduce_part_on_msg(ftc_reduce_part_t *rp, const ftc_wire_header_t *hdr,
     } else if (!(hdr->flags & FTC_WF_SUBTREE_FAILED) && !rp->cand_has) {
         /* Theorem 2: a subtree that reports no failure holds every value
          * (but possibly the root's group's) exactly once. */
-        uint32_t *cf = nfails > 0 ? ftc_op_alloc(rp->op, sizeof(uint32_t)
+        uint32_t *cf = nfails > 0 ? ftc_cop_alloc(rp->op, sizeof(uint32_t)
                                                           * nfails)
                                   : NULL;
         if (nfails == 0 || cf != NULL) {

@@ -14,6 +14,8 @@
 #include "algo/algo.h"
 #include "algo/corrected/corrected.h"
 
+#pragma GCC visibility push(hidden)
+
 /* A value some process accepted in an earlier allreduce round, as opaque
  * bytes (the broadcast payload of that round). Rounds order them. */
 typedef struct ftc_accepted {
@@ -21,7 +23,7 @@ typedef struct ftc_accepted {
     uint32_t round;
     uint32_t len;
     uint32_t cap;           /* bytes at blob */
-    uint8_t *blob;          /* op's memory (ftc_op_alloc) */
+    uint8_t *blob;          /* op's memory (ftc_cop_alloc) */
 } ftc_accepted_t;
 
 /* Keep the one from the higher round (copied into op's memory). */
@@ -106,8 +108,10 @@ void ftc_reduce_part_abandon(ftc_reduce_part_t *rp);
 void ftc_reduce_part_destroy(ftc_reduce_part_t *rp);
 
 /* Bytes of operation memory ftc_reduce_part_start takes in a failure-free
- * round (an estimate: ftc_op_alloc copes with more). */
+ * round (an estimate: ftc_cop_alloc copes with more). */
 size_t ftc_reduce_part_space(const ftc_coll_args_t *args, size_t nbytes,
                              const ftc_group_t *g, uint32_t root);
+
+#pragma GCC visibility pop
 
 #endif

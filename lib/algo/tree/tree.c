@@ -42,11 +42,11 @@ static void send_kind(tree_op_t *t, uint32_t logical, ftc_msg_kind_t kind,
                       uint16_t flags, const void *data, size_t len)
 {
     ftc_wire_header_t hdr;
-    ftc_op_header(&t->base, &hdr, kind, 0);
+    ftc_cop_header(&t->base, &hdr, kind, 0);
     hdr.flags |= flags;
     ftc_iov_t iov = {data, len};
     if (!ftc_group_member_failed(t->base.group, gr(t, logical)))
-        (void)ftc_op_send(&t->base, gr(t, logical), &hdr, &iov, 1, false);
+        (void)ftc_cop_send(&t->base, gr(t, logical), &hdr, &iov, 1, false);
 }
 
 static void stop_down_watch(tree_op_t *t)
@@ -72,8 +72,8 @@ static void down_deliver(tree_op_t *t, const uint8_t *value, bool failed)
     }
     if (!failed && op->nbytes > 0 && op->args.recvbuf != value)
         memcpy(op->args.recvbuf, value, op->nbytes);
-    ftc_op_complete(op, failed ? FTC_EPEER_FAILED : FTC_OK);
-    ftc_op_finish(op);
+    ftc_cop_complete(op, failed ? FTC_EPEER_FAILED : FTC_OK);
+    ftc_cop_finish(op);
 }
 
 static void start_down(tree_op_t *t)
@@ -100,8 +100,8 @@ static void up_try_finish(tree_op_t *t)
         send_kind(t, (uint32_t)t->up_parent, FTC_MSG_TREE_UP,
                   t->failure ? FTC_WF_SUBTREE_FAILED : 0, t->acc, op->nbytes);
         if (op->coll == FTC_COLL_REDUCE) {
-            ftc_op_complete(op, t->failure ? FTC_EPEER_FAILED : FTC_OK);
-            ftc_op_finish(op);
+            ftc_cop_complete(op, t->failure ? FTC_EPEER_FAILED : FTC_OK);
+            ftc_cop_finish(op);
         }
         return;
     }
@@ -109,8 +109,8 @@ static void up_try_finish(tree_op_t *t)
     if (op->coll == FTC_COLL_REDUCE) {
         if (!t->failure && op->nbytes > 0)
             memcpy(op->args.recvbuf, t->acc, op->nbytes);
-        ftc_op_complete(op, t->failure ? FTC_EPEER_FAILED : FTC_OK);
-        ftc_op_finish(op);
+        ftc_cop_complete(op, t->failure ? FTC_EPEER_FAILED : FTC_OK);
+        ftc_cop_finish(op);
     } else {
         down_deliver(t, t->acc, t->failure);
     }
@@ -188,10 +188,10 @@ static void tree_destroy(ftc_cop_t *op)
                 ftc_monitor_release(op->group->ctx,
                                     world(t, t->up_children[i]));
     stop_down_watch(t);
-    ftc_op_delete(op);
+    ftc_cop_delete(op);
 }
 
-static const ftc_op_vtable_t tree_vt = {
+static const ftc_cop_vtable_t tree_vt = {
     .on_msg = tree_on_msg,
     .on_peer_failed = tree_on_failed,
     .destroy = tree_destroy,
@@ -208,10 +208,10 @@ int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                                    * ftc_tree_children_guess(&args->bcast_tree,
                                                              g->n))
                    + ftc_mem_round(nbytes > 0 ? nbytes : 1);
-    tree_op_t *t = ftc_op_new(g, sizeof(*t), space);
+    tree_op_t *t = ftc_cop_new(g, sizeof(*t), space);
     if (t == NULL)
         return FTC_ENOMEM;
-    ftc_op_setup(g, args, coll, &t->base, &tree_vt);
+    ftc_cop_setup(g, args, coll, &t->base, &tree_vt);
     t->n = g->n;
     t->me = ftc_logical(g->me, args->root, g->n);
     t->up_tree.kind = FTC_TREE_BINOMIAL;
@@ -221,13 +221,13 @@ int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     t->up_parent = has_up ? ftc_tree_parent(&t->up_tree, t->n, t->me) : -1;
     t->down_parent = has_down ? ftc_tree_parent(&t->down_tree, t->n, t->me) : -1;
     if (has_up)
-        t->up_children = ftc_op_tree_children(&t->base, &t->up_tree, t->n, t->me,
+        t->up_children = ftc_cop_tree_children(&t->base, &t->up_tree, t->n, t->me,
                                      &t->n_up);
     if (has_down)
-        t->down_children = ftc_op_tree_children(&t->base, &t->down_tree, t->n, t->me,
+        t->down_children = ftc_cop_tree_children(&t->base, &t->down_tree, t->n, t->me,
                                        &t->n_down);
-    t->child_state = ftc_op_zalloc(&t->base, t->n_up);
-    t->acc = ftc_op_alloc(&t->base, t->base.nbytes);
+    t->child_state = ftc_cop_zalloc(&t->base, t->n_up);
+    t->acc = ftc_cop_alloc(&t->base, t->base.nbytes);
     if ((has_up && t->up_children == NULL)
         || (has_down && t->down_children == NULL) || t->child_state == NULL
         || t->acc == NULL) {
@@ -237,7 +237,7 @@ int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     if (t->base.nbytes > 0 && (has_up || t->me == 0))
         memcpy(t->acc, args->sendbuf, t->base.nbytes);
     t->up_pending = t->n_up;
-    ftc_op_register(&t->base);
+    ftc_cop_register(&t->base);
     if (!has_up) {
         t->up_done = true;
         if (t->me == 0)
@@ -260,7 +260,7 @@ int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         up_try_finish(t);
     }
     if (!t->base.finished)
-        ftc_op_replay_pending(&t->base);
+        ftc_cop_replay_pending(&t->base);
     *out = &t->base;
     return FTC_OK;
 }

@@ -7,7 +7,11 @@
 
 #include "core/op.h"
 
+#pragma GCC visibility push(hidden)
+
 int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                        ftc_coll_t coll, ftc_cop_t **out);
+
+#pragma GCC visibility pop
 
 #endif
