@@ -917,8 +917,12 @@ static void run_size(bench_t *b, size_t size)
         a.count = count;
         a.sendbuf = in;
         a.recvbuf = out;
-        a.fault_info = o->fault_info;
-        a.correction = o->correction;
+        ftc_corrected_params_t cp;
+        ftc_corrected_params_init(&cp);
+        cp.fault_info = o->fault_info;
+        cp.correction = o->correction;
+        if (o->algo == FTC_ALGO_CORRECTED)
+            a.params = &cp;
         a.deliver = on_deliver;
         a.deliver_arg = b;
         uint64_t t0 = now_ns();

@@ -88,6 +88,7 @@ void ftc_scenario_init(ftc_scenario_t *s)
     memset(s, 0, sizeof(*s));
     s->coll = FTC_COLL_ALLREDUCE;
     ftc_coll_args_init(&s->args);
+    ftc_corrected_params_init(&s->corrected);
     s->args.dtype = FTC_INT64;
     s->args.count = 1;
     s->n = 8;
@@ -265,6 +266,8 @@ static void start_rank(sim_rank_t *r)
             b_crash_after_sends(run, r->rank, s->crash[i].after_sends);
     }
     ftc_coll_args_t a = s->args;
+    ftc_tree_params_t tree_params;
+    a.params = ftc_scenario_params(a.algo, &s->corrected, &tree_params);
     a.sendbuf = r->in;
     a.recvbuf = r->out;
     a.deliver = on_deliver;

@@ -9,6 +9,9 @@
 #include "ftcoll/transport.h"
 #include "ftcoll/context.h"
 #include "ftcoll/collective.h"
+#include "ftcoll/algo.h"
+#include "ftcoll/corrected.h"
+#include "ftcoll/tree.h"
 
 #define FTC_VERSION_MAJOR 0
 #define FTC_VERSION_MINOR 1

@@ -23,7 +23,7 @@
 
 #include "algo/algo.h"
 #include "algo/checked.h"
-#include "algo/corrected/corrected.h"
+#include "algo/registry.h"
 
 typedef struct checked_call {
     ftc_deliver_fn user_deliver;
@@ -113,7 +113,7 @@ int ftc_checked_start(ftc_group_t *g, const ftc_coll_args_t *args,
     ca.deliver_arg = cc;
     ca.timeout_ns = args->timeout_ns;
     ftc_cop_t *check = NULL;
-    rc = ftc_allreduce_op_create(g, &ca, &check);
+    rc = ftc_algo_start(g, &ca, FTC_COLL_ALLREDUCE, &check);
     if (rc != FTC_OK) {
         /* The operation runs; the check's place is refused, so the peers'
          * checks end and so does this call, with the reason. */

@@ -1,43 +1,146 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The algorithms the API can start: their argument checks and their
- * constructors.
+ * The registry table and what reads it: the API's family-specific checks
+ * and dispatch, names, and ftcoll/algo.h for the tools. Adding a family is
+ * one line in FTC_FAMILIES below (docs/architecture.md, "Adding a
+ * family"): nothing else here names a family.
  */
-#include "algo/registry.h"
-#include "algo/corrected/corrected.h"
-#include "algo/tree/tree.h"
+#include <string.h>
 
-int ftc_algo_check(const ftc_group_t *g, const ftc_coll_args_t *a,
-                   ftc_coll_t coll)
+#include "algo/registry.h"
+
+/* The families of this library, in the order tools list them. */
+#define FTC_FAMILIES(X) \
+    X(corrected)        \
+    X(tree)
+
+#pragma GCC visibility push(hidden)
+#define FTC_DECLARE_FAMILY(name) extern const ftc_algo_entry_t ftc_algo_##name;
+FTC_FAMILIES(FTC_DECLARE_FAMILY)
+#pragma GCC visibility pop
+
+#define FTC_FAMILY_ENTRY(name) &ftc_algo_##name,
+static const ftc_algo_entry_t *const builtin[] = {FTC_FAMILIES(FTC_FAMILY_ENTRY)};
+enum { NBUILTIN = sizeof(builtin) / sizeof(builtin[0]) };
+
+/* Families registered by tests (ftc_algo_register). */
+enum { NTEST_SLOTS = 4 };
+static const ftc_algo_entry_t *test_families[NTEST_SLOTS];
+static uint32_t ntest_families;
+
+static const ftc_algo_entry_t *entry_at(uint32_t i)
 {
-    if (a->algo != FTC_ALGO_CORRECTED && a->algo != FTC_ALGO_TREE)
+    if (i < NBUILTIN)
+        return builtin[i];
+    i -= NBUILTIN;
+    return i < ntest_families ? test_families[i] : NULL;
+}
+
+uint32_t ftc_algo_count(void)
+{
+    return NBUILTIN + ntest_families;
+}
+
+const ftc_algo_info_t *ftc_algo_info(uint32_t i)
+{
+    const ftc_algo_entry_t *e = entry_at(i);
+    return e != NULL ? &e->info : NULL;
+}
+
+const ftc_algo_entry_t *ftc_algo_entry(ftc_algo_t id)
+{
+    /* The builtin ids are small and dense: try the direct slot first. */
+    uint32_t guess = (uint32_t)id - 1;
+    if (guess < NBUILTIN && builtin[guess]->info.id == id)
+        return builtin[guess];
+    for (uint32_t i = 0; i < ftc_algo_count(); i++)
+        if (entry_at(i)->info.id == id)
+            return entry_at(i);
+    return NULL;
+}
+
+const char *ftc_algo_name(ftc_algo_t algo)
+{
+    const ftc_algo_entry_t *e = ftc_algo_entry(algo);
+    return e != NULL ? e->info.name : "?";
+}
+
+int ftc_algo_parse(const char *name, ftc_algo_t *out)
+{
+    if (name == NULL || out == NULL)
         return FTC_EINVAL;
-    if (a->algo == FTC_ALGO_CORRECTED && coll != FTC_COLL_BCAST) {
-        if (a->fault_info != FTC_FAULT_LIST && a->fault_info != FTC_FAULT_COUNT
-            && a->fault_info != FTC_FAULT_BIT)
-            return FTC_EINVAL;
-    }
-    if (a->algo == FTC_ALGO_CORRECTED && coll != FTC_COLL_REDUCE) {
-        if (a->correction != FTC_CORRECTION_OPPORTUNISTIC
-            && a->correction != FTC_CORRECTION_CHECKED)
-            return FTC_EINVAL;
-        if (a->correction == FTC_CORRECTION_OPPORTUNISTIC
-            && a->distance == 0 && g->n > 1)
-            return FTC_EINVAL;
-    }
+    for (uint32_t i = 0; i < ftc_algo_count(); i++)
+        if (strcmp(entry_at(i)->info.name, name) == 0) {
+            *out = entry_at(i)->info.id;
+            return FTC_OK;
+        }
+    return FTC_EINVAL;
+}
+
+int ftc_algo_register(const ftc_algo_entry_t *e)
+{
+    if (e == NULL || e->info.name == NULL || e->params_init == NULL
+        || e->params_size < sizeof(size_t)
+        || e->params_size > FTC_ALGO_PARAMS_MAX || e->info.id == 0
+        || (uint32_t)e->info.id > UINT8_MAX) /* the header's algo byte */
+        return FTC_EINVAL;
+    ftc_algo_t dummy;
+    if (ftc_algo_entry(e->info.id) != NULL
+        || ftc_algo_parse(e->info.name, &dummy) == FTC_OK)
+        return FTC_EINVAL;
+    if (ntest_families == NTEST_SLOTS)
+        return FTC_ENOMEM;
+    test_families[ntest_families++] = e;
     return FTC_OK;
 }
 
-/* Start the operation itself (no checked-mode pairing). */
-int ftc_algo_start(ftc_group_t *g, const ftc_coll_args_t *args,
-                   ftc_coll_t coll, ftc_cop_t **op)
+/* The complete parameter struct for params (NULL: the defaults). A caller
+ * compiled against an older, smaller struct gets defaults for the fields
+ * it lacks; a size beyond the family's is a newer caller's (FTC_EINVAL). */
+static int params_resolve(const ftc_algo_entry_t *e, const void *params,
+                          ftc_algo_params_buf_t *buf)
 {
-    if (args->algo == FTC_ALGO_TREE)
-        return ftc_tree_op_create(g, args, coll, op);
-    if (coll == FTC_COLL_REDUCE)
-        return ftc_reduce_op_create(g, args, op);
-    if (coll == FTC_COLL_BCAST)
-        return ftc_bcast_op_create(g, args, op);
-    return ftc_allreduce_op_create(g, args, op);
+    e->params_init(buf);
+    if (params == NULL)
+        return FTC_OK;
+    size_t size;
+    memcpy(&size, params, sizeof(size));
+    if (size < sizeof(size_t) || size > e->params_size)
+        return FTC_EINVAL;
+    memcpy(buf, params, size);
+    size = e->params_size;
+    memcpy(buf, &size, sizeof(size));
+    return FTC_OK;
 }
 
+int ftc_algo_check(const ftc_group_t *g, const ftc_coll_args_t *args,
+                   ftc_coll_t coll)
+{
+    const ftc_algo_entry_t *e = ftc_algo_entry(args->algo);
+    if (e == NULL)
+        return FTC_EINVAL;
+    if ((unsigned)coll > FTC_COLL_ALLREDUCE || e->create[coll] == NULL)
+        return FTC_ENOTSUP;
+    ftc_algo_params_buf_t buf;
+    int rc = params_resolve(e, args->params, &buf);
+    if (rc != FTC_OK)
+        return rc;
+    return e->check != NULL ? e->check(g, args, coll, &buf) : FTC_OK;
+}
+
+int ftc_algo_start(ftc_group_t *g, const ftc_coll_args_t *args,
+                   ftc_coll_t coll, ftc_cop_t **out)
+{
+    const ftc_algo_entry_t *e = ftc_algo_entry(args->algo);
+    if (e == NULL)
+        return FTC_EINVAL;
+    if ((unsigned)coll > FTC_COLL_ALLREDUCE || e->create[coll] == NULL)
+        return FTC_ENOTSUP;
+    ftc_algo_params_buf_t buf;
+    int rc = params_resolve(e, args->params, &buf);
+    if (rc != FTC_OK)
+        return rc;
+    ftc_coll_args_t full = *args;
+    full.params = &buf;
+    return e->create[coll](g, &full, coll, out);
+}

@@ -21,11 +21,6 @@ void ftc_coll_args_init(ftc_coll_args_t *a)
     a->f = 1;
     a->dtype = FTC_INT32;
     a->op = FTC_SUM;
-    a->fault_info = FTC_FAULT_LIST;
-    a->correction = FTC_CORRECTION_CHECKED;
-    a->distance = 2;
-    a->bcast_tree.kind = FTC_TREE_BINOMIAL;
-    a->bcast_tree.k = 2;
 }
 
 const char *ftc_coll_name(ftc_coll_t coll)
@@ -39,60 +34,10 @@ const char *ftc_coll_name(ftc_coll_t coll)
     return "?";
 }
 
-const char *ftc_algo_name(ftc_algo_t algo)
-{
-    switch (algo) {
-    case FTC_ALGO_CORRECTED: return "corrected";
-    case FTC_ALGO_TREE: return "tree";
-    }
-    return "?";
-}
-
-int ftc_algo_parse(const char *name, ftc_algo_t *out)
-{
-    if (name == NULL || out == NULL)
-        return FTC_EINVAL;
-    if (strcmp(name, "corrected") == 0)
-        *out = FTC_ALGO_CORRECTED;
-    else if (strcmp(name, "tree") == 0)
-        *out = FTC_ALGO_TREE;
-    else
-        return FTC_EINVAL;
-    return FTC_OK;
-}
-
-int ftc_fault_info_parse(const char *name, ftc_fault_info_t *out)
-{
-    if (name == NULL || out == NULL)
-        return FTC_EINVAL;
-    if (strcmp(name, "list") == 0)
-        *out = FTC_FAULT_LIST;
-    else if (strcmp(name, "count") == 0)
-        *out = FTC_FAULT_COUNT;
-    else if (strcmp(name, "bit") == 0)
-        *out = FTC_FAULT_BIT;
-    else
-        return FTC_EINVAL;
-    return FTC_OK;
-}
-
-int ftc_correction_parse(const char *name, ftc_correction_t *out)
-{
-    if (name == NULL || out == NULL)
-        return FTC_EINVAL;
-    if (strcmp(name, "opportunistic") == 0)
-        *out = FTC_CORRECTION_OPPORTUNISTIC;
-    else if (strcmp(name, "checked") == 0)
-        *out = FTC_CORRECTION_CHECKED;
-    else
-        return FTC_EINVAL;
-    return FTC_OK;
-}
-
 static int check_args(const ftc_group_t *g, const ftc_coll_args_t *a,
                       ftc_coll_t coll)
 {
-    if (g == NULL || a == NULL || a->size != sizeof(ftc_coll_args_t))
+    if (g == NULL || a == NULL)
         return FTC_EINVAL;
     if (a->deliver == NULL || a->checked > 1)
         return FTC_EINVAL;
@@ -118,8 +63,6 @@ static int check_args(const ftc_group_t *g, const ftc_coll_args_t *a,
         return FTC_EINVAL;
     if (a->count > 0 && needs_output && a->recvbuf == NULL)
         return FTC_EINVAL;
-    if (coll != FTC_COLL_REDUCE && ftc_tree_check(&a->bcast_tree) != FTC_OK)
-        return FTC_EINVAL;
     return FTC_OK;
 }
 
@@ -131,19 +74,22 @@ static int init_common(ftc_group_t *g, const ftc_coll_args_t *args,
     if (g->ctx->excluded)
         return FTC_EEXCLUDED;
     /* A caller built against an older, smaller struct: the fields it
-     * knows, defaults (zero) for the rest. */
+     * knows, defaults for the rest; a larger one is from a newer library
+     * than this one. */
     ftc_coll_args_t full;
-    if (args != NULL && args->size >= FTC_COLL_ARGS_SIZE_0_1
-        && args->size < sizeof(full)) {
-        memset(&full, 0, sizeof(full));
-        memcpy(&full, args, args->size);
-        full.size = sizeof(full);
-        args = &full;
+    if (args != NULL) {
+        if (args->size < FTC_COLL_ARGS_SIZE_MIN || args->size > sizeof(full))
+            args = NULL;
+        else if (args->size < sizeof(full)) {
+            ftc_coll_args_init(&full);
+            memcpy(&full, args, args->size);
+            full.size = sizeof(full);
+            args = &full;
+        }
     }
     /* A checked call takes two places; a refused one too, so that the
      * sequence stays aligned with the members whose call went through. */
-    bool checked = args != NULL && args->size == sizeof(*args)
-                   && args->checked == 1;
+    bool checked = args != NULL && args->checked == 1;
     int rc = check_args(g, args, coll);
     ftc_cop_t *op = NULL;
     uint64_t my_seq = g->next_seq;

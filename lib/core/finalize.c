@@ -120,13 +120,15 @@ int ftc_group_finalize(ftc_group_t *g, ftc_deliver_fn deliver, void *arg)
     finalize_op_t *f = ftc_cop_new(g, sizeof(*f), sizeof(uint64_t) * words);
     if (f == NULL)
         return FTC_ENOMEM;
+    /* A core operation, of no family: algorithm 0 on the wire. */
     ftc_coll_args_t args;
     ftc_coll_args_init(&args);
+    args.algo = (ftc_algo_t)0;
     args.f = 0;
     args.count = 0;
     args.deliver = deliver;
     args.deliver_arg = arg;
-    ftc_cop_setup(g, &args, FTC_COLL_FINALIZE, &f->base, &finalize_vt);
+    ftc_cop_setup(g, &args, FTC_COLL_FINALIZE, &f->base, &finalize_vt, 0);
     f->gone = ftc_cop_zalloc(&f->base, sizeof(uint64_t) * words);
     if (f->gone == NULL) {
         ftc_cop_delete(&f->base);

@@ -155,32 +155,23 @@ int ftc_cop_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n)
 }
 
 int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
-                 ftc_cop_t *op, const ftc_cop_vtable_t *vt)
+                  ftc_cop_t *op, const ftc_cop_vtable_t *vt, uint32_t variant)
 {
     op->vt = vt;
     op->group = g;
     op->coll = coll;
     op->args = *args;
     op->args.sendbuf = NULL;
+    /* The caller's struct is not ours to keep: a family that reads its
+     * parameters later points this at its own copy. */
+    op->args.params = NULL;
     op->seq = g->next_seq;
     op->nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
-    uint32_t variant = args->algo == FTC_ALGO_CORRECTED
-                           ? (uint32_t)args->fault_info << 8
-                                 | (uint32_t)args->correction << 4
-                           : 0;
-    uint32_t bcast_variant = coll == FTC_COLL_REDUCE
-                                 ? 0
-                                 : (uint32_t)args->bcast_tree.kind << 16
-                                       ^ args->bcast_tree.k << 20
-                                       ^ (args->correction
-                                                  == FTC_CORRECTION_OPPORTUNISTIC
-                                              ? args->distance << 24
-                                              : 0);
     op->signature = ftc_wire_signature(
         (uint32_t)coll, (uint32_t)args->algo,
         args->root, args->f,
         (uint32_t)args->dtype, coll == FTC_COLL_BCAST ? 0 : (uint32_t)args->op,
-        args->count, variant ^ bcast_variant ^ (args->checked ? 1u << 30 : 0));
+        args->count, variant ^ (args->checked ? 1u << 30 : 0));
     op->comp.status = FTC_OK;
     op->comp.recvbuf = args->recvbuf;
     op->comp.stats.root = args->root;

@@ -76,9 +76,13 @@ struct ftc_cop {
     size_t mem_block;        /* bytes of the block the op lives in */
 };
 
-/* Common op set-up for ftc_init_*: the arguments, the signature. */
+/* Common op set-up for ftc_init_*: the arguments and the signature,
+ * which covers the generic arguments and variant, a digest of whatever
+ * else the members must agree on (the family's parameters). args.params
+ * is left NULL: a family that reads its parameters later keeps a copy
+ * and points it there. */
 int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
-                 ftc_cop_t *op, const ftc_cop_vtable_t *vt);
+                  ftc_cop_t *op, const ftc_cop_vtable_t *vt, uint32_t variant);
 void ftc_cop_register(ftc_cop_t *op);
 
 /* op just started: end it if a peer already told us it ended; arm its

@@ -32,6 +32,7 @@
 
 typedef struct allreduce_op {
     ftc_cop_t base;
+    ftc_corrected_params_t params; /* what base.args.params points to */
     uint8_t *input;
     uint32_t root0;
     uint32_t round;
@@ -401,7 +402,7 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     allreduce_op_t *a = ftc_cop_new(g, sizeof(*a), space);
     if (a == NULL)
         return FTC_ENOMEM;
-    ftc_cop_setup(g, args, FTC_COLL_ALLREDUCE, &a->base, &allreduce_vt);
+    ftc_corrected_op_setup(g, args, FTC_COLL_ALLREDUCE, &a->base, &allreduce_vt, &a->params);
     a->input = ftc_cop_alloc(&a->base, a->base.nbytes);
     if (a->input == NULL) {
         ftc_cop_delete(&a->base);

@@ -13,6 +13,7 @@
 
 typedef struct bcast_op {
     ftc_cop_t base;
+    ftc_corrected_params_t params; /* what base.args.params points to */
     ftc_bcast_part_t bp;
 } bcast_op_t;
 
@@ -100,7 +101,7 @@ int ftc_bcast_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                                ftc_bcast_part_space(args, g, nbytes));
     if (b == NULL)
         return FTC_ENOMEM;
-    ftc_cop_setup(g, args, FTC_COLL_BCAST, &b->base, &bcast_vt);
+    ftc_corrected_op_setup(g, args, FTC_COLL_BCAST, &b->base, &bcast_vt, &b->params);
     ftc_cop_register(&b->base);
     int rc = ftc_bcast_part_start(&b->bp, &b->base, &bcast_hooks, b, 0,
                                   args->root, (const uint8_t *)args->sendbuf,

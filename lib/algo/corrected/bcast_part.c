@@ -146,9 +146,10 @@ int ftc_bcast_part_start(ftc_bcast_part_t *bp, ftc_cop_t *op,
     bp->root = root;
     bp->n = g->n;
     bp->me = ftc_logical(g->me, root, g->n);
-    bp->tree = op->args.bcast_tree;
-    bp->corr = op->args.correction;
-    bp->d = op->args.distance;
+    const ftc_corrected_params_t *cp = ftc_corrected_params(op);
+    bp->tree = cp->bcast_tree;
+    bp->corr = cp->correction;
+    bp->d = cp->distance;
     bp->t = op->args.f + 1;
     bp->next_off = 1;
     bp->children = ftc_cop_tree_children(op, &bp->tree, bp->n, bp->me,
@@ -284,7 +285,8 @@ size_t ftc_bcast_part_space(const ftc_coll_args_t *args, const ftc_group_t *g,
 {
     size_t t = (size_t)args->f + 1;
     return ftc_mem_round(sizeof(uint32_t)
-                         * ftc_tree_children_guess(&args->bcast_tree, g->n))
+                         * ftc_tree_children_guess(&ftc_corrected_args_params(args)->bcast_tree,
+                                                  g->n))
            + 2 * ftc_mem_round(sizeof(uint32_t) * t)
            + ftc_mem_round(len > 0 ? len : 1);
 }

@@ -11,6 +11,7 @@
 
 typedef struct reduce_op {
     ftc_cop_t base;
+    ftc_corrected_params_t params; /* what base.args.params points to */
     uint8_t *input;
     ftc_reduce_part_t rp;
 } reduce_op_t;
@@ -80,7 +81,7 @@ int ftc_reduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     reduce_op_t *r = ftc_cop_new(g, sizeof(*r), space);
     if (r == NULL)
         return FTC_ENOMEM;
-    ftc_cop_setup(g, args, FTC_COLL_REDUCE, &r->base, &reduce_vt);
+    ftc_corrected_op_setup(g, args, FTC_COLL_REDUCE, &r->base, &reduce_vt, &r->params);
     r->input = ftc_cop_alloc(&r->base, r->base.nbytes);
     if (r->input == NULL) {
         ftc_cop_delete(&r->base);

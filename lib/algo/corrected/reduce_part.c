@@ -247,7 +247,7 @@ int ftc_reduce_part_start(ftc_reduce_part_t *rp, ftc_cop_t *op,
     rp->n = g->n;
     rp->me = ftc_logical(g->me, root, g->n);
     rp->f = op->args.f;
-    rp->scheme = op->args.fault_info;
+    rp->scheme = ftc_corrected_params(op)->fault_info;
     rp->tree.kind = FTC_TREE_IF;
     rp->tree.k = rp->f;
     rp->input = input;

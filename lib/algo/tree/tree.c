@@ -200,22 +200,28 @@ static const ftc_cop_vtable_t tree_vt = {
 int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                        ftc_coll_t coll, ftc_cop_t **out)
 {
+    const ftc_tree_params_t *params = args->params; /* complete */
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     ftc_tree_t up = {.kind = FTC_TREE_BINOMIAL};
     size_t nup = ftc_tree_children_guess(&up, g->n);
     size_t space = ftc_mem_round(sizeof(uint32_t) * nup) + ftc_mem_round(nup)
                    + ftc_mem_round(sizeof(uint32_t)
-                                   * ftc_tree_children_guess(&args->bcast_tree,
+                                   * ftc_tree_children_guess(&params->bcast_tree,
                                                              g->n))
                    + ftc_mem_round(nbytes > 0 ? nbytes : 1);
     tree_op_t *t = ftc_cop_new(g, sizeof(*t), space);
     if (t == NULL)
         return FTC_ENOMEM;
-    ftc_cop_setup(g, args, coll, &t->base, &tree_vt);
+    /* The members must agree on the bcast tree too. */
+    uint32_t variant = coll == FTC_COLL_REDUCE
+                           ? 0
+                           : (uint32_t)params->bcast_tree.kind << 16
+                                 ^ params->bcast_tree.k << 20;
+    ftc_cop_setup(g, args, coll, &t->base, &tree_vt, variant);
     t->n = g->n;
     t->me = ftc_logical(g->me, args->root, g->n);
     t->up_tree.kind = FTC_TREE_BINOMIAL;
-    t->down_tree = args->bcast_tree;
+    t->down_tree = params->bcast_tree;
     bool has_up = coll != FTC_COLL_BCAST;
     bool has_down = coll != FTC_COLL_REDUCE;
     t->up_parent = has_up ? ftc_tree_parent(&t->up_tree, t->n, t->me) : -1;
