@@ -113,7 +113,7 @@ static bool hdr_eq(const ftc_wire_header_t *a, const ftc_wire_header_t *b)
     return a->kind == b->kind && a->algo == b->algo && a->coll == b->coll
            && a->flags == b->flags && a->group_id == b->group_id
            && a->epoch == b->epoch && a->sender == b->sender
-           && a->seq == b->seq && a->round == b->round && a->aux == b->aux
+           && a->seq == b->seq && a->word == b->word && a->aux == b->aux
            && a->signature == b->signature
            && a->payload_len == b->payload_len
            && a->job_token == b->job_token;
@@ -134,7 +134,7 @@ static ftc_wire_header_t random_header(uint8_t kind, uint32_t plen)
     h.epoch = (uint32_t)rnd();
     h.sender = rnd_below(WORLD);
     h.seq = rnd();
-    h.round = (uint32_t)rnd();
+    h.word = (uint32_t)rnd();
     h.aux = (uint32_t)rnd();
     h.signature = (uint32_t)rnd();
     h.payload_len = plen;
@@ -299,7 +299,7 @@ static void test_layout(void)
     ftc_wire_header_t h = {
         .kind = FTC_MSG_TREE_UP, .algo = 1, .coll = 3, .flags = 0x22,
         .group_id = 0x11223344u, .epoch = 0x55667788u, .sender = 5,
-        .seq = UINT64_C(0x0102030405060708), .round = 0x0a0b0c0du,
+        .seq = UINT64_C(0x0102030405060708), .word = 0x0a0b0c0du,
         .aux = 0xdeadbeefu, .signature = 0xcafef00du, .payload_len = 3,
         .job_token = UINT64_C(0x8877665544332211)};
     uint8_t m[67];
@@ -329,7 +329,7 @@ static void test_roundtrip(void)
             uint32_t plen = it < 9 ? lens[it] : rnd_below(2000);
             ftc_wire_header_t h = random_header(kind, plen);
             if (it == 0) { /* the extremes of every field */
-                h.group_id = h.epoch = h.round = h.aux = UINT32_MAX;
+                h.group_id = h.epoch = h.word = h.aux = UINT32_MAX;
                 h.signature = UINT32_MAX;
                 h.seq = UINT64_MAX;
                 h.sender = WORLD - 1;

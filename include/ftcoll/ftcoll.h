@@ -3,6 +3,7 @@
 #ifndef FTCOLL_FTCOLL_H
 #define FTCOLL_FTCOLL_H
 
+#include "ftcoll/version.h"
 #include "ftcoll/error.h"
 #include "ftcoll/datatype.h"
 #include "ftcoll/topology.h"
@@ -13,8 +14,5 @@
 #include "ftcoll/corrected.h"
 #include "ftcoll/tree.h"
 
-#define FTC_VERSION_MAJOR 0
-#define FTC_VERSION_MINOR 1
-#define FTC_VERSION_PATCH 0
 
 #endif

@@ -39,7 +39,7 @@ int ftc_context_create(uint32_t rank, uint32_t size,
     /* An older caller's smaller struct: what it has, defaults for the
      * rest. */
     ftc_config_t full;
-    if (cfg != NULL && cfg->size >= FTC_CONFIG_SIZE_0_1
+    if (cfg != NULL && cfg->size >= sizeof(size_t)
         && cfg->size < sizeof(full)) {
         ftc_config_init(&full);
         memcpy(&full, cfg, cfg->size);
@@ -66,6 +66,7 @@ int ftc_context_create(uint32_t rank, uint32_t size,
         ctx->cfg = *cfg;
     else
         ftc_config_init(&ctx->cfg);
+    ftc_ctx_rng_seed(ctx, ctx->cfg.seed);
     *ctx_out = ctx;
     return FTC_OK;
 }

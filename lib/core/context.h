@@ -76,6 +76,8 @@ struct ftc_context {
     ftc_cop_t *reap_head;
     bool cont_timer;            /* a continuation waits for a timer turn */
     uint32_t timed_ops;         /* live operations with a deadline */
+    uint32_t timer_ops;         /* live operations with a timer armed */
+    uint64_t rng[4];            /* xoshiro256** state (core/rng.c) */
     bool settling;
     bool timer_armed;
     uint64_t timer_deadline;
@@ -97,6 +99,13 @@ void ftc_ctx_become_excluded(ftc_context_t *ctx);
 /* Declare world rank r failed (final). Operations hear of it when the
  * current entry point settles. */
 void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r);
+
+/* Seed the context's random stream (core/rng.c). */
+void ftc_ctx_rng_seed(ftc_context_t *ctx, uint64_t seed);
+
+/* Per-operation timers (core/timer.c): the earliest, and fire the due. */
+uint64_t ftc_ctx_next_op_timer(const ftc_context_t *ctx);
+void ftc_ctx_fire_op_timers(ftc_context_t *ctx, uint64_t now);
 
 /* ---- settling (core/settle.c) ----------------------------------------- */
 

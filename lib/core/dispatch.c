@@ -104,9 +104,9 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
     if (hdr->kind == FTC_MSG_PROBE) {
         ftc_watch_t about = {.group_id = hdr->group_id, .epoch = hdr->epoch,
                              .seq = hdr->seq};
-        uint32_t round = 0;
-        if (op != NULL && op->vt->current_round != NULL)
-            round = op->vt->current_round(op);
+        uint32_t word = 0;
+        if (op != NULL && op->vt->progress_word != NULL)
+            word = op->vt->progress_word(op);
         int ended = g != NULL && (op == NULL || op->finished)
                         ? ftc_group_ended_status(g, hdr->seq)
                         : FTC_OK;
@@ -118,7 +118,7 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
                 if (h->id == hdr->group_id && h->epoch > hdr->epoch)
                     ended = FTC_EMISMATCH;
         (void)ftc_ctx_send_control_op(ctx, hdr->sender, FTC_MSG_PROBE_ACK, &about,
-                              round, ended != FTC_OK ? FTC_WF_OP_ENDED : 0,
+                              word, ended != FTC_OK ? FTC_WF_OP_ENDED : 0,
                               (uint32_t)-ended,
                               op != NULL && !op->finished ? op : NULL);
     }
@@ -148,8 +148,8 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
         return;
     }
     if (op != NULL && gr >= 0 && !op->finished
-        && op->vt->on_peer_round != NULL)
-        op->vt->on_peer_round(op, (uint32_t)gr, hdr->round);
+        && op->vt->on_peer_progress != NULL)
+        op->vt->on_peer_progress(op, (uint32_t)gr, hdr->word);
     /* A probe names the oldest operation that waits on us (a watch is
      * per peer, shared by every operation of the prober that waits on
      * us), so it asks about that one and every later one: a laggard

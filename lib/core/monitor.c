@@ -9,8 +9,9 @@
  * were not running (our timer fired late) is sent again.
  *
  * Probes name the operation that waits, so the answer can carry where the
- * peer is in it (the allreduce's round): a peer that is alive but stuck in
- * an older round learns that it should move on.
+ * peer is in it (the operation's progress word, which its family defines:
+ * the corrected allreduce's round, so that a peer alive but stuck in an
+ * older round learns that it should move on).
  */
 #include <stdlib.h>
 
@@ -124,7 +125,7 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
         w->probing = true;
         w->deadline = now + ctx->cfg.probe_timeout_ns;
         ftc_watch_t about = *w;
-        uint32_t round = 0;
+        uint32_t word = 0;
         ftc_group_t *g;
         for (g = ctx->groups; g != NULL; g = g->next)
             if (g->id == about.group_id && g->epoch == about.epoch)
@@ -141,10 +142,10 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
                     named = op;
         if (named != NULL) {
             about.seq = named->seq;
-            if (named->vt->current_round != NULL)
-                round = named->vt->current_round(named);
+            if (named->vt->progress_word != NULL)
+                word = named->vt->progress_word(named);
         }
-        (void)ftc_ctx_send_probe(ctx, about.peer, &about, round, named);
+        (void)ftc_ctx_send_probe(ctx, about.peer, &about, word, named);
         i++;
     }
 }

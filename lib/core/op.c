@@ -78,6 +78,7 @@ void ftc_cop_maybe_reap(ftc_cop_t *op)
 void ftc_cop_finish(ftc_cop_t *op)
 {
     op->finished = true;
+    ftc_cop_timer_cancel(op);
     ftc_cop_maybe_reap(op);
 }
 

@@ -23,15 +23,21 @@ typedef struct ftc_cop_vtable {
     void (*on_peer_failed)(ftc_cop_t *op, uint32_t grank);
     /* A send this operation asked to hear about has completed. */
     void (*on_send_done)(ftc_cop_t *op);
-    /* A keepalive exchange with a member carried this operation's round:
-     * the member is in `round` (allreduce moves forward on it). */
-    void (*on_peer_round)(ftc_cop_t *op, uint32_t grank, uint32_t round);
+    /* A keepalive exchange with a member carried its progress word for
+     * this operation (what progress_word returns there). The word means
+     * what the family says: the corrected allreduce sends its root
+     * attempt, and a member behind moves forward on it. */
+    void (*on_peer_progress)(ftc_cop_t *op, uint32_t grank, uint32_t word);
     /* A member probed us about this operation: it is waiting on us. A
-     * broadcast that holds the value answers with a copy, so a process the
-     * correction missed is not stranded while the root lives. */
+     * family that holds what the member waits for may send it again (the
+     * corrected bcast answers with a copy, so a process the correction
+     * missed is not stranded while the root lives). */
     void (*on_probe)(ftc_cop_t *op, uint32_t grank);
-    /* Round this process is in (allreduce), for op-aware keepalives. */
-    uint32_t (*current_round)(const ftc_cop_t *op);
+    /* An opaque word of where this operation is here, carried by the
+     * keepalives about it (NULL: 0). */
+    uint32_t (*progress_word)(const ftc_cop_t *op);
+    /* The operation's own timer (ftc_cop_timer_arm) expired. */
+    void (*on_timer)(ftc_cop_t *op);
     void (*destroy)(ftc_cop_t *op);
 } ftc_cop_vtable_t;
 
@@ -57,6 +63,7 @@ struct ftc_cop {
     bool on_reap;            /* on the context's list to free */
     uint64_t retire_at;
     uint64_t deadline;       /* args.timeout_ns after start; 0: none */
+    uint64_t timer_at;       /* ftc_cop_timer_arm's deadline; 0: none */
 
     ftc_completion_t comp;
     uint32_t *comp_failed;  /* storage behind comp.failed */
@@ -102,6 +109,27 @@ void ftc_cop_finish(ftc_cop_t *op);
 #define FTC_LINGER_OPS 64
 /* Keep op (delivered) to serve peers that are behind; see lingering. */
 void ftc_cop_linger(ftc_cop_t *op);
+
+/* ---- per-operation timers (core/timer.c) ------------------------------
+ *
+ * One deadline per operation, multiplexed on the context's one transport
+ * timer: on_timer runs once the transport's clock reaches at (absolute,
+ * the transport's now()). Arming again moves it; a finished operation's
+ * timer never fires. The core stays sans-I/O: it only asks the transport
+ * for a wake-up. */
+void ftc_cop_timer_arm(ftc_cop_t *op, uint64_t at);
+void ftc_cop_timer_cancel(ftc_cop_t *op);
+/* The transport's clock, for deadlines. */
+uint64_t ftc_cop_now(const ftc_cop_t *op);
+
+/* ---- seeded randomness (core/rng.c) -----------------------------------
+ *
+ * A xoshiro256** stream per context, seeded from ftc_config_t.seed and the
+ * rank (splitmix64), so a run is reproducible from its seed and ranks do
+ * not draw the same numbers. */
+uint64_t ftc_cop_random(ftc_cop_t *op);
+/* Uniform in [0, bound) (bound > 0). */
+uint64_t ftc_cop_random_below(ftc_cop_t *op, uint64_t bound);
 
 /* Record failed group ranks on the completion (deduplicated, sorted). */
 int ftc_cop_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n);

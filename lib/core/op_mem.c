@@ -99,6 +99,7 @@ void ftc_cop_free_storage(ftc_cop_t *op)
         op->group->ctx->timed_ops--;
         op->deadline = 0;
     }
+    ftc_cop_timer_cancel(op);
     free(op->comp_failed);
     op->comp_failed = NULL;
     while (op->mem_chunks != NULL) {

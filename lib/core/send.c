@@ -49,7 +49,7 @@ static void rec_put(ftc_context_t *ctx, ftc_send_rec_t *rec)
 /* ---- sending ---------------------------------------------------------- */
 
 void ftc_cop_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
-                   ftc_msg_kind_t kind, uint32_t round)
+                   ftc_msg_kind_t kind, uint32_t word)
 {
     memset(hdr, 0, sizeof(*hdr));
     hdr->kind = (uint8_t)kind;
@@ -58,7 +58,7 @@ void ftc_cop_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
     hdr->group_id = op->group->id;
     hdr->epoch = op->group->epoch;
     hdr->seq = op->seq;
-    hdr->round = round;
+    hdr->word = word;
     hdr->signature = op->signature;
 }
 
@@ -159,7 +159,7 @@ int ftc_cop_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
 
 int ftc_ctx_send_control_op(ftc_context_t *ctx, uint32_t dest,
                            ftc_msg_kind_t kind, const ftc_watch_t *about,
-                           uint32_t round, uint16_t flags, uint32_t aux,
+                           uint32_t word, uint16_t flags, uint32_t aux,
                            const ftc_cop_t *op)
 {
     if (ctx->excluded)
@@ -182,7 +182,7 @@ int ftc_ctx_send_control_op(ftc_context_t *ctx, uint32_t dest,
         hdr.epoch = about->epoch;
         hdr.seq = about->seq;
     }
-    hdr.round = round;
+    hdr.word = word;
     bool inline_done;
     int rc = ctx_send_raw(ctx, dest, &hdr, NULL, 0, NULL, &inline_done);
     if (rc == FTC_OK && kind == FTC_MSG_PROBE)
@@ -192,23 +192,23 @@ int ftc_ctx_send_control_op(ftc_context_t *ctx, uint32_t dest,
 
 int ftc_ctx_send_control_ex(ftc_context_t *ctx, uint32_t dest,
                            ftc_msg_kind_t kind, const ftc_watch_t *about,
-                           uint32_t round, uint16_t flags, uint32_t aux)
+                           uint32_t word, uint16_t flags, uint32_t aux)
 {
-    return ftc_ctx_send_control_op(ctx, dest, kind, about, round, flags, aux, NULL);
+    return ftc_ctx_send_control_op(ctx, dest, kind, about, word, flags, aux, NULL);
 }
 
 int ftc_ctx_send_control(ftc_context_t *ctx, uint32_t dest,
                          ftc_msg_kind_t kind, const ftc_watch_t *about,
-                         uint32_t round)
+                         uint32_t word)
 {
-    return ftc_ctx_send_control_ex(ctx, dest, kind, about, round, 0, 0);
+    return ftc_ctx_send_control_ex(ctx, dest, kind, about, word, 0, 0);
 }
 
 int ftc_ctx_send_probe(ftc_context_t *ctx, uint32_t dest,
-                       const ftc_watch_t *about, uint32_t round,
+                       const ftc_watch_t *about, uint32_t word,
                        const ftc_cop_t *op)
 {
-    return ftc_ctx_send_control_op(ctx, dest, FTC_MSG_PROBE, about, round, 0, 0, op);
+    return ftc_ctx_send_control_op(ctx, dest, FTC_MSG_PROBE, about, word, 0, 0, op);
 }
 
 void ftc_transport_send_done(ftc_context_t *ctx, void *cookie, int status)

@@ -25,26 +25,26 @@ int ftc_cop_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
 
 /* Fill the fields every message of op carries. */
 void ftc_cop_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
-                   ftc_msg_kind_t kind, uint32_t round);
+                   ftc_msg_kind_t kind, uint32_t word);
 
 /* Control messages: about names the operation (NULL: none). */
 int ftc_ctx_send_control(ftc_context_t *ctx, uint32_t dest,
                          ftc_msg_kind_t kind, const ftc_watch_t *about,
-                         uint32_t round);
+                         uint32_t word);
 int ftc_ctx_send_control_ex(ftc_context_t *ctx, uint32_t dest,
                             ftc_msg_kind_t kind, const ftc_watch_t *about,
-                            uint32_t round, uint16_t flags, uint32_t aux);
+                            uint32_t word, uint16_t flags, uint32_t aux);
 /* The same, carrying what op is here (collective, algorithm, signature)
  * when op is not NULL. */
 int ftc_ctx_send_control_op(ftc_context_t *ctx, uint32_t dest,
                             ftc_msg_kind_t kind, const ftc_watch_t *about,
-                            uint32_t round, uint16_t flags, uint32_t aux,
+                            uint32_t word, uint16_t flags, uint32_t aux,
                             const ftc_cop_t *op);
 
 /* A keepalive probe about op (NULL: none named), carrying what op is
  * here (collective, algorithm, signature) for the peer to compare. */
 int ftc_ctx_send_probe(ftc_context_t *ctx, uint32_t dest,
-                       const ftc_watch_t *about, uint32_t round,
+                       const ftc_watch_t *about, uint32_t word,
                        const ftc_cop_t *op);
 
 /* g is going away: its operations' outstanding sends no longer notify. */

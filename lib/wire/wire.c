@@ -25,7 +25,7 @@ enum {
     OFF_EPOCH = 16,
     OFF_SENDER = 20,
     OFF_SEQ = 24,
-    OFF_ROUND = 32,
+    OFF_WORD = 32,
     OFF_AUX = 36,
     OFF_SIGNATURE = 40,
     OFF_PAYLOAD_LEN = 44,
@@ -130,7 +130,7 @@ void ftc_wire_encode_key(const ftc_wire_header_t *hdr, uint8_t *msg,
     put32(msg + OFF_EPOCH, hdr->epoch);
     put32(msg + OFF_SENDER, hdr->sender);
     put64(msg + OFF_SEQ, hdr->seq);
-    put32(msg + OFF_ROUND, hdr->round);
+    put32(msg + OFF_WORD, hdr->word);
     put32(msg + OFF_AUX, hdr->aux);
     put32(msg + OFF_SIGNATURE, hdr->signature);
     put32(msg + OFF_PAYLOAD_LEN, hdr->payload_len);
@@ -216,7 +216,7 @@ int ftc_wire_decode_key(const void *buf, size_t len, uint64_t job_token,
     hdr->epoch = get32(p + OFF_EPOCH);
     hdr->sender = sender;
     hdr->seq = get64(p + OFF_SEQ);
-    hdr->round = get32(p + OFF_ROUND);
+    hdr->word = get32(p + OFF_WORD);
     hdr->aux = get32(p + OFF_AUX);
     hdr->signature = get32(p + OFF_SIGNATURE);
     hdr->payload_len = payload_len;

@@ -17,7 +17,8 @@
  *    16  4   group epoch
  *    20  4   sender (world rank)
  *    24  8   operation sequence number
- *    32  4   round (allreduce: root attempt; 0 otherwise)
+ *    32  4   word    (the family's: the corrected allreduce's root attempt;
+ *                   in a keepalive, the operation's progress word)
  *    36  4   aux (kind-specific)
  *    40  4   signature of the operation's arguments (ftc_wire_signature)
  *    44  4   payload length
@@ -81,7 +82,7 @@ typedef struct ftc_wire_header {
     uint16_t flags;
     uint32_t group_id, epoch, sender;
     uint64_t seq;
-    uint32_t round, aux, signature, payload_len;
+    uint32_t word, aux, signature, payload_len;
     uint64_t job_token;
 } ftc_wire_header_t;
 

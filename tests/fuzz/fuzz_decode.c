@@ -111,7 +111,7 @@ static int same_header(const ftc_wire_header_t *a, const ftc_wire_header_t *b)
     return a->kind == b->kind && a->algo == b->algo && a->coll == b->coll
            && a->flags == b->flags && a->group_id == b->group_id
            && a->epoch == b->epoch && a->sender == b->sender
-           && a->seq == b->seq && a->round == b->round && a->aux == b->aux
+           && a->seq == b->seq && a->word == b->word && a->aux == b->aux
            && a->signature == b->signature
            && a->payload_len == b->payload_len
            && a->job_token == b->job_token;

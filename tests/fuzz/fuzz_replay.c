@@ -116,7 +116,7 @@ static uint8_t *valid_message(size_t *len, uint32_t maxp)
     h.epoch = (uint32_t)rnd();
     h.sender = below(FUZZ_WORLD);
     h.seq = rnd();
-    h.round = (uint32_t)rnd();
+    h.word = (uint32_t)rnd();
     h.aux = (uint32_t)rnd();
     h.signature = (uint32_t)rnd();
     h.payload_len = below(maxp + 1);

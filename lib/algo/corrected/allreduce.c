@@ -282,16 +282,16 @@ static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
                       const uint8_t *payload, uint32_t grank)
 {
     allreduce_op_t *a = (allreduce_op_t *)op;
-    if (hdr->round < a->round) {
+    if (hdr->word < a->round) {
         op->group->ctx->counters.late++;
         return; /* promised not to accept older rounds */
     }
-    if (hdr->round >= op->group->n) {
+    if (hdr->word >= op->group->n) {
         op->group->ctx->counters.dropped_badmsg++;
         return;
     }
-    if (hdr->round > a->round) {
-        a->want_round = hdr->round;
+    if (hdr->word > a->round) {
+        a->want_round = hdr->word;
         settle_rounds(a);
         if (op->finished)
             return;
@@ -299,7 +299,7 @@ static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
          * already known failed): the message belongs to a round this
          * process has now left, and its value must not feed the new one
          * (it would, as a contribution of the new round's tree). */
-        if (hdr->round != a->round) {
+        if (hdr->word != a->round) {
             op->group->ctx->counters.late++;
             return;
         }
@@ -382,9 +382,9 @@ static const ftc_cop_vtable_t allreduce_vt = {
     .on_msg = ar_on_msg,
     .on_peer_failed = ar_on_failed,
     .on_send_done = ar_on_send_done,
-    .on_peer_round = ar_on_peer_round,
+    .on_peer_progress = ar_on_peer_round,
     .on_probe = ar_on_probe,
-    .current_round = ar_current_round,
+    .progress_word = ar_current_round,
     .destroy = ar_destroy,
 };
 

@@ -57,7 +57,7 @@ static void bcast_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
                          const uint8_t *payload, uint32_t grank)
 {
     if ((hdr->kind != FTC_MSG_BCAST && hdr->kind != FTC_MSG_CORRECT)
-        || hdr->round != 0) {
+        || hdr->word != 0) {
         op->group->ctx->counters.dropped_badmsg++;
         return;
     }

@@ -47,7 +47,7 @@ static void reduce_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
 {
     reduce_op_t *r = (reduce_op_t *)op;
     if ((hdr->kind != FTC_MSG_UPCORR && hdr->kind != FTC_MSG_TREE_UP)
-        || hdr->round != 0) {
+        || hdr->word != 0) {
         op->group->ctx->counters.dropped_badmsg++;
         return;
     }

@@ -360,7 +360,7 @@ static bool parse(const ftc_reduce_part_t *rp, const ftc_wire_header_t *hdr,
         acc_view->round = h32[0];
         acc_view->len = h32[1];
         acc_view->blob = (uint8_t *)(uintptr_t)(p + need + 8);
-        if (acc_view->round >= hdr->round)
+        if (acc_view->round >= hdr->word)
             return false; /* accepted in a round not yet over: impossible */
         need += 8 + (uint64_t)acc_view->len;
     }
