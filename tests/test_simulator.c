@@ -174,7 +174,7 @@ static void test_tree_closed_forms(void)
     }
 }
 
-/* flogsim's own expected runtimes (corrected-trees.md 5), L = o = g = 1
+/* flogsim's own expected runtimes (docs/corrected.md §4), L = o = g = 1
  * unless noted; "runtime" = the last CPU event anywhere. */
 static void test_flogsim_plain(void)
 {

@@ -19,8 +19,8 @@
 extern "C" {
 #endif
 
-/* Failure information carried up the reduce tree (docs/corrected.md,
- * "Failure information"). */
+/* Failure information carried up the reduce tree (the reduce paper, 4.4;
+ * docs/semantics.md). */
 typedef enum ftc_fault_info {
     FTC_FAULT_LIST = 1,  /* the ranks whose input a value misses:
                             O(failures) bytes; feeds the known-failed set */
@@ -28,8 +28,7 @@ typedef enum ftc_fault_info {
     FTC_FAULT_BIT = 3    /* only the subtree-failed bit */
 } ftc_fault_info_t;
 
-/* Correction phase of the corrected broadcast (docs/corrected.md,
- * "Correction"). */
+/* Correction phase of the corrected broadcast (docs/corrected.md §2). */
 typedef enum ftc_correction {
     FTC_CORRECTION_OPPORTUNISTIC = 1, /* send to the next d ranks on the ring */
     FTC_CORRECTION_CHECKED = 2        /* both directions until heard from f+1 */

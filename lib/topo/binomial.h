@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Binomial trees: the interleaved one (docs/corrected.md, 2.2) and the
+ * Binomial trees: the interleaved one (docs/corrected.md §1.1) and the
  * MPICH-style in-order one, for comparison.
  *
  * Static inline, read only by topo/topology.c: the public functions switch

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The interleaved k-ary tree (docs/corrected.md, 2.3).
+ * The interleaved k-ary tree (docs/corrected.md §1.2).
  *
  * Static inline, read only by topo/topology.c: the public functions switch
  * on the kind, and these stay inlined into them as they were before the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Lame trees of order k (docs/corrected.md, 2.4): generalised Fibonacci.
+ * Lame trees of order k (docs/corrected.md §1.3): generalised Fibonacci.
  *
  * Static inline, read only by topo/topology.c: the public functions switch
  * on the kind, and these stay inlined into them as they were before the

@@ -2,7 +2,7 @@
 /*
  * Trees as pure functions of (kind, parameters, n, rank): no state, no
  * allocation, so every process derives the same tree on its own. The
- * definitions and test vectors are in docs/corrected.md, 2.2-2.5; the I(f)
+ * definitions and test vectors are in docs/corrected.md §1; the I(f)
  * tree and the up-correction groups come from the reduce paper (4.2).
  *
  * Arithmetic is done in uint64_t: ranks are below 2^32, so sums of a rank

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One process's part in one corrected-tree broadcast
- * (corrected-trees.md 2-3): the tree phase on an interleaved tree, then
+ * (docs/corrected.md §1-2): the tree phase on an interleaved tree, then
  * correction along the rank ring, either opportunistic (the next d ranks)
  * or checked (both directions until heard from f+1 correctors on each
  * side, which tolerates f correctors failing mid-correction, 3.3). Every
