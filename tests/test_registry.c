@@ -397,10 +397,16 @@ static void test_cancel(void)
 {
     world_t W;
     world_init(&W, NULL);
-    /* Only rank 0 starts: the operation cannot complete, cancel ends it. */
-    ftc_coll_args_t a = args_for(&W, 0, FTC_ALGO_CORRECTED);
+    /* Ranks 0-2 start, rank 3 never does: the operation cannot complete
+     * (f = 1, but rank 3 is alive and answers keepalives); rank 0 gives
+     * up on it, and the others are told. */
+    ftc_coll_args_t a;
     uint64_t seq = 99;
-    EXPECT(ftc_init_allreduce(W.g[0], &a, &seq) == FTC_OK, "init");
+    for (int r = 0; r < N - 1; r++) {
+        a = args_for(&W, r, FTC_ALGO_CORRECTED);
+        EXPECT(ftc_init_allreduce(W.g[r], &a, r == 0 ? &seq : NULL) == FTC_OK,
+               "init %d", r);
+    }
     ftc_lb_run(W.w, 1000);
     EXPECT(W.delivered[0] == 0, "not delivered before cancel");
     EXPECT(ftc_cancel(W.g[0], seq + 1) == FTC_EINVAL, "no such operation");
@@ -410,6 +416,17 @@ static void test_cancel(void)
     ftc_lb_run(W.w, 1000);
     EXPECT(W.delivered[0] == 1 && W.status[0] == FTC_ECANCELED,
            "delivered once, FTC_ECANCELED (%d)", W.status[0]);
+    ftc_lb_run(W.w, 100000000);
+    for (int r = 1; r < N - 1; r++)
+        EXPECT(W.delivered[r] == 1 && W.status[r] == FTC_EPEER_INVALID,
+               "rank %d told: FTC_EPEER_INVALID (%d, %d)", r, W.delivered[r],
+               W.status[r]);
+    /* Rank 3 starts it late: it ends at once with the same status. */
+    a = args_for(&W, N - 1, FTC_ALGO_CORRECTED);
+    EXPECT(ftc_init_allreduce(W.g[N - 1], &a, NULL) == FTC_OK, "late init");
+    ftc_lb_run(W.w, 100000000);
+    EXPECT(W.delivered[N - 1] == 1 && W.status[N - 1] == FTC_EPEER_INVALID,
+           "the late rank ends too (%d)", W.status[N - 1]);
     EXPECT(ftc_cancel(W.g[0], seq) != FTC_OK, "cancel twice");
     world_fini(&W);
 }

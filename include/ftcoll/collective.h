@@ -170,12 +170,12 @@ int ftc_algo_parse(const char *name, ftc_algo_t *out);
  * End operation seq of group here, now, with FTC_ECANCELED (deliver runs
  * from the next entry point, as always). Returns FTC_OK; FTC_EINVAL for a
  * NULL group or when no live operation of the group has that sequence
- * number; FTC_EBUSY if it already delivered here. What peers see:
- * nothing is sent; to them this process is one that stopped taking part
- * in that operation, so they treat it as any silent member: a tolerant
- * family routes around it after the failure monitor's timeouts (or the
- * operation's own timeout_ns ends it there). Cancel is for an operation
- * the application gave up on, typically because it is tearing down.
+ * number; FTC_EBUSY if it already delivered here. What peers see: the
+ * operation ends at every member that has not delivered it yet, with
+ * FTC_EPEER_INVALID (they are told at once, and a late one learns it
+ * from a probe), as when a member's call is refused; members that
+ * delivered are not affected. The operation keeps its place in the
+ * group's sequence, so later operations pair up as before.
  */
 int ftc_cancel(ftc_group_t *group, uint64_t seq);
 

@@ -2,9 +2,10 @@
 /*
  * ftc_cancel: the application gives up on one operation here. It ends
  * with FTC_ECANCELED through the usual path (deliver from the next entry
- * point). Nothing is sent: the peers see this process stop taking part,
- * as they would see a slow or crashed one, and their failure monitor and
- * the operation's own timeout deal with it (docs/api.md, "Cancel").
+ * point), and the members are told at once, as for a usage error: they
+ * end it with FTC_EPEER_INVALID. Why not stay silent: this process still
+ * answers keepalives, so a member waiting on its part would never declare
+ * it failed and would wait for ever (docs/api.md, "Cancel").
  */
 #include "core/op.h"
 
@@ -19,8 +20,7 @@ int ftc_cancel(ftc_group_t *g, uint64_t seq)
         return FTC_EINVAL;
     if (op->delivered)
         return FTC_EBUSY;
-    ftc_cop_complete(op, FTC_ECANCELED);
-    ftc_cop_finish(op);
+    ftc_cop_abort(op, FTC_ECANCELED);
     ftc_ctx_after_init(g->ctx);
     return FTC_OK;
 }
