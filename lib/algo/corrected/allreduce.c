@@ -389,7 +389,7 @@ static const ftc_cop_vtable_t allreduce_vt = {
 };
 
 int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
-                            ftc_cop_t **out)
+                            const ftc_corrected_params_t *params, ftc_cop_t **out)
 {
     /* Room for a failure-free run: input, the first round's reduce and
      * broadcast parts, the value accepted. */
@@ -397,12 +397,12 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     size_t blob = BLOB_HEAD + nbytes; /* status, no failures, the value */
     size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1)
                    + ftc_reduce_part_space(args, nbytes, g, args->root)
-                   + ftc_bcast_part_space(args, g, blob)
+                   + ftc_bcast_part_space(args, params, g, blob)
                    + ftc_mem_round(blob);
     allreduce_op_t *a = ftc_cop_new(g, sizeof(*a), space);
     if (a == NULL)
         return FTC_ENOMEM;
-    ftc_corrected_op_setup(g, args, FTC_COLL_ALLREDUCE, &a->base, &allreduce_vt, &a->params);
+    ftc_corrected_op_setup(g, args, params, FTC_COLL_ALLREDUCE, &a->base, &allreduce_vt, &a->params);
     a->input = ftc_cop_alloc(&a->base, a->base.nbytes);
     if (a->input == NULL) {
         ftc_cop_delete(&a->base);

@@ -94,14 +94,14 @@ static const ftc_cop_vtable_t bcast_vt = {
 };
 
 int ftc_bcast_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
-                        ftc_cop_t **out)
+                        const ftc_corrected_params_t *params, ftc_cop_t **out)
 {
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     bcast_op_t *b = ftc_cop_new(g, sizeof(*b),
-                               ftc_bcast_part_space(args, g, nbytes));
+                               ftc_bcast_part_space(args, params, g, nbytes));
     if (b == NULL)
         return FTC_ENOMEM;
-    ftc_corrected_op_setup(g, args, FTC_COLL_BCAST, &b->base, &bcast_vt, &b->params);
+    ftc_corrected_op_setup(g, args, params, FTC_COLL_BCAST, &b->base, &bcast_vt, &b->params);
     ftc_cop_register(&b->base);
     int rc = ftc_bcast_part_start(&b->bp, &b->base, &bcast_hooks, b, 0,
                                   args->root, (const uint8_t *)args->sendbuf,

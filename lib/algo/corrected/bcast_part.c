@@ -280,13 +280,14 @@ void ftc_bcast_part_destroy(ftc_bcast_part_t *bp)
     memset(bp, 0, sizeof(*bp));
 }
 
-size_t ftc_bcast_part_space(const ftc_coll_args_t *args, const ftc_group_t *g,
+size_t ftc_bcast_part_space(const ftc_coll_args_t *args,
+                            const ftc_corrected_params_t *params,
+                            const ftc_group_t *g,
                             size_t len)
 {
     size_t t = (size_t)args->f + 1;
     return ftc_mem_round(sizeof(uint32_t)
-                         * ftc_tree_children_guess(&ftc_corrected_args_params(args)->bcast_tree,
-                                                  g->n))
+                         * ftc_tree_children_guess(&params->bcast_tree, g->n))
            + 2 * ftc_mem_round(sizeof(uint32_t) * t)
            + ftc_mem_round(len > 0 ? len : 1);
 }

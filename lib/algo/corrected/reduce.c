@@ -73,7 +73,7 @@ static const ftc_cop_vtable_t reduce_vt = {
 };
 
 int ftc_reduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
-                         ftc_cop_t **out)
+                         const ftc_corrected_params_t *params, ftc_cop_t **out)
 {
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1)
@@ -81,7 +81,7 @@ int ftc_reduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     reduce_op_t *r = ftc_cop_new(g, sizeof(*r), space);
     if (r == NULL)
         return FTC_ENOMEM;
-    ftc_corrected_op_setup(g, args, FTC_COLL_REDUCE, &r->base, &reduce_vt, &r->params);
+    ftc_corrected_op_setup(g, args, params, FTC_COLL_REDUCE, &r->base, &reduce_vt, &r->params);
     r->input = ftc_cop_alloc(&r->base, r->base.nbytes);
     if (r->input == NULL) {
         ftc_cop_delete(&r->base);

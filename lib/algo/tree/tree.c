@@ -198,9 +198,10 @@ static const ftc_cop_vtable_t tree_vt = {
 };
 
 int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
-                       ftc_coll_t coll, ftc_cop_t **out)
+                       const void *tree_params, ftc_coll_t coll,
+                       ftc_cop_t **out)
 {
-    const ftc_tree_params_t *params = args->params; /* complete */
+    const ftc_tree_params_t *params = tree_params;
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     ftc_tree_t up = {.kind = FTC_TREE_BINOMIAL};
     size_t nup = ftc_tree_children_guess(&up, g->n);
