@@ -52,6 +52,10 @@ static int deliver_to_op(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         ftc_cop_abort(op, FTC_EMISMATCH);
         return FTC_EBADMSG;
     }
+    if (!op->vt->msg_valid(hdr)) {
+        ctx->counters.dropped_badmsg++;
+        return FTC_EBADMSG;
+    }
     if (op->finished) {
         ctx->counters.late++;
         return FTC_OK;

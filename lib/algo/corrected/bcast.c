@@ -56,7 +56,7 @@ static const ftc_bcast_hooks_t bcast_hooks = {
 static void bcast_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
                          const uint8_t *payload, uint32_t grank)
 {
-    if ((hdr->kind != FTC_MSG_BCAST && hdr->kind != FTC_MSG_CORRECT)
+    if ((hdr->kind != FTC_CORR_MSG_BCAST && hdr->kind != FTC_CORR_MSG_CORRECT)
         || hdr->word != 0) {
         op->group->ctx->counters.dropped_badmsg++;
         return;
@@ -86,6 +86,7 @@ static void bcast_destroy(ftc_cop_t *op)
 }
 
 static const ftc_cop_vtable_t bcast_vt = {
+    .msg_valid = ftc_corrected_msg_valid,
     .on_msg = bcast_on_msg,
     .on_peer_failed = bcast_on_failed,
     .on_send_done = bcast_on_send_done,

@@ -7,6 +7,7 @@
 #define FTC_ALGO_CORRECTED_H
 
 #include "ftcoll/corrected.h"
+#include "algo/corrected/kinds.h"
 #include "core/op.h"
 
 #pragma GCC visibility push(hidden)

@@ -46,7 +46,7 @@ static void reduce_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
                           const uint8_t *payload, uint32_t grank)
 {
     reduce_op_t *r = (reduce_op_t *)op;
-    if ((hdr->kind != FTC_MSG_UPCORR && hdr->kind != FTC_MSG_TREE_UP)
+    if ((hdr->kind != FTC_CORR_MSG_UPCORR && hdr->kind != FTC_CORR_MSG_TREE_UP)
         || hdr->word != 0) {
         op->group->ctx->counters.dropped_badmsg++;
         return;
@@ -67,6 +67,7 @@ static void reduce_destroy(ftc_cop_t *op)
 }
 
 static const ftc_cop_vtable_t reduce_vt = {
+    .msg_valid = ftc_corrected_msg_valid,
     .on_msg = reduce_on_msg,
     .on_peer_failed = reduce_on_failed,
     .destroy = reduce_destroy,
