@@ -64,6 +64,11 @@
  * cores; --wait spin polls progress without sleeping, which is what a
  * latency measurement wants when each rank has a core.
  *
+ * Membership: messages are authenticated with the job key when the
+ * bootstrap has one (ftcoll-run and PMIx do; docs/security.md), so a
+ * process outside the job cannot act on the ranks; --no-auth sends the
+ * job token only, for trusted fabrics (and to measure what the MAC costs).
+ *
  * Environment: FTCOLL_BACKEND, FTCOLL_SUSPECT_MS, FTCOLL_PROBE_MS (the
  * core's timeouts), the backend's own (FTCOLL_ZMQ_*, FTCOLL_UCX_*,
  * FTCOLL_OFI_*, UCX_*, FI_*), FTCOLL_BENCH_OP_TIMEOUT (seconds an
@@ -129,6 +134,7 @@ typedef struct opts {
     hold_t holds[MAX_PLAN];             /* --hold and --gate */
     uint32_t nholds;
     bool pingpong, json, csv, quiet;
+    bool no_auth;               /* --no-auth: the job token only */
     bool spin;                  /* --wait spin */
     ftc_fault_info_t fault_info;
     ftc_correction_t correction;
@@ -160,6 +166,7 @@ typedef struct bench {
     int64_t last[4];
     uint32_t nlast;
     bool excluded;
+    bool auth;                  /* messages carry the job key's MAC */
     uint64_t mark_iter[MAX_MARKS], mark_t[MAX_MARKS];
     uint32_t nmarks;
     char first_wrong[256];
@@ -204,6 +211,7 @@ static void usage(FILE *f)
         "         [--fault-info list|count|bit]\n"
         "         [--correction checked|opportunistic]\n"
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
+        "         [--no-auth]\n"
         "Run it under ftcoll-run or a PMIx launcher (docs/running.md);\n"
         "FTCOLL_BACKEND (or ftcoll-run --backend) picks the backend.\n",
         f);
@@ -306,6 +314,10 @@ static void parse_opts(int argc, char **argv, opts_t *o)
         }
         if (strcmp(a, "--quiet") == 0) {
             o->quiet = true;
+            continue;
+        }
+        if (strcmp(a, "--no-auth") == 0) {
+            o->no_auth = true;
             continue;
         }
         if (i + 1 >= argc)
@@ -1072,6 +1084,12 @@ static void setup(bench_t *b)
     ftc_config_t cfg;
     ftc_config_init(&cfg);
     cfg.job_token = ftc_bootstrap_job_token(b->boot);
+    uint8_t key[16];
+    if (!o->no_auth && ftc_bootstrap_job_key(b->boot, key) == 1) {
+        cfg.auth = 1;
+        memcpy(cfg.auth_key, key, sizeof(key));
+    }
+    b->auth = cfg.auth != 0;
     cfg.suspect_timeout_ns = env_ms("FTCOLL_SUSPECT_MS", 100) * 1000000u;
     cfg.probe_timeout_ns = env_ms("FTCOLL_PROBE_MS", 200) * 1000000u;
     rc = ftc_context_create(b->rank, b->n, b->be->ops(), b->be->ops_arg(b->t),
@@ -1118,10 +1136,10 @@ static void print_summary(bench_t *b)
                           __VA_ARGS__)
     OUT("{\"rank\":%u,\"n\":%u,\"coll\":\"%s\",\"algo\":\"%s\",\"f\":%u,"
         "\"completed\":%" PRIu64 ",\"ok\":%" PRIu64 ",\"errors\":%" PRIu64
-        ",\"wrong\":%" PRIu64 ",\"excluded\":%s,\"failed\":[",
+        ",\"wrong\":%" PRIu64 ",\"excluded\":%s,\"auth\":%s,\"failed\":[",
         b->rank, b->n, ftc_coll_name(b->o.coll), ftc_algo_name(b->o.algo),
         b->o.f, b->completed, b->ok, b->errors, b->wrong,
-        b->excluded ? "true" : "false");
+        b->excluded ? "true" : "false", b->auth ? "true" : "false");
     for (uint32_t i = 0; i < nf; i++)
         OUT("%s%u", i ? "," : "", failed[i]);
     OUT("],\"last\":[");
