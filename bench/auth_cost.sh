@@ -37,10 +37,20 @@ for i in $(seq "$pairs"); do
         one "$be" --no-auth $e | tee -a "$out"
     done
 done
-# backend,mode,algo,f,n,size,avg,min,max,p50,p99: median of the avg column.
-echo "# medians of the per-run mean latency (us)"
+# backend,mode,algo,f,n,size,avg,min,max,p50,p99: per backend, mode and
+# size, the median over runs of the mean (column 7) and of the p50
+# (column 10); p50 is the robust one on a shared machine.
+echo "# backend,mode,size: median over runs of mean and of p50 (us)"
 for key in $(cut -d, -f1,2,6 "$out" | sort -u); do
-    grep "^$(echo "$key" | cut -d, -f1,2),.*,.*,.*,$(echo "$key" | cut -d, -f3)," "$out" |
-        cut -d, -f7 | sort -n |
-        awk -v k="$key" '{v[NR]=$1} END {print k, v[int((NR+1)/2)], "us (" NR " runs)"}'
+    be=${key%%,*}; rest=${key#*,}; mode=${rest%%,*}; size=${rest#*,}
+    awk -F, -v be="$be" -v mode="$mode" -v size="$size" '
+        $1 == be && $2 == mode && $6 == size { a[++k] = $7; p[k] = $10 }
+        function median(v, k,   i, j, t) {
+            for (i = 1; i <= k; i++)
+                for (j = i + 1; j <= k; j++)
+                    if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+            return v[int((k + 1) / 2)]
+        }
+        END { printf "%s,%s,%s mean %.1f p50 %.1f (%d runs)\n", be, mode,
+                     size, median(a, k), median(p, k), k }' "$out"
 done

@@ -276,8 +276,14 @@ const char *ftc_bootstrap_error(const ftc_bootstrap_t *b)
 
 void ftc_bootstrap_close(ftc_bootstrap_t *b)
 {
-    if (b != NULL)
-        b->close(b);
+    if (b == NULL)
+        return;
+    /* The key leaves no copy in freed memory. A volatile store is one
+     * the compiler may not drop as dead (explicit_bzero is not C11). */
+    volatile uint8_t *k = b->key;
+    for (size_t i = 0; i < sizeof(b->key); i++)
+        k[i] = 0;
+    b->close(b);
 }
 
 #ifndef FTC_HAVE_PMIX

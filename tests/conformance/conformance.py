@@ -753,7 +753,28 @@ class Suite:
                     if p.returncode == 124 else ""))
             return problems, job
 
+        def bad_key():
+            # A job key that is not 32 hex digits: every rank refuses to
+            # start, naming the variable (no job runs half-keyed).
+            script = 'FTCOLL_JOB_KEY=00112233-not-hex exec "$0" --iters 5'
+            p = subprocess.run([self.args.launcher, "-n", "2", "--timeout",
+                                "60", "--", "sh", "-c", script,
+                                self.args.bench], capture_output=True,
+                               text=True, timeout=90)
+            job = Job(p.returncode, p.stdout, p.stderr, 0)
+            problems = []
+            said = re.findall(r"^\[(\d)\] .*FTCOLL_JOB_KEY must be 32 "
+                              r"hexadecimal digits", p.stdout + p.stderr,
+                              re.M)
+            if sorted(said) != ["0", "1"]:
+                problems.append("not every rank named FTCOLL_JOB_KEY: %s"
+                                % said)
+            if p.returncode != 1:
+                problems.append("exit status %d, expected 1" % p.returncode)
+            return problems, job
+
         self.case("bad input: program does not exist", missing_program)
+        self.case("bad input: a malformed FTCOLL_JOB_KEY", bad_key)
         self.case("bad input: a rank never reaches the rendezvous",
                   never_arrives)
         self.case("bad input: a rank exits before the rendezvous", exits_early)
