@@ -22,8 +22,10 @@
  *
  *   excluded    FTC_MSG_EXCLUDED "from rank 0": you were declared failed
  *   inject      FTC_MSG_TREE_UP "from rank 1" with a value (10^9) for a
- *               later operation of group 1, signed as ftcoll-bench's
- *               default allreduce
+ *               later operation of group 1, signed as an 8-byte
+ *               allreduce of ftcoll-bench's defaults (without a key, a
+ *               message of the wrong signature still ends the operation:
+ *               FTC_EMISMATCH)
  *   guessed     excluded, MACed under a key that is not the job's
  *   flood       STRANGER_FLOOD messages of STRANGER_FLOOD_PAYLOAD bytes for
  *               a group that does not exist (without a key the core keeps
