@@ -67,11 +67,12 @@
  * Wrong use, on purpose (the conformance suite's wrong-use cases give one
  * rank other options than the rest): --bad-arg KIND@G makes this rank's
  * call at iteration G invalid (null-buffer, huge-count: 2^40 elements,
- * bad-op), --checked runs every call in checked mode; with --usage-errors the statuses of usage
- * errors (FTC_EMISMATCH, FTC_EPEER_INVALID, FTC_ETIMEDOUT, and this
- * rank's refused call) count as errors, not wrong results, and the
- * summary lists the first iterations' statuses and values ("results":
- * [[G, status, key]]) for the caller to compare across ranks.
+ * bad-op), --checked runs every call in checked mode. With --usage-errors
+ * the statuses of usage errors (FTC_EMISMATCH, FTC_EPEER_INVALID,
+ * FTC_ETIMEDOUT, and this rank's refused call) count as errors, not
+ * wrong results, and the summary lists the first iterations' statuses
+ * and values ("results": [[G, status, key]]) for the caller to compare
+ * across ranks; "statuses" always counts operations by how they ended.
  *
  * Membership: messages are authenticated with the job key when the
  * bootstrap has one (ftcoll-run and PMIx do; docs/security.md), so a
