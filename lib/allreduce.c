@@ -238,11 +238,32 @@ static void nudge_children(allreduce_op_t *a)
     }
 }
 
+/* Being in round r means the roots of rounds 0 .. r-1 were declared
+ * failed: a round moves on only past a root that some process declared
+ * failed, through the monitor or its transport, and that declaration is
+ * final for the whole group (docs/semantics.md). So adopt it, as this
+ * process adopts a deciding root's failure list. Without this, a process
+ * pulled into round r by a message waits for a dead root of an earlier
+ * round (its up-correction peer or tree child in round r) until its OWN
+ * transport reports the death: with per-process keepalives (UCX shared
+ * memory) the round's delivery then waits for the last survivor's report
+ * instead of the first. */
+static void declare_passed_roots_failed(allreduce_op_t *a, uint32_t r)
+{
+    ftc_group_t *g = a->base.group;
+    for (uint32_t past = 0; past < r && past < g->n; past++) {
+        uint32_t root = (a->root0 + past) % g->n;
+        if (root != g->me)
+            ftc_ctx_declare_failed(g->ctx, ftc_group_world_rank(g, root));
+    }
+}
+
 static void enter_round(allreduce_op_t *a, uint32_t r)
 {
     ftc_cop_t *op = &a->base;
     uint32_t n = op->group->n;
     end_round(a);
+    declare_passed_roots_failed(a, r);
     a->round = r;
     if (r >= n) {
         /* Every member was tried as root: more than n-1 failed roots. */
