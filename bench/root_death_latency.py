@@ -6,6 +6,11 @@ reported the root dead (a benchmark, not a test).
   python3 bench/root_death_latency.py --build build [--runs 20]
       [--backends zmq:tcp,ucx:sm,...] [--wait block|spin] [--json]
 
+--build takes a comma-separated list of build directories to compare
+(say, before and after a change): their runs are interleaved, one job of
+each in turn, so that a shared machine's changing load falls on all of
+them alike; one row per transport and build.
+
 Scenario 2 of "the guarantee holds over streams of operations": n = 8,
 a stream of 200 corrected allreduces (f = 1, 8 bytes), and rank 0, the
 root, SIGKILLs itself right after it delivered iteration 99
@@ -95,7 +100,9 @@ def fmt(x):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--build", default="build")
+    ap.add_argument("--build", default="build",
+                    help="build directory, or several, comma-separated, to "
+                    "compare with interleaved runs")
     ap.add_argument("--runs", type=int, default=20,
                     help="jobs per backend and transport (K)")
     ap.add_argument("--backends",
@@ -111,6 +118,10 @@ def main():
     for c in configs:
         if c not in TRANSPORTS:
             ap.error("unknown backend:transport %s" % c)
+    builds = args.build.split(",")
+    for b in builds:
+        if not os.path.exists(os.path.join(b, "bench/ftcoll-bench")):
+            ap.error("--build %s: no bench/ftcoll-bench in it" % b)
     print("# root_death_latency: build %s, %d cores, load %s, n=%d f=%d, "
           "%d allreduces, rank %d killed as iteration %d starts, %d runs "
           "each, --wait %s, keepalive %s+%s ms"
@@ -121,40 +132,46 @@ def main():
              os.environ.get("FTCOLL_PROBE_MS", "200")))
     print("# report -> deliver: per survivor, its backend's report of rank "
           "%d to its delivery of iteration %d, ms" % (ROOT, KILL_AT))
-    print("%-14s %5s %7s %7s %7s %7s %6s %6s %9s %9s" % (
+    print("%-14s %5s %7s %7s %7s %7s %6s %6s %9s %9s%s" % (
         "transport", "runs", "p50", "p95", "max", "min", "<0", "norep",
-        "kill->rep", "kill->del"))
+        "kill->rep", "kill->del", "  build" if len(builds) > 1 else ""))
     for name in configs:
         backend, env = TRANSPORTS[name]
-        r2d, k2r, k2d, failed, norep = [], [], [], [], 0
+        acc = {b: ([], [], [], [], [0]) for b in builds}
         for _ in range(args.runs):
-            res = one_run(args.build, backend, env, args.wait)
-            if isinstance(res, str):
-                failed.append(res)
-                continue
-            for a, b, c in res:
-                k2d.append(c)
-                if a is None:
-                    norep += 1
-                else:
-                    r2d.append(a)
-                    k2r.append(b)
-        r2d.sort()
-        k2r.sort()
-        k2d.sort()
-        print("%-14s %5d %s %s %s %s %6d %6d   %s   %s" % (
-            name, args.runs - len(failed), fmt(percentile(r2d, 50)),
-            fmt(percentile(r2d, 95)), fmt(r2d[-1] if r2d else None),
-            fmt(r2d[0] if r2d else None), sum(1 for x in r2d if x < 0),
-            norep, fmt(percentile(k2r, 50)), fmt(percentile(k2d, 50))))
-        for f in failed:
-            print("    run failed: %s" % f.replace("\n", " ")[:300])
-        if args.json:
-            print(json.dumps({"transport": name, "report_to_deliver_ms": r2d,
-                              "kill_to_report_ms": k2r,
-                              "kill_to_deliver_ms": k2d,
-                              "failed_runs": len(failed),
-                              "no_report": norep}))
+            for b in builds:
+                r2d, k2r, k2d, failed, norep = acc[b]
+                res = one_run(b, backend, env, args.wait)
+                if isinstance(res, str):
+                    failed.append(res)
+                    continue
+                for x, y, z in res:
+                    k2d.append(z)
+                    if x is None:
+                        norep[0] += 1
+                    else:
+                        r2d.append(x)
+                        k2r.append(y)
+        for b in builds:
+            r2d, k2r, k2d, failed, norep = acc[b]
+            r2d.sort()
+            k2r.sort()
+            k2d.sort()
+            print("%-14s %5d %s %s %s %s %6d %6d   %s   %s%s" % (
+                name, args.runs - len(failed), fmt(percentile(r2d, 50)),
+                fmt(percentile(r2d, 95)), fmt(r2d[-1] if r2d else None),
+                fmt(r2d[0] if r2d else None), sum(1 for x in r2d if x < 0),
+                norep[0], fmt(percentile(k2r, 50)), fmt(percentile(k2d, 50)),
+                "  " + b if len(builds) > 1 else ""))
+            for f in failed:
+                print("    run failed: %s" % f.replace("\n", " ")[:300])
+            if args.json:
+                print(json.dumps({"transport": name, "build": b,
+                                  "report_to_deliver_ms": r2d,
+                                  "kill_to_report_ms": k2r,
+                                  "kill_to_deliver_ms": k2d,
+                                  "failed_runs": len(failed),
+                                  "no_report": norep[0]}))
         sys.stdout.flush()
 
 
