@@ -32,8 +32,8 @@
  * usage: test_root_death [--runs R] [--nmin N] [--nmax N] [--spread NS]
  *                        [--jitter NS] [--seed S] [--fault-info list|count|bit|all]
  *                        [--job SEED] [--verbose]
- * (--job: only the job whose seed a failure printed, with --verbose to see
- * every survivor's report and delivery.)
+ * (--job: one job of that seed per n and scheme, as a failure's repro
+ * line gives it; --verbose: every survivor's report and delivery.)
  * Prints per n the p50 / p95 / max of report -> delivery (ns) and of
  * report -> delivery measured from the LAST survivor's report; the last
  * line says how many runs passed.
@@ -72,11 +72,18 @@ static int64_t pct(const int64_t *v, size_t n, double p)
 typedef struct opts {
     uint32_t runs, nmin, nmax;
     uint64_t spread_ns, jitter_ns, seed;
-    uint64_t job;           /* != 0: run only the job of this seed */
+    uint64_t job;           /* != 0: one job per n and scheme, this seed */
     ftc_fault_info_t schemes[3];
     uint32_t nschemes;
     bool verbose;
 } opts_t;
+
+static const char *scheme_name(ftc_fault_info_t scheme)
+{
+    return scheme == FTC_FAULT_LIST    ? "list"
+           : scheme == FTC_FAULT_COUNT ? "count"
+                                       : "bit";
+}
 
 /* One job; appends per survivor (own report -> delivery, last report ->
  * delivery) to the two arrays. */
@@ -108,8 +115,15 @@ static void run_one(const opts_t *o, uint32_t n, ftc_fault_info_t scheme,
         delay[r] = o->spread_ns ? splitmix(&x) % (o->spread_ns + 1) : 0;
     s.detect_delay_by_rank = delay;
 
+    /* The stream's own repro line cannot carry the per-rank delays. */
     char desc[512], err[256], msg[512];
-    ftc_stream_describe(&s, desc, sizeof(desc));
+    snprintf(desc, sizeof(desc),
+             "n=%u f=1 fault-info=%s seed=%" PRIu64 " spread=%" PRIu64
+             " jitter=%" PRIu64 " (repro: test_root_death --nmin %u --nmax %u"
+             " --spread %" PRIu64 " --jitter %" PRIu64 " --fault-info %s"
+             " --job %" PRIu64 " --verbose)",
+             n, scheme_name(scheme), seed, o->spread_ns, o->jitter_ns, n, n,
+             o->spread_ns, o->jitter_ns, scheme_name(scheme), seed);
     ftc_stream_result_t res;
     if (ftc_stream_run(&s, &res, err, sizeof(err)) != FTC_OK) {
         fprintf(stderr, "FAIL: %s: %s\n", desc, err);
@@ -271,10 +285,9 @@ int main(int argc, char **argv)
         }
         size_t m = 0;
         for (uint32_t k = 0; k < o.nschemes; k++)
-            for (uint32_t i = 0; i < o.runs; i++) {
-                uint64_t seed = o.seed + 1000003ull * n + 7919ull * i + k;
-                if (o.job != 0 && seed != o.job)
-                    continue;
+            for (uint32_t i = 0; i < (o.job != 0 ? 1 : o.runs); i++) {
+                uint64_t seed = o.job != 0 ? o.job
+                                : o.seed + 1000003ull * n + 7919ull * i + k;
                 run_one(&o, n, o.schemes[k], seed, own, last, &m);
                 jobs++;
             }
