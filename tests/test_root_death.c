@@ -179,7 +179,7 @@ static void run_one(const opts_t *o, uint32_t n, ftc_fault_info_t scheme,
         if (lat > (int64_t)bound) {
             fprintf(stderr, "FAIL: %s: rank %u delivered %" PRId64
                             " ns after its own report (bound %" PRIu64
-                            " ns: two failure-free allreduces of %" PRIu64
+                            " ns: 1.5 failure-free allreduces of %" PRIu64
                             " ns and 4 hops; last report at +%" PRIu64
                             " ns, its own at +%" PRIu64 ")\n", desc, r, lat,
                     bound, clean, last_report - crash, delay[r]);
