@@ -15,6 +15,7 @@
 #include "ftcoll/error.h"
 #include "ftcoll/transport.h"
 #include "ftcoll_loopback.h"
+#include "check.h"
 
 /* --- The test double of the core ---------------------------------------- */
 
@@ -151,31 +152,6 @@ int ftc_progress(ftc_context_t *ctx)
 }
 
 /* --- Harness ------------------------------------------------------------ */
-
-static int g_passed, g_failed;
-
-#define CHECK(cond)                                                         \
-    do {                                                                    \
-        if (cond) {                                                         \
-            g_passed++;                                                     \
-        } else {                                                            \
-            g_failed++;                                                     \
-            fprintf(stderr, "%s:%d: %s: check failed: %s\n", __FILE__,      \
-                    __LINE__, __func__, #cond);                             \
-        }                                                                   \
-    } while (0)
-
-#define CHECK_EQ(a, b)                                                      \
-    do {                                                                    \
-        uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                    \
-        if (a_ == b_) {                                                     \
-            g_passed++;                                                     \
-        } else {                                                            \
-            g_failed++;                                                     \
-            fprintf(stderr, "%s:%d: %s: %s == %s: %" PRIu64 " != %" PRIu64  \
-                    "\n", __FILE__, __LINE__, __func__, #a, #b, a_, b_);    \
-        }                                                                   \
-    } while (0)
 
 typedef struct fixture {
     ftc_lb_world_t *w;
@@ -1155,6 +1131,5 @@ int main(void)
     CHECK_EQ(g_reentries, 0);
     CHECK_EQ(g_progress_calls, 0);
     free(g_recs);
-    printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed ? 1 : 0;
+    return check_report();
 }

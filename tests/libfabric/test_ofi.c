@@ -37,11 +37,11 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_ofi.h"
 #include "../listen_sockets.h"
+#include "check.h"
 
 #define MAX_RANKS 16
 #define MAX_ENV 6
 
-static int passed, failed_checks;
 static const char *g_rank_path, *g_launcher, *g_pp_path, *g_lsan_supp;
 
 static double now_s(void)
@@ -49,24 +49,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void report(bool ok, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s ", ok ? "ok  " : "FAIL");
-    vprintf(fmt, ap);
-    printf("\n");
-    fflush(stdout);
-    va_end(ap);
-    if (ok)
-        passed++;
-    else
-        failed_checks++;
 }
 
 /* --- Jobs ---------------------------------------------------------------- */
@@ -534,9 +516,9 @@ static void check_coll(const job_t *j, const char *what)
     int checks = 0;
     for (uint32_t r = 0; r < j->n; r++)
         checks += res.r[r].ok;
-    report(ok, "%-12s n=%u %s%s: %d self-checks at %u ranks (%.1f s)%s%s",
-           j->prov, j->n, what, env_label(j), checks, j->n, res.seconds,
-           res.fails[0] ? "; " : "", res.fails);
+    CHECK_MSG(ok, "%-12s n=%u %s%s: %d self-checks at %u ranks (%.1f s)%s%s",
+              j->prov, j->n, what, env_label(j), checks, j->n, res.seconds,
+              res.fails[0] ? "; " : "", res.fails);
     if (!ok)
         dump(&res);
     free(res.text);
@@ -631,14 +613,15 @@ static void check_fault(const job_t *j, const char *what, bool sigkill,
     if (res.shm_removed > 0)
         snprintf(shm, sizeof(shm), ", %d stale /dev/shm region%s removed",
                  res.shm_removed, res.shm_removed > 1 ? "s" : "");
-    report(ok, "%-12s n=%u %s%s: survivors %s%s%s%s, %s->deliver max %.1f ms, "
-               "detected by [%s]%s%s (%.1f s)%s%s",
-           j->prov, j->n, what, env_label(j),
-           delivered ? "delivered" : "DID NOT deliver",
-           agree ? " and agree" : " DISAGREE",
-           first != NULL ? " on " : "", first != NULL ? first->value1 : "",
-           sigkill ? "kill" : "stop", lat_max, hows, det, shm, res.seconds,
-           res.fails[0] ? "; " : "", res.fails);
+    CHECK_MSG(ok,
+              "%-12s n=%u %s%s: survivors %s%s%s%s, %s->deliver max %.1f ms, "
+              "detected by [%s]%s%s (%.1f s)%s%s",
+              j->prov, j->n, what, env_label(j),
+              delivered ? "delivered" : "DID NOT deliver",
+              agree ? " and agree" : " DISAGREE", first != NULL ? " on " : "",
+              first != NULL ? first->value1 : "", sigkill ? "kill" : "stop",
+              lat_max, hows, det, shm, res.seconds, res.fails[0] ? "; " : "",
+              res.fails);
     if (!after && delivered)
         printf("     note: a survivor delivered before the fault%s\n",
                require_during ? "" : " (allowed: the victim had contributed)");
@@ -676,10 +659,11 @@ static void check_listen(const char *prov)
         else
             ok = ok && o->listen_n > 0 && ftc_test_all_loopback(o->listen);
     }
-    report(ok, "%-12s n=2 single-host job, no node given: ranks listen on "
-               "%s (rank 0: %s) (%.1f s)%s%s",
-           prov, shm ? "no IP socket" : "loopback only", res.r[0].listen,
-           res.seconds, res.fails[0] ? "; " : "", res.fails);
+    CHECK_MSG(ok,
+              "%-12s n=2 single-host job, no node given: ranks listen on "
+              "%s (rank 0: %s) (%.1f s)%s%s",
+              prov, shm ? "no IP socket" : "loopback only", res.r[0].listen,
+              res.seconds, res.fails[0] ? "; " : "", res.fails);
     if (!ok)
         dump(&res);
     free(res.text);
@@ -694,9 +678,10 @@ static void check_oversize(const char *prov)
     bool logged = res.text != NULL
                   && strstr(res.text, "longer than max_msg_size") != NULL;
     bool ok = all_done(&j, &res, false) && logged;
-    report(ok, "%-12s n=2 oversize message: refused with a clear error, "
-               "the collective ends (%.1f s)%s%s",
-           prov, res.seconds, res.fails[0] ? "; " : "", res.fails);
+    CHECK_MSG(ok,
+              "%-12s n=2 oversize message: refused with a clear error, "
+              "the collective ends (%.1f s)%s%s",
+              prov, res.seconds, res.fails[0] ? "; " : "", res.fails);
     if (!ok)
         dump(&res);
     free(res.text);
@@ -725,7 +710,7 @@ static void dead_before_connect(const char *prov)
 {
     int fds[2];
     if (pipe(fds) != 0) {
-        report(false, "%s: pipe", prov);
+        CHECK_MSG(false, "%s: pipe", prov);
         return;
     }
     fflush(stdout);
@@ -762,7 +747,7 @@ static void dead_before_connect(const char *prov)
     bool reaped = child > 0 && waitpid(child, &st, 0) == child
                   && WIFEXITED(st) && WEXITSTATUS(st) == 0;
     if (!reaped || got != FTC_OFI_BLOB_SIZE) {
-        report(false, "%s: the child did not publish its address", prov);
+        CHECK_MSG(false, "%s: the child did not publish its address", prov);
         return;
     }
     ftc_ofi_config_t c;
@@ -777,7 +762,7 @@ static void dead_before_connect(const char *prov)
     ftc_ofi_t *z = NULL;
     int rc = ftc_ofi_create(&c, &z);
     if (rc != FTC_OK) {
-        report(false, "%s: create: %s", prov, ftc_strerror(rc));
+        CHECK_MSG(false, "%s: create: %s", prov, ftc_strerror(rc));
         return;
     }
     memcpy(blobs, ftc_ofi_local_blob(z), FTC_OFI_BLOB_SIZE);
@@ -801,11 +786,11 @@ static void dead_before_connect(const char *prov)
                && now_s() < end)
             (void)ftc_ofi_progress(z, 5);
     }
-    report(rc == FTC_OK && how == FTC_OFI_DETECT_EXIT
-               && ftc_context_is_failed(ctx, 1),
-           "%-12s a rank gone before anyone connected to it is reported as "
-           "exited at set-up (%s, %s, %.3f s)", prov, ftc_strerror(rc),
-           ftc_ofi_detect_name(how), took);
+    CHECK_MSG(rc == FTC_OK && how == FTC_OFI_DETECT_EXIT &&
+                  ftc_context_is_failed(ctx, 1),
+              "%-12s a rank gone before anyone connected to it is reported as "
+              "exited at set-up (%s, %s, %.3f s)",
+              prov, ftc_strerror(rc), ftc_ofi_detect_name(how), took);
     if (how != FTC_OFI_DETECT_EXIT)
         printf("     log: %s\n", g_log);
     ftc_context_destroy(ctx);
@@ -818,19 +803,19 @@ static void local_checks(const char *avail)
     ftc_ofi_t *z = NULL;
 
     ftc_ofi_config_init(&c);
-    report(ftc_ofi_create(&c, &z) == FTC_EINVAL && z == NULL,
-           "create rejects nranks = 0");
+    CHECK_MSG(ftc_ofi_create(&c, &z) == FTC_EINVAL && z == NULL,
+              "create rejects nranks = 0");
     c.nranks = 2;
     c.rank = 2;
-    report(ftc_ofi_create(&c, &z) == FTC_EINVAL,
-           "create rejects rank >= nranks");
+    CHECK_MSG(ftc_ofi_create(&c, &z) == FTC_EINVAL,
+              "create rejects rank >= nranks");
 
     setenv("FTCOLL_OFI_RX_DEPTH", "lots", 1);
     char err[256] = "";
     ftc_ofi_config_init(&c);
     int rc = ftc_ofi_config_from_env(&c, err, sizeof(err));
-    report(rc == FTC_EINVAL && strstr(err, "FTCOLL_OFI_RX_DEPTH") != NULL,
-           "config_from_env names a bad variable (%s)", err);
+    CHECK_MSG(rc == FTC_EINVAL && strstr(err, "FTCOLL_OFI_RX_DEPTH") != NULL,
+              "config_from_env names a bad variable (%s)", err);
     unsetenv("FTCOLL_OFI_RX_DEPTH");
 
     /* A provider that is not here: ENOTSUP, naming what is. */
@@ -846,9 +831,10 @@ static void local_checks(const char *avail)
     bool names = strstr(g_log, missing) != NULL
                  && (avail[0] == '\0' || strstr(g_log, "tcp;ofi_rxm") != NULL
                      || strstr(g_log, "shm") != NULL);
-    report(rc == FTC_ENOTSUP && names,
-           "an unavailable provider (%s) fails with FTC_ENOTSUP naming the "
-           "available ones", missing);
+    CHECK_MSG(rc == FTC_ENOTSUP && names,
+              "an unavailable provider (%s) fails with FTC_ENOTSUP naming the "
+              "available ones",
+              missing);
     if (!(rc == FTC_ENOTSUP && names))
         printf("     log: %s\n", g_log);
 
@@ -874,20 +860,21 @@ static void local_checks(const char *avail)
                    FTC_OFI_BLOB_SIZE);
             g_log[0] = '\0';
             rc = ftc_ofi_set_peers(a, blobs);
-            report(rc == FTC_EINVAL && strstr(g_log, "'shm'") != NULL
-                       && strstr(g_log, "'tcp;ofi_rxm'") != NULL,
-                   "ranks on different providers are refused, naming both");
+            CHECK_MSG(rc == FTC_EINVAL && strstr(g_log, "'shm'") != NULL &&
+                          strstr(g_log, "'tcp;ofi_rxm'") != NULL,
+                      "ranks on different providers are refused, naming both");
             /* A corrupted blob, then another job's. */
             unsigned char bad[2 * FTC_OFI_BLOB_SIZE];
             memcpy(bad, ftc_ofi_local_blob(a), FTC_OFI_BLOB_SIZE);
             memcpy(bad + FTC_OFI_BLOB_SIZE, ftc_ofi_local_blob(a),
                    FTC_OFI_BLOB_SIZE);
             bad[FTC_OFI_BLOB_SIZE + 200] ^= 1;
-            report(ftc_ofi_set_peers(a, bad) == FTC_EINVAL,
-                   "a corrupted address blob is refused");
+            CHECK_MSG(ftc_ofi_set_peers(a, bad) == FTC_EINVAL,
+                      "a corrupted address blob is refused");
         } else {
-            report(false, "create tcp;ofi_rxm (%s) and shm (%s) in one process",
-                   ftc_strerror(ra), ftc_strerror(rb));
+            CHECK_MSG(false,
+                      "create tcp;ofi_rxm (%s) and shm (%s) in one process",
+                      ftc_strerror(ra), ftc_strerror(rb));
             printf("     log: %s\n", g_log);
         }
         ftc_ofi_destroy(a);
@@ -908,29 +895,30 @@ static void local_checks(const char *avail)
         int k = rc == FTC_OK ? ftc_test_listen_addrs((long)getpid(), addrs,
                                                      sizeof(addrs))
                              : 0;
-        report(rc == FTC_OK && (k < 0 || (k > 0 && ftc_test_all_loopback(addrs))),
-               "single_host = 1, no node: tcp;ofi_rxm listens on %s",
-               k < 0 ? "(ss did not run)" : addrs);
+        CHECK_MSG(rc == FTC_OK &&
+                      (k < 0 || (k > 0 && ftc_test_all_loopback(addrs))),
+                  "single_host = 1, no node: tcp;ofi_rxm listens on %s",
+                  k < 0 ? "(ss did not run)" : addrs);
         ftc_ofi_destroy(z);
         c.single_host = 0;
         c.node = "127.0.0.1";
         g_log[0] = '\0';
         z = NULL;
         rc = ftc_ofi_create(&c, &z);
-        report(rc == FTC_EINVAL && z == NULL
-                   && strstr(g_log, "loopback") != NULL,
-               "single_host = 0 with node 127.0.0.1: refused (%s)",
-               ftc_strerror(rc));
+        CHECK_MSG(rc == FTC_EINVAL && z == NULL &&
+                      strstr(g_log, "loopback") != NULL,
+                  "single_host = 0 with node 127.0.0.1: refused (%s)",
+                  ftc_strerror(rc));
         ftc_ofi_destroy(z);
         setenv("FTCOLL_SINGLE_HOST", "2", 1);
         ftc_ofi_config_init(&c);
         rc = ftc_ofi_config_from_env(&c, err, sizeof(err));
-        report(rc == FTC_EINVAL && strstr(err, "FTCOLL_SINGLE_HOST") != NULL,
-               "config_from_env: a bad FTCOLL_SINGLE_HOST (%s)", err);
+        CHECK_MSG(rc == FTC_EINVAL && strstr(err, "FTCOLL_SINGLE_HOST") != NULL,
+                  "config_from_env: a bad FTCOLL_SINGLE_HOST (%s)", err);
         setenv("FTCOLL_SINGLE_HOST", "1", 1);
         rc = ftc_ofi_config_from_env(&c, err, sizeof(err));
-        report(rc == FTC_OK && c.single_host == 1,
-               "config_from_env: FTCOLL_SINGLE_HOST=1");
+        CHECK_MSG(rc == FTC_OK && c.single_host == 1,
+                  "config_from_env: FTCOLL_SINGLE_HOST=1");
         unsetenv("FTCOLL_SINGLE_HOST");
     }
 
@@ -966,15 +954,16 @@ static void local_checks(const char *avail)
             double took = now_s() - t0;
             /* At least the timeout (a bound no machine can break); that
              * it returned at all shows it gave up. */
-            report(rc == FTC_OK && took >= 0.25
-                       && strstr(g_log, "rank 1 failed (connect") != NULL,
-                   "eager connect gives up on a silent peer after "
-                   "connect_timeout_ms and reports it (%.2f s)", took);
+            CHECK_MSG(rc == FTC_OK && took >= 0.25 &&
+                          strstr(g_log, "rank 1 failed (connect") != NULL,
+                      "eager connect gives up on a silent peer after "
+                      "connect_timeout_ms and reports it (%.2f s)",
+                      took);
             if (strstr(g_log, "rank 1 failed (connect") == NULL)
                 printf("     log: %s\n", g_log);
         } else {
-            report(false, "create two tcp;ofi_rxm endpoints (%s, %s)",
-                   ftc_strerror(ra), ftc_strerror(rb));
+            CHECK_MSG(false, "create two tcp;ofi_rxm endpoints (%s, %s)",
+                      ftc_strerror(ra), ftc_strerror(rb));
         }
         ftc_ofi_destroy(a);
         ftc_ofi_destroy(b);
@@ -1000,13 +989,14 @@ static void local_checks(const char *avail)
             double t0 = now_s();
             rc = ftc_ofi_set_peers(a, blobs);
             double took = now_s() - t0;
-            report(rc == FTC_OK && took < 30
-                       && strstr(g_log, "failed (connect") == NULL,
-                   "eager connect skips a peer that connects lazily "
-                   "(%.3f s)", took);
+            CHECK_MSG(rc == FTC_OK && took < 30 &&
+                          strstr(g_log, "failed (connect") == NULL,
+                      "eager connect skips a peer that connects lazily "
+                      "(%.3f s)",
+                      took);
         } else {
-            report(false, "create two tcp;ofi_rxm endpoints (%s, %s)",
-                   ftc_strerror(ra), ftc_strerror(rb));
+            CHECK_MSG(false, "create two tcp;ofi_rxm endpoints (%s, %s)",
+                      ftc_strerror(ra), ftc_strerror(rb));
         }
         ftc_ofi_destroy(a);
         ftc_ofi_destroy(b);
@@ -1126,6 +1116,7 @@ int main(int argc, char **argv)
     const char *plist = NULL, *pp = NULL, *bpp = NULL;
     bool do_bench = false;
     int iters = 2000;
+    check_set_verbose(true); /* each case says "ok" or "FAIL" as it ends */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1223,9 +1214,10 @@ int main(int argc, char **argv)
         if (at0 != NULL)
             sscanf(at0 + 9, "%511[^\n]", line0);
         bool ok = res.status == 0 && all_done(&j, &res, false);
-        report(ok, "%-12s n=2 backend alone, 3000 messages of 8 B..max in "
-                   "one burst: %s; sender %s (%.1f s)",
-               provs[p], line, line0, res.seconds);
+        CHECK_MSG(ok,
+                  "%-12s n=2 backend alone, 3000 messages of 8 B..max in "
+                  "one burst: %s; sender %s (%.1f s)",
+                  provs[p], line, line0, res.seconds);
         if (!ok)
             dump(&res);
         free(res.text);
@@ -1302,6 +1294,5 @@ int main(int argc, char **argv)
     }
 
     free(list);
-    printf("%d passed, %d failed\n", passed, failed_checks);
-    return failed_checks == 0 ? 0 : 1;
+    return check_report();
 }
