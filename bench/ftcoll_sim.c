@@ -14,12 +14,13 @@
 #include <time.h>
 
 #include "checker.h"
+#include "cli.h"
 #include "scenario.h"
 
 static void usage(FILE *out)
 {
     fputs(
-        "usage: ftcoll-sim [options]\n"
+        "usage: ftcoll-sim [options]   (--opt=value or --opt value)\n"
         "  --coll reduce|bcast|allreduce   collective (allreduce)\n"
         "  --algo corrected|tree           algorithm (corrected)\n"
         "  -n N                            processes, P: 1..16777216 (8)\n"
@@ -72,6 +73,8 @@ static void usage(FILE *out)
         "                                  delivery on stderr (small runs)\n"
         "  --summary                       no per-rank output (default above\n"
         "                                  4096 ranks); --ranks: always per-rank\n"
+        "  -h, --help                      this text\n"
+        "  -V, --version                   the ftcoll version\n"
         "Exit status: 0 ok, 1 a semantic property was violated, 2 bad usage.\n",
         out);
 }
@@ -370,12 +373,66 @@ static int parse_time(const char *flag, const char *v, uint64_t *out,
     return 0;
 }
 
-static bool is_logp_flag(const char *f)
+/* The flag f as a string that outlives the parse when it belongs to the
+ * LogP model only, else NULL. */
+static const char *logp_flag_name(const char *f)
 {
-    return strcmp(f, "-L") == 0 || strcmp(f, "-o") == 0
-           || strcmp(f, "-g") == 0 || strcmp(f, "--parallelism") == 0
-           || strcmp(f, "--queue") == 0;
+    static const char *const names[] = {"-L", "-o", "-g", "--parallelism",
+                                        "--queue"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(f, names[i]) == 0)
+            return names[i];
+    return NULL;
 }
+
+#define SIM_SHORT_OPTIONS ":hVn:f:d:k:L:o:g:"
+
+/* Long-only options get distinct values from 256 up, so that getopt_long
+ * refuses a prefix of several ("--co") instead of taking the first. */
+static const struct option sim_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {"json", no_argument, NULL, 256},
+    {"csv", no_argument, NULL, 257},
+    {"summary", no_argument, NULL, 258},
+    {"ranks", no_argument, NULL, 259},
+    {"no-check", no_argument, NULL, 260},
+    {"trace", no_argument, NULL, 261},
+    {"coll", required_argument, NULL, 262},
+    {"algo", required_argument, NULL, 263},
+    {"root", required_argument, NULL, 264},
+    {"op", required_argument, NULL, 265},
+    {"dtype", required_argument, NULL, 266},
+    {"count", required_argument, NULL, 267},
+    {"input", required_argument, NULL, 268},
+    {"fail", required_argument, NULL, 269},
+    {"crash", required_argument, NULL, 270},
+    {"fault-info", required_argument, NULL, 271},
+    {"correction", required_argument, NULL, 272},
+    {"tree", required_argument, NULL, 273},
+    {"seed", required_argument, NULL, 274},
+    {"latency-ns", required_argument, NULL, 275},
+    {"jitter-ns", required_argument, NULL, 276},
+    {"send-cost-ns", required_argument, NULL, 277},
+    {"detect-ns", required_argument, NULL, 278},
+    {"detect", required_argument, NULL, 279},
+    {"suspect-ns", required_argument, NULL, 280},
+    {"suspect", required_argument, NULL, 281},
+    {"probe-ns", required_argument, NULL, 282},
+    {"probe", required_argument, NULL, 283},
+    {"spread-ns", required_argument, NULL, 284},
+    {"spread", required_argument, NULL, 285},
+    {"model", required_argument, NULL, 286},
+    {"parallelism", required_argument, NULL, 287},
+    {"queue", required_argument, NULL, 288},
+    {"runs", required_argument, NULL, 289},
+    {"faults", required_argument, NULL, 290},
+    {"crashes", required_argument, NULL, 291},
+    {"crash-window", required_argument, NULL, 292},
+    {"fault-root", required_argument, NULL, 293},
+    {"fault-seed", required_argument, NULL, 294},
+    {NULL, 0, NULL, 0},
+};
 
 static double now_s(void)
 {
@@ -412,13 +469,21 @@ int main(int argc, char **argv)
     const char *fail_flag = "--fail", *loopback_flag = NULL;
     const char *model_arg = NULL, *logp_flag = NULL;
 
-    /* The model decides the defaults of the time flags: find it first. */
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
-            model_arg = argv[i + 1];
-        else if (is_logp_flag(argv[i]) && logp_flag == NULL)
-            logp_flag = argv[i];
+    /* The model decides the defaults of the time flags: find it first
+     * (mistakes are reported by the second pass). */
+    int c, li = -1;
+    char flag[32];
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, SIM_SHORT_OPTIONS, sim_options,
+                            &li)) != -1) {
+        const char *f = cli_flag(c, li, sim_options, flag, sizeof(flag));
+        li = -1;
+        if (strcmp(f, "--model") == 0)
+            model_arg = optarg;
+        else if (logp_flag == NULL)
+            logp_flag = logp_flag_name(f);
     }
+    optind = 0; /* glibc: start the second pass afresh */
     if (model_arg != NULL && strcmp(model_arg, "logp") != 0
         && strcmp(model_arg, "loopback") != 0)
         return bad("--model", "expected loopback or logp");
@@ -428,10 +493,19 @@ int main(int argc, char **argv)
     if ((model_arg != NULL && strcmp(model_arg, "logp") == 0) || logp_flag != NULL)
         ftc_scenario_use_logp(&s);
 
-    for (int i = 1; i < argc; i++) {
-        const char *f = argv[i];
-        if (strcmp(f, "-h") == 0 || strcmp(f, "--help") == 0) {
+    while ((c = getopt_long(argc, argv, SIM_SHORT_OPTIONS, sim_options,
+                            &li)) != -1) {
+        const char *f = cli_flag(c, li, sim_options, flag, sizeof(flag));
+        char *v = optarg;
+        li = -1;
+        if (c == '?' || c == ':')
+            return cli_refuse("ftcoll-sim", c, argv, sim_options);
+        if (c == 'h') {
             usage(stdout);
+            return 0;
+        }
+        if (c == 'V') {
+            cli_print_version("ftcoll-sim");
             return 0;
         }
         if (strcmp(f, "--json") == 0) {
@@ -458,9 +532,6 @@ int main(int argc, char **argv)
             s.trace = stderr;
             continue;
         }
-        if (i + 1 >= argc)
-            return bad(f, "needs a value (see --help)");
-        char *v = argv[++i];
         int rc = 0;
         if (strcmp(f, "--coll") == 0) {
             if (strcmp(v, "reduce") == 0) s.coll = FTC_COLL_REDUCE;
@@ -623,6 +694,9 @@ int main(int argc, char **argv)
         if (rc != 0)
             return rc;
     }
+    if (optind < argc)
+        return bad(argv[optind], "unexpected argument: ftcoll-sim takes "
+                                 "options only (see --help)");
     if (loopback_flag != NULL && s.model == FTC_MODEL_LOGP)
         return bad(loopback_flag, "belongs to --model loopback; the LogP "
                                   "model takes -L, -o and -g");
