@@ -90,6 +90,7 @@
 #include <unistd.h>
 
 #include "bench_transport.h"
+#include "cli.h"
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_bootstrap.h"
 
@@ -204,6 +205,8 @@ static void usage(FILE *f)
         "         [--fault-info list|count|bit]\n"
         "         [--correction checked|opportunistic]\n"
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
+        "         [-h|--help] [-V|--version]\n"
+        "Every --opt value may also be written --opt=value.\n"
         "Run it under ftcoll-run or a PMIx launcher (docs/running.md);\n"
         "FTCOLL_BACKEND (or ftcoll-run --backend) picks the backend.\n",
         f);
@@ -269,6 +272,35 @@ static void parse_rank_iter(const char *s, const char *what, uint32_t *rank,
     *iter = parse_u64(at + 1, what);
 }
 
+/* Long-only options get distinct values from 256 up, so that getopt_long
+ * refuses a prefix of several ("--c") instead of taking the first. */
+static const struct option bench_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {"pingpong", no_argument, NULL, 256},
+    {"json", no_argument, NULL, 257},
+    {"csv", no_argument, NULL, 258},
+    {"quiet", no_argument, NULL, 259},
+    {"coll", required_argument, NULL, 260},
+    {"algo", required_argument, NULL, 261},
+    {"wait", required_argument, NULL, 262},
+    {"root", required_argument, NULL, 263},
+    {"sizes", required_argument, NULL, 264},
+    {"iters", required_argument, NULL, 265},
+    {"warmup", required_argument, NULL, 266},
+    {"kill", required_argument, NULL, 267},
+    {"crash", required_argument, NULL, 268},
+    {"stop", required_argument, NULL, 269},
+    {"victims", required_argument, NULL, 270},
+    {"cue", required_argument, NULL, 271},
+    {"hold", required_argument, NULL, 272},
+    {"gate", required_argument, NULL, 273},
+    {"interval-ms", required_argument, NULL, 274},
+    {"fault-info", required_argument, NULL, 275},
+    {"correction", required_argument, NULL, 276},
+    {NULL, 0, NULL, 0},
+};
+
 static void parse_opts(int argc, char **argv, opts_t *o)
 {
     memset(o, 0, sizeof(*o));
@@ -286,10 +318,24 @@ static void parse_opts(int argc, char **argv, opts_t *o)
     if (env != NULL && *env != '\0')
         o->op_timeout_s = (double)parse_u64(env, "FTCOLL_BENCH_OP_TIMEOUT");
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+    int opt, li = -1;
+    char flag[32];
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":hVf:", bench_options, &li)) !=
+           -1) {
+        const char *a = cli_flag(opt, li, bench_options, flag, sizeof(flag));
+        const char *v = optarg;
+        li = -1;
+        if (opt == '?' || opt == ':') {
+            fflush(stdout);
+            exit(cli_refuse("ftcoll-bench", opt, argv, bench_options));
+        }
+        if (opt == 'h') {
             usage(stdout);
+            exit(0);
+        }
+        if (opt == 'V') {
+            cli_print_version("ftcoll-bench");
             exit(0);
         }
         if (strcmp(a, "--pingpong") == 0) {
@@ -308,9 +354,6 @@ static void parse_opts(int argc, char **argv, opts_t *o)
             o->quiet = true;
             continue;
         }
-        if (i + 1 >= argc)
-            die(2, "%s needs a value (--help)", a);
-        const char *v = argv[++i];
         if (strcmp(a, "--coll") == 0) {
             if (strcmp(v, "reduce") == 0)
                 o->coll = FTC_COLL_REDUCE;
@@ -391,6 +434,9 @@ static void parse_opts(int argc, char **argv, opts_t *o)
             die(2, "unknown option %s (--help)", a);
         }
     }
+    if (optind < argc)
+        die(2, "unexpected argument '%s': ftcoll-bench takes options only "
+               "(--help)", argv[optind]);
 }
 
 /* --- Who may fail, and what a result may be ------------------------------ */
