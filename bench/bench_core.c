@@ -24,9 +24,8 @@
  *   corrected:0, corrected:1, tree:0, ...)
  */
 #define _GNU_SOURCE
-#include <errno.h>
+#include <limits.h>
 #include <malloc.h>
-#include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,17 +384,12 @@ static void usage(FILE *f)
 }
 
 /* A positive integer at most max for flag, or exit 2 naming the flag. */
-static uint64_t parse_positive(const char *flag, const char *v, uint64_t max)
+static unsigned long parse_positive(const char *flag, const char *v,
+                                    unsigned long max)
 {
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (errno != 0 || *end != '\0' || *v == '\0' || *v == '-' || x == 0
-        || x > max) {
-        fprintf(stderr, "bench_core: %s wants an integer 1..%llu, got '%s'\n",
-                flag, (unsigned long long)max, v);
+    unsigned long x;
+    if (cli_count("bench_core", flag, v, max, &x) != 0)
         exit(2);
-    }
     return x;
 }
 
@@ -455,7 +449,7 @@ int main(int argc, char **argv)
             steady = optarg;
             break;
         case OPT_ITERS:
-            iters = parse_positive("--iters", optarg, UINT64_MAX);
+            iters = parse_positive("--iters", optarg, ULONG_MAX);
             break;
         case OPT_REPS:
             reps = (int)parse_positive("--reps", optarg, 1000000);

@@ -2,7 +2,9 @@
 /* The command-line conventions of cli.h. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef FTC_TOOL_VERSION
@@ -77,4 +79,52 @@ const char *cli_flag(int c, int longindex, const struct option *opts,
     else
         snprintf(buf, len, "-%c", c);
     return buf;
+}
+
+int cli_operands(const char *prog, const char *usage, int argc,
+                 char *argv[], int operands)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    opterr = 0;
+    /* '+': an operand ends the options, so "-1" there is an operand. */
+    while ((c = getopt_long(argc, argv, "+:hV", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            printf("usage: %s %s\n       %s -h|--help | -V|--version\n",
+                   prog, usage, prog);
+            return 0;
+        case 'V':
+            cli_print_version(prog);
+            return 0;
+        default:
+            return cli_refuse(prog, c, argv, opts);
+        }
+    }
+    if (argc - optind != operands) {
+        fprintf(stderr, "%s: wants %d operands, got %d\nusage: %s %s\n",
+                prog, operands, argc - optind, prog, usage);
+        return 2;
+    }
+    return -1;
+}
+
+int cli_count(const char *prog, const char *what, const char *v,
+              unsigned long max, unsigned long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long x = strtoul(v, &end, 10);
+    if (errno != 0 || *end != '\0' || *v == '\0' || *v == '-' || x == 0
+        || x > max) {
+        fprintf(stderr, "%s: %s wants an integer 1..%lu, got '%s'\n", prog,
+                what, max, v);
+        return 2;
+    }
+    *out = x;
+    return 0;
 }

@@ -50,4 +50,21 @@ int cli_refuse(const char *prog, int c, char *const argv[],
 const char *cli_flag(int c, int longindex, const struct option *opts,
                      char *buf, size_t len);
 
+/*
+ * For a tool that takes operands and no options but -h/--help and
+ * -V/--version: usage is the operands' synopsis ("DIR N"). Returns -1 when
+ * argv[optind] .. argv[argc - 1] are exactly `operands` operands, to go on
+ * with; otherwise the exit status: 0 after --help or --version, 2 after an
+ * unknown flag or a wrong number of operands (both said on stderr).
+ */
+int cli_operands(const char *prog, const char *usage, int argc,
+                 char *argv[], int operands);
+
+/*
+ * v as an integer 1..max into *out and 0; or, said on stderr naming what
+ * ("-n", "N"), 2: the exit status.
+ */
+int cli_count(const char *prog, const char *what, const char *v,
+              unsigned long max, unsigned long *out);
+
 #endif
