@@ -60,8 +60,9 @@ typedef struct bench_backend {
     /*
      * The members of the summary's "transport" JSON object, without the
      * braces: at least "name", "stranger" (messages from no member of the
-     * job) and "peers_failed" (failures the backend itself reported).
-     * ftcoll-bench adds "reports" from peer_report.
+     * job) and "peers_failed" (failures the backend itself reported),
+     * written with json_members_begin() (json.h) so that strings are
+     * escaped. ftcoll-bench adds "reports" from peer_report.
      */
     void (*stats_json)(void *t, char *buf, size_t len);
 

@@ -91,6 +91,7 @@
 
 #include "bench_transport.h"
 #include "cli.h"
+#include "json.h"
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_bootstrap.h"
 
@@ -739,6 +740,28 @@ static int start_op(bench_t *b, ftc_coll_t coll, ftc_coll_args_t *a)
 
 /* The planned death of this rank at iteration g, if any: before the
  * operation starts (mid = false) or inside it (mid = true). */
+/* One line the driver reads as a rank's progress: what happened to it at
+ * which iteration, and when (CLOCK_MONOTONIC) if with_time. */
+static void print_event(uint32_t rank, const char *event, uint64_t iter,
+                        bool with_time)
+{
+    json_t j;
+    json_to_file(&j, stdout);
+    json_object_begin(&j);
+    json_key(&j, "rank");
+    json_uint(&j, rank);
+    json_key(&j, "event");
+    json_string(&j, event);
+    json_key(&j, "iter");
+    json_uint(&j, iter);
+    if (with_time) {
+        json_key(&j, "t_ns");
+        json_uint(&j, now_ns());
+    }
+    json_object_end(&j);
+    putchar('\n');
+}
+
 static void maybe_die(bench_t *b, bool mid)
 {
     for (uint32_t k = 0; k < b->o.nplan; k++) {
@@ -750,10 +773,8 @@ static void maybe_die(bench_t *b, bool mid)
             while (now_ns() < end && !b->done)
                 b->be->progress(b->t, 0);
         }
-        printf("{\"rank\":%u,\"event\":\"%s\",\"iter\":%" PRIu64
-               ",\"t_ns\":%" PRIu64 "}\n", b->rank,
-               p->sig == SIGSTOP ? "stop" : mid ? "crash" : "kill", b->g,
-               now_ns());
+        print_event(b->rank, p->sig == SIGSTOP ? "stop" : mid ? "crash" : "kill",
+                    b->g, true);
         fflush(stdout);
         fflush(stderr);
         raise(p->sig);
@@ -767,14 +788,12 @@ static bool before_iteration(bench_t *b)
 {
     for (uint32_t k = 0; k < b->o.ncues; k++)
         if (b->o.cues[k].rank == b->rank && b->o.cues[k].iter == b->g)
-            printf("{\"rank\":%u,\"event\":\"cue\",\"iter\":%" PRIu64 "}\n",
-                   b->rank, b->g);
+            print_event(b->rank, "cue", b->g, false);
     for (uint32_t k = 0; k < b->o.nholds; k++) {
         const hold_t *h = &b->o.holds[k];
         if (h->iter != b->g || (h->rank != b->rank && h->rank != UINT32_MAX))
             continue;
-        printf("{\"rank\":%u,\"event\":\"%s\",\"iter\":%" PRIu64 "}\n",
-               b->rank, h->file != NULL ? "gate" : "hold", b->g);
+        print_event(b->rank, h->file != NULL ? "gate" : "hold", b->g, false);
         fflush(stdout);
         uint64_t limit = now_ns() + (uint64_t)(b->o.op_timeout_s * 1e9);
         while (h->file == NULL || access(h->file, F_OK) != 0) {
@@ -913,12 +932,35 @@ static void print_row(const bench_t *b, const char *kind, size_t size,
     if (o->csv)
         printf("csv,%s,%s,%u,%u,%zu,%.3f,%.3f,%.3f,%.3f,%.3f\n", coll, algo,
                o->f, b->n, size, r.avg, r.min, r.max, r.p50, r.p99);
-    if (o->json)
-        printf("{\"kind\":\"%s\",\"coll\":\"%s\",\"algo\":\"%s\",\"f\":%u,"
-               "\"n\":%u,\"size\":%zu,\"avg_us\":%.3f,\"min_us\":%.3f,"
-               "\"max_us\":%.3f,\"p50_us\":%.3f,\"p99_us\":%.3f}\n",
-               kind, coll, algo, o->f, b->n, size, r.avg, r.min, r.max, r.p50,
-               r.p99);
+    if (o->json) {
+        json_t j;
+        json_to_file(&j, stdout);
+        json_object_begin(&j);
+        json_key(&j, "kind");
+        json_string(&j, kind);
+        json_key(&j, "coll");
+        json_string(&j, coll);
+        json_key(&j, "algo");
+        json_string(&j, algo);
+        json_key(&j, "f");
+        json_uint(&j, o->f);
+        json_key(&j, "n");
+        json_uint(&j, b->n);
+        json_key(&j, "size");
+        json_uint(&j, size);
+        json_key(&j, "avg_us");
+        json_fixed(&j, r.avg, 3);
+        json_key(&j, "min_us");
+        json_fixed(&j, r.min, 3);
+        json_key(&j, "max_us");
+        json_fixed(&j, r.max, 3);
+        json_key(&j, "p50_us");
+        json_fixed(&j, r.p50, 3);
+        json_key(&j, "p99_us");
+        json_fixed(&j, r.p99, 3);
+        json_object_end(&j);
+        putchar('\n');
+    }
 }
 
 static void print_header(const bench_t *b, const char *title)
@@ -1157,47 +1199,102 @@ static void print_summary(bench_t *b)
         die(4, "out of memory");
     ftc_context_failed(b->ctx, failed, nf);
 
+    /* Built in a buffer and written with one call, so that ranks sharing
+     * a pipe never interleave their lines. */
     char buf[8192];
-    size_t k = 0;
-#define OUT(...) \
-    k += (size_t)snprintf(buf + k, k < sizeof(buf) ? sizeof(buf) - k : 0, \
-                          __VA_ARGS__)
-    OUT("{\"rank\":%u,\"n\":%u,\"coll\":\"%s\",\"algo\":\"%s\",\"f\":%u,"
-        "\"completed\":%" PRIu64 ",\"ok\":%" PRIu64 ",\"errors\":%" PRIu64
-        ",\"wrong\":%" PRIu64 ",\"excluded\":%s,\"failed\":[",
-        b->rank, b->n, ftc_coll_name(b->o.coll), ftc_algo_name(b->o.algo),
-        b->o.f, b->completed, b->ok, b->errors, b->wrong,
-        b->excluded ? "true" : "false");
+    json_t j;
+    json_to_buffer(&j, buf, sizeof(buf));
+    json_object_begin(&j);
+    json_key(&j, "rank");
+    json_uint(&j, b->rank);
+    json_key(&j, "n");
+    json_uint(&j, b->n);
+    json_key(&j, "coll");
+    json_string(&j, ftc_coll_name(b->o.coll));
+    json_key(&j, "algo");
+    json_string(&j, ftc_algo_name(b->o.algo));
+    json_key(&j, "f");
+    json_uint(&j, b->o.f);
+    json_key(&j, "completed");
+    json_uint(&j, b->completed);
+    json_key(&j, "ok");
+    json_uint(&j, b->ok);
+    json_key(&j, "errors");
+    json_uint(&j, b->errors);
+    json_key(&j, "wrong");
+    json_uint(&j, b->wrong);
+    json_key(&j, "excluded");
+    json_bool(&j, b->excluded);
+    json_key(&j, "failed");
+    json_array_begin(&j);
     for (uint32_t i = 0; i < nf; i++)
-        OUT("%s%u", i ? "," : "", failed[i]);
-    OUT("],\"last\":[");
+        json_uint(&j, failed[i]);
+    json_array_end(&j);
+    json_key(&j, "last");
+    json_array_begin(&j);
     for (uint32_t i = 0; i < b->nlast; i++)
-        OUT("%s%" PRId64, i ? "," : "", b->last[i]);
-    OUT("],\"digest\":\"%016" PRIx64 "\",\"marks\":[", b->digest);
-    for (uint32_t i = 0; i < b->nmarks; i++)
-        OUT("%s[%" PRIu64 ",%" PRIu64 "]", i ? "," : "", b->mark_iter[i],
-            b->mark_t[i]);
-    OUT("],\"list_mismatch\":%" PRIu64 ",\"late_ok\":%" PRIu64 ",\"counters\":{\"dropped_truncated\":%"
-        PRIu64 ",\"dropped_checksum\":%" PRIu64 ",\"dropped_version\":%" PRIu64
-        ",\"dropped_foreign\":%" PRIu64 ",\"dropped_stale\":%" PRIu64
-        ",\"dropped_badmsg\":%" PRIu64 ",\"probes_sent\":%" PRIu64
-        ",\"failures_detected\":%" PRIu64 "},\"transport\":{%s,"
-        "\"reports\":[",
-        b->list_mismatch, b->late_ok, c.dropped_truncated, c.dropped_checksum,
-        c.dropped_version, c.dropped_foreign, c.dropped_stale,
-        c.dropped_badmsg, c.probes_sent, c.failures_detected, ts);
+        json_int(&j, b->last[i]);
+    json_array_end(&j);
+    char digest[17];
+    snprintf(digest, sizeof(digest), "%016" PRIx64, b->digest);
+    json_key(&j, "digest");
+    json_string(&j, digest);
+    json_key(&j, "marks");
+    json_array_begin(&j);
+    for (uint32_t i = 0; i < b->nmarks; i++) {
+        json_array_begin(&j);
+        json_uint(&j, b->mark_iter[i]);
+        json_uint(&j, b->mark_t[i]);
+        json_array_end(&j);
+    }
+    json_array_end(&j);
+    json_key(&j, "list_mismatch");
+    json_uint(&j, b->list_mismatch);
+    json_key(&j, "late_ok");
+    json_uint(&j, b->late_ok);
+    const struct {
+        const char *name;
+        uint64_t value;
+    } counters[] = {
+        {"dropped_truncated", c.dropped_truncated},
+        {"dropped_checksum", c.dropped_checksum},
+        {"dropped_version", c.dropped_version},
+        {"dropped_foreign", c.dropped_foreign},
+        {"dropped_stale", c.dropped_stale},
+        {"dropped_badmsg", c.dropped_badmsg},
+        {"probes_sent", c.probes_sent},
+        {"failures_detected", c.failures_detected},
+    };
+    json_key(&j, "counters");
+    json_object_begin(&j);
+    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+        json_key(&j, counters[i].name);
+        json_uint(&j, counters[i].value);
+    }
+    json_object_end(&j);
+    json_key(&j, "transport");
+    json_object_begin(&j);
+    json_members(&j, ts);
     /* Peers the backend itself reported: [rank, how, t_ns]. */
-    const char *sep = "";
+    json_key(&j, "reports");
+    json_array_begin(&j);
     for (uint32_t r = 0; r < b->n; r++) {
         uint64_t t_ns = 0;
         const char *how = b->be->peer_report(b->t, r, &t_ns);
         if (how == NULL)
             continue;
-        OUT("%s[%u,\"%s\",%" PRIu64 "]", sep, r, how, t_ns);
-        sep = ",";
+        json_array_begin(&j);
+        json_uint(&j, r);
+        json_string(&j, how);
+        json_uint(&j, t_ns);
+        json_array_end(&j);
     }
-    OUT("]}}");
-#undef OUT
+    json_array_end(&j);
+    json_object_end(&j);
+    json_object_end(&j);
+    if (json_truncated(&j))
+        die(4, "rank %u: the summary does not fit %zu bytes", b->rank,
+            sizeof(buf));
     puts(buf);
     fflush(stdout);
     free(failed);
