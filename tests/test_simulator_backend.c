@@ -15,43 +15,24 @@
 #include "ftcoll/error.h"
 #include "ftcoll/transport.h"
 #include "ftcoll_logp.h"
+#include "core_double.h"
 #include "check.h"
 
-/* --- The test double of the core ---------------------------------------- */
-
-enum { R_RECV, R_SEND_DONE, R_TIMER, R_PEER_FAILED };
-
-typedef struct rec {
-    int kind;
-    uint32_t rank;
-    uint64_t t;
-    uint32_t a;            /* recv: src; peer_failed: peer */
-    unsigned char tag;     /* recv: first payload byte; send_done: cookie */
-} rec_t;
-
-struct ftc_context {
-    uint32_t rank;
-    void *ep;
-    /* On receiving a message whose first byte is `reply_on`, send one byte
-     * `reply_tag` to `reply_to`. */
-    int reply_on;
-    uint32_t reply_to;
-    unsigned char reply_tag;
-};
+/* --- The core, replaced (tests/support/core_double.h) ------------------- */
 
 static ftc_logp_world_t *g_w;
-static rec_t g_recs[4096];
-static size_t g_n;
-static int g_depth, g_reentries;
 static unsigned char g_cookies[256];
 
-static void record(int kind, const ftc_context_t *ctx, uint32_t a,
-                   unsigned char tag)
+static uint64_t world_now(void *arg)
 {
-    if (g_depth++ > 0)
-        g_reentries++;
-    if (g_n < sizeof(g_recs) / sizeof(g_recs[0]))
-        g_recs[g_n++] = (rec_t){kind, ctx->rank, ftc_logp_now(g_w), a, tag};
+    (void)arg;
+    return ftc_logp_now(g_w);
+}
+
+/* A message's tag: its first byte (the tests send one byte). */
+static int tag_of(const core_record_t *r)
+{
+    return r->len > 0 ? r->raw[0] : 0;
 }
 
 static int send1(ftc_context_t *ctx, uint32_t dest, unsigned char byte)
@@ -60,33 +41,23 @@ static int send1(ftc_context_t *ctx, uint32_t dest, unsigned char byte)
     return ftc_logp_ops()->send(ctx->ep, dest, &byte, 1, &g_cookies[byte]);
 }
 
-int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
-                       size_t len)
+/* What a rank answers: on receiving a message whose first byte is `on`,
+ * it sends one byte `tag` to `to`. on = -1: never. */
+typedef struct reply {
+    int on;
+    uint32_t to;
+    unsigned char tag;
+} reply_t;
+
+static reply_t g_reply[8];
+
+static void reply_on_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
+                          size_t len)
 {
+    const reply_t *rp = &g_reply[ctx->rank];
     unsigned char b = len > 0 ? ((const unsigned char *)buf)[0] : 0;
-    record(R_RECV, ctx, src, b);
-    if (ctx->reply_on >= 0 && b == (unsigned char)ctx->reply_on)
-        send1(ctx, ctx->reply_to, ctx->reply_tag);
-    g_depth--;
-    return FTC_OK;
-}
-
-void ftc_transport_send_done(ftc_context_t *ctx, void *cookie, int status)
-{
-    record(R_SEND_DONE, ctx, (uint32_t)status, *(unsigned char *)cookie);
-    g_depth--;
-}
-
-void ftc_transport_timer_fired(ftc_context_t *ctx)
-{
-    record(R_TIMER, ctx, 0, 0);
-    g_depth--;
-}
-
-void ftc_transport_peer_failed(ftc_context_t *ctx, uint32_t peer)
-{
-    record(R_PEER_FAILED, ctx, peer, 0);
-    g_depth--;
+    if (rp->on >= 0 && b == (unsigned char)rp->on)
+        send1(ctx, rp->to, rp->tag);
 }
 
 /* --- World set-up -------------------------------------------------------- */
@@ -121,33 +92,19 @@ static void world(uint32_t n, uint64_t L, uint64_t o, uint64_t g, uint32_t par,
         exit(1);
     }
     for (uint32_t r = 0; r < n; r++) {
-        g_ctx[r] = (ftc_context_t){r, ftc_logp_endpoint(g_w, r), -1, 0, 0};
+        core_double_init(&g_ctx[r], r, ftc_logp_endpoint(g_w, r));
+        g_ctx[r].on_recv = reply_on_recv;
+        g_reply[r] = (reply_t){-1, 0, 0};
         ftc_logp_attach(g_w, r, &g_ctx[r]);
     }
-    g_n = 0;
-}
-
-/* The i-th record of kind k for rank r, or NULL. */
-static const rec_t *find(int k, uint32_t r, int i)
-{
-    for (size_t j = 0; j < g_n; j++)
-        if (g_recs[j].kind == k && g_recs[j].rank == r && i-- == 0)
-            return &g_recs[j];
-    return NULL;
+    core_double_reset();
+    core_double_clock(world_now, NULL);
 }
 
 static uint64_t t_of(int k, uint32_t r, int i)
 {
-    const rec_t *x = find(k, r, i);
+    const core_record_t *x = core_double_find(k, r, i);
     return x ? x->t : UINT64_MAX;
-}
-
-static size_t count(int k, uint32_t r)
-{
-    size_t c = 0;
-    for (size_t j = 0; j < g_n; j++)
-        c += g_recs[j].kind == k && g_recs[j].rank == r;
-    return c;
 }
 
 /* --- Tests --------------------------------------------------------------- */
@@ -161,14 +118,14 @@ static void test_send_timing(void)
         CHECK_MSG(send1(&g_ctx[0], 1, b) == FTC_OK, "send");
     ftc_logp_run(g_w, UINT64_MAX);
     for (int i = 0; i < 3; i++) {
-        CHECK_MSG(t_of(R_SEND_DONE, 0, i) == 3u * (unsigned)(i + 1),
+        CHECK_MSG(t_of(CORE_SEND_DONE, 0, i) == 3u * (unsigned)(i + 1),
                   "send_done %d at %" PRIu64 ", want %d", i,
-                  t_of(R_SEND_DONE, 0, i), 3 * (i + 1));
-        CHECK_MSG(t_of(R_RECV, 1, i) == 3u * (unsigned)(i + 1) + 5 + 2,
-                  "recv %d at %" PRIu64 ", want %d", i, t_of(R_RECV, 1, i),
+                  t_of(CORE_SEND_DONE, 0, i), 3 * (i + 1));
+        CHECK_MSG(t_of(CORE_RECV, 1, i) == 3u * (unsigned)(i + 1) + 5 + 2,
+                  "recv %d at %" PRIu64 ", want %d", i, t_of(CORE_RECV, 1, i),
                   3 * (i + 1) + 7);
-        const rec_t *r = find(R_RECV, 1, i);
-        CHECK_MSG(r && r->tag == i + 1 && r->a == 0, "order and source");
+        const core_record_t *r = core_double_find(CORE_RECV, 1, i);
+        CHECK_MSG(r && tag_of(r) == i + 1 && r->a == 0, "order and source");
     }
     ftc_logp_rank_stats_t st;
     ftc_logp_rank_stats(g_w, 0, &st);
@@ -189,10 +146,10 @@ static void test_gap_below_overhead(void)
     send1(&g_ctx[0], 1, 1);
     send1(&g_ctx[0], 1, 2);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK_MSG(t_of(R_RECV, 1, 0) == 4 + 1 + 4, "first at %" PRIu64,
-              t_of(R_RECV, 1, 0));
-    CHECK_MSG(t_of(R_RECV, 1, 1) == 8 + 1 + 4, "second at %" PRIu64,
-              t_of(R_RECV, 1, 1));
+    CHECK_MSG(t_of(CORE_RECV, 1, 0) == 4 + 1 + 4, "first at %" PRIu64,
+              t_of(CORE_RECV, 1, 0));
+    CHECK_MSG(t_of(CORE_RECV, 1, 1) == 8 + 1 + 4, "second at %" PRIu64,
+              t_of(CORE_RECV, 1, 1));
 }
 
 /* Two messages arriving together: received one after the other, o each,
@@ -203,9 +160,9 @@ static void test_inbound_queue(void)
     send1(&g_ctx[0], 1, 10);
     send1(&g_ctx[2], 1, 12);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK_MSG(t_of(R_RECV, 1, 0) == 4 && find(R_RECV, 1, 0)->a == 0,
+    CHECK_MSG(t_of(CORE_RECV, 1, 0) == 4 && core_double_find(CORE_RECV, 1, 0)->a == 0,
               "first from 0 at 4");
-    CHECK_MSG(t_of(R_RECV, 1, 1) == 5 && find(R_RECV, 1, 1)->a == 2,
+    CHECK_MSG(t_of(CORE_RECV, 1, 1) == 5 && core_double_find(CORE_RECV, 1, 1)->a == 2,
               "second from 2 at 5");
     ftc_logp_stats_t st;
     ftc_logp_stats(g_w, &st);
@@ -219,20 +176,20 @@ static void test_receive_priority(void)
 {
     for (uint32_t par = 1; par <= 2; par++) {
         world(2, 0, 1, 1, par, 0);
-        g_ctx[1].reply_on = 1;
-        g_ctx[1].reply_to = 0;
-        g_ctx[1].reply_tag = 9;
+        g_reply[1].on = 1;
+        g_reply[1].to = 0;
+        g_reply[1].tag = 9;
         send1(&g_ctx[0], 1, 1); /* departs 1, handed to 1 at 2 */
         send1(&g_ctx[0], 1, 2); /* departs 2, waits at 1 from 2 */
         ftc_logp_run(g_w, UINT64_MAX);
-        CHECK_MSG(t_of(R_RECV, 1, 1) == 3, "par %u: second handed at %" PRIu64,
-                  par, t_of(R_RECV, 1, 1));
+        CHECK_MSG(t_of(CORE_RECV, 1, 1) == 3, "par %u: second handed at %" PRIu64,
+                  par, t_of(CORE_RECV, 1, 1));
         /* par 1: the reply (issued at 2) starts after the receive, at 3,
          * leaves at 4, is handed to 0 at 5. par 2: starts at 2 -> 4. */
         uint64_t want = par == 1 ? 5 : 4;
-        CHECK_MSG(t_of(R_RECV, 0, 0) == want,
+        CHECK_MSG(t_of(CORE_RECV, 0, 0) == want,
                   "par %u: reply handed at %" PRIu64 ", want %" PRIu64, par,
-                  t_of(R_RECV, 0, 0), want);
+                  t_of(CORE_RECV, 0, 0), want);
     }
 }
 
@@ -245,8 +202,8 @@ static void test_completion_after_receive(void)
         send1(&g_ctx[0], 1, 1); /* departs at 1 */
         send1(&g_ctx[1], 0, 2); /* arrives at 0 at 1 */
         ftc_logp_run(g_w, UINT64_MAX);
-        const rec_t *done = find(R_SEND_DONE, 0, 0);
-        const rec_t *recv = find(R_RECV, 0, 0);
+        const core_record_t *done = core_double_find(CORE_SEND_DONE, 0, 0);
+        const core_record_t *recv = core_double_find(CORE_RECV, 0, 0);
         CHECK_MSG(done && recv, "both happened");
         if (done == NULL || recv == NULL)
             continue;
@@ -270,9 +227,9 @@ static void test_priority_queue(void)
     send1(&g_ctx[2], 0, 0x12); /* class 1 */
     send1(&g_ctx[3], 0, 0x03); /* class 0 */
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK_MSG(find(R_RECV, 0, 0) && find(R_RECV, 0, 0)->tag == 0x03 &&
-                  find(R_RECV, 0, 1)->tag == 0x12 &&
-                  find(R_RECV, 0, 2)->tag == 0x21,
+    CHECK_MSG(core_double_find(CORE_RECV, 0, 0) && tag_of(core_double_find(CORE_RECV, 0, 0)) == 0x03 &&
+                  tag_of(core_double_find(CORE_RECV, 0, 1)) == 0x12 &&
+                  tag_of(core_double_find(CORE_RECV, 0, 2)) == 0x21,
               "by class");
 
     world(3, 3, 1, 1, 1, 1);
@@ -287,7 +244,7 @@ static void test_priority_queue(void)
      * waiting. */
     unsigned char got[4];
     for (int i = 0; i < 4; i++)
-        got[i] = find(R_RECV, 0, i) ? find(R_RECV, 0, i)->tag : 0;
+        got[i] = core_double_find(CORE_RECV, 0, i) ? tag_of(core_double_find(CORE_RECV, 0, i)) : 0;
     CHECK_MSG(got[0] == 0x21 && got[1] == 0x02 && got[2] == 0x23 &&
                   got[3] == 0x24,
               "order %02x %02x %02x %02x", got[0], got[1], got[2], got[3]);
@@ -300,10 +257,10 @@ static void test_priority_queue(void)
     send1(&g_ctx[2], 0, 0x13);
     ftc_logp_run(g_w, UINT64_MAX);
     for (int i = 0; i < 3; i++)
-        got[i] = find(R_RECV, 0, i) ? find(R_RECV, 0, i)->tag : 0;
+        got[i] = core_double_find(CORE_RECV, 0, i) ? tag_of(core_double_find(CORE_RECV, 0, i)) : 0;
     CHECK_MSG(got[0] == 0x13 && got[1] == 0x21 && got[2] == 0x02,
               "per-sender order kept: %02x %02x %02x", got[0], got[1], got[2]);
-    CHECK_MSG(t_of(R_RECV, 0, 0) == 101, "after the hold");
+    CHECK_MSG(t_of(CORE_RECV, 0, 0) == 101, "after the hold");
 }
 
 /* Crash semantics: departed messages arrive, queued ones are lost, and the
@@ -315,9 +272,9 @@ static void test_crash(void)
         send1(&g_ctx[0], 1, b);
     ftc_logp_crash_after_sends(g_w, 0, 2);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK_MSG(count(R_RECV, 1) == 2, "two departed, %zu received",
-              count(R_RECV, 1));
-    CHECK_MSG(count(R_SEND_DONE, 0) == 1, "one completion");
+    CHECK_MSG(core_double_count(CORE_RECV, 1) == 2, "two departed, %zu received",
+              core_double_count(CORE_RECV, 1));
+    CHECK_MSG(core_double_count(CORE_SEND_DONE, 0) == 1, "one completion");
     CHECK_MSG(ftc_logp_is_crashed(g_w, 0) && ftc_logp_crash_time(g_w, 0) == 2,
               "crashed at 2");
 
@@ -329,7 +286,7 @@ static void test_crash(void)
     ftc_logp_run(g_w, UINT64_MAX);
     ftc_logp_stats_t st;
     ftc_logp_stats(g_w, &st);
-    CHECK_MSG(count(R_RECV, 1) == 0 && st.dropped_dead == 1,
+    CHECK_MSG(core_double_count(CORE_RECV, 1) == 0 && st.dropped_dead == 1,
               "dropped at the dead");
 
     /* A crash at a time: what left before it is delivered. */
@@ -338,8 +295,8 @@ static void test_crash(void)
         send1(&g_ctx[0], 1, b);
     ftc_logp_crash_at(g_w, 0, 2); /* before the second send's end at 2 */
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK_MSG(count(R_RECV, 1) == 1, "crash_at: %zu delivered",
-              count(R_RECV, 1));
+    CHECK_MSG(core_double_count(CORE_RECV, 1) == 1, "crash_at: %zu delivered",
+              core_double_count(CORE_RECV, 1));
 }
 
 /* A held CPU handles nothing until the hold ends. */
@@ -349,8 +306,8 @@ static void test_hold(void)
     ftc_logp_hold(g_w, 1, 20);
     send1(&g_ctx[0], 1, 1);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK_MSG(t_of(R_RECV, 1, 0) == 21, "held receive at %" PRIu64,
-              t_of(R_RECV, 1, 0));
+    CHECK_MSG(t_of(CORE_RECV, 1, 0) == 21, "held receive at %" PRIu64,
+              t_of(CORE_RECV, 1, 0));
 }
 
 /* Timers: fire at the deadline; re-arming replaces; cancel cancels; far
@@ -367,20 +324,20 @@ static void test_timers(void)
     ops->timer_cancel(g_ctx[2].ep);
     ops->timer_arm(g_ctx[3].ep, 5000000);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK_MSG(count(R_TIMER, 0) == 1 && t_of(R_TIMER, 0, 0) == 30,
+    CHECK_MSG(core_double_count(CORE_TIMER, 0) == 1 && t_of(CORE_TIMER, 0, 0) == 30,
               "earlier wins");
-    CHECK_MSG(count(R_TIMER, 1) == 1 && t_of(R_TIMER, 1, 0) == 200,
+    CHECK_MSG(core_double_count(CORE_TIMER, 1) == 1 && t_of(CORE_TIMER, 1, 0) == 200,
               "later wins");
-    CHECK_MSG(count(R_TIMER, 2) == 0, "cancelled");
-    CHECK_MSG(t_of(R_TIMER, 3, 0) == 5000000, "far timer at %" PRIu64,
-              t_of(R_TIMER, 3, 0));
+    CHECK_MSG(core_double_count(CORE_TIMER, 2) == 0, "cancelled");
+    CHECK_MSG(t_of(CORE_TIMER, 3, 0) == 5000000, "far timer at %" PRIu64,
+              t_of(CORE_TIMER, 3, 0));
 
     world(3, 2, 1, 1, 1, 0);
     for (uint32_t r = 0; r < 3; r++)
         ops->timer_arm(g_ctx[2 - r].ep, 1000000);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK_MSG(g_n == 3 && g_recs[0].rank == 2 && g_recs[1].rank == 1 &&
-                  g_recs[2].rank == 0,
+    CHECK_MSG(core_nrecords == 3 && core_records[0].rank == 2 && core_records[1].rank == 1 &&
+                  core_records[2].rank == 0,
               "equal far deadlines fire in arming order");
 }
 
@@ -396,16 +353,16 @@ static void test_watch(void)
     ops->unwatch(g_ctx[3].ep, 1);
     ftc_logp_crash_at(g_w, 1, 10);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK_MSG(t_of(R_PEER_FAILED, 0, 0) == 15 &&
-                  find(R_PEER_FAILED, 0, 0)->a == 1,
+    CHECK_MSG(t_of(CORE_PEER_FAILED, 0, 0) == 15 &&
+                  core_double_find(CORE_PEER_FAILED, 0, 0)->a == 1,
               "report at 15");
-    CHECK_MSG(t_of(R_PEER_FAILED, 2, 0) == 15, "second watcher");
-    CHECK_MSG(count(R_PEER_FAILED, 3) == 0, "unwatched");
+    CHECK_MSG(t_of(CORE_PEER_FAILED, 2, 0) == 15, "second watcher");
+    CHECK_MSG(core_double_count(CORE_PEER_FAILED, 3) == 0, "unwatched");
     ftc_logp_run_until(g_w, 30, UINT64_MAX);
     ops->watch(g_ctx[3].ep, 1);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK_MSG(t_of(R_PEER_FAILED, 3, 0) == 30,
-              "late watch reported at %" PRIu64, t_of(R_PEER_FAILED, 3, 0));
+    CHECK_MSG(t_of(CORE_PEER_FAILED, 3, 0) == 30,
+              "late watch reported at %" PRIu64, t_of(CORE_PEER_FAILED, 3, 0));
 
     /* Many watches per rank (beyond the inline ones). */
     world(8, 2, 1, 1, 1, 0);
@@ -415,7 +372,7 @@ static void test_watch(void)
     ftc_logp_crash(g_w, 6);
     ftc_logp_crash(g_w, 2);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK_MSG(count(R_PEER_FAILED, 0) == 1 && find(R_PEER_FAILED, 0, 0)->a == 6,
+    CHECK_MSG(core_double_count(CORE_PEER_FAILED, 0) == 1 && core_double_find(CORE_PEER_FAILED, 0, 0)->a == 6,
               "only the watched crash is reported");
 }
 
@@ -454,9 +411,9 @@ static void test_many_ranks(void)
     ftc_context_t *ctx = calloc(n, sizeof(*ctx));
     ftc_logp_world_t *saved = g_w;
     g_w = w;
-    g_n = sizeof(g_recs) / sizeof(g_recs[0]); /* stop recording */
+    core_recording = false;
     for (uint32_t r = 0; r < n; r++) {
-        ctx[r] = (ftc_context_t){r, ftc_logp_endpoint(w, r), -1, 0, 0};
+        core_double_init(&ctx[r], r, ftc_logp_endpoint(w, r));
         ftc_logp_attach(w, r, &ctx[r]);
     }
     for (uint32_t r = 0; r < n; r++)
@@ -470,7 +427,7 @@ static void test_many_ranks(void)
     ftc_logp_world_destroy(w);
     free(ctx);
     g_w = saved;
-    g_n = 0;
+    core_double_reset();
 }
 
 int main(void)
@@ -487,7 +444,7 @@ int main(void)
     test_watch();
     test_config();
     test_many_ranks();
-    CHECK_MSG(g_reentries == 0,
+    CHECK_MSG(core_reentries == 0,
               "an entry point was called from inside another");
     ftc_logp_world_destroy(g_w);
     return check_report();

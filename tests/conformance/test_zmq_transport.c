@@ -32,19 +32,9 @@
 #include "ftcoll_zmq.h"
 #include "../listen_sockets.h"
 #include "check.h"
+#include "core_double.h"
 
-/* --- The test double of the core ---------------------------------------- */
-
-struct ftc_context {
-    uint32_t rank;
-    uint64_t recvs, strangers, timer_fires, bad_order;
-    uint64_t next_seq[8];       /* expected sequence number per source */
-    uint64_t last_timer_ns;
-    uint32_t failed[8];
-    uint32_t nfailed;
-    int in_entry;               /* an entry point is running */
-    uint64_t reentries;         /* op called an entry point: a bug */
-};
+/* --- The core, replaced (tests/support/core_double.h) ------------------- */
 
 static uint64_t now_ns(void)
 {
@@ -53,48 +43,35 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
-                       size_t len)
+/* What a rank saw beyond the double's counts: messages from strangers,
+ * per-source order (each test payload starts with a sequence number),
+ * and when its timer last fired. */
+typedef struct seen {
+    uint64_t strangers, bad_order;
+    uint64_t next_seq[8];       /* expected sequence number per source */
+    uint64_t last_timer_ns;
+} seen_t;
+
+static void seen_on_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
+                         size_t len)
 {
-    if (ctx->in_entry++)
-        ctx->reentries++;
-    ctx->recvs++;
+    seen_t *s = ctx->user;
+    ctx->recv_rc = FTC_OK;
     if (src == FTC_RANK_UNKNOWN) {
-        ctx->strangers++;
+        s->strangers++;
+        ctx->recv_rc = FTC_EFOREIGN;
     } else if (len >= 8 && src < 8) {
         uint64_t seq;
         memcpy(&seq, buf, 8);
-        if (seq != ctx->next_seq[src])
-            ctx->bad_order++;
-        ctx->next_seq[src] = seq + 1;
+        if (seq != s->next_seq[src])
+            s->bad_order++;
+        s->next_seq[src] = seq + 1;
     }
-    ctx->in_entry--;
-    return src == FTC_RANK_UNKNOWN ? FTC_EFOREIGN : FTC_OK;
 }
 
-void ftc_transport_send_done(ftc_context_t *ctx, void *cookie, int status)
+static void seen_on_timer(ftc_context_t *ctx)
 {
-    (void)ctx;
-    (void)cookie;
-    (void)status;
-}
-
-void ftc_transport_timer_fired(ftc_context_t *ctx)
-{
-    ctx->timer_fires++;
-    ctx->last_timer_ns = now_ns();
-}
-
-void ftc_transport_peer_failed(ftc_context_t *ctx, uint32_t peer)
-{
-    if (ctx->nfailed < 8)
-        ctx->failed[ctx->nfailed++] = peer;
-}
-
-int ftc_progress(ftc_context_t *ctx)
-{
-    (void)ctx;
-    return 0;
+    ((seen_t *)ctx->user)->last_timer_ns = now_ns();
 }
 
 /* --- Helpers ------------------------------------------------------------ */
@@ -110,11 +87,13 @@ static void log_to_buffer(void *arg, const char *msg)
 
 typedef struct node {
     ftc_zmq_t *z;
-    struct ftc_context ctx;
+    ftc_context_t ctx;
+    seen_t seen;
 } node_t;
 
 static int make_world(node_t *nodes, uint32_t n, int sndhwm)
 {
+    core_double_reset();
     const char *addrs[8];
     for (uint32_t r = 0; r < n; r++) {
         ftc_zmq_config_t c;
@@ -125,8 +104,11 @@ static int make_world(node_t *nodes, uint32_t n, int sndhwm)
         c.log = log_to_buffer;
         if (sndhwm > 0)
             c.sndhwm = sndhwm;
-        memset(&nodes[r].ctx, 0, sizeof(nodes[r].ctx));
-        nodes[r].ctx.rank = r;
+        core_double_init(&nodes[r].ctx, r, NULL);
+        memset(&nodes[r].seen, 0, sizeof(nodes[r].seen));
+        nodes[r].ctx.user = &nodes[r].seen;
+        nodes[r].ctx.on_recv = seen_on_recv;
+        nodes[r].ctx.on_timer = seen_on_timer;
         if (ftc_zmq_create(&c, &nodes[r].z) != FTC_OK)
             return -1;
         addrs[r] = ftc_zmq_endpoint_address(nodes[r].z);
@@ -241,10 +223,10 @@ static void test_order(void)
               "messages lost: %" PRIu64 " and %" PRIu64 " of 20000",
               nodes[0].ctx.recvs, nodes[1].ctx.recvs);
     for (uint32_t r = 0; r < 2; r++) {
-        CHECK_MSG(nodes[r].ctx.bad_order == 0,
+        CHECK_MSG(nodes[r].seen.bad_order == 0,
                   "rank %u saw %" PRIu64 " out of order", r,
-                  nodes[r].ctx.bad_order);
-        CHECK_MSG(nodes[r].ctx.strangers == 0, "rank %u saw strangers", r);
+                  nodes[r].seen.bad_order);
+        CHECK_MSG(nodes[r].seen.strangers == 0, "rank %u saw strangers", r);
     }
     ftc_zmq_stats_t st;
     ftc_zmq_stats(nodes[0].z, &st);
@@ -275,7 +257,7 @@ static void test_timer_and_fd(void)
     CHECK_MSG(now_ns() >= deadline, "fd readable before the deadline");
     while (ftc_zmq_progress(z, 0) > 0) {
     }
-    uint64_t late = nodes[0].ctx.last_timer_ns - t0;
+    uint64_t late = nodes[0].seen.last_timer_ns - t0;
     CHECK_MSG(nodes[0].ctx.timer_fires == 1, "timer fired %" PRIu64 " times",
               nodes[0].ctx.timer_fires);
     CHECK_MSG(late >= 20000000u, "timer fired early, after %.1f ms",
@@ -311,7 +293,7 @@ static void test_timer_and_fd(void)
 
 static bool peer1_reported(node_t *nodes)
 {
-    return nodes[0].ctx.nfailed > 0;
+    return nodes[0].ctx.peer_failures > 0;
 }
 
 static bool peer1_got_one(node_t *nodes)
@@ -332,13 +314,13 @@ static void test_disconnect(void)
     CHECK_MSG(run_until(nodes, 3, peer1_got_one, 10000),
               "message not delivered");
     CHECK_MSG(nodes[1].ctx.recvs == 1, "message delivered twice");
-    CHECK_MSG(nodes[0].ctx.nfailed == 0, "a live peer was reported");
+    CHECK_MSG(nodes[0].ctx.peer_failures == 0, "a live peer was reported");
 
     ftc_zmq_destroy(nodes[1].z);
     nodes[1].z = NULL;
     CHECK_MSG(run_until(nodes, 3, peer1_reported, 10000),
               "closed peer not reported");
-    CHECK_MSG(nodes[0].ctx.nfailed == 1 && nodes[0].ctx.failed[0] == 1,
+    CHECK_MSG(nodes[0].ctx.peer_failures == 1 && core_double_find(CORE_PEER_FAILED, 0, 0)->a == 1,
               "wrong report");
     CHECK_MSG(ftc_zmq_peer_reported(nodes[0].z, 1) == 1, "peer_reported");
     /* Sends to the dead still succeed (completion is not delivery). */
@@ -347,7 +329,7 @@ static void test_disconnect(void)
     uint64_t end = now_ns() + 100000000u;
     while (now_ns() < end)
         ftc_zmq_progress(nodes[0].z, 1);
-    CHECK_MSG(nodes[0].ctx.nfailed == 1, "reported twice or reported rank 2");
+    CHECK_MSG(nodes[0].ctx.peer_failures == 1, "reported twice or reported rank 2");
     ftc_zmq_destroy(nodes[0].z);
     ftc_zmq_destroy(nodes[2].z);
 }
@@ -404,19 +386,19 @@ static void test_stranger(void)
         zmq_send(d, "garbage!", 8, 0);
         zmq_send(d, "", 0, 0);
         uint64_t end = now_ns() + 300000000u;
-        while (nodes[0].ctx.strangers < 2 * (i + 1) && now_ns() < end)
+        while (nodes[0].seen.strangers < 2 * (i + 1) && now_ns() < end)
             ftc_zmq_progress(nodes[0].z, 1);
         zmq_close(d);
     }
     zmq_ctx_term(zc);
-    CHECK_MSG(nodes[0].ctx.strangers == 6, "strangers fed: %" PRIu64 " of 6",
-              nodes[0].ctx.strangers);
+    CHECK_MSG(nodes[0].seen.strangers == 6, "strangers fed: %" PRIu64 " of 6",
+              nodes[0].seen.strangers);
     ftc_zmq_stats_t st;
     ftc_zmq_stats(nodes[0].z, &st);
     CHECK_MSG(st.msgs_stranger == 6 && st.msgs_rejected == 6,
               "stranger stats %" PRIu64 "/%" PRIu64, st.msgs_stranger,
               st.msgs_rejected);
-    CHECK_MSG(nodes[0].ctx.reentries == 0, "re-entered the core");
+    CHECK_MSG(core_reentries == 0, "re-entered the core");
     free_world(nodes, 1);
 }
 
@@ -520,7 +502,7 @@ static void test_oversize_frame(void)
     close(fds[1]);
     bool refused = false;
     uint64_t limit = now_ns() + 60000000000u;   /* a hang guard only */
-    while (!refused && nodes[0].ctx.strangers == 0 && now_ns() < limit) {
+    while (!refused && nodes[0].seen.strangers == 0 && now_ns() < limit) {
         ftc_zmq_progress(nodes[0].z, 1);
         ftc_zmq_progress(nodes[1].z, 0);
         struct pollfd p = {.fd = fds[0], .events = POLLIN};
@@ -536,12 +518,12 @@ static void test_oversize_frame(void)
     printf("oversize frame: 256 MiB from a stranger: %s; peak RSS %ld -> "
            "%ld kB (+%ld kB)%s\n",
            refused ? "connection closed"
-                   : nodes[0].ctx.strangers > 0 ? "ACCEPTED, fed to the core"
+                   : nodes[0].seen.strangers > 0 ? "ACCEPTED, fed to the core"
                                                 : "no outcome",
            hwm0, hwm1, grew_kb, peak_ok ? "" : " (peak not reset)");
-    CHECK_MSG(refused && nodes[0].ctx.strangers == 0,
+    CHECK_MSG(refused && nodes[0].seen.strangers == 0,
               "a frame above ZMQ_MAXMSGSIZE was %s",
-              nodes[0].ctx.strangers > 0 ? "accepted" : "not refused");
+              nodes[0].seen.strangers > 0 ? "accepted" : "not refused");
     CHECK_MSG(grew_kb >= 0 && grew_kb < 32 * 1024,
               "peak RSS grew by %ld kB (bound: 32 MiB)", grew_kb);
     /* The rank keeps working: its peer's messages, in order; a stranger's
@@ -552,10 +534,10 @@ static void test_oversize_frame(void)
                   "send %" PRIu64, seq);
     CHECK_MSG(run_until(nodes, 2, got_100, 5000), "peer's messages: %" PRIu64,
               nodes[0].ctx.recvs);
-    CHECK_MSG(nodes[0].ctx.bad_order == 0 && nodes[0].ctx.nfailed == 0 &&
-                  nodes[1].ctx.nfailed == 0,
-              "order %" PRIu64 ", reports %u %u", nodes[0].ctx.bad_order,
-              nodes[0].ctx.nfailed, nodes[1].ctx.nfailed);
+    CHECK_MSG(nodes[0].seen.bad_order == 0 && nodes[0].ctx.peer_failures == 0 &&
+                  nodes[1].ctx.peer_failures == 0,
+              "order %" PRIu64 ", reports %" PRIu64 " %" PRIu64, nodes[0].seen.bad_order,
+              nodes[0].ctx.peer_failures, nodes[1].ctx.peer_failures);
     void *zc = zmq_ctx_new();
     void *d = zmq_socket(zc, ZMQ_DEALER);
     int zero = 0;
@@ -565,10 +547,10 @@ static void test_oversize_frame(void)
     zmq_send(d, mib, (size_t)1 << 20, 0);
     free(mib);
     uint64_t end = now_ns() + 5000000000u;
-    while (nodes[0].ctx.strangers == 0 && now_ns() < end)
+    while (nodes[0].seen.strangers == 0 && now_ns() < end)
         ftc_zmq_progress(nodes[0].z, 1);
-    CHECK_MSG(nodes[0].ctx.strangers == 1,
-              "a 1 MiB stranger frame: fed %" PRIu64, nodes[0].ctx.strangers);
+    CHECK_MSG(nodes[0].seen.strangers == 1,
+              "a 1 MiB stranger frame: fed %" PRIu64, nodes[0].seen.strangers);
     zmq_close(d);
     zmq_ctx_term(zc);
     free_world(nodes, 2);
@@ -612,7 +594,7 @@ static void test_max_message(void)
               "one byte over: refused and logged: %s", g_log);
     CHECK_MSG(ops->send(nodes[1].z, 0, buf, max, NULL) == FTC_SEND_INLINE,
               "exactly the maximum");
-    CHECK_MSG(run_until(nodes, 2, got_one, 3000) && nodes[0].ctx.nfailed == 0,
+    CHECK_MSG(run_until(nodes, 2, got_one, 3000) && nodes[0].ctx.peer_failures == 0,
               "the largest message arrives");
     free(buf);
     free_world(nodes, 2);
