@@ -57,7 +57,8 @@ static int fb_open(ftc_bootstrap_t *boot, void **out, char *err,
                      ftc_err_name(rc));
     }
     if (rc == FTC_OK) {
-        rc = ftc_ofi_exchange(t->z, ftc_bootstrap_allgather, boot);
+        bench_exchange_begin(1);
+        rc = ftc_ofi_exchange(t->z, bench_exchange_allgather, boot);
         if (rc != FTC_OK)
             snprintf(err, errlen, "libfabric address exchange: %s",
                      ftc_bootstrap_error(boot)[0] ? ftc_bootstrap_error(boot)

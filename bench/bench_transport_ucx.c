@@ -60,7 +60,8 @@ static int ub_open(ftc_bootstrap_t *boot, void **out, char *err,
     if (rc == FTC_OK) {
         snprintf(g_net_devices, sizeof(g_net_devices), "%s",
                  ftc_ucx_net_devices(t->u));
-        rc = ftc_ucx_exchange(t->u, ftc_bootstrap_allgather, boot);
+        bench_exchange_begin(2);
+        rc = ftc_ucx_exchange(t->u, bench_exchange_allgather, boot);
         if (rc != FTC_OK)
             snprintf(err, errlen, "UCX address exchange: %s",
                      ftc_bootstrap_error(boot)[0] ? ftc_bootstrap_error(boot)

@@ -48,7 +48,8 @@ static int zb_open(ftc_bootstrap_t *boot, void **out, char *err,
             snprintf(err, errlen, "ZeroMQ backend: %s", ftc_strerror(rc));
     }
     if (rc == FTC_OK) {
-        rc = ftc_zmq_exchange(t->z, ftc_bootstrap_allgather, boot);
+        bench_exchange_begin(1);
+        rc = ftc_zmq_exchange(t->z, bench_exchange_allgather, boot);
         if (rc != FTC_OK)
             snprintf(err, errlen, "%s", ftc_bootstrap_error(boot)[0]
                                             ? ftc_bootstrap_error(boot)

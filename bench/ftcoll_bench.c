@@ -199,7 +199,7 @@ static void usage(FILE *f)
         "         [--algo corrected|tree] [-f F] [--root R]\n"
         "         [--sizes 8,64,...] [--iters N] [--warmup W]\n"
         "         [--kill RANK@ITER]... [--crash RANK@ITER[:US]]...\n"
-        "         [--stop RANK@ITER]...\n"
+        "         [--stop RANK@ITER]... [--die-after-exchange RANK]\n"
         "         [--victims R,R,...] [--interval-ms MS]\n"
         "         [--cue RANK@ITER]... [--hold RANK@ITER]...\n"
         "         [--gate ITER:FILE]...\n"
@@ -299,6 +299,7 @@ static const struct option bench_options[] = {
     {"interval-ms", required_argument, NULL, 274},
     {"fault-info", required_argument, NULL, 275},
     {"correction", required_argument, NULL, 276},
+    {"die-after-exchange", required_argument, NULL, 277},
     {NULL, 0, NULL, 0},
 };
 
@@ -431,6 +432,17 @@ static void parse_opts(int argc, char **argv, opts_t *o)
         } else if (strcmp(a, "--correction") == 0) {
             if (ftc_correction_parse(v, &o->correction) != FTC_OK)
                 die(2, "--correction: checked or opportunistic");
+        } else if (strcmp(a, "--die-after-exchange") == 0) {
+            /* Dead from before iteration 0 on, as --kill R@0 is, for the
+             * checks of who may be missing from a result. */
+            if (o->nplan == MAX_PLAN)
+                die(2, "--die-after-exchange: at most %u faults", MAX_PLAN);
+            plan_entry_t *p = &o->plan[o->nplan++];
+            p->rank = (uint32_t)parse_u64(v, "--die-after-exchange");
+            p->iter = 0;
+            p->sig = SIGKILL;
+            p->mid = false;
+            bench_die_after_exchange = p->rank;
         } else {
             die(2, "unknown option %s (--help)", a);
         }
@@ -1147,11 +1159,13 @@ static void setup(bench_t *b)
         die(2, "--root %u is not a rank (n = %u)", o->root, b->n);
     for (uint32_t k = 0; k < o->nplan; k++)
         if (o->plan[k].rank >= b->n)
-            die(2, "--kill/--stop rank %u is not a rank", o->plan[k].rank);
+            die(2, "--kill/--crash/--stop/--die-after-exchange rank %u is "
+                   "not a rank", o->plan[k].rank);
     b->failed_list = calloc(b->n, sizeof(uint32_t));
     if (b->failed_list == NULL)
         die(4, "out of memory");
 
+    bench_die_wait_s = o->op_timeout_s;
     rc = b->be->open(b->boot, &b->t, err, sizeof(err));
     if (rc != FTC_OK)
         die(4, "rank %u: %s", b->rank, err);
@@ -1312,8 +1326,11 @@ int main(int argc, char **argv)
     if (b->o.pingpong)
         run_pingpong(b);
     /* Everyone waits out of band (after a ping-pong, too: a rank that
-     * started a collective then would see 0 and 1 as silent). */
-    barrier(b);
+     * started a collective then would see 0 and 1 as silent). Not with a
+     * rank dead since the exchange: the barrier would wait for it, and
+     * the survivors have just waited together for its death. */
+    if (bench_die_after_exchange < 0)
+        barrier(b);
     /* Done with the launcher: with PMIx this finalizes, so that a rank
      * dying later is no lost PMIx client (Slurm's PMIx plugin kills the
      * whole step for one, even under --no-kill: docs/running.md). */
