@@ -567,6 +567,20 @@ class Suite:
             self.info = self.kill_to_delivery(job, v)
             return problems, job
 
+        def root_by_keepalive():
+            # The same with the first root stopped: the allreduce must move
+            # on to the next root candidate once the keepalive excluded it.
+            n, v = 4, 0
+            args = ["-f", 1, "--iters", 40, "--warmup", 0, "--quiet",
+                    "--stop", "%d@10" % v]
+            job = self.run(n, args, ["--may-fail", str(v)], env=quick)
+            problems = self.check(job, n, "allreduce", stops=[v], ops=40)
+            if not any(s["counters"]["probes_sent"]
+                       for r, s in job.summary.items() if r != v):
+                problems.append("no survivor sent a probe")
+            self.info = self.kill_to_delivery(job, v)
+            return problems, job
+
         def by_heartbeat():
             # ZMTP heartbeats (100/300 ms) find a hung peer; the core's
             # keepalive is off, so finishing proves they did.
@@ -609,6 +623,8 @@ class Suite:
 
         self.case("stop found by the core's keepalive (50+100 ms) "
                   "allreduce n=6", by_keepalive)
+        self.case("stop of the first root found by the core's keepalive "
+                  "allreduce n=4", root_by_keepalive)
         # Only ZeroMQ has heartbeats that find a hung peer; UCX and
         # libfabric never report one (transport-facts.md): the core's
         # keepalive above is their only way.

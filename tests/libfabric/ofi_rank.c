@@ -8,10 +8,10 @@
  *   ofi_rank --mode coll                 reduce, bcast, allreduce (corrected
  *                                        f=0,1 and tree) at several sizes,
  *                                        concurrent ones, self-checked
- *   ofi_rank --mode kill --victim V [--at init|mid]
+ *   ofi_rank --mode kill --victim V
  *                                        V SIGKILLs itself during an 8-byte
- *                                        corrected allreduce (f=1)
- *   ofi_rank --mode stop --victim V      V SIGSTOPs itself instead
+ *                                        corrected allreduce (f=1), having
+ *                                        started it but heard nothing
  *   ofi_rank --mode oversize             a message above max_msg_size
  *   ofi_rank --mode bench [--iters K] [--spin]
  *                                        8-byte allreduce latency
@@ -25,11 +25,10 @@
  *   @r INFO pid=<pid> <backend description>
  *   @r LISTEN n=<k> addrs=<a,b,..>  (--report-listen)
  *   @r FAIL <what>                  a self-check failed
- *   @r KILL t=<ns>  /  @r STOP t=<ns>   the victim, just before
+ *   @r KILL t=<ns>                  the victim, just before
  *   @r RES op=<k> status=<name> value=<v> failed=<a,b,..> t=<ns>
  *   @r DETECT how=<path> t=<ns> probes=<n>
  *   @r KNOWN victim=<v> failed=<0|1>  at the end: does it know v failed
- *   @r RESUMED delivered=<0|1> status=<name> excluded=<0|1>  (the victim)
  *   @r BENCH algo=<a> f=<f> iters=<k> avg_us=<x> med_us=<x> p90_us=<x>
  *   @r DONE ok=<k> fail=<m>
  * Exit status 0 when every self-check passed.
@@ -56,7 +55,6 @@
 typedef struct opts {
     const char *mode;
     uint32_t victim;
-    const char *at;
     int iters;
     bool spin;
     bool report_listen;
@@ -499,12 +497,12 @@ static void farewell(job_t *j)
         (void)wait_all(j, &s, 1, 10000);
 }
 
-/* An 8-byte corrected allreduce that the victim leaves, by SIGKILL or
- * SIGSTOP, then one more among the survivors. */
-static void mode_fault(job_t *j, const opts_t *o, int sig)
+/* An 8-byte corrected allreduce that the victim leaves by SIGKILL, then
+ * one more among the survivors. (Kills later inside an operation, and
+ * SIGSTOP, are the conformance suite's: ftcoll-bench --crash, --stop.) */
+static void mode_fault(job_t *j, const opts_t *o)
 {
     uint32_t v = o->victim % j->n;
-    bool mid = o->at != NULL && strcmp(o->at, "mid") == 0;
     /* Warm up: connections exist, every rank is past its set-up. */
     run_one(j, FTC_COLL_ALLREDUCE, FTC_ALGO_CORRECTED, 1, 1, 0, 100);
     barrier(j);
@@ -516,11 +514,10 @@ static void mode_fault(job_t *j, const opts_t *o, int sig)
     base_args(&a, FTC_ALGO_CORRECTED, 1, 1, &s);
     a.sendbuf = &in;
     a.recvbuf = &res;
-    /* --at init: the victim starts the allreduce, then waits, without
-     * progressing, until every rank is about to start it, and leaves at
-     * once: it has started but can have heard nothing. Otherwise all
-     * start together. */
-    bool early = j->rank == v && !mid;
+    /* The victim starts the allreduce, then waits, without progressing,
+     * until every rank is about to start it, and leaves at once: it has
+     * started but can have heard nothing. */
+    bool early = j->rank == v;
     int rc = FTC_OK;
     if (early)
         rc = ftc_init_allreduce(j->grp, &a, NULL);
@@ -532,25 +529,8 @@ static void mode_fault(job_t *j, const opts_t *o, int sig)
         return;
 
     if (j->rank == v) {
-        if (mid) {
-            /* Die once the allreduce has heard from someone. */
-            ftc_counters_t c0, c;
-            ftc_context_counters(j->ctx, &c0);
-            uint64_t end = now_ns() + 2000000000u;
-            do {
-                (void)ftc_ofi_progress(j->z, 0);
-                ftc_context_counters(j->ctx, &c);
-            } while (c.msgs_received == c0.msgs_received && s.done == 0
-                     && now_ns() < end);
-        }
-        out("%s t=%" PRIu64 " pid=%d", sig == SIGKILL ? "KILL" : "STOP",
-            now_ns(), (int)getpid());
-        raise(sig);
-        /* SIGSTOP: resumed once the others are gone. Finish and leave. */
-        bool done = wait_all(j, &s, 1, 3000);
-        out("RESUMED delivered=%d status=%s excluded=%d", done,
-            done ? ftc_err_name(s.status) : "-",
-            ftc_context_is_excluded(j->ctx));
+        out("KILL t=%" PRIu64 " pid=%d", now_ns(), (int)getpid());
+        raise(SIGKILL);
         return;
     }
 
@@ -722,8 +702,6 @@ static int parse(int argc, char **argv, opts_t *o)
             o->mode = v;
         else if (strcmp(a, "--victim") == 0)
             o->victim = (uint32_t)atoi(v);
-        else if (strcmp(a, "--at") == 0)
-            o->at = v;
         else if (strcmp(a, "--iters") == 0)
             o->iters = atoi(v);
         else if (strcmp(a, "--suspect-ms") == 0)
@@ -742,8 +720,8 @@ int main(int argc, char **argv)
 {
     opts_t o;
     if (parse(argc, argv, &o) != 0) {
-        fprintf(stderr, "usage: %s --mode coll|kill|stop|oversize|bench "
-                        "[--victim R] [--at init|mid] [--iters K] [--spin] "
+        fprintf(stderr, "usage: %s --mode coll|kill|oversize|bench "
+                        "[--victim R] [--iters K] [--spin] "
                         "[--suspect-ms N] [--probe-ms N] [--linger-ms N] "
                         "[--report-listen]\n",
                 argv[0]);
@@ -759,9 +737,7 @@ int main(int argc, char **argv)
     if (strcmp(o.mode, "coll") == 0)
         mode_coll(&j);
     else if (strcmp(o.mode, "kill") == 0)
-        mode_fault(&j, &o, SIGKILL);
-    else if (strcmp(o.mode, "stop") == 0)
-        mode_fault(&j, &o, SIGSTOP);
+        mode_fault(&j, &o);
     else if (strcmp(o.mode, "oversize") == 0)
         mode_oversize(&j);
     else if (strcmp(o.mode, "bench") == 0)
