@@ -785,8 +785,10 @@ static void maybe_die(bench_t *b, bool mid)
             while (now_ns() < end && !b->done)
                 b->be->progress(b->t, 0);
         }
-        print_event(b->rank, p->sig == SIGSTOP ? "stop" : mid ? "crash" : "kill",
-                    b->g, true);
+        const char *event = p->sig == SIGSTOP ? "stop"
+                            : mid             ? "crash"
+                                              : "kill";
+        print_event(b->rank, event, b->g, true);
         fflush(stdout);
         fflush(stderr);
         raise(p->sig);

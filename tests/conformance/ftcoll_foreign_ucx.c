@@ -369,7 +369,8 @@ int main(int argc, char **argv)
         return usage_rc;
     const char *dir = argv[optind];
     unsigned long n_arg;
-    if (cli_count("ftcoll-foreign-ucx", "N", argv[optind + 1], 65536, &n_arg) != 0)
+    if (cli_count("ftcoll-foreign-ucx", "N", argv[optind + 1], 65536,
+                  &n_arg) != 0)
         return 2;
     unsigned n = (unsigned)n_arg;
     /* UCX chose its log stream (stdout) when it was loaded: point that

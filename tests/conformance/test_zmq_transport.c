@@ -320,7 +320,8 @@ static void test_disconnect(void)
     nodes[1].z = NULL;
     CHECK_MSG(run_until(nodes, 3, peer1_reported, 10000),
               "closed peer not reported");
-    CHECK_MSG(nodes[0].ctx.peer_failures == 1 && core_double_find(CORE_PEER_FAILED, 0, 0)->a == 1,
+    CHECK_MSG(nodes[0].ctx.peer_failures == 1 &&
+                  core_double_find(CORE_PEER_FAILED, 0, 0)->a == 1,
               "wrong report");
     CHECK_MSG(ftc_zmq_peer_reported(nodes[0].z, 1) == 1, "peer_reported");
     /* Sends to the dead still succeed (completion is not delivery). */
@@ -329,7 +330,8 @@ static void test_disconnect(void)
     uint64_t end = now_ns() + 100000000u;
     while (now_ns() < end)
         ftc_zmq_progress(nodes[0].z, 1);
-    CHECK_MSG(nodes[0].ctx.peer_failures == 1, "reported twice or reported rank 2");
+    CHECK_MSG(nodes[0].ctx.peer_failures == 1,
+              "reported twice or reported rank 2");
     ftc_zmq_destroy(nodes[0].z);
     ftc_zmq_destroy(nodes[2].z);
 }

@@ -74,8 +74,9 @@ bool check_eq(check_value_t a, check_value_t b, const char *file, int line,
               const char *expr_a, const char *expr_b);
 bool check_str_eq(const char *a, const char *b, const char *file, int line,
                   const char *expr_a, const char *expr_b);
-/* err_name is ftc_err_name, passed by the macro so that only programs using
- * CHECK_OK / CHECK_RC link libftcoll (the backend tests replace parts of it). */
+/* err_name is ftc_err_name, passed by the macro so that only programs
+ * using CHECK_OK / CHECK_RC link libftcoll (the backend tests stand in
+ * for parts of it). */
 bool check_rc(int rc, int want, const char *file, int line, const char *expr,
               const char *(*err_name)(int));
 

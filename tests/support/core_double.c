@@ -78,7 +78,8 @@ static core_record_t *enter(core_event_t kind, const ftc_context_t *ctx)
         return NULL;
     if (core_nrecords == g_capacity) {
         g_capacity = g_capacity ? g_capacity * 2 : 1024;
-        core_records = realloc(core_records, g_capacity * sizeof(*core_records));
+        core_records =
+            realloc(core_records, g_capacity * sizeof(*core_records));
         if (core_records == NULL)
             abort();
     }
