@@ -571,8 +571,10 @@ static void say_end(uint32_t r, int status, const char *excuse)
 int main(int argc, char **argv)
 {
     options_t o;
-    if (parse_args(argc, argv, &o) != 0)
+    if (parse_args(argc, argv, &o) != 0) {
+        free(o.actions); /* what a refused command line had parsed */
         return 2;
+    }
 
     char path[4096];
     int rc = resolve_program(o.argv[0], path, sizeof(path));
