@@ -64,6 +64,21 @@
  * cores; --wait spin polls progress without sleeping, which is what a
  * latency measurement wants when each rank has a core.
  *
+ * Wrong use, on purpose (the conformance suite's wrong-use cases give one
+ * rank other options than the rest): --bad-arg KIND@G makes this rank's
+ * call at iteration G invalid (null-buffer, huge-count: 2^40 elements,
+ * bad-op), --checked runs every call in checked mode. With --usage-errors
+ * the statuses of usage errors (FTC_EMISMATCH, FTC_EPEER_INVALID,
+ * FTC_ETIMEDOUT, and this rank's refused call) count as errors, not
+ * wrong results, and the summary lists the first iterations' statuses
+ * and values ("results": [[G, status, key]]) for the caller to compare
+ * across ranks; "statuses" always counts operations by how they ended.
+ *
+ * Membership: messages are authenticated with the job key when the
+ * bootstrap has one (ftcoll-run and PMIx do; docs/security.md), so a
+ * process outside the job cannot act on the ranks; --no-auth sends the
+ * job token only, for trusted fabrics (and to measure what the MAC costs).
+ *
  * Environment: FTCOLL_BACKEND, FTCOLL_SUSPECT_MS, FTCOLL_PROBE_MS (the
  * core's timeouts), the backend's own (FTCOLL_ZMQ_*, FTCOLL_UCX_*,
  * FTCOLL_OFI_*, UCX_*, FI_*), FTCOLL_BENCH_OP_TIMEOUT (seconds an
@@ -131,12 +146,20 @@ typedef struct opts {
     hold_t holds[MAX_PLAN];             /* --hold and --gate */
     uint32_t nholds;
     bool pingpong, json, csv, quiet;
+    bool no_auth;               /* --no-auth: the job token only */
+    bool checked, usage_errors; /* --checked, --usage-errors */
+    int bad_arg;                /* --bad-arg: BAD_* */
+    uint64_t bad_arg_iter;
     bool spin;                  /* --wait spin */
     ftc_fault_info_t fault_info;
     ftc_correction_t correction;
     double interval_ms;         /* pause between iterations */
     double op_timeout_s;
 } opts_t;
+
+enum { BAD_NONE, BAD_NULL_BUFFER, BAD_HUGE_COUNT, BAD_OP };
+#define MAX_RESULTS 64
+#define MAX_STATUS 64           /* -status, for the tally */
 
 typedef struct bench {
     opts_t o;
@@ -162,8 +185,12 @@ typedef struct bench {
     int64_t last[4];
     uint32_t nlast;
     bool excluded;
+    bool auth;                  /* messages carry the job key's MAC */
     uint64_t mark_iter[MAX_MARKS], mark_t[MAX_MARKS];
     uint32_t nmarks;
+    uint64_t by_status[MAX_STATUS];     /* operations ended with -index */
+    int64_t results[MAX_RESULTS][3];    /* --usage-errors: [g, status, key] */
+    uint32_t nresults;
     char first_wrong[256];
 } bench_t;
 
@@ -206,6 +233,8 @@ static void usage(FILE *f)
         "         [--fault-info list|count|bit]\n"
         "         [--correction checked|opportunistic]\n"
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
+        "         [--no-auth] [--checked] [--usage-errors]\n"
+        "         [--bad-arg null-buffer|huge-count|bad-op@ITER]\n"
         "         [-h|--help] [-V|--version]\n"
         "Every --opt value may also be written --opt=value.\n"
         "Run it under ftcoll-run or a PMIx launcher (docs/running.md);\n"
@@ -300,6 +329,10 @@ static const struct option bench_options[] = {
     {"fault-info", required_argument, NULL, 275},
     {"correction", required_argument, NULL, 276},
     {"die-after-exchange", required_argument, NULL, 277},
+    {"no-auth", no_argument, NULL, 278},
+    {"checked", no_argument, NULL, 279},
+    {"usage-errors", no_argument, NULL, 280},
+    {"bad-arg", required_argument, NULL, 281},
     {NULL, 0, NULL, 0},
 };
 
@@ -354,6 +387,18 @@ static void parse_opts(int argc, char **argv, opts_t *o)
         }
         if (strcmp(a, "--quiet") == 0) {
             o->quiet = true;
+            continue;
+        }
+        if (strcmp(a, "--no-auth") == 0) {
+            o->no_auth = true;
+            continue;
+        }
+        if (strcmp(a, "--checked") == 0) {
+            o->checked = true;
+            continue;
+        }
+        if (strcmp(a, "--usage-errors") == 0) {
+            o->usage_errors = true;
             continue;
         }
         if (strcmp(a, "--coll") == 0) {
@@ -429,6 +474,19 @@ static void parse_opts(int argc, char **argv, opts_t *o)
         } else if (strcmp(a, "--fault-info") == 0) {
             if (ftc_fault_info_parse(v, &o->fault_info) != FTC_OK)
                 die(2, "--fault-info: list, count or bit");
+        } else if (strcmp(a, "--bad-arg") == 0) {
+            const char *at = strchr(v, '@');
+            size_t k = at != NULL ? (size_t)(at - v) : 0;
+            if (k == 11 && strncmp(v, "null-buffer", k) == 0)
+                o->bad_arg = BAD_NULL_BUFFER;
+            else if (k == 10 && strncmp(v, "huge-count", k) == 0)
+                o->bad_arg = BAD_HUGE_COUNT;
+            else if (k == 6 && strncmp(v, "bad-op", k) == 0)
+                o->bad_arg = BAD_OP;
+            else
+                die(2, "--bad-arg wants null-buffer, huge-count or bad-op"
+                       "@ITER, got '%s'", v);
+            o->bad_arg_iter = parse_u64(at + 1, "--bad-arg iteration");
         } else if (strcmp(a, "--correction") == 0) {
             if (ftc_correction_parse(v, &o->correction) != FTC_OK)
                 die(2, "--correction: checked or opportunistic");
@@ -577,6 +635,11 @@ static bool valid_sum(const bench_t *b, uint64_t W)
  * failed process to the others: anything goes after it resumes. */
 static bool status_explained(const bench_t *b, int status)
 {
+    if (b->o.usage_errors
+        && (status == FTC_EMISMATCH || status == FTC_EPEER_INVALID
+            || status == FTC_ETIMEDOUT
+            || (b->o.bad_arg != BAD_NONE && b->g == b->o.bad_arg_iter)))
+        return true;
     if (b->g >= planned_death(b, b->rank))
         return true;
     uint32_t v = victim_count(b);
@@ -623,6 +686,16 @@ static void check(bench_t *b, const int64_t *out, size_t count)
     const opts_t *o = &b->o;
     uint64_t g = b->g, key = 0;
     b->completed++;
+    if (b->status <= 0 && -b->status < MAX_STATUS)
+        b->by_status[-b->status]++;
+    if (b->o.usage_errors && b->nresults < MAX_RESULTS) {
+        int64_t *r = b->results[b->nresults++];
+        r[0] = (int64_t)g;
+        r[1] = b->status;
+        r[2] = b->status == FTC_OK && count > 0
+                   && (o->coll != FTC_COLL_REDUCE || b->rank == o->root)
+                   ? out[0] : 0;
+    }
     if (b->status == FTC_EEXCLUDED || ftc_context_is_excluded(b->ctx))
         b->excluded = true;
     if (b->status != FTC_OK) {
@@ -1023,12 +1096,28 @@ static void run_size(bench_t *b, size_t size)
         a.correction = o->correction;
         a.deliver = on_deliver;
         a.deliver_arg = b;
+        a.checked = o->checked;
+        if (o->bad_arg != BAD_NONE && b->g == o->bad_arg_iter) {
+            if (o->bad_arg == BAD_NULL_BUFFER)
+                a.sendbuf = a.recvbuf = NULL;
+            else if (o->bad_arg == BAD_HUGE_COUNT)
+                a.count = (size_t)1 << 40;
+            else
+                a.op = (ftc_op_t)999;
+        }
         uint64_t t0 = now_ns();
         int rc = start_op(b, o->coll, &a);
         if (rc == FTC_EEXCLUDED) {
             /* Learnt between operations: nothing starts any more. */
             b->excluded = true;
             break;
+        }
+        if (rc != FTC_OK && o->usage_errors) {
+            /* Refused here; the others are told (docs/semantics.md). */
+            b->status = rc;
+            check(b, out, count);
+            b->g++;
+            continue;
         }
         if (rc != FTC_OK)
             die(4, "rank %u: ftc_init_%s: %s", b->rank, ftc_coll_name(o->coll),
@@ -1176,6 +1265,12 @@ static void setup(bench_t *b)
     ftc_config_t cfg;
     ftc_config_init(&cfg);
     cfg.job_token = ftc_bootstrap_job_token(b->boot);
+    uint8_t key[16];
+    if (!o->no_auth && ftc_bootstrap_job_key(b->boot, key) == 1) {
+        cfg.auth = 1;
+        memcpy(cfg.auth_key, key, sizeof(key));
+    }
+    b->auth = cfg.auth != 0;
     cfg.suspect_timeout_ns = env_ms("FTCOLL_SUSPECT_MS", 100) * 1000000u;
     cfg.probe_timeout_ns = env_ms("FTCOLL_PROBE_MS", 200) * 1000000u;
     rc = ftc_context_create(b->rank, b->n, b->be->ops(), b->be->ops_arg(b->t),
@@ -1217,7 +1312,7 @@ static void print_summary(bench_t *b)
 
     /* Built in a buffer and written with one call, so that ranks sharing
      * a pipe never interleave their lines. */
-    char buf[8192];
+    char buf[12288];
     json_t j;
     json_to_buffer(&j, buf, sizeof(buf));
     json_object_begin(&j);
@@ -1241,6 +1336,8 @@ static void print_summary(bench_t *b)
     json_uint(&j, b->wrong);
     json_key(&j, "excluded");
     json_bool(&j, b->excluded);
+    json_key(&j, "auth");
+    json_bool(&j, b->auth);
     json_key(&j, "failed");
     json_array_begin(&j);
     for (uint32_t i = 0; i < nf; i++)
@@ -1261,6 +1358,27 @@ static void print_summary(bench_t *b)
         json_array_begin(&j);
         json_uint(&j, b->mark_iter[i]);
         json_uint(&j, b->mark_t[i]);
+        json_array_end(&j);
+    }
+    json_array_end(&j);
+    /* How many operations ended with each status; with --usage-errors,
+     * each operation's [iteration, status, result key]. */
+    json_key(&j, "statuses");
+    json_object_begin(&j);
+    for (int i = 0; i < MAX_STATUS; i++) {
+        if (b->by_status[i] == 0)
+            continue;
+        json_key(&j, ftc_err_name(-i));
+        json_uint(&j, b->by_status[i]);
+    }
+    json_object_end(&j);
+    json_key(&j, "results");
+    json_array_begin(&j);
+    for (uint32_t i = 0; i < b->nresults; i++) {
+        json_array_begin(&j);
+        json_int(&j, b->results[i][0]);
+        json_string(&j, ftc_err_name((int)b->results[i][1]));
+        json_int(&j, b->results[i][2]);
         json_array_end(&j);
     }
     json_array_end(&j);
