@@ -99,6 +99,10 @@ def test_bench(prog, version):
     refuses([prog, "--kill", "3"], "--kill", "ftcoll-bench")
     refuses([prog, "--quiet=1"], "--quiet", "ftcoll-bench")
     refuses([prog, "-f", "x"], "-f", "ftcoll-bench")
+    refuses([prog, "--bad-arg=nonsense@1"], "--bad-arg", "ftcoll-bench")
+    refuses([prog, "--no-auth=yes"], "--no-auth", "ftcoll-bench")
+    refuses([prog, "--die-after-exchange", "-1"], "--die-after-exchange",
+            "ftcoll-bench")
 
 
 def test_core(prog, version):
