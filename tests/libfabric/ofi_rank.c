@@ -13,8 +13,6 @@
  *                                        corrected allreduce (f=1), having
  *                                        started it but heard nothing
  *   ofi_rank --mode oversize             a message above max_msg_size
- *   ofi_rank --mode bench [--iters K] [--spin]
- *                                        8-byte allreduce latency
  *
  * Options: --suspect-ms, --probe-ms (the core's keepalive), --linger-ms,
  * --report-listen (once set up, print where this rank listens, as
@@ -29,7 +27,6 @@
  *   @r RES op=<k> status=<name> value=<v> failed=<a,b,..> t=<ns>
  *   @r DETECT how=<path> t=<ns> probes=<n>
  *   @r KNOWN victim=<v> failed=<0|1>  at the end: does it know v failed
- *   @r BENCH algo=<a> f=<f> iters=<k> avg_us=<x> med_us=<x> p90_us=<x>
  *   @r DONE ok=<k> fail=<m>
  * Exit status 0 when every self-check passed.
  */
@@ -55,8 +52,6 @@
 typedef struct opts {
     const char *mode;
     uint32_t victim;
-    int iters;
-    bool spin;
     bool report_listen;
     int suspect_ms, probe_ms, linger_ms;
 } opts_t;
@@ -68,7 +63,6 @@ typedef struct job {
     ftc_context_t *ctx;
     ftc_group_t *grp;
     int ok, fail;
-    bool spin;
 } job_t;
 
 typedef struct op_state {
@@ -131,7 +125,7 @@ static bool wait_all(job_t *j, op_state_t *s, int k, int timeout_ms)
             return true;
         if (now_ns() >= end)
             return false;
-        int rc = ftc_ofi_progress(j->z, j->spin ? 0 : 5);
+        int rc = ftc_ofi_progress(j->z, 5);
         if (rc < 0) {
             out("FAIL progress: %s", ftc_strerror(rc));
             return false;
@@ -605,76 +599,6 @@ static void mode_oversize(job_t *j)
     linger(j, 200);
 }
 
-/* --- bench --------------------------------------------------------------- */
-
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
-static void mode_bench(job_t *j, const opts_t *o)
-{
-    const struct {
-        ftc_algo_t algo;
-        uint32_t f;
-        const char *name;
-    } cfgs[] = {
-        {FTC_ALGO_CORRECTED, 0, "corrected"},
-        {FTC_ALGO_CORRECTED, 1, "corrected"},
-        {FTC_ALGO_TREE, 0, "tree"},
-    };
-    int iters = o->iters > 0 ? o->iters : 2000;
-    int warm = iters / 10 + 10;
-    uint64_t *lat = calloc((size_t)iters, sizeof(uint64_t));
-    if (lat == NULL)
-        return;
-    int op = 0;
-    for (size_t c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
-        if (cfgs[c].f >= j->n)
-            continue;
-        barrier(j);
-        uint64_t t0 = 0;
-        for (int i = -warm; i < iters; i++) {
-            op_state_t s;
-            memset(&s, 0, sizeof(s));
-            int64_t in = input(j->rank, op, 0), res = 0;
-            ftc_coll_args_t a;
-            base_args(&a, cfgs[c].algo, cfgs[c].f, 1, &s);
-            a.sendbuf = &in;
-            a.recvbuf = &res;
-            uint64_t start = now_ns();
-            if (i == 0)
-                t0 = start;
-            int rc = ftc_init_allreduce(j->grp, &a, NULL);
-            bool done = rc == FTC_OK && wait_all(j, &s, 1, 10000);
-            if (!done || s.status != FTC_OK) {
-                check(j, false, "bench allreduce %d (%s f=%u): %s", i,
-                      cfgs[c].name, cfgs[c].f,
-                      rc != FTC_OK ? ftc_strerror(rc)
-                      : !done      ? "not delivered in 10 s"
-                                   : ftc_err_name(s.status));
-                free(lat);
-                return;
-            }
-            if (i >= 0)
-                lat[i] = now_ns() - start;
-            op++;
-        }
-        uint64_t total = now_ns() - t0;
-        qsort(lat, (size_t)iters, sizeof(uint64_t), cmp_u64);
-        if (j->rank == 0)
-            out("BENCH algo=%s f=%u n=%u iters=%d avg_us=%.2f med_us=%.2f "
-                "p90_us=%.2f poll=%s",
-                cfgs[c].name, cfgs[c].f, j->n, iters,
-                (double)total / iters / 1000.0, (double)lat[iters / 2] / 1000.0,
-                (double)lat[iters * 9 / 10] / 1000.0,
-                j->spin ? "spin" : "wait");
-    }
-    free(lat);
-    barrier(j);
-}
-
 /* --- main ---------------------------------------------------------------- */
 
 static int parse(int argc, char **argv, opts_t *o)
@@ -687,10 +611,6 @@ static int parse(int argc, char **argv, opts_t *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--spin") == 0) {
-            o->spin = true;
-            continue;
-        }
         if (strcmp(a, "--report-listen") == 0) {
             o->report_listen = true;
             continue;
@@ -702,8 +622,6 @@ static int parse(int argc, char **argv, opts_t *o)
             o->mode = v;
         else if (strcmp(a, "--victim") == 0)
             o->victim = (uint32_t)atoi(v);
-        else if (strcmp(a, "--iters") == 0)
-            o->iters = atoi(v);
         else if (strcmp(a, "--suspect-ms") == 0)
             o->suspect_ms = atoi(v);
         else if (strcmp(a, "--probe-ms") == 0)
@@ -720,8 +638,8 @@ int main(int argc, char **argv)
 {
     opts_t o;
     if (parse(argc, argv, &o) != 0) {
-        fprintf(stderr, "usage: %s --mode coll|kill|oversize|bench "
-                        "[--victim R] [--iters K] [--spin] "
+        fprintf(stderr, "usage: %s --mode coll|kill|oversize "
+                        "[--victim R] "
                         "[--suspect-ms N] [--probe-ms N] [--linger-ms N] "
                         "[--report-listen]\n",
                 argv[0]);
@@ -729,7 +647,6 @@ int main(int argc, char **argv)
     }
     job_t j;
     memset(&j, 0, sizeof(j));
-    j.spin = o.spin;
     if (setup(&j, &o) != FTC_OK) {
         teardown(&j);
         return 1;
@@ -740,8 +657,6 @@ int main(int argc, char **argv)
         mode_fault(&j, &o);
     else if (strcmp(o.mode, "oversize") == 0)
         mode_oversize(&j);
-    else if (strcmp(o.mode, "bench") == 0)
-        mode_bench(&j, &o);
     else
         check(&j, false, "unknown mode %s", o.mode);
     ftc_ofi_stats_t st;

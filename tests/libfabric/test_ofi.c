@@ -12,11 +12,13 @@
  *
  *   test_ofi --rank PATH [--launcher PATH] [--providers a,b,..] [--bench]
  *            [--iters K] [--pingpong PATH] [--backend-pp PATH]
+ *            [--ftcoll-bench PATH]
  *
  * --launcher is ftcoll-run; without it this program starts the ranks
  * itself (same environment, same rendezvous). --bench measures 8-byte
- * allreduce latency instead of testing, beside fi_pingpong (--pingpong)
- * and the backend's own ping-pong (--backend-pp) in the same run.
+ * allreduce latency with ftcoll-bench (--ftcoll-bench) instead of testing,
+ * beside fi_pingpong (--pingpong) and the backend's own ping-pong
+ * (--backend-pp) in the same run.
  *
  * The killed ranks of shm jobs leave their /dev/shm regions behind (the
  * provider unlinks them at close, which a SIGKILL skips): removed here.
@@ -47,6 +49,7 @@
 #define MAX_ENV 6
 
 static const char *g_rank_path, *g_launcher, *g_pp_path, *g_lsan_supp;
+static const char *g_bench_path; /* ftcoll-bench, for --bench */
 
 static double now_s(void)
 {
@@ -1073,39 +1076,53 @@ static void bench(char **provs, int nprov, int iters, const char *pp,
                    at != NULL ? at + 9 : "failed");
             free(res.text);
         }
-        /* Sleeping in progress (the default way to wait) at every n, and
-         * spinning too where every rank has a CPU of its own. */
-        for (uint32_t k = 0; k < 4; k++) {
+        /* The collective: ftcoll-bench over this backend (every result
+         * checked), sleeping in progress (the default way to wait) at
+         * every n, and spinning too where every rank has a CPU of its
+         * own. Its JSON latency line, from rank 0, is printed as it is. */
+        static const struct {
+            const char *algo, *f;
+        } cfgs[] = {{"corrected", "0"}, {"corrected", "1"}, {"tree", "0"}};
+        char warm[16];
+        snprintf(warm, sizeof(warm), "%d", iters / 10 + 10);
+        for (uint32_t k = 0; k < 4 && g_bench_path != NULL; k++) {
             uint32_t n = k < 3 ? 2u << k : 2;
             bool spin = k == 3;
             if (spin && (long)n > ncpu)
                 continue;
-            /* Latency, not detection: a generous keepalive, so that an
-             * oversubscribed machine does not exclude a slow rank. */
-            job_t j = {.prov = provs[p], .n = n, .victim = -1,
-                       .timeout_s = 300,
-                       .args = {"--mode", "bench", "--iters", it,
-                                "--suspect-ms", "2000", "--probe-ms", "3000"}};
-            if (spin)
-                j.args[8] = "--spin";
-            result_t res;
-            run(&j, &res);
-            char *save = NULL;
-            char *text = res.text != NULL ? strdup(res.text) : NULL;
-            for (char *line = text != NULL ? strtok_r(text, "\n", &save)
-                                           : NULL;
-                 line != NULL; line = strtok_r(NULL, "\n", &save)) {
-                char *b = strstr(line, "BENCH ");
-                if (b != NULL)
-                    printf("%-12s %s\n", provs[p], b + 6);
+            for (size_t c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
+                if ((uint32_t)atoi(cfgs[c].f) >= n)
+                    continue;
+                /* Latency, not detection: a generous keepalive, so that
+                 * an oversubscribed machine does not exclude a slow rank. */
+                job_t j = {.prog = g_bench_path, .prov = provs[p], .n = n,
+                           .victim = -1, .timeout_s = 300,
+                           .env = {"FTCOLL_BACKEND=libfabric",
+                                   "FTCOLL_SUSPECT_MS=2000",
+                                   "FTCOLL_PROBE_MS=3000"},
+                           .args = {"--algo", cfgs[c].algo, "-f", cfgs[c].f,
+                                    "--iters", it, "--warmup", warm, "--wait",
+                                    spin ? "spin" : "block", "--json",
+                                    "--quiet"}};
+                result_t res;
+                run(&j, &res);
+                char *line = res.text != NULL
+                                 ? strstr(res.text, "{\"kind\":\"latency\"")
+                                 : NULL;
+                char *nl = line != NULL ? strchr(line, '\n') : NULL;
+                if (nl != NULL)
+                    *nl = '\0';
+                if (res.status != 0 || line == NULL) {
+                    printf("%-12s n=%u %s f=%s bench failed\n", provs[p], n,
+                           cfgs[c].algo, cfgs[c].f);
+                    dump(&res);
+                } else {
+                    printf("%-12s %s %s\n", provs[p],
+                           spin ? "spin " : "block", line);
+                }
+                free(res.text);
+                fflush(stdout);
             }
-            free(text);
-            if (res.status != 0) {
-                printf("%-12s n=%u bench failed\n", provs[p], n);
-                dump(&res);
-            }
-            free(res.text);
-            fflush(stdout);
         }
     }
 }
@@ -1144,6 +1161,8 @@ int main(int argc, char **argv)
             g_lsan_supp = v;
         else if (strcmp(a, "--backend-pp") == 0)
             bpp = g_pp_path = v;
+        else if (strcmp(a, "--ftcoll-bench") == 0)
+            g_bench_path = v;
         else {
             fprintf(stderr, "%s: unknown option %s\n", argv[0], a);
             return 2;
