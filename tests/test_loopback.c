@@ -935,22 +935,10 @@ static void test_delay_and_unattached(void)
     fx_fini(&f);
 }
 
-/* Sanitizers slow the loop down several times: the time limit is for plain
- * builds, a looser one only catches a blow-up under instrumentation. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define PERF_LIMIT_S 5.0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define PERF_LIMIT_S 5.0
-#endif
-#endif
-#ifndef PERF_LIMIT_S
-#define PERF_LIMIT_S 1.0
-#endif
-
 /* 2000 ranks, 200k messages: each arrival is forwarded until the budget
- * is spent. */
+ * is spent. A test of scale, not of speed: it asserts what happened, and
+ * prints the time only as information (speed is bench/'s to measure, and
+ * a time limit fails on a slow or busy machine). */
 static uint64_t g_budget;
 static uint64_t g_rng = 88172645463325252ULL;
 
@@ -1010,7 +998,6 @@ static void test_performance(void)
     CHECK_EQ(recvs, st.messages_delivered);
     CHECK_EQ(st.peer_failed_reports, 1);
     CHECK(events > TOTAL * 2);
-    CHECK(dt < PERF_LIMIT_S);
     fx_fini(&f);
 }
 
