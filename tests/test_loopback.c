@@ -709,14 +709,14 @@ static void test_peer_failed(void)
     ftc_lb_run_until(f.w, 20000, UINT64_MAX);
     ops->watch(f.ctx[4].ep, 1);
     ftc_lb_run(f.w, UINT64_MAX);
-    r = find_rec(R_PEER_FAILED, 0, 0);
+    r = core_double_find(CORE_PEER_FAILED, 0, 0);
     CHECK(r != NULL && r->a == 1 && r->t == 7000);
-    r = find_rec(R_PEER_FAILED, 2, 0);
+    r = core_double_find(CORE_PEER_FAILED, 2, 0);
     CHECK(r != NULL && r->a == 1 && r->t == 90000);
-    CHECK_EQ(count_recs(R_PEER_FAILED, 3), 0);
-    r = find_rec(R_PEER_FAILED, 4, 0);
+    CHECK_EQ(core_double_count(CORE_PEER_FAILED, 3), 0);
+    r = core_double_find(CORE_PEER_FAILED, 4, 0);
     CHECK(r != NULL && r->a == 1 && r->t == 50000);
-    CHECK_EQ(g_nrecs, 3);
+    CHECK_EQ(core_nrecords, 3);
     fx_fini(&f);
 }
 
