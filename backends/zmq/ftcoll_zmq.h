@@ -68,6 +68,7 @@
 #include <stdint.h>
 
 #include "ftcoll/context.h"
+#include "ftcoll/knob.h"
 #include "ftcoll/transport.h"
 
 #ifdef __cplusplus
@@ -137,6 +138,10 @@ typedef struct ftc_zmq_config {
 
 /* Defaults as above; rank 0, nranks 0 (set them). */
 void ftc_zmq_config_init(ftc_zmq_config_t *cfg);
+
+/* Every environment variable ftc_zmq_config_from_env reads, with its
+ * default and meaning; the last entry's name is NULL. */
+const ftc_knob_t *ftc_zmq_knobs(void);
 
 /*
  * Override cfg from the environment, for launcher-started programs:

@@ -50,8 +50,7 @@ static int collect(ftc_zmq_t *z, int timeout_ms)
                 z->router_dirty = true;
                 break;
             case FTC_ZMQ_TAG_TIMER: {
-                uint64_t expirations;
-                if (read(z->tfd, &expirations, sizeof(expirations)) > 0)
+                if (ftc_bk_timerfd_clear(z->tfd))
                     z->tfd_deadline = UINT64_MAX;   /* spent: re-arm anew */
                 break;
             }
@@ -146,7 +145,7 @@ static int drain_self(ftc_zmq_t *z)
     /* Only what is queued now: feeding may queue more. */
     size_t n = z->self_q.count;
     for (size_t i = 0; i < n; i++) {
-        ftc_zmq_qmsg_t *m = ftc_zmq_sq_take(&z->self_q);
+        ftc_bk_qmsg_t *m = ftc_bk_sq_take(&z->self_q);
         feed(z, z->cfg.rank, m->data, m->len);
         free(m);
         handled++;
@@ -163,7 +162,7 @@ static int flush_queued(ftc_zmq_t *z)
         ftc_zmq_peer_t *p = &z->peers[r];
         sent += ftc_zmq_peer_flush(z, r);
         if (p->q.count == 0 || p->dealer == NULL) {
-            ftc_zmq_sq_clear(&p->q);
+            ftc_bk_sq_clear(&p->q);
             p->on_queued_list = false;
             z->queued[i] = z->queued[--z->nqueued];
         } else {
@@ -178,14 +177,9 @@ static int flush_queued(ftc_zmq_t *z)
 static int report_due(ftc_zmq_t *z, uint64_t now)
 {
     int reported = 0;
-    for (uint32_t i = 0; i < z->nlost;) {
-        uint32_t r = z->lost[i];
+    uint32_t r;
+    while ((r = ftc_bk_grace_take_due(&z->lost, now)) != FTC_BK_GRACE_NONE) {
         ftc_zmq_peer_t *p = &z->peers[r];
-        if (p->report_at_ns > now) {
-            i++;
-            continue;
-        }
-        z->lost[i] = z->lost[--z->nlost];
         p->state = FTC_ZMQ_PEER_FAILED;
         p->reported_ns = now;
         z->stats.peers_failed++;
@@ -201,14 +195,9 @@ static int pass(ftc_zmq_t *z, int timeout_ms)
     n += drain_router(z);
     n += drain_self(z);
     n += flush_queued(z);
-    uint64_t now = ftc_zmq_now_ns();
-    n += report_due(z, now);
-    /* Step 6, with a fresh clock: feeding the core took time. */
-    if (z->timer_armed && z->timer_deadline <= ftc_zmq_now_ns()) {
-        z->timer_armed = false;
-        ftc_transport_timer_fired(z->ctx);
-        n++;
-    }
+    n += report_due(z, ftc_bk_now_ns());
+    /* Step 6. */
+    n += ftc_bk_core_timer_fire_due(&z->timer, z->ctx);
     return n;
 }
 
