@@ -220,7 +220,9 @@ int ftc_zmq_progress(ftc_zmq_t *z, int timeout_ms);
 typedef struct ftc_zmq_stats {
     uint64_t msgs_sent, msgs_received, bytes_sent, bytes_received;
     uint64_t msgs_queued;       /* sends that waited in the local queue */
-    uint64_t msgs_dropped;      /* to failed peers whose queue was full */
+    uint64_t msgs_dropped;      /* to failed peers whose queue was full, or
+                                   queued when the core declared the peer
+                                   failed (peer_down) */
     uint64_t msgs_rejected;     /* received, refused by the core's decoder */
     uint64_t msgs_stranger;     /* received on a connection with an unknown
                                    routing id */

@@ -125,6 +125,20 @@ static void zt_unwatch(void *tp, uint32_t peer)
     (void)peer;
 }
 
+/* The core declared peer failed. What still waits in our queue for it
+ * would only hold memory until destroy: drop it (counted in
+ * msgs_dropped). The connection stays: a peer that was only slow still
+ * gets the core's exclusion notice over it. */
+static void zt_peer_down(void *tp, uint32_t peer)
+{
+    ftc_zmq_t *z = tp;
+    if (peer >= z->cfg.nranks || peer == z->cfg.rank)
+        return;
+    ftc_zmq_peer_t *p = &z->peers[peer];
+    z->stats.msgs_dropped += p->q.count;
+    ftc_bk_sq_clear(&p->q);   /* progress takes it off the queued list */
+}
+
 static int zt_progress(void *tp)
 {
     return ftc_zmq_progress(tp, 0);
@@ -139,6 +153,7 @@ static const ftc_transport_ops_t zt_ops = {
     .watch = zt_watch,
     .unwatch = zt_unwatch,
     .progress = zt_progress,
+    .peer_down = zt_peer_down,
 };
 
 const ftc_transport_ops_t *ftc_zmq_ops(void)
