@@ -49,3 +49,19 @@ uint32_t ftc_bk_grace_take_due(ftc_bk_grace_t *g, uint64_t now)
     }
     return FTC_BK_GRACE_NONE;
 }
+
+int ftc_bk_grace_report_due(ftc_bk_grace_t *g, uint64_t now,
+                            ftc_context_t *ctx,
+                            void (*mark)(void *b, uint32_t rank,
+                                         uint64_t now),
+                            void *b)
+{
+    int reported = 0;
+    uint32_t r;
+    while ((r = ftc_bk_grace_take_due(g, now)) != FTC_BK_GRACE_NONE) {
+        mark(b, r, now);
+        ftc_transport_peer_failed(ctx, r);
+        reported++;
+    }
+    return reported;
+}

@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include "ftcoll/transport.h"
+
 #define FTC_BK_GRACE_NONE UINT32_MAX
 
 typedef struct ftc_bk_grace {
@@ -38,5 +40,16 @@ uint64_t ftc_bk_grace_next(const ftc_bk_grace_t *g);
  * the next call.
  */
 uint32_t ftc_bk_grace_take_due(ftc_bk_grace_t *g, uint64_t now);
+
+/*
+ * Report every rank due at now: mark(b, rank, now) first (the backend
+ * records the peer as failed and frees what it holds for it), then
+ * ftc_transport_peer_failed(ctx, rank). Returns how many were reported.
+ */
+int ftc_bk_grace_report_due(ftc_bk_grace_t *g, uint64_t now,
+                            ftc_context_t *ctx,
+                            void (*mark)(void *b, uint32_t rank,
+                                         uint64_t now),
+                            void *b);
 
 #endif

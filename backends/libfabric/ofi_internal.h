@@ -29,6 +29,7 @@
 #include "core_timer.h"
 #include "grace.h"
 #include "log.h"
+#include "rank_set.h"
 #include "send_queue.h"
 #include "timerfd.h"
 
@@ -120,7 +121,6 @@ typedef struct ftc_ofi_peer {
     uint8_t hello;              /* ftc_ofi_hello_t of our hello to it */
     bool hello_in;              /* its hello to us has arrived */
     bool eager;                 /* its blob says it connects eagerly */
-    bool on_queued_list;
     uint32_t watched;           /* watch() - unwatch() */
     uint64_t reported_ns;       /* FAILED: when it was told */
 } ftc_ofi_peer_t;
@@ -190,8 +190,7 @@ struct ftc_ofi {
     /* Peers with a pending report, and peers with queued sends: ranks,
      * at most nranks each. */
     ftc_bk_grace_t lost;
-    uint32_t *queued;
-    uint32_t nqueued;
+    ftc_bk_rank_set_t queued;
 
     ftc_bk_send_queue_t self_q;     /* messages to our own rank */
 

@@ -396,47 +396,34 @@ static int drain_self(ftc_ofi_t *z)
     return handled;
 }
 
-/* Step 4. */
-static int flush_queued(ftc_ofi_t *z)
+/* Step 4, for one peer with queued sends: retry them, or drop them when
+ * the peer is known dead (the core may have declared it on its own). */
+static int flush_peer(void *arg, uint32_t r, bool *keep)
 {
+    ftc_ofi_t *z = arg;
+    ftc_ofi_peer_t *p = &z->peers[r];
     int sent = 0;
-    for (uint32_t i = 0; i < z->nqueued;) {
-        uint32_t r = z->queued[i];
-        ftc_ofi_peer_t *p = &z->peers[r];
-        if (p->q.count > 0) {
-            if (p->state == FTC_OFI_PEER_FAILED
-                || ftc_context_is_failed(z->ctx, r))
-                ftc_ofi_drop_queue(z, r, FTC_EPEER_FAILED);
-            else
-                sent += ftc_ofi_flush_peer(z, r);
-        }
-        if (p->q.count == 0) {
-            p->on_queued_list = false;
-            z->queued[i] = z->queued[--z->nqueued];
-        } else {
-            i++;
-        }
+    if (p->q.count > 0) {
+        if (p->state == FTC_OFI_PEER_FAILED || ftc_context_is_failed(z->ctx, r))
+            ftc_ofi_drop_queue(z, r, FTC_EPEER_FAILED);
+        else
+            sent = ftc_ofi_flush_peer(z, r);
     }
+    *keep = p->q.count > 0;
     return sent;
 }
 
-/* Step 5. */
-static int report_due(ftc_ofi_t *z, uint64_t now)
+/* Step 5, for one peer whose grace period is over. */
+static void mark_failed(void *arg, uint32_t r, uint64_t now)
 {
-    int reported = 0;
-    uint32_t r;
-    while ((r = ftc_bk_grace_take_due(&z->lost, now)) != FTC_BK_GRACE_NONE) {
-        ftc_ofi_peer_t *p = &z->peers[r];
-        p->state = FTC_OFI_PEER_FAILED;
-        p->reported_ns = now;
-        z->stats.peers_failed++;
-        close_pidfd(z, r);
-        ftc_ofi_held_clear(p);
-        ftc_ofi_drop_queue(z, r, FTC_EPEER_FAILED);
-        ftc_transport_peer_failed(z->ctx, r);
-        reported++;
-    }
-    return reported;
+    ftc_ofi_t *z = arg;
+    ftc_ofi_peer_t *p = &z->peers[r];
+    p->state = FTC_OFI_PEER_FAILED;
+    p->reported_ns = now;
+    z->stats.peers_failed++;
+    close_pidfd(z, r);
+    ftc_ofi_held_clear(p);
+    ftc_ofi_drop_queue(z, r, FTC_EPEER_FAILED);
 }
 
 static int pass(ftc_ofi_t *z, int timeout_ms)
@@ -460,8 +447,9 @@ static int pass(ftc_ofi_t *z, int timeout_ms)
     if (z->rx_unposted > 0)
         (void)ftc_ofi_repost(z);
     n += drain_self(z);
-    n += flush_queued(z);
-    n += report_due(z, ftc_bk_now_ns());
+    n += ftc_bk_rank_set_sweep(&z->queued, flush_peer, z);
+    n += ftc_bk_grace_report_due(&z->lost, ftc_bk_now_ns(), z->ctx,
+                                 mark_failed, z);
     /* Step 6. */
     n += ftc_bk_core_timer_fire_due(&z->timer, z->ctx);
     return n;

@@ -75,10 +75,7 @@ void ftc_ofi_drop_queue(ftc_ofi_t *z, uint32_t r, int status)
 static void mark_queued(ftc_ofi_t *z, uint32_t r)
 {
     ftc_ofi_peer_t *p = &z->peers[r];
-    if (!p->on_queued_list) {
-        p->on_queued_list = true;
-        z->queued[z->nqueued++] = r;
-    }
+    ftc_bk_rank_set_add(&z->queued, r);
     if (p->q.count > z->stats.max_queue_depth)
         z->stats.max_queue_depth = p->q.count;
 }

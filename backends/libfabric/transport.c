@@ -32,7 +32,7 @@ bool ftc_ofi_rearm(ftc_ofi_t *z)
     uint64_t now = ftc_bk_now_ns();
     /* Queued sends wait for the provider, whose progress need not wake
      * the CQ's descriptor (a connection being set up): retry soon. */
-    if (z->nqueued > 0 || z->rx_unposted > 0) {
+    if (z->queued.count > 0 || z->rx_unposted > 0) {
         uint64_t retry = now + FTC_OFI_RETRY_NS;
         if (retry < want)
             want = retry;
@@ -745,8 +745,8 @@ int ftc_ofi_create(const ftc_ofi_config_t *cfg, ftc_ofi_t **out)
     int rc = FTC_ENOMEM;
     z->peers = calloc(cfg->nranks, sizeof(*z->peers));
     int lost_rc = ftc_bk_grace_init(&z->lost, cfg->nranks);
-    z->queued = calloc(cfg->nranks, sizeof(uint32_t));
-    if (z->peers == NULL || lost_rc != 0 || z->queued == NULL)
+    int queued_rc = ftc_bk_rank_set_init(&z->queued, cfg->nranks);
+    if (z->peers == NULL || lost_rc != 0 || queued_rc != 0)
         goto err;
     for (uint32_t r = 0; r < cfg->nranks; r++)
         z->peers[r].pidfd = -1;
@@ -815,7 +815,7 @@ void ftc_ofi_destroy(ftc_ofi_t *z)
     free(z->scratch);
     free(z->peers);
     ftc_bk_grace_fini(&z->lost);
-    free(z->queued);
+    ftc_bk_rank_set_fini(&z->queued);
     free(z);
 }
 

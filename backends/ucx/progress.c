@@ -153,21 +153,13 @@ static int drain_self(ftc_ucx_t *u)
     return n;
 }
 
-/* Step 5. The core may lose more peers while we report: index, do not
- * hold pointers across the call. */
-static int report_due(ftc_ucx_t *u, uint64_t now)
+/* Step 5, for one peer whose grace period is over. */
+static void mark_failed(void *arg, uint32_t r, uint64_t now)
 {
-    int n = 0;
-    uint32_t r;
-    while ((r = ftc_bk_grace_take_due(&u->lost, now)) != FTC_BK_GRACE_NONE) {
-        ftc_ucx_peer_t *p = &u->peers[r];
-        p->state = FTC_UCX_PEER_FAILED;
-        p->reported_ns = now;
-        u->stats.peers_failed++;
-        ftc_transport_peer_failed(u->ctx, r);
-        n++;
-    }
-    return n;
+    ftc_ucx_t *u = arg;
+    u->peers[r].state = FTC_UCX_PEER_FAILED;
+    u->peers[r].reported_ns = now;
+    u->stats.peers_failed++;
 }
 
 /* Clear the timerfd and eventfd once they may have fired (a busy poller
@@ -212,7 +204,8 @@ static int pass(ftc_ucx_t *u)
     if (u->nclosing > 0)
         ftc_ucx_reap_closing(u);
     if (u->lost.count > 0)
-        n += report_due(u, ftc_bk_now_ns());
+        n += ftc_bk_grace_report_due(&u->lost, ftc_bk_now_ns(), u->ctx,
+                                     mark_failed, u);
     n += ftc_bk_core_timer_fire_due(&u->timer, u->ctx);
     return n;
 }

@@ -37,15 +37,6 @@ static void make_routing_id(const ftc_zmq_t *z, unsigned char id[FTC_ZMQ_ID_LEN]
     memcpy(id + 5, z->id_token, 8);
 }
 
-static void peer_queued_list_add(ftc_zmq_t *z, uint32_t r)
-{
-    ftc_zmq_peer_t *p = &z->peers[r];
-    if (!p->on_queued_list) {
-        p->on_queued_list = true;
-        z->queued[z->nqueued++] = r;
-    }
-}
-
 void ftc_zmq_peer_lost(ftc_zmq_t *z, uint32_t r, uint64_t delay_ns,
                        const char *why)
 {
@@ -304,6 +295,6 @@ int ftc_zmq_peer_send(ftc_zmq_t *z, uint32_t r, const void *buf, size_t len)
     if (ftc_bk_sq_push(&p->q, buf, len) != 0)
         return FTC_ENOMEM;
     z->stats.msgs_queued++;
-    peer_queued_list_add(z, r);
+    ftc_bk_rank_set_add(&z->queued, r);
     return FTC_SEND_INLINE;
 }

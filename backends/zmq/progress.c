@@ -153,40 +153,26 @@ static int drain_self(ftc_zmq_t *z)
     return handled;
 }
 
-/* Step 4. */
-static int flush_queued(ftc_zmq_t *z)
+/* Step 4, for one peer with queued sends. */
+static int flush_peer(void *arg, uint32_t r, bool *keep)
 {
-    int sent = 0;
-    for (uint32_t i = 0; i < z->nqueued;) {
-        uint32_t r = z->queued[i];
-        ftc_zmq_peer_t *p = &z->peers[r];
-        sent += ftc_zmq_peer_flush(z, r);
-        if (p->q.count == 0 || p->dealer == NULL) {
-            ftc_bk_sq_clear(&p->q);
-            p->on_queued_list = false;
-            z->queued[i] = z->queued[--z->nqueued];
-        } else {
-            i++;
-        }
+    ftc_zmq_t *z = arg;
+    ftc_zmq_peer_t *p = &z->peers[r];
+    int sent = ftc_zmq_peer_flush(z, r);
+    if (p->q.count == 0 || p->dealer == NULL) {
+        ftc_bk_sq_clear(&p->q);
+        *keep = false;
     }
     return sent;
 }
 
-/* Step 5. The core may run callbacks that lose more peers: index, do not
- * hold pointers. */
-static int report_due(ftc_zmq_t *z, uint64_t now)
+/* Step 5, for one peer whose grace period is over. */
+static void mark_failed(void *arg, uint32_t r, uint64_t now)
 {
-    int reported = 0;
-    uint32_t r;
-    while ((r = ftc_bk_grace_take_due(&z->lost, now)) != FTC_BK_GRACE_NONE) {
-        ftc_zmq_peer_t *p = &z->peers[r];
-        p->state = FTC_ZMQ_PEER_FAILED;
-        p->reported_ns = now;
-        z->stats.peers_failed++;
-        ftc_transport_peer_failed(z->ctx, r);
-        reported++;
-    }
-    return reported;
+    ftc_zmq_t *z = arg;
+    z->peers[r].state = FTC_ZMQ_PEER_FAILED;
+    z->peers[r].reported_ns = now;
+    z->stats.peers_failed++;
 }
 
 static int pass(ftc_zmq_t *z, int timeout_ms)
@@ -194,8 +180,9 @@ static int pass(ftc_zmq_t *z, int timeout_ms)
     int n = collect(z, timeout_ms);
     n += drain_router(z);
     n += drain_self(z);
-    n += flush_queued(z);
-    n += report_due(z, ftc_bk_now_ns());
+    n += ftc_bk_rank_set_sweep(&z->queued, flush_peer, z);
+    n += ftc_bk_grace_report_due(&z->lost, ftc_bk_now_ns(), z->ctx,
+                                 mark_failed, z);
     /* Step 6. */
     n += ftc_bk_core_timer_fire_due(&z->timer, z->ctx);
     return n;

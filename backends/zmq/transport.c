@@ -136,7 +136,7 @@ static void zt_peer_down(void *tp, uint32_t peer)
         return;
     ftc_zmq_peer_t *p = &z->peers[peer];
     z->stats.msgs_dropped += p->q.count;
-    ftc_bk_sq_clear(&p->q);   /* progress takes it off the queued list */
+    ftc_bk_sq_clear(&p->q);   /* progress takes it off the queued set */
 }
 
 static int zt_progress(void *tp)
@@ -260,8 +260,8 @@ int ftc_zmq_create(const ftc_zmq_config_t *cfg, ftc_zmq_t **out)
     int rc = FTC_ENOMEM;
     z->peers = calloc(cfg->nranks, sizeof(*z->peers));
     int lost_rc = ftc_bk_grace_init(&z->lost, cfg->nranks);
-    z->queued = calloc(cfg->nranks, sizeof(uint32_t));
-    if (z->peers == NULL || lost_rc != 0 || z->queued == NULL)
+    int queued_rc = ftc_bk_rank_set_init(&z->queued, cfg->nranks);
+    if (z->peers == NULL || lost_rc != 0 || queued_rc != 0)
         goto err;
     for (uint32_t r = 0; r < cfg->nranks; r++)
         ftc_bk_sq_init(&z->peers[r].q);
@@ -351,8 +351,8 @@ static void drain_queues(ftc_zmq_t *z)
     uint64_t end = ftc_bk_now_ns() + (uint64_t)z->cfg.linger_ms * 1000000u;
     for (;;) {
         size_t left = 0;
-        for (uint32_t i = 0; i < z->nqueued; i++) {
-            uint32_t r = z->queued[i];
+        for (uint32_t i = 0; i < z->queued.count; i++) {
+            uint32_t r = z->queued.ranks[i];
             ftc_zmq_peer_t *p = &z->peers[r];
             if (p->state == FTC_ZMQ_PEER_FAILED || p->state == FTC_ZMQ_PEER_LOST)
                 continue;
@@ -390,7 +390,7 @@ void ftc_zmq_destroy(ftc_zmq_t *z)
     ftc_bk_sq_clear(&z->self_q);
     free(z->peers);
     ftc_bk_grace_fini(&z->lost);
-    free(z->queued);
+    ftc_bk_rank_set_fini(&z->queued);
     free(z);
 }
 

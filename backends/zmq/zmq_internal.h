@@ -21,6 +21,7 @@
 #include "core_timer.h"
 #include "grace.h"
 #include "log.h"
+#include "rank_set.h"
 #include "send_queue.h"
 #include "timerfd.h"
 
@@ -52,7 +53,6 @@ typedef struct ftc_zmq_peer {
     void *mon;                  /* PAIR that receives the DEALER's events */
     ftc_zmq_peer_state_t state;
     bool ever_up;               /* a connection succeeded once */
-    bool on_queued_list;
     uint32_t failed_attempts;   /* before ever_up */
     uint64_t lost_ns;           /* when the loss was seen (0: never) */
     uint64_t reported_ns;       /* when the core was told (0: not yet) */
@@ -81,8 +81,7 @@ struct ftc_zmq {
     /* Peers with a pending report, and peers with queued sends: ranks,
      * at most nranks each, so they never grow while an op runs. */
     ftc_bk_grace_t lost;
-    uint32_t *queued;
-    uint32_t nqueued;
+    ftc_bk_rank_set_t queued;
 
     ftc_bk_send_queue_t self_q; /* messages to our own rank */
 
