@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ftcoll/error.h"
+
 void ftc_bk_sq_init(ftc_bk_send_queue_t *q)
 {
     memset(q, 0, sizeof(*q));
@@ -79,4 +81,18 @@ void ftc_bk_sq_clear(ftc_bk_send_queue_t *q)
 {
     while (q->head != NULL)
         ftc_bk_sq_pop(q);
+}
+
+int ftc_bk_sq_feed_self(ftc_bk_send_queue_t *q, ftc_context_t *ctx,
+                        uint32_t rank, uint64_t *bytes, uint64_t *rejected)
+{
+    size_t n = q->count;
+    for (size_t i = 0; i < n; i++) {
+        ftc_bk_qmsg_t *m = ftc_bk_sq_take(q);
+        *bytes += m->len;
+        if (ftc_transport_recv(ctx, rank, m->data, m->len) != FTC_OK)
+            (*rejected)++;
+        free(m);
+    }
+    return (int)n;
 }

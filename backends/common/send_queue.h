@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ftcoll/transport.h"
+
 /* One message. data[] holds len bytes, unless the backend keeps a
  * reference to the core's buffer instead (ref; len is then its length).
  * dest, seq and cookie are the backend's to use. */
@@ -54,5 +56,15 @@ ftc_bk_qmsg_t *ftc_bk_sq_take(ftc_bk_send_queue_t *q);
 void ftc_bk_sq_pop(ftc_bk_send_queue_t *q);
 
 void ftc_bk_sq_clear(ftc_bk_send_queue_t *q);
+
+/*
+ * Messages a rank sent itself wait in a queue and are fed back from
+ * progress, never from inside the send op (transport.h). Feed the ones
+ * queued now to ctx as coming from rank (those that feeding queues wait
+ * for the next call), freeing each; *bytes grows by what was fed,
+ * *rejected by what the core refused. Returns how many were fed.
+ */
+int ftc_bk_sq_feed_self(ftc_bk_send_queue_t *q, ftc_context_t *ctx,
+                        uint32_t rank, uint64_t *bytes, uint64_t *rejected);
 
 #endif

@@ -381,19 +381,11 @@ int ftc_ofi_read_cq(ftc_ofi_t *z)
 /* Step 3. */
 static int drain_self(ftc_ofi_t *z)
 {
-    int handled = 0;
-    /* Only what is queued now: feeding may queue more. */
-    size_t n = z->self_q.count;
-    for (size_t i = 0; i < n; i++) {
-        ftc_bk_qmsg_t *m = ftc_bk_sq_take(&z->self_q);
-        z->stats.msgs_received++;
-        z->stats.bytes_received += m->len;
-        if (ftc_transport_recv(z->ctx, z->cfg.rank, m->data, m->len) != FTC_OK)
-            z->stats.msgs_rejected++;
-        free(m);
-        handled++;
-    }
-    return handled;
+    int n = ftc_bk_sq_feed_self(&z->self_q, z->ctx, z->cfg.rank,
+                                &z->stats.bytes_received,
+                                &z->stats.msgs_rejected);
+    z->stats.msgs_received += (uint64_t)n;
+    return n;
 }
 
 /* Step 4, for one peer with queued sends: retry them, or drop them when
@@ -532,6 +524,11 @@ static int wait_for_work(ftc_ofi_t *z, int timeout_ms)
     }
 }
 
+static int busy_pass(void *z)
+{
+    return pass(z, 0);
+}
+
 int ftc_ofi_progress(ftc_ofi_t *z, int timeout_ms)
 {
     if (z == NULL || z->ctx == NULL)
@@ -539,13 +536,7 @@ int ftc_ofi_progress(ftc_ofi_t *z, int timeout_ms)
     if (z->in_progress)
         return 0;   /* called from a deliver callback: the outer call runs */
     z->in_progress = true;
-    int total = 0;
-    for (int i = 0; i < MAX_PASSES; i++) {
-        int n = pass(z, 0);
-        total += n;
-        if (n == 0)
-            break;
-    }
+    int total = ftc_bk_run_passes(busy_pass, z, MAX_PASSES);
     if (total == 0 && timeout_ms != 0) {
         total = wait_for_work(z, timeout_ms);
     } else if (total == 0 && z->cq_sleep_ok) {

@@ -141,16 +141,11 @@ static int drain_router(ftc_zmq_t *z)
 /* Step 3. */
 static int drain_self(ftc_zmq_t *z)
 {
-    int handled = 0;
-    /* Only what is queued now: feeding may queue more. */
-    size_t n = z->self_q.count;
-    for (size_t i = 0; i < n; i++) {
-        ftc_bk_qmsg_t *m = ftc_bk_sq_take(&z->self_q);
-        feed(z, z->cfg.rank, m->data, m->len);
-        free(m);
-        handled++;
-    }
-    return handled;
+    int n = ftc_bk_sq_feed_self(&z->self_q, z->ctx, z->cfg.rank,
+                                &z->stats.bytes_received,
+                                &z->stats.msgs_rejected);
+    z->stats.msgs_received += (uint64_t)n;
+    return n;
 }
 
 /* Step 4, for one peer with queued sends. */
@@ -188,6 +183,11 @@ static int pass(ftc_zmq_t *z, int timeout_ms)
     return n;
 }
 
+static int busy_pass(void *z)
+{
+    return pass(z, 0);
+}
+
 int ftc_zmq_progress(ftc_zmq_t *z, int timeout_ms)
 {
     if (z == NULL || z->ctx == NULL)
@@ -195,13 +195,7 @@ int ftc_zmq_progress(ftc_zmq_t *z, int timeout_ms)
     if (z->in_progress)
         return 0;   /* called from a deliver callback: the outer call runs */
     z->in_progress = true;
-    int total = 0;
-    for (int i = 0; i < MAX_PASSES; i++) {
-        int n = pass(z, 0);
-        total += n;
-        if (n == 0)
-            break;
-    }
+    int total = ftc_bk_run_passes(busy_pass, z, MAX_PASSES);
     /* Block only when there was nothing to do: the timerfd in the epoll
      * set wakes us for the core's deadline and pending reports. */
     if (total == 0 && timeout_ms != 0) {
