@@ -84,9 +84,11 @@ void ftc_bk_sq_clear(ftc_bk_send_queue_t *q)
 }
 
 int ftc_bk_sq_feed_self(ftc_bk_send_queue_t *q, ftc_context_t *ctx,
-                        uint32_t rank, uint64_t *bytes, uint64_t *rejected)
+                        uint32_t rank, uint64_t *msgs, uint64_t *bytes,
+                        uint64_t *rejected)
 {
     size_t n = q->count;
+    *msgs += n;
     for (size_t i = 0; i < n; i++) {
         ftc_bk_qmsg_t *m = ftc_bk_sq_take(q);
         *bytes += m->len;

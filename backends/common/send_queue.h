@@ -61,10 +61,12 @@ void ftc_bk_sq_clear(ftc_bk_send_queue_t *q);
  * Messages a rank sent itself wait in a queue and are fed back from
  * progress, never from inside the send op (transport.h). Feed the ones
  * queued now to ctx as coming from rank (those that feeding queues wait
- * for the next call), freeing each; *bytes grows by what was fed,
- * *rejected by what the core refused. Returns how many were fed.
+ * for the next call), freeing each, and count them in the backend's
+ * statistics: messages received, bytes received, messages the core
+ * refused. Returns how many were fed.
  */
 int ftc_bk_sq_feed_self(ftc_bk_send_queue_t *q, ftc_context_t *ctx,
-                        uint32_t rank, uint64_t *bytes, uint64_t *rejected);
+                        uint32_t rank, uint64_t *msgs, uint64_t *bytes,
+                        uint64_t *rejected);
 
 #endif

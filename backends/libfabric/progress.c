@@ -378,16 +378,6 @@ int ftc_ofi_read_cq(ftc_ofi_t *z)
     return handled;
 }
 
-/* Step 3. */
-static int drain_self(ftc_ofi_t *z)
-{
-    int n = ftc_bk_sq_feed_self(&z->self_q, z->ctx, z->cfg.rank,
-                                &z->stats.bytes_received,
-                                &z->stats.msgs_rejected);
-    z->stats.msgs_received += (uint64_t)n;
-    return n;
-}
-
 /* Step 4, for one peer with queued sends: retry them, or drop them when
  * the peer is known dead (the core may have declared it on its own). */
 static int flush_peer(void *arg, uint32_t r, bool *keep)
@@ -438,7 +428,11 @@ static int pass(ftc_ofi_t *z, int timeout_ms)
     n += z->last_cq;
     if (z->rx_unposted > 0)
         (void)ftc_ofi_repost(z);
-    n += drain_self(z);
+    /* Step 3. */
+    n += ftc_bk_sq_feed_self(&z->self_q, z->ctx, z->cfg.rank,
+                             &z->stats.msgs_received,
+                             &z->stats.bytes_received,
+                             &z->stats.msgs_rejected);
     n += ftc_bk_rank_set_sweep(&z->queued, flush_peer, z);
     n += ftc_bk_grace_report_due(&z->lost, ftc_bk_now_ns(), z->ctx,
                                  mark_failed, z);

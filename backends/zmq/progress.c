@@ -138,16 +138,6 @@ static int drain_router(ftc_zmq_t *z)
     return handled;
 }
 
-/* Step 3. */
-static int drain_self(ftc_zmq_t *z)
-{
-    int n = ftc_bk_sq_feed_self(&z->self_q, z->ctx, z->cfg.rank,
-                                &z->stats.bytes_received,
-                                &z->stats.msgs_rejected);
-    z->stats.msgs_received += (uint64_t)n;
-    return n;
-}
-
 /* Step 4, for one peer with queued sends. */
 static int flush_peer(void *arg, uint32_t r, bool *keep)
 {
@@ -174,7 +164,11 @@ static int pass(ftc_zmq_t *z, int timeout_ms)
 {
     int n = collect(z, timeout_ms);
     n += drain_router(z);
-    n += drain_self(z);
+    /* Step 3. */
+    n += ftc_bk_sq_feed_self(&z->self_q, z->ctx, z->cfg.rank,
+                             &z->stats.msgs_received,
+                             &z->stats.bytes_received,
+                             &z->stats.msgs_rejected);
     n += ftc_bk_rank_set_sweep(&z->queued, flush_peer, z);
     n += ftc_bk_grace_report_due(&z->lost, ftc_bk_now_ns(), z->ctx,
                                  mark_failed, z);
