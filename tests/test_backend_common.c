@@ -18,6 +18,7 @@
 #include "core_timer.h"
 #include "env.h"
 #include "grace.h"
+#include "progress.h"
 #include "rank_set.h"
 #include "send_queue.h"
 

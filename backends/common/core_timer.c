@@ -12,15 +12,3 @@ int ftc_bk_core_timer_fire_due(ftc_bk_core_timer_t *t, ftc_context_t *ctx)
     ftc_transport_timer_fired(ctx);
     return 1;
 }
-
-int ftc_bk_run_passes(int (*pass)(void *b), void *b, int max_passes)
-{
-    int total = 0;
-    for (int i = 0; i < max_passes; i++) {
-        int n = pass(b);
-        total += n;
-        if (n == 0)
-            break;
-    }
-    return total;
-}

@@ -39,9 +39,4 @@ static inline uint64_t ftc_bk_core_timer_next(const ftc_bk_core_timer_t *t)
  * feeding the core in the same pass took time). 1 if it fired, else 0. */
 int ftc_bk_core_timer_fire_due(ftc_bk_core_timer_t *t, ftc_context_t *ctx);
 
-/* The busy part of a progress call: run pass(b) until one finds nothing
- * or max_passes ran (so that others get a turn while work keeps coming);
- * returns the events all of them handled. */
-int ftc_bk_run_passes(int (*pass)(void *b), void *b, int max_passes);
-
 #endif

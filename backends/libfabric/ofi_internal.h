@@ -29,6 +29,7 @@
 #include "core_timer.h"
 #include "grace.h"
 #include "log.h"
+#include "progress.h"
 #include "rank_set.h"
 #include "send_queue.h"
 #include "timerfd.h"
