@@ -64,6 +64,21 @@
  * cores; --wait spin polls progress without sleeping, which is what a
  * latency measurement wants when each rank has a core.
  *
+ * Wrong use, on purpose (the conformance suite's wrong-use cases give one
+ * rank other options than the rest): --bad-arg KIND@G makes this rank's
+ * call at iteration G invalid (null-buffer, huge-count: 2^40 elements,
+ * bad-op), --checked runs every call in checked mode. With --usage-errors
+ * the statuses of usage errors (FTC_EMISMATCH, FTC_EPEER_INVALID,
+ * FTC_ETIMEDOUT, and this rank's refused call) count as errors, not
+ * wrong results, and the summary lists the first iterations' statuses
+ * and values ("results": [[G, status, key]]) for the caller to compare
+ * across ranks; "statuses" always counts operations by how they ended.
+ *
+ * Membership: messages are authenticated with the job key when the
+ * bootstrap has one (ftcoll-run and PMIx do; docs/security.md), so a
+ * process outside the job cannot act on the ranks; --no-auth sends the
+ * job token only, for trusted fabrics (and to measure what the MAC costs).
+ *
  * Environment: FTCOLL_BACKEND, FTCOLL_SUSPECT_MS, FTCOLL_PROBE_MS (the
  * core's timeouts), the backend's own (FTCOLL_ZMQ_*, FTCOLL_UCX_*,
  * FTCOLL_OFI_*, UCX_*, FI_*), FTCOLL_BENCH_OP_TIMEOUT (seconds an
@@ -129,12 +144,20 @@ typedef struct opts {
     hold_t holds[MAX_PLAN];             /* --hold and --gate */
     uint32_t nholds;
     bool pingpong, json, csv, quiet;
+    bool no_auth;               /* --no-auth: the job token only */
+    bool checked, usage_errors; /* --checked, --usage-errors */
+    int bad_arg;                /* --bad-arg: BAD_* */
+    uint64_t bad_arg_iter;
     bool spin;                  /* --wait spin */
     ftc_fault_info_t fault_info;
     ftc_correction_t correction;
     double interval_ms;         /* pause between iterations */
     double op_timeout_s;
 } opts_t;
+
+enum { BAD_NONE, BAD_NULL_BUFFER, BAD_HUGE_COUNT, BAD_OP };
+#define MAX_RESULTS 64
+#define MAX_STATUS 64           /* -status, for the tally */
 
 typedef struct bench {
     opts_t o;
@@ -160,8 +183,12 @@ typedef struct bench {
     int64_t last[4];
     uint32_t nlast;
     bool excluded;
+    bool auth;                  /* messages carry the job key's MAC */
     uint64_t mark_iter[MAX_MARKS], mark_t[MAX_MARKS];
     uint32_t nmarks;
+    uint64_t by_status[MAX_STATUS];     /* operations ended with -index */
+    int64_t results[MAX_RESULTS][3];    /* --usage-errors: [g, status, key] */
+    uint32_t nresults;
     char first_wrong[256];
 } bench_t;
 
@@ -204,6 +231,8 @@ static void usage(FILE *f)
         "         [--fault-info list|count|bit]\n"
         "         [--correction checked|opportunistic]\n"
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
+        "         [--no-auth] [--checked] [--usage-errors]\n"
+        "         [--bad-arg null-buffer|huge-count|bad-op@ITER]\n"
         "Run it under ftcoll-run or a PMIx launcher (docs/running.md);\n"
         "FTCOLL_BACKEND (or ftcoll-run --backend) picks the backend.\n",
         f);
@@ -308,6 +337,18 @@ static void parse_opts(int argc, char **argv, opts_t *o)
             o->quiet = true;
             continue;
         }
+        if (strcmp(a, "--no-auth") == 0) {
+            o->no_auth = true;
+            continue;
+        }
+        if (strcmp(a, "--checked") == 0) {
+            o->checked = true;
+            continue;
+        }
+        if (strcmp(a, "--usage-errors") == 0) {
+            o->usage_errors = true;
+            continue;
+        }
         if (i + 1 >= argc)
             die(2, "%s needs a value (--help)", a);
         const char *v = argv[++i];
@@ -384,6 +425,19 @@ static void parse_opts(int argc, char **argv, opts_t *o)
         } else if (strcmp(a, "--fault-info") == 0) {
             if (ftc_fault_info_parse(v, &o->fault_info) != FTC_OK)
                 die(2, "--fault-info: list, count or bit");
+        } else if (strcmp(a, "--bad-arg") == 0) {
+            const char *at = strchr(v, '@');
+            size_t k = at != NULL ? (size_t)(at - v) : 0;
+            if (k == 11 && strncmp(v, "null-buffer", k) == 0)
+                o->bad_arg = BAD_NULL_BUFFER;
+            else if (k == 10 && strncmp(v, "huge-count", k) == 0)
+                o->bad_arg = BAD_HUGE_COUNT;
+            else if (k == 6 && strncmp(v, "bad-op", k) == 0)
+                o->bad_arg = BAD_OP;
+            else
+                die(2, "--bad-arg wants null-buffer, huge-count or bad-op"
+                       "@ITER, got '%s'", v);
+            o->bad_arg_iter = parse_u64(at + 1, "--bad-arg iteration");
         } else if (strcmp(a, "--correction") == 0) {
             if (ftc_correction_parse(v, &o->correction) != FTC_OK)
                 die(2, "--correction: checked or opportunistic");
@@ -518,6 +572,11 @@ static bool valid_sum(const bench_t *b, uint64_t W)
  * failed process to the others: anything goes after it resumes. */
 static bool status_explained(const bench_t *b, int status)
 {
+    if (b->o.usage_errors
+        && (status == FTC_EMISMATCH || status == FTC_EPEER_INVALID
+            || status == FTC_ETIMEDOUT
+            || (b->o.bad_arg != BAD_NONE && b->g == b->o.bad_arg_iter)))
+        return true;
     if (b->g >= planned_death(b, b->rank))
         return true;
     uint32_t v = victim_count(b);
@@ -564,6 +623,16 @@ static void check(bench_t *b, const int64_t *out, size_t count)
     const opts_t *o = &b->o;
     uint64_t g = b->g, key = 0;
     b->completed++;
+    if (b->status <= 0 && -b->status < MAX_STATUS)
+        b->by_status[-b->status]++;
+    if (b->o.usage_errors && b->nresults < MAX_RESULTS) {
+        int64_t *r = b->results[b->nresults++];
+        r[0] = (int64_t)g;
+        r[1] = b->status;
+        r[2] = b->status == FTC_OK && count > 0
+                   && (o->coll != FTC_COLL_REDUCE || b->rank == o->root)
+                   ? out[0] : 0;
+    }
     if (b->status == FTC_EEXCLUDED || ftc_context_is_excluded(b->ctx))
         b->excluded = true;
     if (b->status != FTC_OK) {
@@ -921,12 +990,28 @@ static void run_size(bench_t *b, size_t size)
         a.correction = o->correction;
         a.deliver = on_deliver;
         a.deliver_arg = b;
+        a.checked = o->checked;
+        if (o->bad_arg != BAD_NONE && b->g == o->bad_arg_iter) {
+            if (o->bad_arg == BAD_NULL_BUFFER)
+                a.sendbuf = a.recvbuf = NULL;
+            else if (o->bad_arg == BAD_HUGE_COUNT)
+                a.count = (size_t)1 << 40;
+            else
+                a.op = (ftc_op_t)999;
+        }
         uint64_t t0 = now_ns();
         int rc = start_op(b, o->coll, &a);
         if (rc == FTC_EEXCLUDED) {
             /* Learnt between operations: nothing starts any more. */
             b->excluded = true;
             break;
+        }
+        if (rc != FTC_OK && o->usage_errors) {
+            /* Refused here; the others are told (docs/semantics.md). */
+            b->status = rc;
+            check(b, out, count);
+            b->g++;
+            continue;
         }
         if (rc != FTC_OK)
             die(4, "rank %u: ftc_init_%s: %s", b->rank, ftc_coll_name(o->coll),
@@ -1072,6 +1157,12 @@ static void setup(bench_t *b)
     ftc_config_t cfg;
     ftc_config_init(&cfg);
     cfg.job_token = ftc_bootstrap_job_token(b->boot);
+    uint8_t key[16];
+    if (!o->no_auth && ftc_bootstrap_job_key(b->boot, key) == 1) {
+        cfg.auth = 1;
+        memcpy(cfg.auth_key, key, sizeof(key));
+    }
+    b->auth = cfg.auth != 0;
     cfg.suspect_timeout_ns = env_ms("FTCOLL_SUSPECT_MS", 100) * 1000000u;
     cfg.probe_timeout_ns = env_ms("FTCOLL_PROBE_MS", 200) * 1000000u;
     rc = ftc_context_create(b->rank, b->n, b->be->ops(), b->be->ops_arg(b->t),
@@ -1111,17 +1202,18 @@ static void print_summary(bench_t *b)
         die(4, "out of memory");
     ftc_context_failed(b->ctx, failed, nf);
 
-    char buf[8192];
+    char buf[12288];
     size_t k = 0;
+    const char *sep;
 #define OUT(...) \
     k += (size_t)snprintf(buf + k, k < sizeof(buf) ? sizeof(buf) - k : 0, \
                           __VA_ARGS__)
     OUT("{\"rank\":%u,\"n\":%u,\"coll\":\"%s\",\"algo\":\"%s\",\"f\":%u,"
         "\"completed\":%" PRIu64 ",\"ok\":%" PRIu64 ",\"errors\":%" PRIu64
-        ",\"wrong\":%" PRIu64 ",\"excluded\":%s,\"failed\":[",
+        ",\"wrong\":%" PRIu64 ",\"excluded\":%s,\"auth\":%s,\"failed\":[",
         b->rank, b->n, ftc_coll_name(b->o.coll), ftc_algo_name(b->o.algo),
         b->o.f, b->completed, b->ok, b->errors, b->wrong,
-        b->excluded ? "true" : "false");
+        b->excluded ? "true" : "false", b->auth ? "true" : "false");
     for (uint32_t i = 0; i < nf; i++)
         OUT("%s%u", i ? "," : "", failed[i]);
     OUT("],\"last\":[");
@@ -1131,6 +1223,19 @@ static void print_summary(bench_t *b)
     for (uint32_t i = 0; i < b->nmarks; i++)
         OUT("%s[%" PRIu64 ",%" PRIu64 "]", i ? "," : "", b->mark_iter[i],
             b->mark_t[i]);
+    OUT("],\"statuses\":{");
+    sep = "";
+    for (int i = 0; i < MAX_STATUS; i++) {
+        if (b->by_status[i] == 0)
+            continue;
+        OUT("%s\"%s\":%" PRIu64, sep, ftc_err_name(-i), b->by_status[i]);
+        sep = ",";
+    }
+    OUT("},\"results\":[");
+    for (uint32_t i = 0; i < b->nresults; i++)
+        OUT("%s[%" PRId64 ",\"%s\",%" PRId64 "]", i ? "," : "",
+            b->results[i][0], ftc_err_name((int)b->results[i][1]),
+            b->results[i][2]);
     OUT("],\"list_mismatch\":%" PRIu64 ",\"late_ok\":%" PRIu64 ",\"counters\":{\"dropped_truncated\":%"
         PRIu64 ",\"dropped_checksum\":%" PRIu64 ",\"dropped_version\":%" PRIu64
         ",\"dropped_foreign\":%" PRIu64 ",\"dropped_stale\":%" PRIu64
@@ -1141,7 +1246,7 @@ static void print_summary(bench_t *b)
         c.dropped_version, c.dropped_foreign, c.dropped_stale,
         c.dropped_badmsg, c.probes_sent, c.failures_detected, ts);
     /* Peers the backend itself reported: [rank, how, t_ns]. */
-    const char *sep = "";
+    sep = "";
     for (uint32_t r = 0; r < b->n; r++) {
         uint64_t t_ns = 0;
         const char *how = b->be->peer_report(b->t, r, &t_ns);

@@ -69,6 +69,10 @@ int main(int argc, char **argv)
         return fail("bootstrap", err);
     uint32_t rank = ftc_bootstrap_rank(boot), n = ftc_bootstrap_size(boot);
     uint64_t token = ftc_bootstrap_job_token(boot);
+    /* The job's secret (ftcoll-run and PMIx make one): only a process
+     * holding it can make these ranks act on a message. */
+    uint8_t key[16];
+    int have_key = ftc_bootstrap_job_key(boot, key);
 
     /* 2. The transport: bind, then swap addresses out of band. */
     ftc_zmq_config_t zc;
@@ -90,6 +94,10 @@ int main(int argc, char **argv)
     ftc_config_t cfg;
     ftc_config_init(&cfg);
     cfg.job_token = token;
+    if (have_key) {
+        cfg.auth = 1;
+        memcpy(cfg.auth_key, key, sizeof(key));
+    }
     ftc_context_t *ctx;
     ftc_group_t *group;
     int rc = ftc_context_create(rank, n, ftc_zmq_ops(), z, &cfg, &ctx);

@@ -841,6 +841,32 @@ static void test_peer_failed(void)
     ftc_lb_run(f.w, UINT64_MAX);
     CHECK(g_nrecs == 1 && g_recs[0].t == 0);
     fx_fini(&f);
+
+    /* A delay per watcher: each is told at its own time, the world's
+     * delay stays for the others, UINT64_MAX silences one watcher, and a
+     * watch after the crash uses the watcher's delay too. */
+    fx_init_n(&f, 5);
+    ftc_lb_set_detect_delay(f.w, 0, 7000);
+    ftc_lb_set_detect_delay(f.w, 2, 90000);
+    ftc_lb_set_detect_delay(f.w, 3, UINT64_MAX);
+    ftc_lb_set_detect_delay(f.w, 99, 1);      /* no such rank: ignored */
+    ftc_lb_set_detect_delay(NULL, 0, 1);      /* harmless */
+    ops->watch(f.ctx[0].ep, 1);
+    ops->watch(f.ctx[2].ep, 1);
+    ops->watch(f.ctx[3].ep, 1);
+    ftc_lb_crash(f.w, 1);
+    ftc_lb_run_until(f.w, 20000, UINT64_MAX);
+    ops->watch(f.ctx[4].ep, 1);
+    ftc_lb_run(f.w, UINT64_MAX);
+    r = find_rec(R_PEER_FAILED, 0, 0);
+    CHECK(r != NULL && r->a == 1 && r->t == 7000);
+    r = find_rec(R_PEER_FAILED, 2, 0);
+    CHECK(r != NULL && r->a == 1 && r->t == 90000);
+    CHECK_EQ(count_recs(R_PEER_FAILED, 3), 0);
+    r = find_rec(R_PEER_FAILED, 4, 0);
+    CHECK(r != NULL && r->a == 1 && r->t == 50000);
+    CHECK_EQ(g_nrecs, 3);
+    fx_fini(&f);
 }
 
 /* Watch churn against a model: the pool, the per-peer lists and the map

@@ -9,7 +9,10 @@
  *   WHEN is SECONDS, or CUE-RANK:TEXT
  *
  * Each rank gets FTCOLL_RANK, FTCOLL_SIZE, FTCOLL_RENDEZVOUS (a fresh
- * directory for the file bootstrap), FTCOLL_JOB_TOKEN (random) and
+ * directory for the file bootstrap), FTCOLL_JOB_TOKEN (random),
+ * FTCOLL_JOB_KEY (16 bytes from getrandom(), in hex: the job's secret for
+ * the core's message authentication, handed over in the environment as
+ * the rank is; docs/security.md says why not in a file) and
  * FTCOLL_BACKEND (from --backend; without it, as this launcher's
  * environment has it, else unset: the program's default). The transport
  * under a backend is chosen as the backend's library always does it
@@ -57,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -379,10 +383,32 @@ static uint64_t random_token(void)
     return t;
 }
 
+/* The job key, as FTCOLL_JOB_KEY carries it: 32 hex digits. No fallback:
+ * a guessable key is worse than none, so without getrandom() the job does
+ * not start. 0, or -1 (said on stderr). */
+static int random_key_hex(char out[33])
+{
+    uint8_t key[16];
+    size_t got = 0;
+    while (got < sizeof(key)) {
+        ssize_t n = getrandom(key + got, sizeof(key) - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            perror("ftcoll-run: getrandom (the job key)");
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < sizeof(key); i++)
+        snprintf(out + 2 * i, 3, "%02x", key[i]);
+    return 0;
+}
+
 /* The child side of a fork: never returns. */
 static void exec_rank(const options_t *o, const char *path, uint32_t r,
-                      const char *dir, uint64_t token, int out_fd, int err_fd,
-                      int status_fd)
+                      const char *dir, uint64_t token, const char *key_hex,
+                      int out_fd, int err_fd, int status_fd)
 {
     /* Die with the launcher: no orphaned ranks if it is killed. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -398,6 +424,7 @@ static void exec_rank(const options_t *o, const char *path, uint32_t r,
     setenv("FTCOLL_RENDEZVOUS", dir, 1);
     snprintf(buf, sizeof(buf), "%016llx", (unsigned long long)token);
     setenv("FTCOLL_JOB_TOKEN", buf, 1);
+    setenv("FTCOLL_JOB_KEY", key_hex, 1);
     if (o->backend != NULL && *o->backend != '\0')
         setenv("FTCOLL_BACKEND", o->backend, 1);
     signal(SIGPIPE, SIG_DFL);
@@ -408,7 +435,8 @@ static void exec_rank(const options_t *o, const char *path, uint32_t r,
 }
 
 static int spawn(const options_t *o, const char *path, uint32_t r,
-                 const char *dir, uint64_t token, rank_proc_t *p)
+                 const char *dir, uint64_t token, const char *key_hex,
+                 rank_proc_t *p)
 {
     int out[2], err[2], st[2];
     if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0
@@ -422,7 +450,7 @@ static int spawn(const options_t *o, const char *path, uint32_t r,
         return -1;
     }
     if (pid == 0)
-        exec_rank(o, path, r, dir, token, out[1], err[1], st[1]);
+        exec_rank(o, path, r, dir, token, key_hex, out[1], err[1], st[1]);
     close(out[1]);
     close(err[1]);
     close(st[1]);
@@ -582,10 +610,13 @@ int main(int argc, char **argv)
         procs[r].job = &job;
     }
     uint64_t token = random_token();
+    char key_hex[33];
+    if (random_key_hex(key_hex) != 0)
+        return 1;
     int exit_code = 0;
     bool timed_out = false;
     for (uint32_t r = 0; r < o.n; r++) {
-        rc = spawn(&o, path, r, dir, token, &procs[r]);
+        rc = spawn(&o, path, r, dir, token, key_hex, &procs[r]);
         if (rc != 0) {
             for (uint32_t k = 0; k <= r; k++)
                 if (procs[k].running)

@@ -14,8 +14,11 @@
  *     1 random message                           -> dropped_version
  *   per rank, with a 4-byte AM header (the backend's is 12):
  *     1 random message                           -> dropped_version
+ *   per rank, with a 12-byte AM header of no rank and a wrong token:
+ *     STRANGER_FORGED messages forged with the job's token (stranger.h):
+ *     a job with the key drops each             -> dropped_foreign
  *
- * The backend hands all 7 to the core as FTC_RANK_UNKNOWN (header_rank in
+ * The backend hands all of them to the core as FTC_RANK_UNKNOWN (header_rank in
  * backends/ucx/progress.c) and counts them in msgs_stranger; the core's
  * decoder drops each and counts it as above.
  *
@@ -53,7 +56,8 @@ enum {
     FILE_WAIT_MS = 20000,   /* for the job to publish its addresses */
     SEND_WAIT_MS = 10000,   /* for the ranks to take our messages */
     CLOSE_WAIT_MS = 5000,   /* for the goodbyes */
-    NSENDS = 7,
+    NPLAIN = 7,             /* the garbage, before the forged ones */
+    NSENDS = NPLAIN + STRANGER_FORGED,
     SHORT_HDR_LEN = 4
 };
 
@@ -229,7 +233,7 @@ static int connect_rank(ucp_worker_h worker, target_t *t, const void *addr)
  * t->reqs. */
 static void send_all(target_t *t, const stranger_msgs_t *m)
 {
-    const struct {
+    struct {
         const void *hdr;
         size_t hdrlen;
         const void *data;
@@ -243,6 +247,11 @@ static void send_all(target_t *t, const stranger_msgs_t *m)
         {g_hdr_rank0, FTC_UCX_HDR_LEN, m->random, sizeof(m->random)},
         {g_hdr_short, SHORT_HDR_LEN, m->random, sizeof(m->random)},
     };
+    for (unsigned i = 0; i < STRANGER_FORGED; i++) {
+        sends[NPLAIN + i].hdr = g_hdr_none;
+        sends[NPLAIN + i].hdrlen = FTC_UCX_HDR_LEN;
+        sends[NPLAIN + i].data = stranger_forged(m, i, &sends[NPLAIN + i].len);
+    }
     ucp_request_param_t prm;
     memset(&prm, 0, sizeof(prm));
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -426,8 +435,9 @@ out:
     fflush(stdout);
     dprintf(out_fd, "{\"foreign\":true,\"backend\":\"ucx\",\"ranks\":%u,"
                     "\"per_rank\":{\"version\":3,\"truncated\":2,"
-                    "\"foreign\":1,\"checksum\":1,\"stranger\":%d}}\n",
-            reached, NSENDS);
+                    "\"foreign\":1,\"checksum\":1,\"forged\":%d,"
+                    "\"stranger\":%d}}\n",
+            reached, STRANGER_FORGED, NSENDS);
     close(out_fd);
     return reached == n ? 0 : 1;
 }
