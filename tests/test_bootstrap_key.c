@@ -20,20 +20,7 @@
 
 #include "ftcoll/error.h"
 #include "ftcoll_bootstrap.h"
-
-static int passed, failed;
-
-#define EXPECT(cond, ...)                                                    \
-    do {                                                                     \
-        if (cond) {                                                          \
-            passed++;                                                        \
-        } else {                                                             \
-            failed++;                                                        \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                      \
-            printf(__VA_ARGS__);                                             \
-            putchar('\n');                                                   \
-        }                                                                    \
-    } while (0)
+#include "check.h"
 
 /* Open the file method with FTCOLL_JOB_KEY = value (NULL: unset). */
 static int open_with(const char *value, ftc_bootstrap_t **b, char *err,
@@ -56,15 +43,15 @@ static void good_key(void)
     ftc_bootstrap_t *b = NULL;
     char err[256];
     int rc = open_with(hex, &b, err, sizeof(err));
-    EXPECT(rc == FTC_OK, "open with a good key: %s (%s)", ftc_err_name(rc),
-           err);
+    CHECK_MSG(rc == FTC_OK, "open with a good key: %s (%s)", ftc_err_name(rc),
+              err);
     if (rc != FTC_OK)
         return;
-    EXPECT(strcmp(ftc_bootstrap_method(b), "file") == 0, "method %s",
-           ftc_bootstrap_method(b));
+    CHECK_MSG(strcmp(ftc_bootstrap_method(b), "file") == 0, "method %s",
+              ftc_bootstrap_method(b));
     uint8_t key[16];
-    EXPECT(ftc_bootstrap_job_key(b, key) == 1, "the key is there");
-    EXPECT(memcmp(key, want, 16) == 0, "the key's bytes, in order");
+    CHECK_MSG(ftc_bootstrap_job_key(b, key) == 1, "the key is there");
+    CHECK_MSG(memcmp(key, want, 16) == 0, "the key's bytes, in order");
     ftc_bootstrap_close(b);
 }
 
@@ -73,15 +60,16 @@ static void no_key(void)
     ftc_bootstrap_t *b = NULL;
     char err[256];
     int rc = open_with(NULL, &b, err, sizeof(err));
-    EXPECT(rc == FTC_OK, "open without a key: %s (%s)", ftc_err_name(rc),
-           err);
+    CHECK_MSG(rc == FTC_OK, "open without a key: %s (%s)", ftc_err_name(rc),
+              err);
     if (rc != FTC_OK)
         return;
     uint8_t key[16];
     memset(key, 0xff, sizeof(key));
     static const uint8_t zero[16];
-    EXPECT(ftc_bootstrap_job_key(b, key) == 0, "no key without the variable");
-    EXPECT(memcmp(key, zero, 16) == 0, "no key: zeroed");
+    CHECK_MSG(ftc_bootstrap_job_key(b, key) == 0,
+              "no key without the variable");
+    CHECK_MSG(memcmp(key, zero, 16) == 0, "no key: zeroed");
     ftc_bootstrap_close(b);
 }
 
@@ -99,11 +87,11 @@ static void bad_keys(void)
         ftc_bootstrap_t *b = (ftc_bootstrap_t *)1;
         char err[256];
         int rc = open_with(bad[i], &b, err, sizeof(err));
-        EXPECT(rc == FTC_EINVAL, "'%s': %s, expected FTC_EINVAL", bad[i],
-               ftc_err_name(rc));
-        EXPECT(b == NULL, "'%s': no bootstrap on error", bad[i]);
-        EXPECT(strstr(err, FTC_ENV_JOB_KEY) != NULL,
-               "'%s': the message names the variable: '%s'", bad[i], err);
+        CHECK_MSG(rc == FTC_EINVAL, "'%s': %s, expected FTC_EINVAL", bad[i],
+                  ftc_err_name(rc));
+        CHECK_MSG(b == NULL, "'%s': no bootstrap on error", bad[i]);
+        CHECK_MSG(strstr(err, FTC_ENV_JOB_KEY) != NULL,
+                  "'%s': the message names the variable: '%s'", bad[i], err);
         if (rc == FTC_OK)
             ftc_bootstrap_close(b);
     }
@@ -117,20 +105,20 @@ static void single(void)
     char err[256] = "";
     int rc1 = ftc_bootstrap_open(&b1, err, sizeof(err));
     int rc2 = ftc_bootstrap_open(&b2, err, sizeof(err));
-    EXPECT(rc1 == FTC_OK && rc2 == FTC_OK, "single: %s", err);
+    CHECK_MSG(rc1 == FTC_OK && rc2 == FTC_OK, "single: %s", err);
     if (rc1 == FTC_OK && rc2 == FTC_OK) {
-        EXPECT(strcmp(ftc_bootstrap_method(b1), "single") == 0, "method %s",
-               ftc_bootstrap_method(b1));
+        CHECK_MSG(strcmp(ftc_bootstrap_method(b1), "single") == 0, "method %s",
+                  ftc_bootstrap_method(b1));
         uint8_t k1[16], k2[16];
-        EXPECT(ftc_bootstrap_job_key(b1, k1) == 1
-                   && ftc_bootstrap_job_key(b2, k2) == 1,
-               "single: a key of its own");
-        EXPECT(memcmp(k1, k2, 16) != 0, "single: drawn afresh each time");
+        CHECK_MSG(ftc_bootstrap_job_key(b1, k1) == 1 &&
+                      ftc_bootstrap_job_key(b2, k2) == 1,
+                  "single: a key of its own");
+        CHECK_MSG(memcmp(k1, k2, 16) != 0, "single: drawn afresh each time");
     }
     ftc_bootstrap_close(b1);
     ftc_bootstrap_close(b2);
     uint8_t k[16];
-    EXPECT(ftc_bootstrap_job_key(NULL, k) == 0, "no bootstrap: no key");
+    CHECK_MSG(ftc_bootstrap_job_key(NULL, k) == 0, "no bootstrap: no key");
 }
 
 int main(void)
@@ -154,6 +142,5 @@ int main(void)
     snprintf(path, sizeof(path), "%s/ready.0", dir);
     unlink(path);
     rmdir(dir);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_report();
 }

@@ -67,6 +67,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "line_relay.h"
 #include "shm_leftovers.h"
 
@@ -145,7 +146,10 @@ static void usage(FILE *f)
           "                  [--may-fail RANK,...]\n"
           "                  [--clock start|ready] [--timeout SECONDS]\n"
           "                  [--rendezvous DIR]\n"
-          "                  -- PROGRAM [ARGS...]\n"
+          "                  [--] PROGRAM [ARGS...]\n"
+          "       ftcoll-run -h|--help | -V|--version\n"
+          "Every --opt value may also be written --opt=value; everything from\n"
+          "PROGRAM (or after --) on is the program's, passed untouched.\n"
           "WHEN is SECONDS, or CUE-RANK:TEXT (as soon as rank CUE-RANK has\n"
           "written a line containing TEXT).\n"
           "Starts N processes of PROGRAM as ranks 0..N-1 of one job, with\n"
@@ -196,31 +200,61 @@ static int parse_action(const char *s, int sig, options_t *o)
     return 0;
 }
 
+/* Long-only options get distinct values above any character, so that
+ * getopt_long refuses a prefix of several ("--c") instead of taking the
+ * first. */
+enum {
+    OPT_BACKEND = 256,
+    OPT_CLOCK,
+    OPT_KILL,
+    OPT_STOP,
+    OPT_CONT,
+    OPT_TIMEOUT,
+    OPT_MAY_FAIL,
+    OPT_RENDEZVOUS,
+};
+
+static const struct option run_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"clock", required_argument, NULL, OPT_CLOCK},
+    {"kill", required_argument, NULL, OPT_KILL},
+    {"stop", required_argument, NULL, OPT_STOP},
+    {"cont", required_argument, NULL, OPT_CONT},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"may-fail", required_argument, NULL, OPT_MAY_FAIL},
+    {"rendezvous", required_argument, NULL, OPT_RENDEZVOUS},
+    {NULL, 0, NULL, 0},
+};
+
 static int parse_args(int argc, char **argv, options_t *o)
 {
     memset(o, 0, sizeof(*o));
     o->backend = getenv("FTCOLL_BACKEND");
-    int i;
-    /* Options come with a value: each turn consumes two arguments. */
-    for (i = 1; i < argc;) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+    /* '+': stop at PROGRAM (or after "--"), so that its own arguments
+     * reach it untouched, in order, whatever they look like. */
+    int opt;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+:hVn:", run_options, NULL)) !=
+           -1) {
+        const char *v = optarg;
+        switch (opt) {
+        case 'h':
             usage(stdout);
             exit(0);
-        }
-        if (v == NULL) {
-            if (a[0] == '-') {
-                fprintf(stderr, "ftcoll-run: %s needs a value\n", a);
-                return -1;
+        case 'V':
+            cli_print_version("ftcoll-run");
+            exit(0);
+        case 'n': {
+            /* mpirun's spelling "-np N" reads as -n with the value "p". */
+            if (strcmp(v, "p") == 0) {
+                if (optind >= argc) {
+                    fprintf(stderr, "ftcoll-run: -np needs a value\n");
+                    return -1;
+                }
+                v = argv[optind++];
             }
-            break;
-        }
-        if (strcmp(a, "-n") == 0 || strcmp(a, "-np") == 0) {
             char *end;
             errno = 0;
             unsigned long n = strtoul(v, &end, 10);
@@ -230,7 +264,9 @@ static int parse_args(int argc, char **argv, options_t *o)
                 return -1;
             }
             o->n = (uint32_t)n;
-        } else if (strcmp(a, "--backend") == 0) {
+            break;
+        }
+        case OPT_BACKEND:
             /* What the program has compiled in, it says itself; this is
              * only the launcher's check of the name. */
             if (strcmp(v, "zmq") != 0 && strcmp(v, "ucx") != 0
@@ -240,41 +276,52 @@ static int parse_args(int argc, char **argv, options_t *o)
                 return -1;
             }
             o->backend = v;
-        } else if (strcmp(a, "--clock") == 0) {
+            break;
+        case OPT_CLOCK:
             if (strcmp(v, "ready") == 0) {
                 o->clock_ready = true;
             } else if (strcmp(v, "start") != 0) {
                 fprintf(stderr, "ftcoll-run: --clock is start or ready\n");
                 return -1;
             }
-        } else if (strcmp(a, "--kill") == 0 || strcmp(a, "--stop") == 0
-                   || strcmp(a, "--cont") == 0) {
-            int sig = a[2] == 'k' ? SIGKILL : a[2] == 's' ? SIGSTOP : SIGCONT;
+            break;
+        case OPT_KILL:
+        case OPT_STOP:
+        case OPT_CONT: {
+            int sig = opt == OPT_KILL   ? SIGKILL
+                      : opt == OPT_STOP ? SIGSTOP
+                                        : SIGCONT;
             if (parse_action(v, sig, o) != 0) {
-                fprintf(stderr, "ftcoll-run: %s wants RANK@SECONDS%s or "
+                fprintf(stderr, "ftcoll-run: --%s wants RANK@SECONDS%s or "
                                 "RANK@CUE-RANK:TEXT, got '%s'\n",
-                        a, sig == SIGSTOP ? "[+SECONDS]" : "", v);
+                        opt == OPT_KILL ? "kill" : opt == OPT_STOP ? "stop"
+                                                                   : "cont",
+                        sig == SIGSTOP ? "[+SECONDS]" : "", v);
                 return -1;
             }
-        } else if (strcmp(a, "--timeout") == 0) {
+            break;
+        }
+        case OPT_TIMEOUT: {
             char *end;
             o->timeout = strtod(v, &end);
             if (*end != '\0' || !(o->timeout > 0)) {
                 fprintf(stderr, "ftcoll-run: --timeout wants seconds > 0\n");
                 return -1;
             }
-        } else if (strcmp(a, "--may-fail") == 0) {
-            o->may_fail = v;
-        } else if (strcmp(a, "--rendezvous") == 0) {
-            o->rendezvous = v;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "ftcoll-run: unknown option %s\n", a);
-            return -1;
-        } else {
             break;
         }
-        i += 2;
+        case OPT_MAY_FAIL:
+            o->may_fail = v;
+            break;
+        case OPT_RENDEZVOUS:
+            o->rendezvous = v;
+            break;
+        default:
+            cli_refuse("ftcoll-run", opt, argv, run_options);
+            return -1;
+        }
     }
+    int i = optind;
     if (o->n == 0 || i >= argc) {
         usage(stderr);
         return -1;
@@ -552,8 +599,10 @@ static void say_end(uint32_t r, int status, const char *excuse)
 int main(int argc, char **argv)
 {
     options_t o;
-    if (parse_args(argc, argv, &o) != 0)
+    if (parse_args(argc, argv, &o) != 0) {
+        free(o.actions); /* what a refused command line had parsed */
         return 2;
+    }
 
     char path[4096];
     int rc = resolve_program(o.argv[0], path, sizeof(path));

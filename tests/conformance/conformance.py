@@ -43,7 +43,8 @@ Faults are drawn from a seeded generator (--seed, default 1).
 
 The rank program (--bench) is ftcoll-bench, or any program that takes its
 options (--coll, --algo, -f, --iters, --warmup, --sizes, --kill, --crash,
---stop, --victims, --cue, --hold, --gate, --quiet) and prints its JSON
+--stop, --die-after-exchange, --victims, --cue, --hold, --gate, --quiet)
+and prints its JSON
 lines; a backend joins the suite with such a program
 (tests/conformance/meson.build).
 
@@ -95,6 +96,13 @@ TRANSPORTS = {
 # this suite (docs/backends.md §7); on these, a fault from outside lands
 # where the victim holds (not sending) instead of at a random point.
 KILL_MID_SEND_WEDGES = {("ucx", "sm"), ("ucx", "posix"), ("libfabric", "shm")}
+
+# Where a rank dead since the address exchange still fails the others'
+# set-up (a backend bug this suite found; startup_deaths skips it with a
+# note until it is fixed): libfabric's shm backend leaves the dead rank's
+# address out of the address vector, the next insertion lands at the
+# wrong fi_addr ("not inserted in order") and the exchange is refused.
+STARTUP_DEATH_BROKEN = {("libfabric", "shm")}
 
 # The core's keepalive when a case must show that something else (the
 # backend, ZMTP heartbeats) found a failure: it never fires in a run.
@@ -387,6 +395,52 @@ class Suite:
                                           all_ok=True), job
                     self.case(name, fn)
 
+        # Messages of 32 KiB: past every backend's eager or inject limit
+        # (UCX's rendezvous protocol, libfabric's larger sends).
+        def large(n=4, iters=20):
+            args = ["--coll", "allreduce", "-f", 1, "--iters", iters,
+                    "--warmup", 2, "--quiet", "--sizes", "32768"]
+            job = self.run(n, args)
+            return self.check(job, n, "allreduce", ops=iters + 2,
+                              all_ok=True), job
+        self.case("fault-free allreduce corrected n=4 f=1 32 KiB", large)
+
+    def startup_deaths(self):
+        """A rank dies right after the address exchange, before anybody
+        connected to it (ftcoll-bench --die-after-exchange: the others
+        connect once ftcoll-run has reaped it). Its address is published
+        and dead: over tcp a refused connect, over shared memory a region
+        nobody serves. That is a failure like any other, not a set-up
+        error: the survivors run every operation without it and agree.
+        Eager endpoints (UCX, libfabric) find it at set-up: every
+        survivor's backend must report it."""
+        if (self.args.backend, self.args.transport) in STARTUP_DEATH_BROKEN:
+            self.notes.append("death right after the address exchange: "
+                              "skipped on %s %s, a known backend bug "
+                              "(STARTUP_DEATH_BROKEN)"
+                              % (self.args.backend, self.args.transport))
+            return
+        for n, v in ((4, self.rng.randint(1, 3)), (5, 0)):
+            name = "death right after the address exchange allreduce n=%d " \
+                   "victim=%d" % (n, v)
+
+            def fn(n=n, v=v, iters=20):
+                args = ["-f", 1, "--iters", iters, "--warmup", 0, "--quiet",
+                        "--die-after-exchange", v]
+                job = self.run(n, args, ["--may-fail", str(v)])
+                problems = self.check(job, n, "allreduce", kills=[v],
+                                      ops=iters)
+                if self.args.backend in ("ucx", "libfabric"):
+                    quiet = [r for r, s in sorted(job.summary.items())
+                             if r != v and not any(
+                                 rep[0] == v
+                                 for rep in s["transport"]["reports"])]
+                    if quiet:
+                        problems.append("the backend of rank(s) %s did not "
+                                        "report rank %d" % (quiet, v))
+                return problems, job
+            self.case(name, fn)
+
     def kills(self, mode):
         """mode: 'before' (self-kill as an iteration starts) or 'during'
         (self-kill inside an iteration after a random delay)."""
@@ -525,6 +579,20 @@ class Suite:
             self.info = self.kill_to_delivery(job, v)
             return problems, job
 
+        def root_by_keepalive():
+            # The same with the first root stopped: the allreduce must move
+            # on to the next root candidate once the keepalive excluded it.
+            n, v = 4, 0
+            args = ["-f", 1, "--iters", 40, "--warmup", 0, "--quiet",
+                    "--stop", "%d@10" % v]
+            job = self.run(n, args, ["--may-fail", str(v)], env=quick)
+            problems = self.check(job, n, "allreduce", stops=[v], ops=40)
+            if not any(s["counters"]["probes_sent"]
+                       for r, s in job.summary.items() if r != v):
+                problems.append("no survivor sent a probe")
+            self.info = self.kill_to_delivery(job, v)
+            return problems, job
+
         def by_heartbeat():
             # ZMTP heartbeats (100/300 ms) find a hung peer; the core's
             # keepalive is off, so finishing proves they did.
@@ -567,6 +635,8 @@ class Suite:
 
         self.case("stop found by the core's keepalive (50+100 ms) "
                   "allreduce n=6", by_keepalive)
+        self.case("stop of the first root found by the core's keepalive "
+                  "allreduce n=4", root_by_keepalive)
         # Only ZeroMQ has heartbeats that find a hung peer; UCX and
         # libfabric never report one (transport-facts.md): the core's
         # keepalive above is their only way.
@@ -1031,6 +1101,7 @@ def main():
         s.roots_crash(args.root_crash_runs)
     else:
         s.fault_free()
+        s.startup_deaths()
         s.kills("before")
         s.kills("during")
         s.launcher_kills()

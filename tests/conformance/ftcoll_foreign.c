@@ -31,6 +31,7 @@
 
 #include <zmq.h>
 
+#include "cli.h"
 #include "stranger.h"
 #include "wire.h"
 
@@ -93,17 +94,19 @@ static void *dealer(void *zc, const char *addr, const void *id, size_t idlen)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: ftcoll-foreign DIR N\n");
+    int usage_rc = cli_operands("ftcoll-foreign", "DIR N", argc, argv, 2);
+    if (usage_rc >= 0)
+        return usage_rc;
+    const char *dir = argv[optind];
+    unsigned long n_arg;
+    if (cli_count("ftcoll-foreign", "N", argv[optind + 1], 65536, &n_arg) != 0)
         return 2;
-    }
-    unsigned n = (unsigned)atoi(argv[2]);
+    unsigned n = (unsigned)n_arg;
     /* The job token, as any process of this user can read it. */
     unsigned char *blob = NULL;
     size_t bloblen = 0;
     uint64_t token = 0;
-    if (n == 0 || stranger_read_rdv(argv[1], 0, 0, 10000, &blob, &bloblen,
-                                    &token) != 0)
+    if (stranger_read_rdv(dir, 0, 0, 10000, &blob, &bloblen, &token) != 0)
         return 1;
     free(blob);
     stranger_msgs_t forged;
@@ -130,7 +133,7 @@ int main(int argc, char **argv)
     unsigned reached = 0;
     for (unsigned r = 0; r < n; r++) {
         char addr[ADDR_MAX];
-        if (read_addr(argv[1], r, addr) != 0) {
+        if (read_addr(dir, r, addr) != 0) {
             fprintf(stderr, "ftcoll-foreign: no address for rank %u\n", r);
             continue;
         }

@@ -52,6 +52,7 @@
 
 #include "ofi_internal.h"
 #include "ofi_rdm_endpoint.h"
+#include "cli.h"
 #include "stranger.h"
 
 /* The blob's layout (backends/libfabric/address.c, where it is drawn). */
@@ -297,11 +298,15 @@ static void send_all(ofi_rdm_t *f, wire_t *w, const fi_addr_t *fa, op_t *ops,
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || atoi(argv[2]) <= 0) {
-        fprintf(stderr, "usage: ftcoll-foreign-ofi DIR N\n");
+    int usage_rc = cli_operands("ftcoll-foreign-ofi", "DIR N", argc, argv, 2);
+    if (usage_rc >= 0)
+        return usage_rc;
+    const char *dir = argv[optind];
+    unsigned long n_arg;
+    if (cli_count("ftcoll-foreign-ofi", "N", argv[optind + 1], 65536,
+                  &n_arg) != 0)
         return 2;
-    }
-    unsigned n = (unsigned)atoi(argv[2]);
+    unsigned n = (unsigned)n_arg;
     blob_info_t *blobs = calloc(n, sizeof(*blobs));
     fi_addr_t *fa = calloc(n, sizeof(*fa));
     op_t *ops = calloc((size_t)n * NSENDS, sizeof(*ops));
@@ -315,7 +320,7 @@ int main(int argc, char **argv)
         goto out;
     }
     for (unsigned r = 0; r < n; r++) {
-        if (read_blob(argv[1], r, &blobs[r], &token) != 0)
+        if (read_blob(dir, r, &blobs[r], &token) != 0)
             goto out;
         if (strcmp(blobs[r].provider, blobs[0].provider) != 0
             || blobs[r].addr_format != blobs[0].addr_format) {

@@ -50,6 +50,7 @@
 #include <ucp/api/ucp.h>
 
 #include "stranger.h"
+#include "cli.h"
 #include "ucx_internal.h"
 
 enum {
@@ -372,11 +373,15 @@ static void close_all(ucp_worker_h worker, target_t *ts, unsigned n)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || atoi(argv[2]) <= 0) {
-        fprintf(stderr, "usage: ftcoll-foreign-ucx DIR N\n");
+    int usage_rc = cli_operands("ftcoll-foreign-ucx", "DIR N", argc, argv, 2);
+    if (usage_rc >= 0)
+        return usage_rc;
+    const char *dir = argv[optind];
+    unsigned long n_arg;
+    if (cli_count("ftcoll-foreign-ucx", "N", argv[optind + 1], 65536,
+                  &n_arg) != 0)
         return 2;
-    }
-    unsigned n = (unsigned)atoi(argv[2]);
+    unsigned n = (unsigned)n_arg;
     /* UCX chose its log stream (stdout) when it was loaded: point that
      * descriptor at stderr, and keep the real stdout for our line. */
     fflush(stdout);
@@ -396,7 +401,7 @@ int main(int argc, char **argv)
     uint64_t token = 0;
     ucp_context_h ucp = NULL;
     ucp_worker_h worker = NULL;
-    if (read_addresses(argv[1], n, addrs, lens, &token) != 0
+    if (read_addresses(dir, n, addrs, lens, &token) != 0
         || open_worker(&ucp, &worker) != 0)
         goto out;
 
