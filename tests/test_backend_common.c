@@ -3,16 +3,18 @@
  * The backends' common support layer (backends/common) on its own: the
  * grace reporter's order and re-entrancy, the rank set's sweep, the send
  * queue's FIFO and byte count, the self-queue feed, the environment
- * reader's kinds and errors, the core timer. The core's entry points are
- * a test double that records what it is fed. Prints "N passed, M failed".
+ * reader's kinds and errors, the core timer and the passes of a progress
+ * call. The core is tests/support's double. Prints "N passed, M failed".
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ftcoll/error.h"
 #include "ftcoll/transport.h"
+
+#include "check.h"
+#include "core_double.h"
 
 #include "clock.h"
 #include "core_timer.h"
@@ -22,68 +24,19 @@
 #include "rank_set.h"
 #include "send_queue.h"
 
-static int g_passed, g_failed;
+/* As the core may: a failure report that makes the backend lose another
+ * peer (added to the grace list from inside the report). */
+typedef struct lose_more {
+    ftc_bk_grace_t *grace;
+    uint32_t on_report, lose;
+} lose_more_t;
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (cond) {                                                          \
-            g_passed++;                                                      \
-        } else {                                                             \
-            g_failed++;                                                      \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, \
-                    #cond);                                                  \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fputc('\n', stderr);                                             \
-        }                                                                    \
-    } while (0)
-
-/* --- The test double of the core ---------------------------------------- */
-
-struct ftc_context {
-    uint32_t failed[16];
-    uint32_t nfailed;
-    uint64_t timer_fires;
-    uint32_t recv_src[16];
-    size_t recv_len[16];
-    uint32_t nrecv;
-    int refuse;                 /* recv returns an error */
-    ftc_bk_grace_t *grace;      /* peer_failed loses one more peer, once */
-    uint32_t lose_on_report, lose_next;
-};
-
-int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
-                       size_t len)
+static void lose_one_more(ftc_context_t *ctx, uint32_t peer)
 {
-    (void)buf;
-    if (ctx->nrecv < 16) {
-        ctx->recv_src[ctx->nrecv] = src;
-        ctx->recv_len[ctx->nrecv] = len;
-    }
-    ctx->nrecv++;
-    return ctx->refuse ? FTC_EINVAL : FTC_OK;
-}
-
-void ftc_transport_send_done(ftc_context_t *ctx, void *cookie, int status)
-{
-    (void)ctx;
-    (void)cookie;
-    (void)status;
-}
-
-void ftc_transport_timer_fired(ftc_context_t *ctx)
-{
-    ctx->timer_fires++;
-}
-
-void ftc_transport_peer_failed(ftc_context_t *ctx, uint32_t peer)
-{
-    if (ctx->nfailed < 16)
-        ctx->failed[ctx->nfailed] = peer;
-    ctx->nfailed++;
-    /* As the core may: a report that makes the backend lose another. */
-    if (ctx->grace != NULL && peer == ctx->lose_on_report) {
-        ftc_bk_grace_add(ctx->grace, ctx->lose_next, 0);
-        ctx->grace = NULL;
+    lose_more_t *m = ctx->user;
+    if (m->grace != NULL && peer == m->on_report) {
+        ftc_bk_grace_add(m->grace, m->lose, 0);
+        m->grace = NULL;
     }
 }
 
@@ -98,32 +51,33 @@ static void mark(void *b, uint32_t rank, uint64_t now)
 static void test_grace(void)
 {
     ftc_bk_grace_t g;
-    CHECK(ftc_bk_grace_init(&g, 8) == 0, "init");
-    CHECK(ftc_bk_grace_next(&g) == UINT64_MAX, "nothing pending");
+    CHECK_MSG(ftc_bk_grace_init(&g, 8) == 0, "init");
+    CHECK_MSG(ftc_bk_grace_next(&g) == UINT64_MAX, "nothing pending");
     ftc_bk_grace_add(&g, 5, 300);
     ftc_bk_grace_add(&g, 2, 100);
     ftc_bk_grace_add(&g, 7, 200);
-    CHECK(ftc_bk_grace_next(&g) == 100, "the earliest is next");
-    CHECK(ftc_bk_grace_take_due(&g, 99) == FTC_BK_GRACE_NONE,
+    CHECK_MSG(ftc_bk_grace_next(&g) == 100, "the earliest is next");
+    CHECK_MSG(ftc_bk_grace_take_due(&g, 99) == FTC_BK_GRACE_NONE,
           "nothing due before its time");
 
     ftc_context_t ctx;
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.grace = &g;
-    ctx.lose_on_report = 2;     /* reporting 2 loses 4, due at once */
-    ctx.lose_next = 4;
+    core_double_reset();
+    core_double_init(&ctx, 0, NULL);
+    lose_more_t more = {&g, 2, 4};  /* reporting 2 loses 4, due at once */
+    ctx.user = &more;
+    ctx.on_peer_failed = lose_one_more;
     uint64_t marked[8] = {0};
     int n = ftc_bk_grace_report_due(&g, 250, &ctx, mark, marked);
-    CHECK(n == 3, "2, 7 and 4 (lost while reporting) reported: %d", n);
-    CHECK(ctx.nfailed == 3 && ctx.failed[0] == 2, "2 first: %u",
-          ctx.failed[0]);
-    CHECK(marked[2] == 250 && marked[7] == 250 && marked[4] == 250,
+    CHECK_MSG(n == 3, "2, 7 and 4 (lost while reporting) reported: %d", n);
+    CHECK_EQ(ctx.peer_failures, 3);
+    CHECK_EQ(core_double_find(CORE_PEER_FAILED, 0, 0)->a, 2);
+    CHECK_MSG(marked[2] == 250 && marked[7] == 250 && marked[4] == 250,
           "marked before the report, at now");
-    CHECK(g.count == 1 && g.ranks[0] == 5 && ftc_bk_grace_next(&g) == 300,
-          "5 still waits for 300");
-    CHECK(ftc_bk_grace_report_due(&g, 300, &ctx, mark, marked) == 1
-              && g.count == 0 && ctx.failed[3] == 5,
-          "5 at 300");
+    CHECK_MSG(g.count == 1 && g.ranks[0] == 5 && ftc_bk_grace_next(&g) == 300,
+              "5 still waits for 300");
+    CHECK_EQ(ftc_bk_grace_report_due(&g, 300, &ctx, mark, marked), 1);
+    CHECK_EQ(g.count, 0);
+    CHECK_EQ(core_double_find(CORE_PEER_FAILED, 0, 3)->a, 5);
     ftc_bk_grace_fini(&g);
 }
 
@@ -140,19 +94,19 @@ static int visit(void *arg, uint32_t r, bool *keep)
 static void test_rank_set(void)
 {
     ftc_bk_rank_set_t s;
-    CHECK(ftc_bk_rank_set_init(&s, 4) == 0, "init");
+    CHECK_MSG(ftc_bk_rank_set_init(&s, 4) == 0, "init");
     ftc_bk_rank_set_add(&s, 3);
     ftc_bk_rank_set_add(&s, 1);
     ftc_bk_rank_set_add(&s, 3);
-    CHECK(s.count == 2, "a rank is in it once: %u", s.count);
+    CHECK_MSG(s.count == 2, "a rank is in it once: %u", s.count);
     int left[4] = {0, 2, 0, 1};
-    CHECK(ftc_bk_rank_set_sweep(&s, visit, left) == 2, "each visited once");
-    CHECK(s.count == 1 && s.ranks[0] == 1 && !s.member[3],
+    CHECK_MSG(ftc_bk_rank_set_sweep(&s, visit, left) == 2, "each visited once");
+    CHECK_MSG(s.count == 1 && s.ranks[0] == 1 && !s.member[3],
           "3 done and gone, 1 stays");
     ftc_bk_rank_set_add(&s, 3);
-    CHECK(s.count == 2, "3 may come back");
+    CHECK_MSG(s.count == 2, "3 may come back");
     left[3] = 1;
-    CHECK(ftc_bk_rank_set_sweep(&s, visit, left) == 2 && s.count == 0,
+    CHECK_MSG(ftc_bk_rank_set_sweep(&s, visit, left) == 2 && s.count == 0,
           "both done");
     ftc_bk_rank_set_fini(&s);
 }
@@ -163,36 +117,38 @@ static void test_send_queue(void)
 {
     ftc_bk_send_queue_t q;
     ftc_bk_sq_init(&q);
-    CHECK(ftc_bk_sq_peek(&q) == NULL && ftc_bk_sq_take(&q) == NULL, "empty");
-    CHECK(ftc_bk_sq_push(&q, "abc", 3) == 0 && ftc_bk_sq_push(&q, "de", 2) == 0
+    CHECK_MSG(ftc_bk_sq_peek(&q) == NULL && ftc_bk_sq_take(&q) == NULL, "empty");
+    CHECK_MSG(ftc_bk_sq_push(&q, "abc", 3) == 0 && ftc_bk_sq_push(&q, "de", 2) == 0
               && ftc_bk_sq_push(&q, NULL, 0) == 0,
           "push");
-    CHECK(q.count == 3 && q.bytes == 5, "count %zu bytes %zu", q.count,
+    CHECK_MSG(q.count == 3 && q.bytes == 5, "count %zu bytes %zu", q.count,
           q.bytes);
     ftc_bk_qmsg_t *m = ftc_bk_sq_take(&q);
-    CHECK(m != NULL && m->len == 3 && memcmp(m->data, "abc", 3) == 0,
+    CHECK_MSG(m != NULL && m->len == 3 && memcmp(m->data, "abc", 3) == 0,
           "first in, first out");
-    CHECK(q.count == 2 && q.bytes == 2, "after take");
+    CHECK_MSG(q.count == 2 && q.bytes == 2, "after take");
     ftc_bk_sq_prepend(&q, m);
-    CHECK(q.count == 3 && q.bytes == 5 && ftc_bk_sq_peek(&q) == m,
+    CHECK_MSG(q.count == 3 && q.bytes == 5 && ftc_bk_sq_peek(&q) == m,
           "put back at the head");
 
     ftc_context_t ctx;
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.refuse = 1;
+    core_double_reset();
+    core_double_init(&ctx, 6, NULL);
+    ctx.recv_rc = FTC_EINVAL;   /* the core refuses everything */
     uint64_t msgs = 0, bytes = 0, rejected = 0;
     int n = ftc_bk_sq_feed_self(&q, &ctx, 6, &msgs, &bytes, &rejected);
-    CHECK(n == 3 && msgs == 3 && bytes == 5 && rejected == 3 && q.count == 0,
+    CHECK_MSG(n == 3 && msgs == 3 && bytes == 5 && rejected == 3 && q.count == 0,
           "fed 3 (%d), counted: %llu msgs, %llu bytes, %llu refused", n,
           (unsigned long long)msgs, (unsigned long long)bytes,
           (unsigned long long)rejected);
-    CHECK(ctx.nrecv == 3 && ctx.recv_src[0] == 6 && ctx.recv_len[0] == 3
-              && ctx.recv_len[2] == 0,
-          "in order, from the rank given");
+    CHECK_EQ(ctx.recvs, 3);
+    CHECK_EQ(core_double_find(CORE_RECV, 6, 0)->a, 6);
+    CHECK_EQ(core_double_find(CORE_RECV, 6, 0)->len, 3);
+    CHECK_EQ(core_double_find(CORE_RECV, 6, 2)->len, 0);
     ftc_bk_sq_push(&q, "x", 1);
     ftc_bk_sq_push(&q, "y", 1);
     ftc_bk_sq_clear(&q);
-    CHECK(q.count == 0 && q.bytes == 0 && q.head == NULL && q.tail == NULL,
+    CHECK_MSG(q.count == 0 && q.bytes == 0 && q.head == NULL && q.tail == NULL,
           "clear");
 }
 
@@ -239,61 +195,61 @@ static void test_env(void)
 {
     cfg_t c = {1, 2, 3, 1, NULL};
     char err[128];
-    CHECK(ftc_bk_env_apply(env, 5, knobs, &c, err, sizeof(err)) == FTC_OK
+    CHECK_MSG(ftc_bk_env_apply(env, 5, knobs, &c, err, sizeof(err)) == FTC_OK
               && c.i == 1 && c.u == 2 && c.z == 3 && c.choice == 1
               && c.s == NULL,
           "nothing set: nothing changes");
-    CHECK(apply_one("FTCOLL_T_INT", "100", &c, err, sizeof(err)) == FTC_OK
+    CHECK_MSG(apply_one("FTCOLL_T_INT", "100", &c, err, sizeof(err)) == FTC_OK
               && c.i == 100,
           "int at its maximum");
-    CHECK(apply_one("FTCOLL_T_INT", "101", &c, err, sizeof(err)) == FTC_EINVAL
+    CHECK_MSG(apply_one("FTCOLL_T_INT", "101", &c, err, sizeof(err)) == FTC_EINVAL
               && strcmp(err, "FTCOLL_T_INT must be a non-negative integer")
                      == 0,
           "int above its maximum: %s", err);
-    CHECK(apply_one("FTCOLL_T_INT", "-1", &c, err, sizeof(err)) == FTC_EINVAL,
+    CHECK_MSG(apply_one("FTCOLL_T_INT", "-1", &c, err, sizeof(err)) == FTC_EINVAL,
           "no sign");
-    CHECK(apply_one("FTCOLL_T_INT", "7x", &c, err, sizeof(err)) == FTC_EINVAL,
+    CHECK_MSG(apply_one("FTCOLL_T_INT", "7x", &c, err, sizeof(err)) == FTC_EINVAL,
           "no trailing junk");
-    CHECK(apply_one("FTCOLL_T_INT", " 7", &c, err, sizeof(err)) == FTC_EINVAL,
+    CHECK_MSG(apply_one("FTCOLL_T_INT", " 7", &c, err, sizeof(err)) == FTC_EINVAL,
           "no leading space");
-    CHECK(apply_one("FTCOLL_T_U32", "4294967295", &c, err, sizeof(err))
+    CHECK_MSG(apply_one("FTCOLL_T_U32", "4294967295", &c, err, sizeof(err))
                   == FTC_OK
               && c.u == UINT32_MAX,
           "u32 at its maximum");
-    CHECK(apply_one("FTCOLL_T_U32", "4294967296", &c, err, sizeof(err))
+    CHECK_MSG(apply_one("FTCOLL_T_U32", "4294967296", &c, err, sizeof(err))
               == FTC_EINVAL,
           "u32 above");
-    CHECK(apply_one("FTCOLL_T_SIZE", "0", &c, err, sizeof(err)) == FTC_EINVAL
+    CHECK_MSG(apply_one("FTCOLL_T_SIZE", "0", &c, err, sizeof(err)) == FTC_EINVAL
               && strstr(err, "a byte count > 0") != NULL,
           "size below its minimum, in the knob's words: %s", err);
-    CHECK(apply_one("FTCOLL_T_SIZE", "99999999999", &c, err, sizeof(err))
+    CHECK_MSG(apply_one("FTCOLL_T_SIZE", "99999999999", &c, err, sizeof(err))
                   == FTC_OK
               && c.z == (size_t)99999999999ull,
           "a large size");
-    CHECK(apply_one("FTCOLL_T_CHOICE", "lazy", &c, err, sizeof(err)) == FTC_OK
+    CHECK_MSG(apply_one("FTCOLL_T_CHOICE", "lazy", &c, err, sizeof(err)) == FTC_OK
               && c.choice == 0,
           "choice lazy");
-    CHECK(apply_one("FTCOLL_T_CHOICE", "off", &c, err, sizeof(err)) == FTC_OK
+    CHECK_MSG(apply_one("FTCOLL_T_CHOICE", "off", &c, err, sizeof(err)) == FTC_OK
               && c.choice == -1,
           "a negative choice value");
-    CHECK(apply_one("FTCOLL_T_CHOICE", "eage", &c, err, sizeof(err))
+    CHECK_MSG(apply_one("FTCOLL_T_CHOICE", "eage", &c, err, sizeof(err))
                   == FTC_EINVAL
               && strcmp(err, "FTCOLL_T_CHOICE must be eager or lazy or off")
                      == 0,
           "a prefix is no choice: %s", err);
-    CHECK(apply_one("FTCOLL_T_STR", "tcp://x", &c, err, sizeof(err)) == FTC_OK
+    CHECK_MSG(apply_one("FTCOLL_T_STR", "tcp://x", &c, err, sizeof(err)) == FTC_OK
               && c.s != NULL && strcmp(c.s, "tcp://x") == 0,
           "string");
-    CHECK(apply_one("FTCOLL_T_INT", "5", &c, NULL, 0) == FTC_OK,
+    CHECK_MSG(apply_one("FTCOLL_T_INT", "5", &c, NULL, 0) == FTC_OK,
           "no error buffer");
-    CHECK(apply_one("FTCOLL_T_INT", "x", &c, NULL, 0) == FTC_EINVAL,
+    CHECK_MSG(apply_one("FTCOLL_T_INT", "x", &c, NULL, 0) == FTC_EINVAL,
           "an error without a buffer");
     /* A variable read but not described is refused, set or not. */
-    CHECK(ftc_bk_env_apply(env, 5, knobs + 1, &c, err, sizeof(err))
+    CHECK_MSG(ftc_bk_env_apply(env, 5, knobs + 1, &c, err, sizeof(err))
                   == FTC_EINVAL
               && strstr(err, "FTCOLL_T_INT") != NULL,
           "undescribed variable: %s", err);
-    CHECK(ftc_bk_env_apply(env, 5, knobs, NULL, err, sizeof(err))
+    CHECK_MSG(ftc_bk_env_apply(env, 5, knobs, NULL, err, sizeof(err))
               == FTC_EINVAL,
           "no config");
 }
@@ -309,27 +265,28 @@ static int count_down(void *b)
 static void test_core_timer(void)
 {
     ftc_context_t ctx;
-    memset(&ctx, 0, sizeof(ctx));
+    core_double_reset();
+    core_double_init(&ctx, 0, NULL);
     ftc_bk_core_timer_t t = {0};
-    CHECK(ftc_bk_core_timer_next(&t) == UINT64_MAX, "not armed");
-    CHECK(ftc_bk_core_timer_fire_due(&t, &ctx) == 0, "nothing to fire");
+    CHECK_MSG(ftc_bk_core_timer_next(&t) == UINT64_MAX, "not armed");
+    CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 0, "nothing to fire");
     ftc_bk_core_timer_arm(&t, UINT64_MAX - 1);
-    CHECK(ftc_bk_core_timer_fire_due(&t, &ctx) == 0 && t.armed,
+    CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 0 && t.armed,
           "not due yet");
     ftc_bk_core_timer_arm(&t, ftc_bk_now_ns());
-    CHECK(ftc_bk_core_timer_fire_due(&t, &ctx) == 1 && !t.armed
+    CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 1 && !t.armed
               && ctx.timer_fires == 1,
           "due: fired once, disarmed");
-    CHECK(ftc_bk_core_timer_fire_due(&t, &ctx) == 0 && ctx.timer_fires == 1,
+    CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 0 && ctx.timer_fires == 1,
           "not twice");
     ftc_bk_core_timer_arm(&t, 0);
     ftc_bk_core_timer_cancel(&t);
-    CHECK(ftc_bk_core_timer_fire_due(&t, &ctx) == 0, "cancelled");
+    CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 0, "cancelled");
     int left = 20;
-    CHECK(ftc_bk_run_passes(count_down, &left, 8) == 8 && left == 12,
+    CHECK_MSG(ftc_bk_run_passes(count_down, &left, 8) == 8 && left == 12,
           "at most 8 passes while work keeps coming");
     left = 3;
-    CHECK(ftc_bk_run_passes(count_down, &left, 8) == 3 && left == 0,
+    CHECK_MSG(ftc_bk_run_passes(count_down, &left, 8) == 3 && left == 0,
           "stops at the first idle pass");
 }
 
@@ -340,6 +297,6 @@ int main(void)
     test_send_queue();
     test_env();
     test_core_timer();
-    printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    CHECK_EQ(core_reentries, 0);
+    return check_report();
 }

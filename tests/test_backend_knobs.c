@@ -15,6 +15,8 @@
 
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/knob.h"
+
+#include "check.h"
 #if FTC_TEST_HAVE_ZMQ
 #include "ftcoll_zmq.h"
 #endif
@@ -24,21 +26,6 @@
 #if FTC_TEST_HAVE_OFI
 #include "ftcoll_ofi.h"
 #endif
-
-static int g_passed, g_failed;
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (cond) {                                                          \
-            g_passed++;                                                      \
-        } else {                                                             \
-            g_failed++;                                                      \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, \
-                    #cond);                                                  \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fputc('\n', stderr);                                             \
-        }                                                                    \
-    } while (0)
 
 /* One backend's config functions, behind a common shape. */
 typedef struct backend {
@@ -57,21 +44,21 @@ static void check_table(const backend_t *b)
 {
     const ftc_knob_t *k = b->knobs();
     size_t n = 0;
-    CHECK(k != NULL, "%s: a knob table", b->name);
+    CHECK_MSG(k != NULL, "%s: a knob table", b->name);
     if (k == NULL)
         return;
     for (; k[n].name != NULL && n < 1000; n++) {
-        CHECK(strncmp(k[n].name, "FTCOLL_", 7) == 0, "%s: %s starts with "
+        CHECK_MSG(strncmp(k[n].name, "FTCOLL_", 7) == 0, "%s: %s starts with "
               "FTCOLL_", b->name, k[n].name);
-        CHECK(k[n].default_value != NULL && k[n].default_value[0] != '\0',
+        CHECK_MSG(k[n].default_value != NULL && k[n].default_value[0] != '\0',
               "%s: %s has a default", b->name, k[n].name);
-        CHECK(k[n].meaning != NULL && strlen(k[n].meaning) > 10,
+        CHECK_MSG(k[n].meaning != NULL && strlen(k[n].meaning) > 10,
               "%s: %s has a meaning", b->name, k[n].name);
         for (size_t j = 0; j < n; j++)
-            CHECK(strcmp(k[j].name, k[n].name) != 0, "%s: %s twice",
+            CHECK_MSG(strcmp(k[j].name, k[n].name) != 0, "%s: %s twice",
                   b->name, k[n].name);
     }
-    CHECK(n > 0 && n < 1000, "%s: %zu knobs, NULL-terminated", b->name, n);
+    CHECK_MSG(n > 0 && n < 1000, "%s: %zu knobs, NULL-terminated", b->name, n);
 }
 
 static void check_read(const backend_t *b)
@@ -80,7 +67,7 @@ static void check_read(const backend_t *b)
     void *def = malloc(b->cfg_size), *cfg = malloc(b->cfg_size);
     char err[256];
     if (def == NULL || cfg == NULL) {
-        CHECK(0, "out of memory");
+        CHECK_MSG(0, "out of memory");
         free(def);
         free(cfg);
         return;
@@ -91,7 +78,7 @@ static void check_read(const backend_t *b)
     b->init(def);
     b->init(cfg);
     int rc = b->from_env(cfg, err, sizeof(err));
-    CHECK(rc == FTC_OK && memcmp(def, cfg, b->cfg_size) == 0,
+    CHECK_MSG(rc == FTC_OK && memcmp(def, cfg, b->cfg_size) == 0,
           "%s: nothing set changes nothing (rc %d)", b->name, rc);
     for (size_t i = 0; k[i].name != NULL; i++) {
         memset(cfg, 0, b->cfg_size);
@@ -102,7 +89,7 @@ static void check_read(const backend_t *b)
         unsetenv(k[i].name);
         int refused = rc == FTC_EINVAL && strstr(err, k[i].name) != NULL;
         int taken = rc == FTC_OK && memcmp(def, cfg, b->cfg_size) != 0;
-        CHECK(refused || taken, "%s: %s is read (rc %d, err '%s')", b->name,
+        CHECK_MSG(refused || taken, "%s: %s is read (rc %d, err '%s')", b->name,
               k[i].name, rc, err);
     }
     free(def);
@@ -148,7 +135,6 @@ int main(void)
         check_read(b);
         nbackends++;
     }
-    printf("%d backends; %d passed, %d failed\n", nbackends, g_passed,
-           g_failed);
-    return g_failed == 0 ? 0 : 1;
+    printf("%d backends\n", nbackends);
+    return check_report();
 }
