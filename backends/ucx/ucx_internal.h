@@ -5,7 +5,9 @@
  *   endpoint.c   one UCP endpoint per peer: create, error callback, close
  *   progress.c   the event loop: worker, event queue, reports, timer
  *   event.c      the queue of what callbacks saw, fed after progress
- *   config.c     defaults, environment, what UCX_TLS can do
+ *   config.c     defaults, environment, knob table, what UCX_TLS can do
+ * The clock, log, timerfd, core timer and grace reporter are the
+ * backends' common ones (backends/common).
  */
 #ifndef FTC_UCX_INTERNAL_H
 #define FTC_UCX_INTERNAL_H
@@ -18,6 +20,12 @@
 
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_ucx.h"
+
+#include "clock.h"
+#include "core_timer.h"
+#include "grace.h"
+#include "log.h"
+#include "timerfd.h"
 
 /* Our active-message id; the AM header is the sender's rank (u32 LE) and
  * the job token (u64 LE). */
@@ -73,7 +81,7 @@ typedef struct ftc_ucx_peer {
     bool watched;
     bool close_pending;         /* ep to force-close in progress */
     size_t inflight_bytes;
-    uint64_t detected_ns, report_at_ns, reported_ns;
+    uint64_t detected_ns, reported_ns;
     char transport[48];
     char error[64];
 } ftc_ucx_peer_t;
@@ -98,8 +106,7 @@ struct ftc_ucx {
     ftc_context_t *ctx;
     ftc_ucx_peer_t *peers;      /* nranks entries */
     bool peers_set;
-    uint32_t *lost;             /* ranks with a pending report */
-    uint32_t nlost;
+    ftc_bk_grace_t lost;        /* ranks with a pending report */
     void **closing;             /* ep close requests not done yet */
     size_t nclosing, capclosing;
 
@@ -110,8 +117,7 @@ struct ftc_ucx {
     ftc_ucx_ev_t *free_evs;     /* recycled events */
     size_t nfree;
 
-    bool timer_armed;
-    uint64_t timer_deadline;
+    ftc_bk_core_timer_t timer;  /* the core's */
     bool in_progress;
     bool closing_down;          /* ftc_ucx_destroy runs */
     bool diag_logged;           /* the unreachable diagnosis, once */
@@ -122,11 +128,8 @@ struct ftc_ucx {
 };
 
 /* transport.c */
-uint64_t ftc_ucx_now_ns(void);
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-void ftc_ucx_logf(const ftc_ucx_t *u, const char *fmt, ...);
+#define ftc_ucx_logf(u, ...) \
+    ftc_bk_logf((u)->cfg.log, (u)->cfg.log_arg, __VA_ARGS__)
 /* Write the eventfd once so a poller of ftc_ucx_fd wakes up. */
 void ftc_ucx_kick(ftc_ucx_t *u);
 /* Set the timerfd for the earliest of the core's deadline, pending
