@@ -36,6 +36,7 @@ void ftc_ucx_config_init(ftc_ucx_config_t *cfg)
     cfg->max_sleep_ms = 100;
     cfg->max_inflight_bytes = (size_t)64 << 20;
     cfg->close_timeout_ms = 200;
+    cfg->handshake_timeout_ms = 30000;
     cfg->single_host = -1;
     cfg->net_devices = NULL;
 }
@@ -74,6 +75,8 @@ int ftc_ucx_config_from_env(ftc_ucx_config_t *cfg, char *err, size_t errlen)
         {"FTCOLL_UCX_MAX_SLEEP_MS", offsetof(ftc_ucx_config_t, max_sleep_ms)},
         {"FTCOLL_UCX_CLOSE_TIMEOUT_MS",
          offsetof(ftc_ucx_config_t, close_timeout_ms)},
+        {"FTCOLL_UCX_HANDSHAKE_MS",
+         offsetof(ftc_ucx_config_t, handshake_timeout_ms)},
     };
     if (cfg == NULL)
         return FTC_EINVAL;

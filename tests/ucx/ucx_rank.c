@@ -539,6 +539,10 @@ static int exchange_with_death(rank_ctx_t *R, uint32_t victim)
     }
     if (rc == 0)
         rc = ftc_ucx_set_peers(R->u, addrs, lens);
+    /* As ftc_ucx_exchange does: wire-up done before the first collective
+     * (the dead victim is not waited for: UCX reports it lost). */
+    if (rc == 0)
+        rc = ftc_ucx_handshake(R->u, 30000);
     free(mine);
     free(all);
     return rc;
