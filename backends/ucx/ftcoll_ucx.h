@@ -8,8 +8,11 @@
  * Endpoints. Each rank has one UCP worker; ranks swap worker addresses
  * out of band (ftc_ucx_exchange) and create one endpoint per peer, to all
  * peers at once (eager_connect, the default) or on the first send or
- * watch. Every endpoint asks for UCP_ERR_HANDLING_MODE_PEER, so UCX only
- * picks transports that can report a dead peer: with UCX_TLS=sm that
+ * watch. With eager endpoints ftc_ucx_exchange ends with a handshake
+ * (ftc_ucx_handshake) that finishes UCX's wire-up of every endpoint
+ * before the first collective. Every endpoint asks for
+ * UCP_ERR_HANDLING_MODE_PEER, so UCX only picks transports that can
+ * report a dead peer: with UCX_TLS=sm that
  * needs UCX_MM_ERROR_HANDLING=y, and ftc_ucx_create says so instead of
  * letting the first endpoint fail with "Destination is unreachable".
  * Messages are eager active messages (never rendezvous, so each pair's
@@ -181,7 +184,8 @@ const void *ftc_ucx_address(const ftc_ucx_t *u, size_t *len);
  * or does not answer (it died after it published its address; over tcp
  * on one host UCX calls that "Destination is unreachable" too) is no
  * error here: it is reported to the core as failed, as a peer dying
- * later would be. May be called once.
+ * later would be. May be called once. Then call ftc_ucx_handshake on
+ * every rank (ftc_ucx_exchange does both).
  */
 int ftc_ucx_set_peers(ftc_ucx_t *u, const void *const *addrs,
                       const size_t *lens);
