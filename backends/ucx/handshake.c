@@ -123,9 +123,14 @@ static void wait_a_little(ftc_ucx_t *u, uint64_t end)
     uint64_t now = ftc_ucx_now_ns();
     if (now >= end)
         return;
+    /* UCX's keepalive, which finds a peer that died during set-up, runs
+     * only inside ucp_worker_progress: wake at least every max_sleep_ms
+     * (100 ms if that is 0, "no limit"). */
+    uint64_t cap = u->cfg.max_sleep_ms > 0 ? (uint64_t)u->cfg.max_sleep_ms
+                                           : 100;
     uint64_t ms = (end - now + 999999) / 1000000;
-    if (u->cfg.max_sleep_ms > 0 && ms > (uint64_t)u->cfg.max_sleep_ms)
-        ms = (uint64_t)u->cfg.max_sleep_ms;
+    if (ms > cap)
+        ms = cap;
     if (u->efd >= 0 && u->epfd >= 0) {
         if (ucp_worker_arm(u->worker) != UCS_OK)
             return;         /* busy: progress again */
@@ -147,8 +152,7 @@ int ftc_ucx_handshake(ftc_ucx_t *u, int timeout_ms)
             && !p->hello_sent && !p->hello_pending)
             send_hello(u, p);
     }
-    uint64_t end = ftc_ucx_now_ns()
-                   + (uint64_t)timeout_ms * 1000000u;
+    uint64_t end = ftc_ucx_now_ns() + (uint64_t)timeout_ms * 1000000u;
     while (count_waiting(u) > 0 && ftc_ucx_now_ns() < end) {
         u->stats.worker_progress++;
         if (ucp_worker_progress(u->worker) == 0)
