@@ -45,7 +45,8 @@ typedef struct ftc_stream {
     /* Operation k runs colls[k % ncolls] (cycling through the list). */
     ftc_coll_t colls[4];
     uint32_t ncolls;
-    ftc_coll_args_t args;   /* algo, f, fault_info, correction, root0 */
+    ftc_coll_args_t args;   /* algo, f, root0 */
+    ftc_corrected_params_t corrected; /* fault_info, correction, ... */
     bool rotate_root;       /* operation k's root is (root + k) mod n */
     uint32_t n;
     uint32_t nops;          /* operations in the stream */
@@ -60,6 +61,10 @@ typedef struct ftc_stream {
     bool finalize;
     uint64_t seed, latency_ns, jitter_ns, send_cost_ns;
     uint64_t detect_delay_ns;   /* UINT64_MAX: keepalives only */
+    /* NULL, or n delays: rank r's transport reports a crash
+     * detect_delay_by_rank[r] after it (ftc_lb_set_detect_delay), so
+     * survivors learn of one death at different times. */
+    const uint64_t *detect_delay_by_rank;
     uint64_t suspect_timeout_ns, probe_timeout_ns;
     uint32_t nfaults;
     ftc_stream_fault_t faults[FTC_STREAM_MAX_FAULTS];
