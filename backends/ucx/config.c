@@ -35,6 +35,7 @@ void ftc_ucx_config_init(ftc_ucx_config_t *cfg)
     cfg->max_sleep_ms = 100;
     cfg->max_inflight_bytes = (size_t)64 << 20;
     cfg->close_timeout_ms = 200;
+    cfg->handshake_timeout_ms = 30000;
     cfg->single_host = -1;
     cfg->net_devices = NULL;
 }
@@ -55,6 +56,9 @@ static const ftc_knob_t knobs[] = {
     {"FTCOLL_UCX_CLOSE_TIMEOUT_MS", "200",
      "How long ftc_ucx_destroy waits for endpoints to close "
      "(close_timeout_ms)."},
+    {"FTCOLL_UCX_HANDSHAKE_MS", "30000",
+     "How long set-up waits for a silent peer's handshake before it counts "
+     "the peer failed; 0 skips the handshake (handshake_timeout_ms)."},
     {"FTCOLL_UCX_MAX_INFLIGHT", "67108864",
      "Bytes in flight to one peer beyond which it is taken as not reading "
      "(max_inflight_bytes)."},
@@ -81,6 +85,8 @@ int ftc_ucx_config_from_env(ftc_ucx_config_t *cfg, char *err, size_t errlen)
         {"FTCOLL_UCX_MAX_SLEEP_MS", FTC_BK_ENV_INT, F(max_sleep_ms), 0, 0,
          NULL, NULL},
         {"FTCOLL_UCX_CLOSE_TIMEOUT_MS", FTC_BK_ENV_INT, F(close_timeout_ms),
+         0, 0, NULL, NULL},
+        {"FTCOLL_UCX_HANDSHAKE_MS", FTC_BK_ENV_INT, F(handshake_timeout_ms),
          0, 0, NULL, NULL},
         {"FTCOLL_UCX_MAX_INFLIGHT", FTC_BK_ENV_SIZE, F(max_inflight_bytes),
          1, 0, NULL, "a byte count > 0"},

@@ -34,8 +34,8 @@ enum {
 
 /* --- Callbacks (inside ucp_worker_progress) ----------------------------- */
 
-static uint32_t header_rank(const ftc_ucx_t *u, const void *header,
-                            size_t header_length)
+uint32_t ftc_ucx_header_rank(const ftc_ucx_t *u, const void *header,
+                             size_t header_length)
 {
     if (header == NULL || header_length != FTC_UCX_HDR_LEN)
         return FTC_RANK_UNKNOWN;
@@ -68,7 +68,7 @@ ucs_status_t ftc_ucx_am_recv_cb(void *arg, const void *header,
         return UCS_OK;
     }
     ev->kind = FTC_UCX_EV_RECV;
-    ev->peer = header_rank(u, header, header_length);
+    ev->peer = ftc_ucx_header_rank(u, header, header_length);
     ucs_status_t ret = UCS_OK;
     if (length > sizeof(ev->inl)
         && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA)) {

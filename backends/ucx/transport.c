@@ -201,7 +201,8 @@ static int config_ok(const ftc_ucx_config_t *c)
            && c->nranks <= INT32_MAX && c->rank < c->nranks
            && c->failure_grace_ms >= 0 && c->spin_us >= 0
            && c->max_sleep_ms >= 0 && c->max_inflight_bytes > 0
-           && c->close_timeout_ms >= 0 && c->single_host >= -1
+           && c->close_timeout_ms >= 0 && c->handshake_timeout_ms >= 0
+           && c->single_host >= -1
            && c->single_host <= 1;
 }
 
@@ -296,6 +297,14 @@ static int open_ucx(ftc_ucx_t *u)
     st = ucp_worker_set_am_recv_handler(u->worker, &hp);
     if (st != UCS_OK) {
         ftc_ucx_logf(u, "rank %u: ucp_worker_set_am_recv_handler: %s",
+                     u->cfg.rank, ucs_status_string(st));
+        return -1;
+    }
+    hp.id = FTC_UCX_HELLO_AM_ID;
+    hp.cb = ftc_ucx_hello_recv_cb;
+    st = ucp_worker_set_am_recv_handler(u->worker, &hp);
+    if (st != UCS_OK) {
+        ftc_ucx_logf(u, "rank %u: ucp_worker_set_am_recv_handler (hello): %s",
                      u->cfg.rank, ucs_status_string(st));
         return -1;
     }
@@ -519,6 +528,10 @@ int ftc_ucx_exchange(ftc_ucx_t *u,
     for (size_t r = 0; r < n; r++)
         addrs[r] = all + r * max;
     rc = ftc_ucx_set_peers(u, addrs, lens);
+    /* Every rank is here: finish UCX's wire-up of every endpoint now, not
+     * during the first collectives (handshake.c says why). */
+    if (rc == FTC_OK && u->cfg.eager_connect && u->cfg.handshake_timeout_ms > 0)
+        rc = ftc_ucx_handshake(u, u->cfg.handshake_timeout_ms);
 out:
     free(all);
     free(mine);

@@ -5,6 +5,7 @@
  *   endpoint.c   one UCP endpoint per peer: create, error callback, close
  *   progress.c   the event loop: worker, event queue, reports, timer
  *   event.c      the queue of what callbacks saw, fed after progress
+ *   handshake.c  every endpoint wired up before the first collective
  *   config.c     defaults, environment, knob table, what UCX_TLS can do
  * The clock, log, timerfd, core timer and grace reporter are the
  * backends' common ones (backends/common).
@@ -31,6 +32,8 @@
  * the job token (u64 LE). */
 #define FTC_UCX_AM_ID 0x4654u
 #define FTC_UCX_HDR_LEN 12
+/* The set-up handshake's HELLO (handshake.c): same header, no payload. */
+#define FTC_UCX_HELLO_AM_ID 0x4655u
 
 /* Messages up to this size are copied into the event itself. */
 #define FTC_UCX_EV_INLINE 232
@@ -80,6 +83,9 @@ typedef struct ftc_ucx_peer {
     ftc_ucx_peer_state_t state;
     bool watched;
     bool close_pending;         /* ep to force-close in progress */
+    bool hello_seen;            /* its set-up HELLO arrived */
+    bool hello_sent;            /* ours to it completed (wire-up done) */
+    bool hello_pending;         /* ours to it is in flight */
     size_t inflight_bytes;
     uint64_t detected_ns, reported_ns;
     char transport[48];
@@ -174,6 +180,10 @@ size_t ftc_ucx_reap_closing(ftc_ucx_t *u);
 void ftc_ucx_ep_transport(ucp_ep_h ep, char *out, size_t outlen);
 
 /* progress.c */
+/* The sender's rank from an AM header of ours (rank, job token), or
+ * FTC_RANK_UNKNOWN if it is not one or names no peer. */
+uint32_t ftc_ucx_header_rank(const ftc_ucx_t *u, const void *header,
+                             size_t header_length);
 /* The AM receive callback (set on the worker by ftc_ucx_create). */
 ucs_status_t ftc_ucx_am_recv_cb(void *arg, const void *header,
                                 size_t header_length, void *data,
@@ -181,6 +191,13 @@ ucs_status_t ftc_ucx_am_recv_cb(void *arg, const void *header,
                                 const ucp_am_recv_param_t *param);
 /* The send completion callback (user_data: the SEND event). */
 void ftc_ucx_send_cb(void *request, ucs_status_t status, void *user_data);
+
+/* handshake.c */
+/* The HELLO receive callback (set on the worker by ftc_ucx_create). */
+ucs_status_t ftc_ucx_hello_recv_cb(void *arg, const void *header,
+                                   size_t header_length, void *data,
+                                   size_t length,
+                                   const ucp_am_recv_param_t *param);
 
 /* config.c */
 /* What UCX_TLS and the MM settings allow; logs notes. 0 fine; -1 only
