@@ -30,6 +30,8 @@ const char *ftc_coll_name(ftc_coll_t coll)
     case FTC_COLL_BCAST: return "bcast";
     case FTC_COLL_ALLREDUCE: return "allreduce";
     case FTC_COLL_FINALIZE: return "finalize";
+    case FTC_COLL_AGREE: return "agree";
+    case FTC_COLL_SHRINK: return "shrink";
     }
     return "?";
 }

@@ -34,9 +34,10 @@ enum {
     OFF_RESERVED2 = 60
 };
 
-/* Largest valid values of the algo and coll bytes (0: control message). */
-#define WIRE_ALGO_MAX ((unsigned)FTC_ALGO_TREE)
-#define WIRE_COLL_MAX ((unsigned)FTC_COLL_FINALIZE)
+/* Largest valid value of the coll byte (0: control message). Any algo
+ * byte is well-formed: a family registers an id up to 255 (algo/registry.h),
+ * and a message reaches only an operation of its own algorithm. */
+#define WIRE_COLL_MAX ((unsigned)FTC_COLL_SHRINK)
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -205,7 +206,7 @@ int ftc_wire_decode_key(const void *buf, size_t len, uint64_t job_token,
         return FTC_EBADMSG;
     if (sender >= world_size)
         return FTC_EBADMSG;
-    if (coll > WIRE_COLL_MAX || algo > WIRE_ALGO_MAX)
+    if (coll > WIRE_COLL_MAX)
         return FTC_EBADMSG;
 
     hdr->kind = kind;

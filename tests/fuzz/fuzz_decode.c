@@ -90,7 +90,7 @@ static int reference_verdict(const uint8_t *m, size_t len)
     /* (No job key here: a message that claims a MAC is another job's.) */
     if (rd64(m + 48) != FUZZ_TOKEN || (flags & FTC_WF_MAC))
         return FTC_EFOREIGN;
-    if (m[5] == 0 || m[5] > FTC_MSG_KIND_MAX || m[6] > FTC_ALGO_TREE || m[7] > FTC_COLL_FINALIZE
+    if (m[5] == 0 || m[5] > FTC_MSG_KIND_MAX || m[7] > FTC_COLL_SHRINK
         || m[10] != 0 || m[11] != 0 || rd32(m + 60) != 0
         || (flags & ~(unsigned)FTC_WF_ALL) != 0
         || (flags & FTC_WF_BIG_ENDIAN) != host_flag()
