@@ -10,6 +10,8 @@
 #include "rng.h"
 #include "scenario.h"
 #include "wire/wire.h"
+#include "algo/corrected/kinds.h"
+#include "algo/tree/kinds.h"
 
 typedef struct sim_rank {
     struct sim_run *run;
@@ -126,15 +128,24 @@ void ftc_scenario_default_kind_classes(uint8_t cls[16])
 {
     for (int k = 0; k < 16; k++)
         cls[k] = 3;
-    cls[FTC_MSG_BCAST] = 0;
-    cls[FTC_MSG_TREE_UP] = 0;
-    cls[FTC_MSG_UPCORR] = 0;
-    cls[FTC_MSG_ABORT] = 0;
-    cls[FTC_MSG_NUDGE] = 0;
-    cls[FTC_MSG_CORRECT] = 1;
-    cls[FTC_MSG_PROBE] = 2;
-    cls[FTC_MSG_PROBE_ACK] = 2;
-    cls[FTC_MSG_EXCLUDED] = 2;
+    /* The families' kinds (each in its own space; these numbers do not
+     * collide): tree phases first, then corrections. */
+    cls[FTC_CORR_MSG_BCAST] = 0;
+    cls[FTC_CORR_MSG_TREE_UP] = 0;
+    cls[FTC_CORR_MSG_UPCORR] = 0;
+    cls[FTC_TREE_MSG_ABORT] = 0;
+    cls[FTC_CORR_MSG_NUDGE] = 0;
+    cls[FTC_CORR_MSG_CORRECT] = 1;
+}
+
+/* The core's kinds (from FTC_MSG_CORE_MIN): keepalives and exclusion in
+ * class 2, the rest last. */
+static unsigned core_kind_class(unsigned kind)
+{
+    return kind == FTC_MSG_PROBE || kind == FTC_MSG_PROBE_ACK
+                   || kind == FTC_MSG_EXCLUDED
+               ? 2
+               : 3;
 }
 
 /* The LogP backend's classifier for FTC_QUEUE_KIND: byte 5 of a message is
@@ -145,7 +156,10 @@ static unsigned classify_kind(const void *buf, size_t len, void *arg)
     const uint8_t *cls = arg;
     if (len < FTC_WIRE_HEADER_SIZE)
         return 255;
-    return cls[((const uint8_t *)buf)[5] & 15];
+    unsigned kind = ((const uint8_t *)buf)[5];
+    if (kind >= FTC_MSG_CORE_MIN)
+        return core_kind_class(kind);
+    return cls[kind & 15];
 }
 
 static uint64_t mix64(uint64_t x)

@@ -13,6 +13,7 @@
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
 #include "wire/wire.h"
+#include "algo/corrected/kinds.h"
 
 static int passed, failed;
 
@@ -251,7 +252,7 @@ static void test_bad_messages(void)
 
     ftc_wire_header_t h;
     memset(&h, 0, sizeof(h));
-    h.kind = FTC_MSG_UPCORR;
+    h.kind = FTC_CORR_MSG_UPCORR;
     h.algo = FTC_ALGO_CORRECTED;
     h.coll = FTC_COLL_ALLREDUCE;
     h.group_id = 7;

@@ -46,14 +46,11 @@ typedef struct noop_params {
     uint32_t draws;      /* random numbers to draw first */
 } noop_params_t;
 
-static void noop_params_init(void *p)
-{
-    noop_params_t *np = p;
-    memset(np, 0, sizeof(*np));
-    np->size = sizeof(*np);
-    np->delay_ns = 1000;
-    np->draws = 3;
-}
+static const noop_params_t noop_defaults = {
+    .size = sizeof(noop_params_t),
+    .delay_ns = 1000,
+    .draws = 3,
+};
 
 typedef struct noop_op {
     ftc_cop_t base;
@@ -108,9 +105,9 @@ static int noop_check(const ftc_group_t *g, const ftc_coll_args_t *args,
 }
 
 static int noop_create(ftc_group_t *g, const ftc_coll_args_t *args,
-                       ftc_coll_t coll, ftc_cop_t **out)
+                       const void *params, ftc_coll_t coll, ftc_cop_t **out)
 {
-    const noop_params_t *p = args->params;
+    const noop_params_t *p = params;
     noop_op_t *n = ftc_cop_new(g, sizeof(*n), 0);
     if (n == NULL)
         return FTC_ENOMEM;
@@ -144,7 +141,7 @@ static const ftc_algo_entry_t noop_family = {
         .nparams = 2,
     },
     .params_size = sizeof(noop_params_t),
-    .params_init = noop_params_init,
+    .params_default = &noop_defaults,
     .check = noop_check,
     .create = {[FTC_COLL_ALLREDUCE] = noop_create},
 };
@@ -256,8 +253,7 @@ static void test_noop_family(void)
     ftc_coll_args_t a = args_for(&W, 0, FTC_ALGO_NOOP);
     EXPECT(ftc_init_bcast(W.g[0], &a, NULL) == FTC_ENOTSUP,
            "bcast is not provided");
-    noop_params_t p;
-    noop_params_init(&p);
+    noop_params_t p = noop_defaults;
     p.delay_ns = 0;
     a.params = &p;
     EXPECT(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL,

@@ -54,9 +54,12 @@ const ftc_algo_entry_t *ftc_algo_entry(ftc_algo_t id)
     uint32_t guess = (uint32_t)id - 1;
     if (guess < NBUILTIN && builtin[guess]->info.id == id)
         return builtin[guess];
-    for (uint32_t i = 0; i < ftc_algo_count(); i++)
-        if (entry_at(i)->info.id == id)
-            return entry_at(i);
+    for (uint32_t i = 0; i < NBUILTIN; i++)
+        if (builtin[i]->info.id == id)
+            return builtin[i];
+    for (uint32_t i = 0; i < ntest_families; i++)
+        if (test_families[i]->info.id == id)
+            return test_families[i];
     return NULL;
 }
 
@@ -80,7 +83,7 @@ int ftc_algo_parse(const char *name, ftc_algo_t *out)
 
 int ftc_algo_register(const ftc_algo_entry_t *e)
 {
-    if (e == NULL || e->info.name == NULL || e->params_init == NULL
+    if (e == NULL || e->info.name == NULL || e->params_default == NULL
         || e->params_size < sizeof(size_t)
         || e->params_size > FTC_ALGO_PARAMS_MAX || e->info.id == 0
         || (uint32_t)e->info.id > UINT8_MAX) /* the header's algo byte */
@@ -97,51 +100,52 @@ int ftc_algo_register(const ftc_algo_entry_t *e)
 
 /* The complete parameter struct for params (NULL: the defaults). A caller
  * compiled against an older, smaller struct gets defaults for the fields
- * it lacks; a size beyond the family's is a newer caller's (FTC_EINVAL). */
+ * it lacks; a size beyond the family's is a newer caller's (FTC_EINVAL).
+ * Only that case copies: the common ones cost a comparison. */
 static int params_resolve(const ftc_algo_entry_t *e, const void *params,
-                          ftc_algo_params_buf_t *buf)
+                          ftc_algo_call_t *call)
 {
-    e->params_init(buf);
-    if (params == NULL)
+    if (params == NULL) {
+        call->params = e->params_default;
         return FTC_OK;
+    }
     size_t size;
     memcpy(&size, params, sizeof(size));
+    if (size == e->params_size) {
+        call->params = params;
+        return FTC_OK;
+    }
     if (size < sizeof(size_t) || size > e->params_size)
         return FTC_EINVAL;
-    memcpy(buf, params, size);
+    memcpy(&call->buf, e->params_default, e->params_size);
+    memcpy(&call->buf, params, size);
     size = e->params_size;
-    memcpy(buf, &size, sizeof(size));
+    memcpy(&call->buf, &size, sizeof(size));
+    call->params = &call->buf;
     return FTC_OK;
 }
 
-int ftc_algo_check(const ftc_group_t *g, const ftc_coll_args_t *args,
-                   ftc_coll_t coll)
+int ftc_algo_prepare(const ftc_group_t *g, const ftc_coll_args_t *args,
+                     ftc_coll_t coll, ftc_algo_call_t *call)
 {
     const ftc_algo_entry_t *e = ftc_algo_entry(args->algo);
     if (e == NULL)
         return FTC_EINVAL;
     if ((unsigned)coll > FTC_COLL_ALLREDUCE || e->create[coll] == NULL)
         return FTC_ENOTSUP;
-    ftc_algo_params_buf_t buf;
-    int rc = params_resolve(e, args->params, &buf);
+    call->entry = e;
+    int rc = params_resolve(e, args->params, call);
     if (rc != FTC_OK)
         return rc;
-    return e->check != NULL ? e->check(g, args, coll, &buf) : FTC_OK;
+    return e->check != NULL ? e->check(g, args, coll, call->params) : FTC_OK;
 }
 
 int ftc_algo_start(ftc_group_t *g, const ftc_coll_args_t *args,
                    ftc_coll_t coll, ftc_cop_t **out)
 {
-    const ftc_algo_entry_t *e = ftc_algo_entry(args->algo);
-    if (e == NULL)
-        return FTC_EINVAL;
-    if ((unsigned)coll > FTC_COLL_ALLREDUCE || e->create[coll] == NULL)
-        return FTC_ENOTSUP;
-    ftc_algo_params_buf_t buf;
-    int rc = params_resolve(e, args->params, &buf);
+    ftc_algo_call_t call;
+    int rc = ftc_algo_prepare(g, args, coll, &call);
     if (rc != FTC_OK)
         return rc;
-    ftc_coll_args_t full = *args;
-    full.params = &buf;
-    return e->create[coll](g, &full, coll, out);
+    return ftc_algo_create(&call, g, args, coll, out);
 }

@@ -14,12 +14,14 @@
 
 #pragma GCC visibility push(hidden)
 
-/* Start collective coll of this family. args->params points to the
- * family's parameter struct, complete (its size is the family's
- * params_size, defaults filled in) and valid during the call only: a
- * family that needs it later copies it into its operation. */
+/* Start collective coll of this family. params is the family's
+ * parameter struct, complete (its size is the family's params_size,
+ * defaults filled in) and valid during the call only: a family that needs
+ * it later copies it into its operation. args->params is the caller's,
+ * not to be read. */
 typedef int (*ftc_algo_create_fn)(ftc_group_t *g, const ftc_coll_args_t *args,
-                                  ftc_coll_t coll, ftc_cop_t **out);
+                                  const void *params, ftc_coll_t coll,
+                                  ftc_cop_t **out);
 
 /* Largest parameter struct a family may have. */
 #define FTC_ALGO_PARAMS_MAX 256
@@ -27,8 +29,8 @@ typedef int (*ftc_algo_create_fn)(ftc_group_t *g, const ftc_coll_args_t *args,
 typedef struct ftc_algo_entry {
     ftc_algo_info_t info;       /* what ftcoll/algo.h shows */
     size_t params_size;         /* sizeof its parameter struct */
-    /* Fill the defaults, size included. */
-    void (*params_init)(void *params);
+    /* Its defaults, size included (what params == NULL means). */
+    const void *params_default;
     /* Check what the complete params (and args) mean to the family for
      * coll; the API has checked the generic fields. FTC_OK or an error,
      * FTC_EINVAL for a bad parameter. */
@@ -48,10 +50,26 @@ typedef union ftc_algo_params_buf {
 /* The family with this id, or NULL. */
 const ftc_algo_entry_t *ftc_algo_entry(ftc_algo_t id);
 
-/* Check args' family-specific part for coll. */
-int ftc_algo_check(const ftc_group_t *g, const ftc_coll_args_t *args,
-                   ftc_coll_t coll);
-/* Start the operation itself (no checked-mode pairing). */
+/* What ftc_algo_prepare found: the family and its complete parameters
+ * (the caller's struct itself, the defaults, or buf). */
+typedef struct ftc_algo_call {
+    const ftc_algo_entry_t *entry;
+    const void *params;
+    ftc_algo_params_buf_t buf;
+} ftc_algo_call_t;
+
+/* Find args' family, complete its parameters and run its check for
+ * coll: FTC_OK, or the error the call is refused with. */
+int ftc_algo_prepare(const ftc_group_t *g, const ftc_coll_args_t *args,
+                     ftc_coll_t coll, ftc_algo_call_t *call);
+/* Start the prepared call (no checked-mode pairing). */
+static inline int ftc_algo_create(ftc_algo_call_t *call, ftc_group_t *g,
+                                  const ftc_coll_args_t *args, ftc_coll_t coll,
+                                  ftc_cop_t **out)
+{
+    return call->entry->create[coll](g, args, call->params, coll, out);
+}
+/* Prepare and start (checked mode's second operation). */
 int ftc_algo_start(ftc_group_t *g, const ftc_coll_args_t *args,
                    ftc_coll_t coll, ftc_cop_t **out);
 

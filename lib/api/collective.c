@@ -36,14 +36,16 @@ const char *ftc_coll_name(ftc_coll_t coll)
     return "?";
 }
 
+/* The generic checks, then the family's (which also finds the family
+ * and completes its parameters into call). */
 static int check_args(const ftc_group_t *g, const ftc_coll_args_t *a,
-                      ftc_coll_t coll)
+                      ftc_coll_t coll, ftc_algo_call_t *call)
 {
     if (g == NULL || a == NULL)
         return FTC_EINVAL;
     if (a->deliver == NULL || a->checked > 1)
         return FTC_EINVAL;
-    int rc = ftc_algo_check(g, a, coll);
+    int rc = ftc_algo_prepare(g, a, coll, call);
     if (rc != FTC_OK)
         return rc;
     if (a->root >= g->n || a->f >= g->n)
@@ -92,12 +94,13 @@ static int init_common(ftc_group_t *g, const ftc_coll_args_t *args,
     /* A checked call takes two places; a refused one too, so that the
      * sequence stays aligned with the members whose call went through. */
     bool checked = args != NULL && args->checked == 1;
-    int rc = check_args(g, args, coll);
+    ftc_algo_call_t call;
+    int rc = check_args(g, args, coll, &call);
     ftc_cop_t *op = NULL;
     uint64_t my_seq = g->next_seq;
     if (rc == FTC_OK)
         rc = checked ? ftc_checked_start(g, args, coll, ftc_algo_start, &op)
-                     : ftc_algo_start(g, args, coll, &op);
+                     : ftc_algo_create(&call, g, args, coll, &op);
     if (rc != FTC_OK) {
         /* The peers started (or will start) this operation: it takes its
          * place in the sequence here too, and they learn that it ended

@@ -96,6 +96,13 @@ struct ftc_context {
  * FTC_EEXCLUDED and go silent, as the crash we are taken for. */
 void ftc_ctx_become_excluded(ftc_context_t *ctx);
 
+/* ftc_context_is_failed, without the call while nothing failed (the
+ * common case, on every message). */
+static inline bool ftc_ctx_is_failed(const ftc_context_t *ctx, uint32_t r)
+{
+    return ctx->nfailed != 0 && ftc_context_is_failed(ctx, r) != 0;
+}
+
 /* Declare world rank r failed (final). Operations hear of it when the
  * current entry point settles. */
 void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r);

@@ -52,6 +52,10 @@ static int deliver_to_op(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         ftc_cop_abort(op, FTC_EMISMATCH);
         return FTC_EBADMSG;
     }
+    if (!op->vt->msg_valid(hdr)) {
+        ctx->counters.dropped_badmsg++;
+        return FTC_EBADMSG;
+    }
     if (op->finished) {
         ctx->counters.late++;
         return FTC_OK;
@@ -81,7 +85,7 @@ void ftc_cop_replay_pending(ftc_cop_t *op)
     while (mine != NULL) {
         ftc_pending_msg_t *m = mine;
         mine = m->next;
-        if (!ftc_context_is_failed(g->ctx, m->src))
+        if (!ftc_ctx_is_failed(g->ctx, m->src))
             (void)deliver_to_op(op, &m->hdr, m->payload, m->src);
         free(m);
     }
@@ -190,7 +194,7 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
     ctx->counters.bytes_received += len;
     const uint8_t *payload = (const uint8_t *)buf + FTC_WIRE_HEADER_SIZE;
 
-    if (ftc_context_is_failed(ctx, hdr.sender)) {
+    if (ftc_ctx_is_failed(ctx, hdr.sender)) {
         /* Two processes that suspect each other: the one that counts most
          * of the world as failed is the one that was cut off (stopped,
          * partitioned away), so it accepts the verdict; the other ignores

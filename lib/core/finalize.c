@@ -99,7 +99,14 @@ static void fin_destroy(ftc_cop_t *op)
     ftc_cop_delete(op);
 }
 
+/* Finalize's one kind, the core's LEAVE, with no family flags. */
+static bool fin_msg_valid(const ftc_wire_header_t *hdr)
+{
+    return hdr->kind == FTC_MSG_LEAVE && (hdr->flags & FTC_WF_FAMILY) == 0;
+}
+
 static const ftc_cop_vtable_t finalize_vt = {
+    .msg_valid = fin_msg_valid,
     .on_msg = fin_on_msg,
     .on_peer_failed = fin_on_failed,
     .destroy = fin_destroy,

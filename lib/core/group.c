@@ -209,11 +209,6 @@ int64_t ftc_group_rank_of(const ftc_group_t *g, uint32_t w)
     return -1;
 }
 
-bool ftc_group_member_failed(const ftc_group_t *g, uint32_t grank)
-{
-    return ftc_context_is_failed(g->ctx, ftc_group_world_rank(g, grank)) != 0;
-}
-
 uint32_t ftc_group_failed(const ftc_group_t *g, uint32_t *out, uint32_t max)
 {
     /* Walk the (short) failed list, not the group. */

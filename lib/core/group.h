@@ -53,7 +53,13 @@ struct ftc_group {
     ftc_group_t *next;
 };
 
-bool ftc_group_member_failed(const ftc_group_t *g, uint32_t grank);
+static inline bool ftc_group_member_failed(const ftc_group_t *g,
+                                           uint32_t grank)
+{
+    if (g->ctx->nfailed == 0)
+        return false;
+    return ftc_ctx_is_failed(g->ctx, ftc_group_world_rank(g, grank));
+}
 /* -1 if world rank w is not a member. */
 int64_t ftc_group_rank_of(const ftc_group_t *g, uint32_t w);
 /* The group (id, epoch) of ctx, or NULL. */

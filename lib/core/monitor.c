@@ -36,7 +36,7 @@ static void watch_remove(ftc_context_t *ctx, ftc_watch_t *w)
 
 void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
 {
-    if (ctx->excluded || ftc_context_is_failed(ctx, peer))
+    if (ctx->excluded || ftc_ctx_is_failed(ctx, peer))
         return;
     ftc_watch_t *w = watch_find(ctx, peer);
     if (w != NULL) {

@@ -15,8 +15,13 @@
 /* ---- operations (one in-flight collective at this process) ---------- */
 
 typedef struct ftc_cop_vtable {
-    /* A message for this operation, already decoded and checked against
-     * the operation's signature. grank is the sender's group rank. */
+    /* Whether a message for this operation (its algorithm and signature
+     * already matched) has a kind and family flags of its family: else it
+     * is dropped and counted (dropped_badmsg), never given to on_msg. */
+    bool (*msg_valid)(const ftc_wire_header_t *hdr);
+    /* A message for this operation, already decoded, checked against the
+     * operation's signature and by msg_valid. grank is the sender's group
+     * rank. */
     void (*on_msg)(ftc_cop_t *op, const ftc_wire_header_t *hdr,
                    const uint8_t *payload, uint32_t grank);
     /* A group member was declared failed. */

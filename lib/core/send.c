@@ -49,7 +49,7 @@ static void rec_put(ftc_context_t *ctx, ftc_send_rec_t *rec)
 /* ---- sending ---------------------------------------------------------- */
 
 void ftc_cop_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
-                   ftc_msg_kind_t kind, uint32_t word)
+                    uint8_t kind, uint32_t word)
 {
     memset(hdr, 0, sizeof(*hdr));
     hdr->kind = (uint8_t)kind;

@@ -23,9 +23,10 @@ typedef struct ftc_iov {
 int ftc_cop_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
                 const ftc_iov_t *iov, int iovcnt, bool notify);
 
-/* Fill the fields every message of op carries. */
+/* Fill the fields every message of op carries; kind is in its family's
+ * space (lib/wire/wire.h). */
 void ftc_cop_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
-                   ftc_msg_kind_t kind, uint32_t word);
+                    uint8_t kind, uint32_t word);
 
 /* Control messages: about names the operation (NULL: none). */
 int ftc_ctx_send_control(ftc_context_t *ctx, uint32_t dest,

@@ -80,9 +80,11 @@ void ftc_ctx_rearm(ftc_context_t *ctx)
     uint64_t op_due = next_op_deadline(ctx);
     if (op_due < want)
         want = op_due;
-    uint64_t timer_due = ftc_ctx_next_op_timer(ctx);
-    if (timer_due < want)
-        want = timer_due;
+    if (ctx->timer_ops > 0) {
+        uint64_t timer_due = ftc_ctx_next_op_timer(ctx);
+        if (timer_due < want)
+            want = timer_due;
+    }
     if (want == UINT64_MAX) {
         if (ctx->timer_armed) {
             ctx->ops.timer_cancel(ctx->tp);
@@ -153,7 +155,8 @@ void ftc_transport_timer_fired(ftc_context_t *ctx)
     if (!ctx->excluded) {
         ftc_monitor_expire(ctx, now);
         expire_ops(ctx, now);
-        ftc_ctx_fire_op_timers(ctx, now);
+        if (ctx->timer_ops > 0)
+            ftc_ctx_fire_op_timers(ctx, now);
     }
     ctx->cont_timer = false;
     ftc_cop_t *list = ctx->cont_head;

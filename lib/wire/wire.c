@@ -35,8 +35,7 @@ enum {
 };
 
 /* Largest valid value of the coll byte (0: control message). Any algo
- * byte is well-formed: a family registers an id up to 255 (algo/registry.h),
- * and a message reaches only an operation of its own algorithm. */
+ * byte may name a family (the registry is above this layer). */
 #define WIRE_COLL_MAX ((unsigned)FTC_COLL_SHRINK)
 
 static void put16(uint8_t *p, uint16_t v)
@@ -195,7 +194,7 @@ int ftc_wire_decode_key(const void *buf, size_t len, uint64_t job_token,
     uint8_t kind = p[OFF_KIND], algo = p[OFF_ALGO], coll = p[OFF_COLL];
     uint16_t flags = get16(p + OFF_FLAGS);
     uint32_t sender = get32(p + OFF_SENDER);
-    if (kind < 1 || kind > FTC_MSG_KIND_MAX)
+    if (!ftc_wire_kind_ok(kind, algo))
         return FTC_EBADMSG;
     if (get16(p + OFF_RESERVED1) != 0 || get32(p + OFF_RESERVED2) != 0)
         return FTC_EBADMSG;

@@ -8,8 +8,10 @@
  *   off size field
  *     0  4   magic "FTCL" (0x4C435446 read little-endian)
  *     4  1   version (FTC_WIRE_VERSION)
- *     5  1   kind    (ftc_msg_kind_t)
- *     6  1   algo    (ftc_algo_t, 0 for control messages)
+ *     5  1   kind    (a family's kind, 1..FTC_MSG_FAMILY_MAX, or a core
+ *                   kind, ftc_msg_kind_t)
+ *     6  1   algo    (ftc_algo_t: whose kind it is; 0 for the core's own
+ *                   operations; a probe names the operation's)
  *     7  1   coll    (ftc_coll_t, 0 for control messages)
  *     8  2   flags   (FTC_WF_*)
  *    10  2   reserved, must be 0
@@ -39,43 +41,55 @@
 #include <stdint.h>
 
 #define FTC_WIRE_MAGIC 0x4C435446u
-#define FTC_WIRE_VERSION 1u
+/* 2: kinds and flags per (algorithm, kind); version 1 had one global list. */
+#define FTC_WIRE_VERSION 2u
 #define FTC_WIRE_HEADER_SIZE 64u
 /* Largest payload the format allows (the length field is 32 bits). */
 #define FTC_WIRE_MAX_PAYLOAD (UINT32_MAX - FTC_WIRE_HEADER_SIZE)
 
 #pragma GCC visibility push(hidden)
 
+/*
+ * Kinds are namespaced by (algorithm, kind). Kinds 1..FTC_MSG_FAMILY_MAX
+ * belong to the family the algo byte names (which must not be 0): each
+ * family numbers its own (lib/algo/<family>/) and checks its own kinds
+ * and flags (its operations' msg_valid hook). The kinds from
+ * FTC_MSG_CORE_MIN up are the core's: keepalives, exclusion, the usage
+ * error notice, and finalize's LEAVE.
+ */
+#define FTC_MSG_FAMILY_MAX 0xEFu
 typedef enum ftc_msg_kind {
-    FTC_MSG_UPCORR = 1,     /* reduce up-correction value */
-    FTC_MSG_TREE_UP = 2,    /* reduce tree phase: value + failure info */
-    FTC_MSG_BCAST = 3,      /* bcast tree-phase copy */
-    FTC_MSG_CORRECT = 4,    /* bcast correction copy (flags give direction) */
-    FTC_MSG_NUDGE = 5,      /* allreduce: join this round */
-    FTC_MSG_ABORT = 6,      /* plain tree: the collective failed */
-    FTC_MSG_PROBE = 7,      /* keepalive request (control) */
-    FTC_MSG_PROBE_ACK = 8,  /* keepalive answer (control) */
-    FTC_MSG_EXCLUDED = 9,   /* "you were declared failed" (control) */
-    FTC_MSG_LEAVE = 10,     /* finalize: delivered everything, leaving */
-    FTC_MSG_ENDED = 11,     /* "operation seq ended with error -aux here"
-                               (control): a usage error every member must
-                               see (mismatch, a refused call) */
-    FTC_MSG_KIND_MAX = 11
+    FTC_MSG_CORE_MIN = 0xF0,
+    FTC_MSG_PROBE = 0xF0,     /* keepalive request (control) */
+    FTC_MSG_PROBE_ACK = 0xF1, /* keepalive answer (control) */
+    FTC_MSG_EXCLUDED = 0xF2,  /* "you were declared failed" (control) */
+    FTC_MSG_LEAVE = 0xF3,     /* finalize: delivered everything, leaving */
+    FTC_MSG_ENDED = 0xF4,     /* "operation seq ended with error -aux here"
+                                 (control): a usage error every member
+                                 must see (mismatch, a refused call) */
+    FTC_MSG_CORE_MAX = 0xF4
 } ftc_msg_kind_t;
 
 enum {
     FTC_WF_BIG_ENDIAN = 1u << 0,  /* payload values are big-endian */
-    FTC_WF_SUBTREE_FAILED = 1u << 1, /* TREE_UP: a failure in this subtree */
-    FTC_WF_CORR_LEFT = 1u << 2,   /* CORRECT travelling towards lower ranks */
-    FTC_WF_CORR_RIGHT = 1u << 3,  /* CORRECT travelling towards higher ranks */
-    FTC_WF_ACCEPTED = 1u << 4,    /* allreduce: carries an accepted value */
     FTC_WF_OP_ENDED = 1u << 5,    /* PROBE_ACK: the operation ended here
                                      with error -aux (e.g. a mismatch) */
     FTC_WF_MAC = 1u << 6,         /* the job-token field holds the
                                      message's SipHash-2-4 under the job
                                      key, not the token */
-    FTC_WF_ALL = (1u << 7) - 1
+    FTC_WF_FAMILY = 0xFF00u,      /* the family's own flags (bits 8-15) */
+    FTC_WF_ALL = FTC_WF_BIG_ENDIAN | FTC_WF_OP_ENDED | FTC_WF_MAC
+                 | FTC_WF_FAMILY  /* bits 1-4 and 7 are reserved: 0 */
 };
+
+/* A kind the wire accepts: a family's (with a family named) or the
+ * core's. */
+static inline int ftc_wire_kind_ok(unsigned kind, unsigned algo)
+{
+    if (kind >= FTC_MSG_CORE_MIN)
+        return kind <= FTC_MSG_CORE_MAX;
+    return kind >= 1 && kind <= FTC_MSG_FAMILY_MAX && algo != 0;
+}
 
 typedef struct ftc_wire_header {
     uint8_t kind, algo, coll;

@@ -222,7 +222,7 @@ static void end_round(allreduce_op_t *a)
 /* A later round needs everybody, also those that delivered and linger
  * in an older one: they move when a message of the round reaches them.
  * Up-correction peers get ours anyway, and a parent our tree value; a
- * tree child would hear nothing, so tell it (FTC_MSG_NUDGE), and it
+ * tree child would hear nothing, so tell it (FTC_CORR_MSG_NUDGE), and it
  * tells its own. The whole tree then joins within its depth in hops,
  * instead of each lingerer waiting for a probe (suspect_timeout_ns). No
  * cost without a root failure: round 0 sends none. */
@@ -234,7 +234,7 @@ static void nudge_children(allreduce_op_t *a)
         uint32_t g = ftc_physical(rp->peers[i], rp->root, rp->n);
         if (ftc_group_member_failed(a->base.group, g))
             continue;
-        ftc_cop_header(&a->base, &hdr, FTC_MSG_NUDGE, a->round);
+        ftc_cop_header(&a->base, &hdr, FTC_CORR_MSG_NUDGE, a->round);
         (void)ftc_cop_send(&a->base, g, &hdr, NULL, 0, false);
     }
 }
@@ -305,19 +305,19 @@ static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         }
     }
     switch (hdr->kind) {
-    case FTC_MSG_UPCORR:
-    case FTC_MSG_TREE_UP:
+    case FTC_CORR_MSG_UPCORR:
+    case FTC_CORR_MSG_TREE_UP:
         if (a->rp_live)
             ftc_reduce_part_on_msg(&a->rp, hdr, payload, grank);
         break;
-    case FTC_MSG_BCAST:
-    case FTC_MSG_CORRECT:
+    case FTC_CORR_MSG_BCAST:
+    case FTC_CORR_MSG_CORRECT:
         if (a->bp_live)
             ftc_bcast_part_on_msg(&a->bp, hdr, payload, grank);
         else
             op->group->ctx->counters.late++;
         break;
-    case FTC_MSG_NUDGE:
+    case FTC_CORR_MSG_NUDGE:
         if (hdr->payload_len != 0)
             op->group->ctx->counters.dropped_badmsg++;
         break; /* its round is what counts: joined above */
@@ -379,6 +379,7 @@ static void ar_destroy(ftc_cop_t *op)
 }
 
 static const ftc_cop_vtable_t allreduce_vt = {
+    .msg_valid = ftc_corrected_msg_valid,
     .on_msg = ar_on_msg,
     .on_peer_failed = ar_on_failed,
     .on_send_done = ar_on_send_done,
@@ -389,7 +390,7 @@ static const ftc_cop_vtable_t allreduce_vt = {
 };
 
 int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
-                            ftc_cop_t **out)
+                            const ftc_corrected_params_t *params, ftc_cop_t **out)
 {
     /* Room for a failure-free run: input, the first round's reduce and
      * broadcast parts, the value accepted. */
@@ -397,12 +398,12 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     size_t blob = BLOB_HEAD + nbytes; /* status, no failures, the value */
     size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1)
                    + ftc_reduce_part_space(args, nbytes, g, args->root)
-                   + ftc_bcast_part_space(args, g, blob)
+                   + ftc_bcast_part_space(args, params, g, blob)
                    + ftc_mem_round(blob);
     allreduce_op_t *a = ftc_cop_new(g, sizeof(*a), space);
     if (a == NULL)
         return FTC_ENOMEM;
-    ftc_corrected_op_setup(g, args, FTC_COLL_ALLREDUCE, &a->base, &allreduce_vt, &a->params);
+    ftc_corrected_op_setup(g, args, params, FTC_COLL_ALLREDUCE, &a->base, &allreduce_vt, &a->params);
     a->input = ftc_cop_alloc(&a->base, a->base.nbytes);
     if (a->input == NULL) {
         ftc_cop_delete(&a->base);

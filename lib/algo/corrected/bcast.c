@@ -56,7 +56,7 @@ static const ftc_bcast_hooks_t bcast_hooks = {
 static void bcast_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
                          const uint8_t *payload, uint32_t grank)
 {
-    if ((hdr->kind != FTC_MSG_BCAST && hdr->kind != FTC_MSG_CORRECT)
+    if ((hdr->kind != FTC_CORR_MSG_BCAST && hdr->kind != FTC_CORR_MSG_CORRECT)
         || hdr->word != 0) {
         op->group->ctx->counters.dropped_badmsg++;
         return;
@@ -86,6 +86,7 @@ static void bcast_destroy(ftc_cop_t *op)
 }
 
 static const ftc_cop_vtable_t bcast_vt = {
+    .msg_valid = ftc_corrected_msg_valid,
     .on_msg = bcast_on_msg,
     .on_peer_failed = bcast_on_failed,
     .on_send_done = bcast_on_send_done,
@@ -94,14 +95,14 @@ static const ftc_cop_vtable_t bcast_vt = {
 };
 
 int ftc_bcast_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
-                        ftc_cop_t **out)
+                        const ftc_corrected_params_t *params, ftc_cop_t **out)
 {
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     bcast_op_t *b = ftc_cop_new(g, sizeof(*b),
-                               ftc_bcast_part_space(args, g, nbytes));
+                               ftc_bcast_part_space(args, params, g, nbytes));
     if (b == NULL)
         return FTC_ENOMEM;
-    ftc_corrected_op_setup(g, args, FTC_COLL_BCAST, &b->base, &bcast_vt, &b->params);
+    ftc_corrected_op_setup(g, args, params, FTC_COLL_BCAST, &b->base, &bcast_vt, &b->params);
     ftc_cop_register(&b->base);
     int rc = ftc_bcast_part_start(&b->bp, &b->base, &bcast_hooks, b, 0,
                                   args->root, (const uint8_t *)args->sendbuf,

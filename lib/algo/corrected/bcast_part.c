@@ -12,14 +12,14 @@ static uint32_t grank_of(const ftc_bcast_part_t *bp, uint32_t logical)
 }
 
 static void send_copy(ftc_bcast_part_t *bp, uint32_t logical,
-                      ftc_msg_kind_t kind, uint16_t dir_flag, bool notify)
+                      uint8_t kind, uint16_t dir_flag, bool notify)
 {
     ftc_wire_header_t hdr;
     ftc_cop_header(bp->op, &hdr, kind, bp->round);
     hdr.flags |= dir_flag;
     ftc_iov_t iov = {bp->blob, bp->len};
     (void)ftc_cop_send(bp->op, grank_of(bp, logical), &hdr, &iov, 1, notify);
-    if (kind == FTC_MSG_CORRECT)
+    if (kind == FTC_CORR_MSG_CORRECT)
         bp->corrections_sent++;
 }
 
@@ -87,7 +87,7 @@ static int64_t next_checked(ftc_bcast_part_t *bp, uint16_t *flag)
                          : (uint32_t)(((uint64_t)bp->me + dist) % bp->n);
         if (known_failed(bp, t))
             continue; /* covered: nobody there to reach */
-        *flag = dir == LEFT ? FTC_WF_CORR_LEFT : FTC_WF_CORR_RIGHT;
+        *flag = dir == LEFT ? FTC_CORR_WF_LEFT : FTC_CORR_WF_RIGHT;
         return t;
     }
 }
@@ -99,7 +99,7 @@ static void correct_step(ftc_bcast_part_t *bp)
     if (!bp->correcting || bp->in_flight || bp->idle || bp->stopped)
         return;
     int64_t t;
-    uint16_t flag = FTC_WF_CORR_RIGHT;
+    uint16_t flag = FTC_CORR_WF_RIGHT;
     if (bp->corr == FTC_CORRECTION_OPPORTUNISTIC)
         t = next_opportunistic(bp);
     else
@@ -109,7 +109,7 @@ static void correct_step(ftc_bcast_part_t *bp)
         return;
     }
     bp->in_flight = true;
-    send_copy(bp, (uint32_t)t, FTC_MSG_CORRECT, flag, true);
+    send_copy(bp, (uint32_t)t, FTC_CORR_MSG_CORRECT, flag, true);
 }
 
 static void got_value(ftc_bcast_part_t *bp)
@@ -121,7 +121,7 @@ static void got_value(ftc_bcast_part_t *bp)
     }
     for (uint32_t i = 0; i < bp->nchildren; i++)
         if (!known_failed(bp, bp->children[i]))
-            send_copy(bp, bp->children[i], FTC_MSG_BCAST, 0, false);
+            send_copy(bp, bp->children[i], FTC_CORR_MSG_BCAST, 0, false);
     bp->correcting = bp->n > 1;
     bp->hooks->on_value(bp);
     if (bp->stopped)
@@ -214,10 +214,10 @@ void ftc_bcast_part_on_msg(ftc_bcast_part_t *bp, const ftc_wire_header_t *hdr,
         return;
     }
     uint32_t q = ftc_logical(grank, bp->root, bp->n);
-    if (hdr->kind == FTC_MSG_CORRECT) {
-        if (hdr->flags & FTC_WF_CORR_RIGHT)
+    if (hdr->kind == FTC_CORR_MSG_CORRECT) {
+        if (hdr->flags & FTC_CORR_WF_RIGHT)
             note_heard(bp, LEFT, (uint32_t)(((uint64_t)bp->me + bp->n - q) % bp->n));
-        else if (hdr->flags & FTC_WF_CORR_LEFT)
+        else if (hdr->flags & FTC_CORR_WF_LEFT)
             note_heard(bp, RIGHT, (uint32_t)(((uint64_t)q + bp->n - bp->me) % bp->n));
     }
     if (bp->has) {
@@ -258,7 +258,7 @@ void ftc_bcast_part_on_probe(ftc_bcast_part_t *bp, uint32_t grank)
 {
     /* No direction flag: a pulled copy must not close anybody's sweep. */
     if (bp->has && !bp->stopped)
-        send_copy(bp, ftc_logical(grank, bp->root, bp->n), FTC_MSG_CORRECT, 0,
+        send_copy(bp, ftc_logical(grank, bp->root, bp->n), FTC_CORR_MSG_CORRECT, 0,
                   false);
 }
 
@@ -280,13 +280,14 @@ void ftc_bcast_part_destroy(ftc_bcast_part_t *bp)
     memset(bp, 0, sizeof(*bp));
 }
 
-size_t ftc_bcast_part_space(const ftc_coll_args_t *args, const ftc_group_t *g,
+size_t ftc_bcast_part_space(const ftc_coll_args_t *args,
+                            const ftc_corrected_params_t *params,
+                            const ftc_group_t *g,
                             size_t len)
 {
     size_t t = (size_t)args->f + 1;
     return ftc_mem_round(sizeof(uint32_t)
-                         * ftc_tree_children_guess(&ftc_corrected_args_params(args)->bcast_tree,
-                                                  g->n))
+                         * ftc_tree_children_guess(&params->bcast_tree, g->n))
            + 2 * ftc_mem_round(sizeof(uint32_t) * t)
            + ftc_mem_round(len > 0 ? len : 1);
 }

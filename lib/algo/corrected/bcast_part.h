@@ -74,7 +74,9 @@ void ftc_bcast_part_destroy(ftc_bcast_part_t *bp);
 
 /* Bytes of operation memory ftc_bcast_part_start takes, with a value of
  * len bytes (an estimate: ftc_cop_alloc copes with more). */
-size_t ftc_bcast_part_space(const ftc_coll_args_t *args, const ftc_group_t *g,
+size_t ftc_bcast_part_space(const ftc_coll_args_t *args,
+                            const ftc_corrected_params_t *params,
+                            const ftc_group_t *g,
                             size_t len);
 
 #pragma GCC visibility pop

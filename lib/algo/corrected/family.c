@@ -8,17 +8,19 @@
 #include "algo/corrected/corrected.h"
 #include "algo/registry.h"
 
+
+static const ftc_corrected_params_t defaults = {
+    .size = sizeof(ftc_corrected_params_t),
+    .fault_info = FTC_FAULT_LIST,
+    .correction = FTC_CORRECTION_CHECKED,
+    .distance = 2,
+    .bcast_tree = {.kind = FTC_TREE_BINOMIAL, .k = 2},
+};
+
 void ftc_corrected_params_init(ftc_corrected_params_t *p)
 {
-    if (p == NULL)
-        return;
-    memset(p, 0, sizeof(*p));
-    p->size = sizeof(*p);
-    p->fault_info = FTC_FAULT_LIST;
-    p->correction = FTC_CORRECTION_CHECKED;
-    p->distance = 2;
-    p->bcast_tree.kind = FTC_TREE_BINOMIAL;
-    p->bcast_tree.k = 2;
+    if (p != NULL)
+        *p = defaults;
 }
 
 static const char *const fault_info_names[] = {
@@ -66,10 +68,6 @@ const char *ftc_correction_name(ftc_correction_t c)
     return correction_names[c];
 }
 
-static void params_init(void *p)
-{
-    ftc_corrected_params_init(p);
-}
 
 static int check(const ftc_group_t *g, const ftc_coll_args_t *args,
                  ftc_coll_t coll, const void *params)
@@ -105,34 +103,35 @@ static uint32_t variant(const ftc_corrected_params_t *p, ftc_coll_t coll)
 }
 
 void ftc_corrected_op_setup(ftc_group_t *g, const ftc_coll_args_t *args,
+                            const ftc_corrected_params_t *params,
                             ftc_coll_t coll, ftc_cop_t *op,
                             const ftc_cop_vtable_t *vt,
                             ftc_corrected_params_t *keep)
 {
-    *keep = *ftc_corrected_args_params(args);
+    *keep = *params;
     ftc_cop_setup(g, args, coll, op, vt, variant(keep, coll));
     op->args.params = keep;
 }
 
 static int create_reduce(ftc_group_t *g, const ftc_coll_args_t *args,
-                         ftc_coll_t coll, ftc_cop_t **out)
+                         const void *params, ftc_coll_t coll, ftc_cop_t **out)
 {
     (void)coll;
-    return ftc_reduce_op_create(g, args, out);
+    return ftc_reduce_op_create(g, args, params, out);
 }
 
 static int create_bcast(ftc_group_t *g, const ftc_coll_args_t *args,
-                        ftc_coll_t coll, ftc_cop_t **out)
+                        const void *params, ftc_coll_t coll, ftc_cop_t **out)
 {
     (void)coll;
-    return ftc_bcast_op_create(g, args, out);
+    return ftc_bcast_op_create(g, args, params, out);
 }
 
 static int create_allreduce(ftc_group_t *g, const ftc_coll_args_t *args,
-                            ftc_coll_t coll, ftc_cop_t **out)
+                            const void *params, ftc_coll_t coll, ftc_cop_t **out)
 {
     (void)coll;
-    return ftc_allreduce_op_create(g, args, out);
+    return ftc_allreduce_op_create(g, args, params, out);
 }
 
 static const ftc_algo_param_info_t param_info[] = {
@@ -157,7 +156,7 @@ const ftc_algo_entry_t ftc_algo_corrected = {
         .nparams = sizeof(param_info) / sizeof(param_info[0]),
     },
     .params_size = sizeof(ftc_corrected_params_t),
-    .params_init = params_init,
+    .params_default = &defaults,
     .check = check,
     .create = {
         [FTC_COLL_REDUCE] = create_reduce,

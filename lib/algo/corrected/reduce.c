@@ -46,7 +46,7 @@ static void reduce_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
                           const uint8_t *payload, uint32_t grank)
 {
     reduce_op_t *r = (reduce_op_t *)op;
-    if ((hdr->kind != FTC_MSG_UPCORR && hdr->kind != FTC_MSG_TREE_UP)
+    if ((hdr->kind != FTC_CORR_MSG_UPCORR && hdr->kind != FTC_CORR_MSG_TREE_UP)
         || hdr->word != 0) {
         op->group->ctx->counters.dropped_badmsg++;
         return;
@@ -67,13 +67,14 @@ static void reduce_destroy(ftc_cop_t *op)
 }
 
 static const ftc_cop_vtable_t reduce_vt = {
+    .msg_valid = ftc_corrected_msg_valid,
     .on_msg = reduce_on_msg,
     .on_peer_failed = reduce_on_failed,
     .destroy = reduce_destroy,
 };
 
 int ftc_reduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
-                         ftc_cop_t **out)
+                         const ftc_corrected_params_t *params, ftc_cop_t **out)
 {
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1)
@@ -81,7 +82,7 @@ int ftc_reduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     reduce_op_t *r = ftc_cop_new(g, sizeof(*r), space);
     if (r == NULL)
         return FTC_ENOMEM;
-    ftc_corrected_op_setup(g, args, FTC_COLL_REDUCE, &r->base, &reduce_vt, &r->params);
+    ftc_corrected_op_setup(g, args, params, FTC_COLL_REDUCE, &r->base, &reduce_vt, &r->params);
     r->input = ftc_cop_alloc(&r->base, r->base.nbytes);
     if (r->input == NULL) {
         ftc_cop_delete(&r->base);

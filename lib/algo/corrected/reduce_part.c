@@ -110,14 +110,14 @@ static void send_upcorr(ftc_reduce_part_t *rp, const ftc_accepted_t *own_acc)
     for (uint32_t i = 0; i < rp->ngroup; i++) {
         if (rp->peer_state[i] == FTC_PEER_FAILED)
             continue;
-        ftc_cop_header(rp->op, &hdr, FTC_MSG_UPCORR, rp->round);
+        ftc_cop_header(rp->op, &hdr, FTC_CORR_MSG_UPCORR, rp->round);
         ftc_iov_t iov[3];
         uint32_t h32[2];
         iov[0].base = rp->input;
         iov[0].len = rp->op->nbytes;
         int cnt = 1;
         if (own_acc != NULL && own_acc->has) {
-            hdr.flags |= FTC_WF_ACCEPTED;
+            hdr.flags |= FTC_CORR_WF_ACCEPTED;
             cnt = acc_iov(own_acc, h32, iov, cnt);
         }
         (void)ftc_cop_send(rp->op, grank_of(rp, rp->peers[i]), &hdr, iov, cnt,
@@ -128,9 +128,9 @@ static void send_upcorr(ftc_reduce_part_t *rp, const ftc_accepted_t *own_acc)
 static void send_up(ftc_reduce_part_t *rp, bool force_failed)
 {
     ftc_wire_header_t hdr;
-    ftc_cop_header(rp->op, &hdr, FTC_MSG_TREE_UP, rp->round);
+    ftc_cop_header(rp->op, &hdr, FTC_CORR_MSG_TREE_UP, rp->round);
     if (rp->subtree_failed || force_failed)
-        hdr.flags |= FTC_WF_SUBTREE_FAILED;
+        hdr.flags |= FTC_CORR_WF_SUBTREE_FAILED;
     if (rp->cv_has)
         combine(rp, rp->v, rp->cv);
     rp->cv_has = false;
@@ -148,7 +148,7 @@ static void send_up(ftc_reduce_part_t *rp, bool force_failed)
         hdr.aux = rp->fail_count;
     }
     if (rp->acc.has) {
-        hdr.flags |= FTC_WF_ACCEPTED;
+        hdr.flags |= FTC_CORR_WF_ACCEPTED;
         cnt = acc_iov(&rp->acc, h32, iov, cnt);
     }
     uint32_t parent = grank_of(rp, (uint32_t)rp->parent);
@@ -343,7 +343,7 @@ static bool parse(const ftc_reduce_part_t *rp, const ftc_wire_header_t *hdr,
 {
     uint64_t need = rp->op->nbytes;
     *nfails = 0;
-    if (hdr->kind == FTC_MSG_TREE_UP && rp->scheme == FTC_FAULT_LIST) {
+    if (hdr->kind == FTC_CORR_MSG_TREE_UP && rp->scheme == FTC_FAULT_LIST) {
         *nfails = hdr->aux;
         if (*nfails > rp->n)
             return false;
@@ -351,7 +351,7 @@ static bool parse(const ftc_reduce_part_t *rp, const ftc_wire_header_t *hdr,
         need += (uint64_t)*nfails * sizeof(uint32_t);
     }
     memset(acc_view, 0, sizeof(*acc_view));
-    if (hdr->flags & FTC_WF_ACCEPTED) {
+    if (hdr->flags & FTC_CORR_WF_ACCEPTED) {
         if (hdr->payload_len < need + 8)
             return false;
         uint32_t h32[2];
@@ -382,7 +382,7 @@ void ftc_reduce_part_on_msg(ftc_reduce_part_t *rp, const ftc_wire_header_t *hdr,
         return;
     ftc_context_t *ctx = rp->op->group->ctx;
     uint32_t logical = ftc_logical(grank, rp->root, rp->n);
-    bool is_up = hdr->kind == FTC_MSG_TREE_UP;
+    bool is_up = hdr->kind == FTC_CORR_MSG_TREE_UP;
     int64_t idx = peer_index(rp, logical, is_up);
     const uint8_t *fails = NULL;
     uint32_t nfails = 0;
@@ -400,7 +400,7 @@ void ftc_reduce_part_on_msg(ftc_reduce_part_t *rp, const ftc_wire_header_t *hdr,
     if (!is_up) {
         combine(rp, rp->v, payload);
     } else if (rp->parent >= 0) {
-        if (hdr->flags & FTC_WF_SUBTREE_FAILED)
+        if (hdr->flags & FTC_CORR_WF_SUBTREE_FAILED)
             rp->subtree_failed = true;
         if (rp->cv_has) {
             combine(rp, rp->cv, payload);
@@ -416,7 +416,7 @@ void ftc_reduce_part_on_msg(ftc_reduce_part_t *rp, const ftc_wire_header_t *hdr,
         }
         if (rp->scheme == FTC_FAULT_COUNT)
             rp->fail_count += hdr->aux;
-    } else if (!(hdr->flags & FTC_WF_SUBTREE_FAILED) && !rp->cand_has) {
+    } else if (!(hdr->flags & FTC_CORR_WF_SUBTREE_FAILED) && !rp->cand_has) {
         /* Theorem 2: a subtree that reports no failure holds every value
          * (but possibly the root's group's) exactly once. */
         uint32_t *cf = nfails > 0 ? ftc_cop_alloc(rp->op, sizeof(uint32_t)

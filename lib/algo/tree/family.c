@@ -7,19 +7,15 @@
 #include "algo/registry.h"
 #include "algo/tree/tree.h"
 
+static const ftc_tree_params_t defaults = {
+    .size = sizeof(ftc_tree_params_t),
+    .bcast_tree = {.kind = FTC_TREE_BINOMIAL, .k = 2},
+};
+
 void ftc_tree_params_init(ftc_tree_params_t *p)
 {
-    if (p == NULL)
-        return;
-    memset(p, 0, sizeof(*p));
-    p->size = sizeof(*p);
-    p->bcast_tree.kind = FTC_TREE_BINOMIAL;
-    p->bcast_tree.k = 2;
-}
-
-static void params_init(void *p)
-{
-    ftc_tree_params_init(p);
+    if (p != NULL)
+        *p = defaults;
 }
 
 static int check(const ftc_group_t *g, const ftc_coll_args_t *args,
@@ -51,7 +47,7 @@ const ftc_algo_entry_t ftc_algo_tree = {
         .nparams = sizeof(param_info) / sizeof(param_info[0]),
     },
     .params_size = sizeof(ftc_tree_params_t),
-    .params_init = params_init,
+    .params_default = &defaults,
     .check = check,
     .create = {
         [FTC_COLL_REDUCE] = ftc_tree_op_create,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "algo/algo.h"
+#include "algo/tree/kinds.h"
 #include "algo/tree/tree.h"
 
 typedef struct tree_op {
@@ -38,7 +39,7 @@ static uint32_t world(const tree_op_t *t, uint32_t logical)
     return ftc_group_world_rank(t->base.group, gr(t, logical));
 }
 
-static void send_kind(tree_op_t *t, uint32_t logical, ftc_msg_kind_t kind,
+static void send_kind(tree_op_t *t, uint32_t logical, uint8_t kind,
                       uint16_t flags, const void *data, size_t len)
 {
     ftc_wire_header_t hdr;
@@ -65,9 +66,9 @@ static void down_deliver(tree_op_t *t, const uint8_t *value, bool failed)
     stop_down_watch(t);
     for (uint32_t i = 0; i < t->n_down; i++) {
         if (failed)
-            send_kind(t, t->down_children[i], FTC_MSG_ABORT, 0, NULL, 0);
+            send_kind(t, t->down_children[i], FTC_TREE_MSG_ABORT, 0, NULL, 0);
         else
-            send_kind(t, t->down_children[i], FTC_MSG_BCAST, 0, value,
+            send_kind(t, t->down_children[i], FTC_TREE_MSG_DOWN, 0, value,
                       op->nbytes);
     }
     if (!failed && op->nbytes > 0 && op->args.recvbuf != value)
@@ -97,8 +98,8 @@ static void up_try_finish(tree_op_t *t)
         return;
     t->up_done = true;
     if (t->up_parent >= 0) {
-        send_kind(t, (uint32_t)t->up_parent, FTC_MSG_TREE_UP,
-                  t->failure ? FTC_WF_SUBTREE_FAILED : 0, t->acc, op->nbytes);
+        send_kind(t, (uint32_t)t->up_parent, FTC_TREE_MSG_UP,
+                  t->failure ? FTC_TREE_WF_SUBTREE_FAILED : 0, t->acc, op->nbytes);
         if (op->coll == FTC_COLL_REDUCE) {
             ftc_cop_complete(op, t->failure ? FTC_EPEER_FAILED : FTC_OK);
             ftc_cop_finish(op);
@@ -122,7 +123,7 @@ static void tree_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
     tree_op_t *t = (tree_op_t *)op;
     uint32_t q = ftc_logical(grank, op->args.root, t->n);
     ftc_context_t *ctx = op->group->ctx;
-    if (hdr->kind == FTC_MSG_TREE_UP && op->coll != FTC_COLL_BCAST) {
+    if (hdr->kind == FTC_TREE_MSG_UP && op->coll != FTC_COLL_BCAST) {
         if (hdr->payload_len != op->nbytes)
             goto bad;
         for (uint32_t i = 0; i < t->n_up; i++) {
@@ -133,7 +134,7 @@ static void tree_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
             t->child_state[i] = 1;
             t->up_pending--;
             ftc_monitor_release(ctx, ftc_group_world_rank(op->group, grank));
-            if (hdr->flags & FTC_WF_SUBTREE_FAILED)
+            if (hdr->flags & FTC_TREE_WF_SUBTREE_FAILED)
                 t->failure = true;
             (void)ftc_reduce_local(t->acc, payload, op->args.count,
                                    op->args.dtype, op->args.op,
@@ -143,15 +144,15 @@ static void tree_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         }
         goto bad;
     }
-    if ((hdr->kind == FTC_MSG_BCAST || hdr->kind == FTC_MSG_ABORT)
+    if ((hdr->kind == FTC_TREE_MSG_DOWN || hdr->kind == FTC_TREE_MSG_ABORT)
         && op->coll != FTC_COLL_REDUCE) {
         if (t->down_parent < 0 || q != (uint32_t)t->down_parent)
             goto bad;
-        if (hdr->kind == FTC_MSG_BCAST && hdr->payload_len != op->nbytes)
+        if (hdr->kind == FTC_TREE_MSG_DOWN && hdr->payload_len != op->nbytes)
             goto bad;
         if (op->delivered)
             return;
-        down_deliver(t, payload, hdr->kind == FTC_MSG_ABORT);
+        down_deliver(t, payload, hdr->kind == FTC_TREE_MSG_ABORT);
         return;
     }
 bad:
@@ -192,15 +193,17 @@ static void tree_destroy(ftc_cop_t *op)
 }
 
 static const ftc_cop_vtable_t tree_vt = {
+    .msg_valid = ftc_tree_msg_valid,
     .on_msg = tree_on_msg,
     .on_peer_failed = tree_on_failed,
     .destroy = tree_destroy,
 };
 
 int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
-                       ftc_coll_t coll, ftc_cop_t **out)
+                       const void *tree_params, ftc_coll_t coll,
+                       ftc_cop_t **out)
 {
-    const ftc_tree_params_t *params = args->params; /* complete */
+    const ftc_tree_params_t *params = tree_params;
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     ftc_tree_t up = {.kind = FTC_TREE_BINOMIAL};
     size_t nup = ftc_tree_children_guess(&up, g->n);

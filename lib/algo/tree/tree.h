@@ -14,9 +14,10 @@
 struct ftc_algo_entry;
 extern const struct ftc_algo_entry ftc_algo_tree;
 
-/* args->params is complete (the registry filled the defaults). */
+/* params (a ftc_tree_params_t) is complete (the registry filled the
+ * defaults). */
 int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
-                       ftc_coll_t coll, ftc_cop_t **out);
+                       const void *params, ftc_coll_t coll, ftc_cop_t **out);
 
 #pragma GCC visibility pop
 

@@ -112,7 +112,7 @@ static void send_msg(ftc_agree_t *a, uint32_t dest, uint8_t kind,
                      const void *payload, size_t len)
 {
     ftc_wire_header_t hdr;
-    ftc_cop_header(&a->base, &hdr, (ftc_msg_kind_t)kind, a->ballot);
+    ftc_cop_header(&a->base, &hdr, kind, a->ballot);
     ftc_iov_t iov = {payload, len};
     (void)ftc_cop_send(&a->base, dest, &hdr, &iov, len > 0 ? 1 : 0, false);
 }
@@ -296,7 +296,7 @@ static void enter_ballot(ftc_agree_t *a, uint32_t b)
     for (uint32_t i = 0; i < a->down.n; i++) {
         uint32_t r = a->down.v[i];
         ftc_wire_header_t hdr;
-        ftc_cop_header(&a->base, &hdr, (ftc_msg_kind_t)MSG_NEWER, b);
+        ftc_cop_header(&a->base, &hdr, MSG_NEWER, b);
         (void)ftc_cop_send(&a->base, r, &hdr, NULL, 0, false);
     }
     (void)old;
@@ -313,7 +313,7 @@ static void enter_ballot(ftc_agree_t *a, uint32_t b)
                      &want);
     for (uint32_t i = 0; i < want.n; i++) {
         ftc_wire_header_t hdr;
-        ftc_cop_header(&a->base, &hdr, (ftc_msg_kind_t)MSG_NEWER, b);
+        ftc_cop_header(&a->base, &hdr, MSG_NEWER, b);
         (void)ftc_cop_send(&a->base, want.v[i], &hdr, NULL, 0, false);
     }
     ftc_idset_free(&want);
@@ -529,7 +529,7 @@ static void agree_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         /* From an older ballot: its coordinator is gone. */
         if (hdr->kind != MSG_NEWER) {
             ftc_wire_header_t h;
-            ftc_cop_header(op, &h, (ftc_msg_kind_t)MSG_NEWER, a->ballot);
+            ftc_cop_header(op, &h, MSG_NEWER, a->ballot);
             (void)ftc_cop_send(op, from, &h, NULL, 0, false);
         }
         return;
@@ -639,7 +639,7 @@ static void agree_on_peer_progress(ftc_cop_t *op, uint32_t from, uint32_t word)
         evaluate(a);
     } else if (b < a->ballot && !(word & DECIDED_BIT)) {
         ftc_wire_header_t h;
-        ftc_cop_header(op, &h, (ftc_msg_kind_t)MSG_NEWER, a->ballot);
+        ftc_cop_header(op, &h, MSG_NEWER, a->ballot);
         (void)ftc_cop_send(op, from, &h, NULL, 0, false);
     }
 }
@@ -669,7 +669,14 @@ static void agree_destroy(ftc_cop_t *op)
     ftc_cop_delete(op);
 }
 
+static bool agree_msg_valid(const ftc_wire_header_t *hdr)
+{
+    return hdr->kind >= MSG_GATHER && hdr->kind <= MSG_NEWER
+           && (hdr->flags & FTC_WF_FAMILY) == 0; /* it has no flags */
+}
+
 static const ftc_cop_vtable_t agree_vt = {
+    .msg_valid = agree_msg_valid,
     .on_msg = agree_on_msg,
     .on_peer_failed = agree_on_peer_failed,
     .on_peer_progress = agree_on_peer_progress,

@@ -17,12 +17,7 @@ typedef struct ulfm_params {
     size_t size;
 } ulfm_params_t;
 
-static void params_init(void *p)
-{
-    ulfm_params_t *up = p;
-    memset(up, 0, sizeof(*up));
-    up->size = sizeof(*up);
-}
+static const ulfm_params_t defaults = {.size = sizeof(ulfm_params_t)};
 
 const ftc_algo_entry_t ftc_algo_ulfm = {
     .info = {
@@ -37,7 +32,7 @@ const ftc_algo_entry_t ftc_algo_ulfm = {
         .nparams = 0,
     },
     .params_size = sizeof(ulfm_params_t),
-    .params_init = params_init,
+    .params_default = &defaults,
     .check = NULL,
     .create = {NULL},
 };
