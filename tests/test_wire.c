@@ -127,7 +127,8 @@ static bool hdr_eq(const ftc_wire_header_t *a, const ftc_wire_header_t *b)
  * family's algo byte) and every core kind. */
 static const uint8_t valid_kinds[] = {
     1, 2, 3, 4, 5, 6, 7, 16, 100, FTC_MSG_FAMILY_MAX, FTC_MSG_PROBE,
-    FTC_MSG_PROBE_ACK, FTC_MSG_EXCLUDED, FTC_MSG_LEAVE, FTC_MSG_ENDED};
+    FTC_MSG_PROBE_ACK, FTC_MSG_EXCLUDED, FTC_MSG_LEAVE, FTC_MSG_ENDED,
+    FTC_MSG_STOPPED};
 #define NVALID_KINDS (sizeof(valid_kinds) / sizeof(valid_kinds[0]))
 
 static uint8_t random_kind(void)
