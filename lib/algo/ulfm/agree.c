@@ -277,6 +277,12 @@ static void decide(ftc_agree_t *a, uint64_t value, const uint32_t *failed,
         send_decide(a, a->parent);
     ftc_idset_t none = {0};
     watch_exactly(a, &none);
+    /* The agreed failures are certain: every later operation of the
+     * context routes around them without waiting to detect them. */
+    for (uint32_t i = 0; i < a->failed.n; i++)
+        ftc_ctx_declare_failed(a->base.group->ctx,
+                               ftc_group_world_rank(a->base.group,
+                                                    a->failed.v[i]));
     a->hooks->decided(a, a->value, a->failed.v, a->failed.n);
     ftc_cop_linger(&a->base);
 }
@@ -683,12 +689,15 @@ static const ftc_cop_vtable_t agree_vt = {
     .on_probe = agree_on_probe,
     .progress_word = agree_progress_word,
     .destroy = agree_destroy,
+    .survives_stop = true, /* agreement is how members get past it */
 };
 
 int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
                     void *recvbuf, ftc_deliver_fn deliver, void *deliver_arg,
                     size_t op_size, const ftc_agree_hooks_t *hooks,
-                    void (*destroy)(ftc_cop_t *op), ftc_agree_t **out)
+                    void (*destroy)(ftc_cop_t *op),
+                    void (*prepare)(ftc_agree_t *a, void *arg),
+                    void *prepare_arg, ftc_agree_t **out)
 {
     ftc_coll_args_t args;
     ftc_coll_args_init(&args);
@@ -703,6 +712,8 @@ int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
     ftc_agree_t *a = ftc_cop_new(g, op_size, 0);
     if (a == NULL)
         return FTC_ENOMEM;
+    if (prepare != NULL)
+        prepare(a, prepare_arg);
     ftc_cop_setup(g, &args, coll, &a->base, &agree_vt, 0);
     a->hooks = hooks;
     a->destroy = destroy;

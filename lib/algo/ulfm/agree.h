@@ -58,11 +58,15 @@ struct ftc_agree {
 
 /* Start the agreement as operation coll of g (agree, or shrink's first
  * step): op_size bytes (at least sizeof(ftc_agree_t), for a caller that
- * embeds it), registered, started, early messages replayed. */
+ * embeds it), registered, started, early messages replayed. prepare
+ * (when not NULL) fills the caller's part first: the agreement may
+ * decide at once (a group of one). */
 int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
                     void *recvbuf, ftc_deliver_fn deliver, void *deliver_arg,
                     size_t op_size, const ftc_agree_hooks_t *hooks,
-                    void (*destroy)(ftc_cop_t *op), ftc_agree_t **out);
+                    void (*destroy)(ftc_cop_t *op),
+                    void (*prepare)(ftc_agree_t *a, void *arg),
+                    void *prepare_arg, ftc_agree_t **out);
 
 /* Free what the agreement holds (not the operation itself). */
 void ftc_agree_release(ftc_agree_t *a);
