@@ -22,8 +22,10 @@
  * happened (a schedule whose crash could not fire is counted apart).
  *
  *   test_ulfm_properties [--max-n N] [--random RUNS] [--seed S]
- *   test_ulfm_properties --one N SEED DETECT r:k[,r:k...]   one schedule
- * (k = 0: crashed before the operation). A failure prints the --one line
+ *   test_ulfm_properties --one N SEED DETECT r:k[,r:k...] [JITTER [NINV]]
+ * replays one schedule (k = 0: crashed before the operation; NINV: ranks
+ * 0..NINV-1 invalidate the group as the agreement starts, which random
+ * schedules do a third of the time: the agreement must not notice). A failure prints the --one line
  * that replays it.
  */
 #include <inttypes.h>
@@ -47,6 +49,8 @@ typedef struct schedule {
     uint64_t seed;
     int detect;          /* 1: the transport reports deaths; 0: keepalives */
     uint64_t jitter_ns;
+    uint32_t ninv;       /* ranks 0..ninv-1 invalidate the group as the
+                            agreement starts: it must not matter */
     uint32_t ncrash;
     crash_t crash[MAX_CRASH];
 } schedule_t;
@@ -99,8 +103,8 @@ static void print_schedule(const schedule_t *s, FILE *f)
     for (uint32_t i = 0; i < s->ncrash; i++)
         fprintf(f, "%s%" PRIu32 ":%" PRIu64, i ? "," : "", s->crash[i].rank,
                 s->crash[i].k);
-    if (s->jitter_ns)
-        fprintf(f, " (jitter %" PRIu64 ")", s->jitter_ns);
+    if (s->jitter_ns || s->ninv)
+        fprintf(f, " %" PRIu64 " %u", s->jitter_ns, s->ninv);
     fputc('\n', f);
 }
 
@@ -175,6 +179,9 @@ static outcome_t run_schedule(const schedule_t *s)
             VIOLATION(s, "rank %u: ftc_init_agree returned %s", r,
                       ftc_err_name(rc));
     }
+    for (uint32_t r = 0; r < s->ninv && r < n; r++)
+        if (!before[r] && ftc_group_invalidate(g[r]) != FTC_OK)
+            VIOLATION(s, "rank %u: invalidate refused", r);
     ftc_lb_run(w, UINT64_MAX);
     out.messages = ftc_lb_messages_sent(w);
 
@@ -237,7 +244,7 @@ static outcome_t run_schedule(const schedule_t *s)
             VIOLATION(s, "validity: bits beyond the members cleared: %#"
                       PRIx64, R->value);
     }
-    if (s->ncrash == 0 && out.messages != 4 * (uint64_t)(n - 1))
+    if (s->ncrash == 0 && s->ninv == 0 && out.messages != 4 * (uint64_t)(n - 1))
         VIOLATION(s, "cost: %" PRIu64 " messages with no failure, expected %"
                   PRIu64, out.messages, 4 * (uint64_t)(n - 1));
 
@@ -364,6 +371,11 @@ static void random_runs(uint64_t runs, uint64_t seed, tally_t *t)
         s.detect = (int)(splitmix(&x) % 4 != 0);
         s.jitter_ns = splitmix(&x) % 2 ? splitmix(&x) % 5000 : 0;
         s.ncrash = (uint32_t)(splitmix(&x) % 11);
+        /* (invalidation floods: n - 1 messages per member, so only
+         * where that stays cheap) */
+        s.ninv = s.n <= 100 && splitmix(&x) % 3 == 0
+                     ? 1 + (uint32_t)(splitmix(&x) % 3)
+                     : 0;
         for (uint32_t c = 0; c < s.ncrash; c++) {
             uint32_t r;
             bool dup;
@@ -411,6 +423,8 @@ static int parse_one(int argc, char **argv)
     }
     if (argc > 6)
         s.jitter_ns = strtoull(argv[6], NULL, 10);
+    if (argc > 7)
+        s.ninv = (uint32_t)strtoul(argv[7], NULL, 10);
     if (s.n == 0)
         return 2;
     outcome_t o = run_schedule(&s);
