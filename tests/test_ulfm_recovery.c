@@ -579,6 +579,79 @@ static void test_local_calls(void)
     ftc_lb_world_destroy(w);
 }
 
+/* The blocking helper: ranks 0 and 1 start the agreement, rank 2 blocks
+ * in ftc_agree, stepping the loopback world (which runs everyone); rank
+ * 3 crashed before. Then a progress function that gives up. */
+static ftc_lb_world_t *blocking_world;
+static int step_world(void *arg)
+{
+    (void)arg;
+    return ftc_lb_step(blocking_world) ? 1 : -100;
+}
+
+/* Gives up after a few steps: a peer that never joins is probed (and
+ * answers) for ever. */
+static int steps_left;
+static int step_world_briefly(void *arg)
+{
+    (void)arg;
+    return steps_left-- > 0 && ftc_lb_step(blocking_world) ? 1 : -100;
+}
+
+static void test_blocking(void)
+{
+    enum { N = 4 };
+    ftc_lb_config_t lc;
+    ftc_lb_config_init(&lc);
+    lc.n = N;
+    ftc_context_t *ctx[N];
+    ftc_group_t *g[N];
+    if (ftc_lb_world_create(&lc, &blocking_world) != FTC_OK)
+        abort();
+    for (uint32_t r = 0; r < N; r++) {
+        if (ftc_context_create(r, N, ftc_lb_ops(),
+                               ftc_lb_endpoint(blocking_world, r), NULL,
+                               &ctx[r]) != FTC_OK)
+            abort();
+        ftc_lb_attach(blocking_world, r, ctx[r]);
+        if (ftc_group_create(ctx[r], 1, 0, N, NULL, &g[r]) != FTC_OK)
+            abort();
+    }
+    uint64_t v = 0, mine = 0xF0;
+    EXPECT(ftc_agree(g[2], &mine, NULL, 0, NULL, NULL, NULL) == FTC_EINVAL,
+           "ftc_agree: no progress function on the loopback");
+    EXPECT(ftc_agree(NULL, &mine, NULL, 0, NULL, step_world, NULL)
+               == FTC_EINVAL, "ftc_agree: NULL group");
+    ftc_lb_crash(blocking_world, 3);
+    uint64_t in0 = 0x3C, in1 = 0xFF;
+    agree_calls = 0;
+    EXPECT(ftc_init_agree(g[0], in0, &v, on_any, NULL, NULL) == FTC_OK
+               && ftc_init_agree(g[1], in1, &v, on_any, NULL, NULL) == FTC_OK,
+           "agree at ranks 0 and 1");
+    uint32_t failed[4] = {0}, nfailed = 0;
+    EXPECT(ftc_agree(g[2], &mine, failed, 4, &nfailed, step_world, NULL)
+               == FTC_OK, "ftc_agree");
+    EXPECT(mine == (0x3C & 0xFF & 0xF0) && nfailed == 1 && failed[0] == 3,
+           "ftc_agree: %#llx, %u failed", (unsigned long long)mine, nfailed);
+    ftc_lb_run(blocking_world, UINT64_MAX);
+    EXPECT(agree_calls == 2, "the others delivered too");
+    /* Giving up: rank 2 alone, progress says stop;
+     * the agreement's late delivery must not touch freed memory. */
+    mine = 1;
+    steps_left = 50;
+    EXPECT(ftc_agree(g[2], &mine, NULL, 0, NULL, step_world_briefly, NULL)
+               == -100,
+           "ftc_agree returns what progress gave up with");
+    EXPECT(ftc_init_agree(g[0], 1, &v, on_any, NULL, NULL) == FTC_OK
+               && ftc_init_agree(g[1], 1, &v, on_any, NULL, NULL) == FTC_OK,
+           "the others join late");
+    ftc_lb_run(blocking_world, UINT64_MAX);
+    EXPECT(agree_calls == 4, "and deliver");
+    for (uint32_t r = 0; r < N; r++)
+        ftc_context_destroy(ctx[r]);
+    ftc_lb_world_destroy(blocking_world);
+}
+
 int main(int argc, char **argv)
 {
     uint32_t max_n = 7;
@@ -601,6 +674,7 @@ int main(int argc, char **argv)
         return 2;
     }
     test_local_calls();
+    test_blocking();
     for (uint32_t n = 1; n <= max_n; n++)
         exhaustive(n);
     uint64_t ex_runs = runs;

@@ -51,6 +51,25 @@ extern "C" {
 int ftc_init_agree(ftc_group_t *group, uint64_t value, uint64_t *result,
                    ftc_deliver_fn deliver, void *deliver_arg, uint64_t *seq);
 
+/* Drives the transport for ftc_agree: a negative return gives up. */
+typedef int (*ftc_progress_fn)(void *arg);
+
+/*
+ * Blocking agreement, for examples and simple programs: ftc_init_agree
+ * with *value, then progress(progress_arg) again and again (NULL: the
+ * transport's own, ftc_progress) until it delivers. Returns FTC_OK with
+ * *value the agreed AND and, when failed is not NULL, at most max_failed
+ * agreed failed members in failed and their number in *nfailed (when not
+ * NULL). FTC_EINVAL for a NULL group or value, or progress NULL on a
+ * transport with no progress op (the loopback: pass a function that
+ * steps it); ftc_init_agree's errors; or the negative value progress
+ * returned, which abandons the wait (the agreement goes on inside the
+ * library, and its result is dropped).
+ */
+int ftc_agree(ftc_group_t *group, uint64_t *value, uint32_t *failed,
+              uint32_t max_failed, uint32_t *nfailed, ftc_progress_fn progress,
+              void *progress_arg);
+
 /*
  * Invalidate group (MPI_Comm_revoke / MPI_COMM_INVALIDATE): not
  * collective, any member may call it, at any time, several at once, and

@@ -82,6 +82,75 @@ int ftc_init_agree(ftc_group_t *group, uint64_t value, uint64_t *result,
     return FTC_OK;
 }
 
+/* ---- the blocking helper ---------------------------------------------- */
+
+/* Heap state: if the caller gives up, the callback still has somewhere
+ * to write, and frees it. */
+typedef struct blocking_agree {
+    bool done, abandoned;
+    int status;
+    uint64_t value;
+    uint32_t nfailed;
+    uint32_t *failed;
+} blocking_agree_t;
+
+static void blocking_deliver(const ftc_completion_t *c, void *arg)
+{
+    blocking_agree_t *b = arg;
+    if (b->abandoned) {
+        free(b);
+        return;
+    }
+    b->done = true;
+    b->status = c->status;
+    b->nfailed = c->nfailed;
+    if (c->nfailed > 0) {
+        b->failed = malloc(sizeof(uint32_t) * c->nfailed);
+        if (b->failed == NULL)
+            b->status = FTC_ENOMEM;
+        else
+            memcpy(b->failed, c->failed, sizeof(uint32_t) * c->nfailed);
+    }
+}
+
+int ftc_agree(ftc_group_t *group, uint64_t *value, uint32_t *failed,
+              uint32_t max_failed, uint32_t *nfailed, ftc_progress_fn progress,
+              void *progress_arg)
+{
+    if (group == NULL || value == NULL
+        || (progress == NULL && group->ctx->ops.progress == NULL))
+        return FTC_EINVAL;
+    blocking_agree_t *b = calloc(1, sizeof(*b));
+    if (b == NULL)
+        return FTC_ENOMEM;
+    int rc = ftc_init_agree(group, *value, &b->value, blocking_deliver, b,
+                            NULL);
+    if (rc != FTC_OK) {
+        free(b);
+        return rc;
+    }
+    ftc_context_t *ctx = group->ctx;
+    while (!b->done) {
+        int p = progress != NULL ? progress(progress_arg) : ftc_progress(ctx);
+        if (p < 0 && !b->done) {
+            b->abandoned = true;
+            return p;
+        }
+    }
+    rc = b->status;
+    if (rc == FTC_OK) {
+        *value = b->value;
+        for (uint32_t i = 0; failed != NULL && i < b->nfailed && i < max_failed;
+             i++)
+            failed[i] = b->failed[i];
+        if (nfailed != NULL)
+            *nfailed = b->nfailed;
+    }
+    free(b->failed);
+    free(b);
+    return rc;
+}
+
 /* ---- invalidation --------------------------------------------------------- */
 
 int ftc_group_invalidate(ftc_group_t *group)
