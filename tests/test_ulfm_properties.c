@@ -36,6 +36,7 @@
 
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
+#include "ftcoll/mitigation.h"
 
 #define MAX_CRASH 16
 

@@ -32,6 +32,7 @@
 
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
+#include "ftcoll/mitigation.h"
 
 #define MAX_CRASH 12
 #define NEW_ID 9

@@ -42,16 +42,9 @@
 #include <string.h>
 
 #include "algo/ulfm/agree.h"
+#include "algo/ulfm/kinds.h"
 #include "ftcoll/mitigation.h"
 
-/* The family's message kinds (the header's algorithm byte scopes them). */
-enum {
-    MSG_GATHER = 1,
-    MSG_PROPOSE = 2,
-    MSG_ACK = 3,
-    MSG_DECIDE = 4,
-    MSG_NEWER = 5
-};
 
 #define NO_PARENT UINT32_MAX
 #define DECIDED_BIT (1u << 31)
@@ -677,8 +670,7 @@ static void agree_destroy(ftc_cop_t *op)
 
 static bool agree_msg_valid(const ftc_wire_header_t *hdr)
 {
-    return hdr->kind >= MSG_GATHER && hdr->kind <= MSG_NEWER
-           && (hdr->flags & FTC_WF_FAMILY) == 0; /* it has no flags */
+    return ftc_ulfm_msg_valid(hdr);
 }
 
 static const ftc_cop_vtable_t agree_vt = {
