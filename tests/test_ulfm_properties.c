@@ -22,10 +22,12 @@
  * happened (a schedule whose crash could not fire is counted apart).
  *
  *   test_ulfm_properties [--max-n N] [--random RUNS] [--seed S]
- *   test_ulfm_properties --one N SEED DETECT r:k[,r:k...] [JITTER [NINV]]
+ *   test_ulfm_properties --one N SEED DETECT r:k[,r:k...] [JITTER [NINV [NOPS]]]
  * replays one schedule (k = 0: crashed before the operation; NINV: ranks
  * 0..NINV-1 invalidate the group as the agreement starts, which random
- * schedules do a third of the time: the agreement must not notice). A failure prints the --one line
+ * schedules do a third of the time: the agreement must not notice;
+ * NOPS 2: two agreements in flight at once, each checked, which random
+ * schedules do a quarter of the time). A failure prints the --one line
  * that replays it.
  */
 #include <inttypes.h>
@@ -50,6 +52,7 @@ typedef struct schedule {
     uint64_t seed;
     int detect;          /* 1: the transport reports deaths; 0: keepalives */
     uint64_t jitter_ns;
+    uint32_t nops;       /* agreements in flight at once: 1 or 2 (0: 1) */
     uint32_t ninv;       /* ranks 0..ninv-1 invalidate the group as the
                             agreement starts: it must not matter */
     uint32_t ncrash;
@@ -104,8 +107,8 @@ static void print_schedule(const schedule_t *s, FILE *f)
     for (uint32_t i = 0; i < s->ncrash; i++)
         fprintf(f, "%s%" PRIu32 ":%" PRIu64, i ? "," : "", s->crash[i].rank,
                 s->crash[i].k);
-    if (s->jitter_ns || s->ninv)
-        fprintf(f, " %" PRIu64 " %u", s->jitter_ns, s->ninv);
+    if (s->jitter_ns || s->ninv || s->nops == 2)
+        fprintf(f, " %" PRIu64 " %u %u", s->jitter_ns, s->ninv, s->nops);
     fputc('\n', f);
 }
 
@@ -147,8 +150,9 @@ static outcome_t run_schedule(const schedule_t *s)
         abort();
     ftc_context_t **ctx = calloc(n, sizeof(*ctx));
     ftc_group_t **g = calloc(n, sizeof(*g));
-    uint64_t *val = calloc(n, sizeof(*val));
-    results = calloc(n, sizeof(*results));
+    uint32_t nops = s->nops == 2 ? 2 : 1;
+    uint64_t *val = calloc((size_t)n * nops, sizeof(*val));
+    results = calloc((size_t)n * nops, sizeof(*results));
     bool *before = calloc(n, sizeof(*before));
     if (!ctx || !g || !val || !results || !before)
         abort();
@@ -171,89 +175,95 @@ static outcome_t run_schedule(const schedule_t *s)
             ftc_lb_crash_after_sends(w, s->crash[i].rank, s->crash[i].k);
         }
     }
-    for (uint32_t r = 0; r < n; r++) {
-        if (before[r])
-            continue;
-        int rc = ftc_init_agree(g[r], allbut(r), &val[r], on_deliver,
-                                (void *)(uintptr_t)r, NULL);
-        if (rc != FTC_OK)
-            VIOLATION(s, "rank %u: ftc_init_agree returned %s", r,
-                      ftc_err_name(rc));
-    }
+    /* (with two in flight, each rank starts both at once) */
+    for (uint32_t r = 0; r < n; r++)
+        for (uint32_t op = 0; op < nops; op++) {
+            if (before[r])
+                continue;
+            size_t i = (size_t)op * n + r;
+            int rc = ftc_init_agree(g[r], allbut(r), &val[i], on_deliver,
+                                    (void *)(uintptr_t)i, NULL);
+            if (rc != FTC_OK)
+                VIOLATION(s, "rank %u: ftc_init_agree returned %s", r,
+                          ftc_err_name(rc));
+        }
     for (uint32_t r = 0; r < s->ninv && r < n; r++)
         if (!before[r] && ftc_group_invalidate(g[r]) != FTC_OK)
             VIOLATION(s, "rank %u: invalidate refused", r);
     ftc_lb_run(w, UINT64_MAX);
     out.messages = ftc_lb_messages_sent(w);
 
-    /* termination, and at most one delivery anywhere */
-    for (uint32_t r = 0; r < n; r++) {
-        bool dead = ftc_lb_is_crashed(w, r);
-        out.crashed += dead;
-        if (results[r].delivered > 1)
-            VIOLATION(s, "rank %u delivered %d times", r, results[r].delivered);
-        if (!dead && (results[r].delivered != 1 || results[r].status != FTC_OK))
-            VIOLATION(s, "termination: live rank %u delivered %d times, "
-                      "status %s", r, results[r].delivered,
-                      ftc_err_name(results[r].status));
-        if (dead && results[r].delivered)
-            out.delivered_then_crashed++;
-    }
     for (uint32_t i = 0; i < s->ncrash; i++)
         out.fired += ftc_lb_is_crashed(w, s->crash[i].rank) != 0;
+    for (uint32_t op = 0; op < nops; op++) {
+    const rank_result_t *res = results + (size_t)op * n;
+        /* termination, and at most one delivery anywhere */
+        for (uint32_t r = 0; r < n; r++) {
+            bool dead = ftc_lb_is_crashed(w, r);
+            out.crashed += dead;
+            if (res[r].delivered > 1)
+                VIOLATION(s, "rank %u delivered %d times", r, res[r].delivered);
+            if (!dead && (res[r].delivered != 1 || res[r].status != FTC_OK))
+                VIOLATION(s, "termination: live rank %u delivered %d times, "
+                          "status %s", r, res[r].delivered,
+                          ftc_err_name(res[r].status));
+            if (dead && res[r].delivered)
+                out.delivered_then_crashed++;
+        }
 
-    /* uniform agreement: against the first rank that delivered */
-    int ref = -1;
-    for (uint32_t r = 0; r < n && ref < 0; r++)
-        if (results[r].delivered && results[r].status == FTC_OK)
-            ref = (int)r;
-    if (ref >= 0) {
-        const rank_result_t *R = &results[ref];
-        for (uint32_t r = 0; r < n; r++) {
-            const rank_result_t *x = &results[r];
-            if (!x->delivered || x->status != FTC_OK)
-                continue;
-            if (x->value != R->value || x->nfailed != R->nfailed
-                || (x->nfailed > 0
-                    && memcmp(x->failed, R->failed,
-                              sizeof(uint32_t) * x->nfailed) != 0))
-                VIOLATION(s, "uniform agreement: rank %u (%s) delivered "
-                          "%#" PRIx64 " with %u failed, rank %d %#" PRIx64
-                          " with %u", r,
-                          ftc_lb_is_crashed(w, r) ? "crashed" : "alive",
-                          x->value, x->nfailed, ref, R->value, R->nfailed);
+        /* uniform agreement: against the first rank that delivered */
+        int ref = -1;
+        for (uint32_t r = 0; r < n && ref < 0; r++)
+            if (res[r].delivered && res[r].status == FTC_OK)
+                ref = (int)r;
+        if (ref >= 0) {
+            const rank_result_t *R = &res[ref];
+            for (uint32_t r = 0; r < n; r++) {
+                const rank_result_t *x = &res[r];
+                if (!x->delivered || x->status != FTC_OK)
+                    continue;
+                if (x->value != R->value || x->nfailed != R->nfailed
+                    || (x->nfailed > 0
+                        && memcmp(x->failed, R->failed,
+                                  sizeof(uint32_t) * x->nfailed) != 0))
+                    VIOLATION(s, "uniform agreement: rank %u (%s) delivered "
+                              "%#" PRIx64 " with %u failed, rank %d %#" PRIx64
+                              " with %u", r,
+                              ftc_lb_is_crashed(w, r) ? "crashed" : "alive",
+                              x->value, x->nfailed, ref, R->value, R->nfailed);
+            }
+            /* validity */
+            for (uint32_t i = 0; i < R->nfailed; i++) {
+                if (R->failed[i] >= n || !ftc_lb_is_crashed(w, R->failed[i]))
+                    VIOLATION(s, "validity: rank %u is in the failed set but "
+                              "did not crash", R->failed[i]);
+                if (i > 0 && R->failed[i - 1] >= R->failed[i])
+                    VIOLATION(s, "the failed set is not sorted and distinct");
+            }
+            for (uint32_t r = 0; r < n; r++) {
+                bool contributed = (R->value & (UINT64_C(1) << (r % 64))) == 0;
+                if (!in_list(R->failed, R->nfailed, r) && !contributed)
+                    VIOLATION(s, "validity: rank %u is not in the failed set, "
+                              "but its contribution is not in %#" PRIx64, r,
+                              R->value);
+                if (n <= 64 && before[r] && contributed)
+                    VIOLATION(s, "validity: rank %u crashed before the "
+                              "operation, yet contributed", r);
+            }
+            if (n < 64 && (R->value >> n) != (UINT64_MAX >> n))
+                VIOLATION(s, "validity: bits beyond the members cleared: %#"
+                          PRIx64, R->value);
         }
-        /* validity */
-        for (uint32_t i = 0; i < R->nfailed; i++) {
-            if (R->failed[i] >= n || !ftc_lb_is_crashed(w, R->failed[i]))
-                VIOLATION(s, "validity: rank %u is in the failed set but "
-                          "did not crash", R->failed[i]);
-            if (i > 0 && R->failed[i - 1] >= R->failed[i])
-                VIOLATION(s, "the failed set is not sorted and distinct");
-        }
-        for (uint32_t r = 0; r < n; r++) {
-            bool contributed = (R->value & (UINT64_C(1) << (r % 64))) == 0;
-            if (!in_list(R->failed, R->nfailed, r) && !contributed)
-                VIOLATION(s, "validity: rank %u is not in the failed set, "
-                          "but its contribution is not in %#" PRIx64, r,
-                          R->value);
-            if (n <= 64 && before[r] && contributed)
-                VIOLATION(s, "validity: rank %u crashed before the "
-                          "operation, yet contributed", r);
-        }
-        if (n < 64 && (R->value >> n) != (UINT64_MAX >> n))
-            VIOLATION(s, "validity: bits beyond the members cleared: %#"
-                      PRIx64, R->value);
     }
-    if (s->ncrash == 0 && s->ninv == 0 && out.messages != 4 * (uint64_t)(n - 1))
+    if (s->ncrash == 0 && s->ninv == 0 && nops == 1 && out.messages != 4 * (uint64_t)(n - 1))
         VIOLATION(s, "cost: %" PRIu64 " messages with no failure, expected %"
                   PRIu64, out.messages, 4 * (uint64_t)(n - 1));
 
     for (uint32_t r = 0; r < n; r++)
         ftc_context_destroy(ctx[r]);
     ftc_lb_world_destroy(w);
-    for (uint32_t r = 0; r < n; r++)
-        free(results[r].failed);
+    for (size_t i = 0; i < (size_t)n * nops; i++)
+        free(results[i].failed);
     free(results);
     results = NULL;
     free(ctx);
@@ -372,6 +382,7 @@ static void random_runs(uint64_t runs, uint64_t seed, tally_t *t)
         s.detect = (int)(splitmix(&x) % 4 != 0);
         s.jitter_ns = splitmix(&x) % 2 ? splitmix(&x) % 5000 : 0;
         s.ncrash = (uint32_t)(splitmix(&x) % 11);
+        s.nops = splitmix(&x) % 4 == 0 ? 2 : 1;
         /* (invalidation floods: n - 1 messages per member, so only
          * where that stays cheap) */
         s.ninv = s.n <= 100 && splitmix(&x) % 3 == 0
@@ -426,6 +437,8 @@ static int parse_one(int argc, char **argv)
         s.jitter_ns = strtoull(argv[6], NULL, 10);
     if (argc > 7)
         s.ninv = (uint32_t)strtoul(argv[7], NULL, 10);
+    if (argc > 8)
+        s.nops = (uint32_t)strtoul(argv[8], NULL, 10);
     if (s.n == 0)
         return 2;
     outcome_t o = run_schedule(&s);
