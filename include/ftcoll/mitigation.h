@@ -40,7 +40,8 @@ extern "C" {
  *    every member in the failed set had failed. Hence every member alive
  *    at the end contributed.
  * It never ends with FTC_EPROC_FAILED: agreement is how a group gets past
- * failures. result must stay valid until deliver. FTC_OK, or (nothing
+ * failures. (It ends with FTC_ENOMEM if memory runs out on the way, and
+ * with FTC_EEXCLUDED at a member the others declared failed.) result must stay valid until deliver. FTC_OK, or (nothing
  * started, deliver never runs) FTC_EINVAL for a NULL group, result or
  * deliver, FTC_EEXCLUDED once the group declared this process failed,
  * FTC_ENOMEM. As with any collective, a refused call (but for a NULL

@@ -397,6 +397,11 @@ static void evaluate(ftc_agree_t *a)
     if (a->phase != FTC_AGREE_DECIDED)
         watch_exactly(a, &want);
     ftc_idset_free(&want);
+    /* Out of memory on the way: a message or a set entry was lost, so
+     * this member may not finish; say so rather than hang. (It stays to
+     * answer the others.) */
+    if (a->oom && !a->base.delivered)
+        ftc_cop_complete(&a->base, FTC_ENOMEM);
 }
 
 /* ---- events ------------------------------------------------------------- */
