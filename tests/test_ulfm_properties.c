@@ -60,6 +60,7 @@ typedef struct schedule {
 } schedule_t;
 
 typedef struct rank_result {
+    uint64_t at_ns;      /* virtual time of the delivery */
     int delivered;
     int status;
     uint64_t value;
@@ -68,6 +69,7 @@ typedef struct rank_result {
 } rank_result_t;
 
 typedef struct outcome {
+    uint64_t last_ns;            /* the last delivery, virtual time */
     uint32_t crashed;            /* ranks crashed at the end */
     uint32_t fired;              /* injected crashes that happened */
     uint32_t delivered_then_crashed;
@@ -75,10 +77,12 @@ typedef struct outcome {
 } outcome_t;
 
 static rank_result_t *results;
+static ftc_lb_world_t *cur_world;
 
 static void on_deliver(const ftc_completion_t *c, void *arg)
 {
     rank_result_t *r = &results[(uintptr_t)arg];
+    r->at_ns = ftc_lb_now(cur_world);
     r->delivered++;
     r->status = c->status;
     if (c->recvbuf != NULL)
@@ -148,6 +152,7 @@ static outcome_t run_schedule(const schedule_t *s)
     ftc_lb_world_t *w;
     if (ftc_lb_world_create(&lc, &w) != FTC_OK)
         abort();
+    cur_world = w;
     ftc_context_t **ctx = calloc(n, sizeof(*ctx));
     ftc_group_t **g = calloc(n, sizeof(*g));
     uint32_t nops = s->nops == 2 ? 2 : 1;
@@ -195,6 +200,9 @@ static outcome_t run_schedule(const schedule_t *s)
 
     for (uint32_t i = 0; i < s->ncrash; i++)
         out.fired += ftc_lb_is_crashed(w, s->crash[i].rank) != 0;
+    for (size_t i = 0; i < (size_t)n * nops; i++)
+        if (results[i].delivered && results[i].at_ns > out.last_ns)
+            out.last_ns = results[i].at_ns;
     for (uint32_t op = 0; op < nops; op++) {
     const rank_result_t *res = results + (size_t)op * n;
         /* termination, and at most one delivery anywhere */
@@ -296,6 +304,7 @@ static void sends_per_rank(uint32_t n, uint64_t *sends)
     ftc_lb_world_t *w;
     if (ftc_lb_world_create(&lc, &w) != FTC_OK)
         abort();
+    cur_world = w;
     ftc_context_t **ctx = calloc(n, sizeof(*ctx));
     ftc_group_t **g = calloc(n, sizeof(*g));
     uint64_t *val = calloc(n, sizeof(*val));
@@ -442,8 +451,9 @@ static int parse_one(int argc, char **argv)
     if (s.n == 0)
         return 2;
     outcome_t o = run_schedule(&s);
-    printf("messages %" PRIu64 ", crashed %u, fired %u, delivered then "
-           "crashed %u, violations %d\n", o.messages, o.crashed, o.fired,
+    printf("messages %" PRIu64 ", last delivery at %" PRIu64 " ns (virtual), "
+           "crashed %u, fired %u, delivered then crashed %u, violations %d\n",
+           o.messages, o.last_ns, o.crashed, o.fired,
            o.delivered_then_crashed, violations);
     return violations ? 1 : 0;
 }
