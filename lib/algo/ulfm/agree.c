@@ -290,7 +290,6 @@ static void enter_ballot(ftc_agree_t *a, uint32_t b)
         b++;
     if (b >= n || b <= a->ballot)
         return; /* (b >= n: every coordinator failed, this one included) */
-    uint32_t old = a->ballot;
     a->ballot = b;
     for (uint32_t i = 0; i < a->down.n; i++) {
         uint32_t r = a->down.v[i];
@@ -298,7 +297,6 @@ static void enter_ballot(ftc_agree_t *a, uint32_t b)
         ftc_cop_header(&a->base, &hdr, MSG_NEWER, b);
         (void)ftc_cop_send(&a->base, r, &hdr, NULL, 0, false);
     }
-    (void)old;
     a->phase = FTC_AGREE_GATHER;
     a->and_acc = a->input;
     ftc_idset_clear(&a->fail_acc);
@@ -648,8 +646,11 @@ static void agree_on_peer_progress(ftc_cop_t *op, uint32_t from, uint32_t word)
     }
 }
 
-void ftc_agree_release(ftc_agree_t *a)
+/* What the agreement holds; then the operation itself. (An operation
+ * that embeds the agreement keeps nothing else that needs freeing.) */
+static void agree_destroy(ftc_cop_t *op)
 {
+    ftc_agree_t *a = (ftc_agree_t *)op;
     ftc_idset_t none = {0};
     if (a->phase != FTC_AGREE_DECIDED)
         watch_exactly(a, &none);
@@ -660,16 +661,6 @@ void ftc_agree_release(ftc_agree_t *a)
     ftc_idset_free(&a->down);
     ftc_idset_free(&a->watching);
     ftc_idset_free(&a->failed);
-}
-
-static void agree_destroy(ftc_cop_t *op)
-{
-    ftc_agree_t *a = (ftc_agree_t *)op;
-    if (a->destroy != NULL) {
-        a->destroy(op);
-        return;
-    }
-    ftc_agree_release(a);
     ftc_cop_delete(op);
 }
 
@@ -692,7 +683,6 @@ static const ftc_cop_vtable_t agree_vt = {
 int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
                     void *recvbuf, ftc_deliver_fn deliver, void *deliver_arg,
                     size_t op_size, const ftc_agree_hooks_t *hooks,
-                    void (*destroy)(ftc_cop_t *op),
                     void (*prepare)(ftc_agree_t *a, void *arg),
                     void *prepare_arg, ftc_agree_t **out)
 {
@@ -713,7 +703,6 @@ int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
         prepare(a, prepare_arg);
     ftc_cop_setup(g, &args, coll, &a->base, &agree_vt, 0);
     a->hooks = hooks;
-    a->destroy = destroy;
     a->input = value;
     a->and_acc = value;
     a->ballot = 0;

@@ -34,7 +34,6 @@ enum ftc_agree_phase {
 struct ftc_agree {
     ftc_cop_t base;
     const ftc_agree_hooks_t *hooks;
-    void (*destroy)(ftc_cop_t *op); /* NULL: ftc_agree_release + delete */
     uint64_t input;
     uint32_t ballot;            /* = its coordinator's group rank */
     enum ftc_agree_phase phase;
@@ -64,12 +63,8 @@ struct ftc_agree {
 int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
                     void *recvbuf, ftc_deliver_fn deliver, void *deliver_arg,
                     size_t op_size, const ftc_agree_hooks_t *hooks,
-                    void (*destroy)(ftc_cop_t *op),
                     void (*prepare)(ftc_agree_t *a, void *arg),
                     void *prepare_arg, ftc_agree_t **out);
-
-/* Free what the agreement holds (not the operation itself). */
-void ftc_agree_release(ftc_agree_t *a);
 
 #pragma GCC visibility pop
 

@@ -68,7 +68,7 @@ int ftc_init_agree(ftc_group_t *group, uint64_t value, uint64_t *result,
                  ? FTC_EINVAL
                  : ftc_agree_start(group, FTC_COLL_AGREE, value, result,
                                    deliver, deliver_arg, sizeof(ftc_agree_t),
-                                   &agree_hooks, NULL, NULL, NULL, &a);
+                                   &agree_hooks, NULL, NULL, &a);
     if (rc != FTC_OK) {
         /* It keeps its place in the sequence, as any refused call. */
         ftc_group_refused(group, rc);
@@ -305,7 +305,7 @@ int ftc_init_shrink(ftc_group_t *group, uint32_t new_id,
     if (rc == FTC_OK)
         rc = ftc_agree_start(group, FTC_COLL_SHRINK, UINT64_MAX, NULL,
                              deliver, deliver_arg, sizeof(shrink_op_t),
-                             &shrink_hooks, NULL, shrink_prepare, &want, &a);
+                             &shrink_hooks, shrink_prepare, &want, &a);
     if (rc != FTC_OK) {
         ftc_group_refused(group, rc);
         ftc_ctx_after_init(group->ctx);
