@@ -346,7 +346,9 @@ typedef enum ftc_ofi_detect {
     FTC_OFI_DETECT_CQ_ERROR = 1,  /* a send to it completed in error */
     FTC_OFI_DETECT_EXIT = 2,      /* local peer's process exited (pidfd) */
     FTC_OFI_DETECT_SEND = 3,      /* the provider refused a send to it */
-    FTC_OFI_DETECT_CONNECT = 4    /* eager connect: no answer in time */
+    FTC_OFI_DETECT_CONNECT = 4,   /* eager connect: no answer in time */
+    FTC_OFI_DETECT_ADDRESS = 5    /* its address could not be inserted in
+                                     the address vector (gone at set-up) */
 } ftc_ofi_detect_t;
 
 /* Whether the backend has reported peer failed, how, and when (on the

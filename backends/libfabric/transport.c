@@ -785,8 +785,10 @@ int ftc_ofi_create(const ftc_ofi_config_t *cfg, ftc_ofi_t **out)
     z->queued = calloc(cfg->nranks, sizeof(uint32_t));
     if (z->peers == NULL || z->lost == NULL || z->queued == NULL)
         goto err;
-    for (uint32_t r = 0; r < cfg->nranks; r++)
+    for (uint32_t r = 0; r < cfg->nranks; r++) {
         z->peers[r].pidfd = -1;
+        z->peers[r].fi_addr = FI_ADDR_NOTAVAIL;
+    }
 
     rc = open_fds(z);
     if (rc == FTC_OK)
@@ -918,6 +920,7 @@ const char *ftc_ofi_detect_name(ftc_ofi_detect_t d)
     case FTC_OFI_DETECT_EXIT: return "process-exit";
     case FTC_OFI_DETECT_SEND: return "send-refused";
     case FTC_OFI_DETECT_CONNECT: return "connect";
+    case FTC_OFI_DETECT_ADDRESS: return "address";
     }
     return "?";
 }
