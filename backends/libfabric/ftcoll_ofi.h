@@ -21,8 +21,10 @@
  * Addresses. Every rank's fi_getname() address travels, in a fixed-size
  * blob that also names the provider, through an out-of-band allgather
  * (ftc_ofi_exchange) and is inserted into the address vector in rank
- * order, so a peer's fi_addr_t is its rank. Ranks on another provider
- * are refused with a message naming both.
+ * order; each peer keeps the fi_addr_t it is given. Ranks on another
+ * provider are refused with a message naming both. A peer whose address
+ * libfabric cannot take or loses (it died after the exchange) is
+ * reported failed, FTC_OFI_DETECT_ADDRESS, not a set-up error.
  *
  * Messages. Each rank pre-posts rx_depth receive buffers of max_msg_size
  * (+ 16) bytes (default 64 KiB: 64 x 64 KiB = 4 MiB per process); a send
@@ -282,7 +284,10 @@ const void *ftc_ofi_local_blob(const ftc_ofi_t *z);
  * an allgather of ftc_ofi_local_blob() produces it. Checks each (format,
  * rank, job token, same provider), inserts the addresses into the address
  * vector and opens the pidfds of local peers. FTC_EINVAL names the first
- * bad blob in the log; FTC_ETRANSPORT if libfabric refused an address.
+ * bad blob in the log; FTC_ETRANSPORT if libfabric refused our own
+ * address or left it unclear which rank an entry leads to. A peer whose
+ * address it refused or lost is reported failed (FTC_OFI_DETECT_ADDRESS,
+ * or FTC_OFI_DETECT_EXIT when the exit monitor saw it gone first).
  * With eager_connect (the default) it then connects to every peer, which
  * takes every rank calling it at about the same time (as after the
  * exchange's allgather), and returns once all are connected, or after
