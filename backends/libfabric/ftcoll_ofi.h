@@ -86,10 +86,13 @@
  *    through a pidfd, checked against the process's start time so a
  *    recycled pid is never mistaken for it: its exit (SIGKILL included),
  *    seen within milliseconds, is reported after
- *    report_grace_ms, during which the CQ keeps being drained. This covers
+ *    report_grace_ms, during which the CQ keeps being drained (a peer
+ *    gone already when its address arrives, at once). This covers
  *    shm, whose sends keep succeeding into a dead peer's memory, and tcp,
  *    where the provider often says nothing. A hung (SIGSTOPped) peer
- *    does not exit: only the keepalive finds it.
+ *    does not exit: only the keepalive finds it;
+ *  - a peer whose address the provider refuses or loses at set-up
+ *    (ftc_ofi_set_peers) is reported failed.
  * Reports are for any peer, watched or not, and final. watch() and
  * unwatch() only keep count.
  *
