@@ -176,7 +176,7 @@ static void check_exclusion(const ftc_scenario_t *s,
     uint32_t excluded = 0;
     for (uint32_t i = 0; i < res->n; i++)
         excluded += v[i] == 0;
-    switch (s->args.fault_info) {
+    switch (s->corrected.fault_info) {
     case FTC_FAULT_LIST: {
         bool ok = rr->nfailed_list == excluded && rr->failed_count == excluded;
         for (uint32_t i = 0; ok && i < rr->nfailed_list; i++)
@@ -362,10 +362,10 @@ int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
         break;
     case FTC_COLL_ALLREDUCE:
         check_allreduce(s, res, k, &rep);
-        if (clean && s->args.correction == FTC_CORRECTION_OPPORTUNISTIC) {
+        if (clean && s->corrected.correction == FTC_CORRECTION_OPPORTUNISTIC) {
             uint64_t want = ftc_expected_reduce_messages(res->n, s->args.f)
                             + ftc_expected_bcast_opportunistic_messages(
-                                &s->args.bcast_tree, res->n, s->args.distance);
+                                &s->corrected.bcast_tree, res->n, s->corrected.distance);
             if (res->messages != want)
                 ftc_report_violation(&rep, "Theorem 7: %llu messages, expected %llu",
                         (unsigned long long)res->messages,
@@ -374,9 +374,9 @@ int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
         break;
     case FTC_COLL_BCAST:
         check_bcast(s, res, &rep);
-        if (clean && s->args.correction == FTC_CORRECTION_OPPORTUNISTIC) {
+        if (clean && s->corrected.correction == FTC_CORRECTION_OPPORTUNISTIC) {
             uint64_t want = ftc_expected_bcast_opportunistic_messages(
-                &s->args.bcast_tree, res->n, s->args.distance);
+                &s->corrected.bcast_tree, res->n, s->corrected.distance);
             if (res->messages != want)
                 ftc_report_violation(&rep, "bcast: %llu messages, expected %llu",
                         (unsigned long long)res->messages,

@@ -686,21 +686,21 @@ int main(int argc, char **argv)
         } else if (strcmp(f, "--crash") == 0) {
             rc = parse_list(f, v, &s, true);
         } else if (strcmp(f, "--fault-info") == 0) {
-            if (ftc_fault_info_parse(v, &s.args.fault_info) != FTC_OK)
+            if (ftc_fault_info_parse(v, &s.corrected.fault_info) != FTC_OK)
                 return bad(f, "expected list, count or bit");
         } else if (strcmp(f, "--correction") == 0) {
-            if (ftc_correction_parse(v, &s.args.correction) != FTC_OK)
+            if (ftc_correction_parse(v, &s.corrected.correction) != FTC_OK)
                 return bad(f, "expected opportunistic or checked");
         } else if (strcmp(f, "-d") == 0) {
-            if (parse_u32(v, &s.args.distance) != 0 || s.args.distance == 0)
+            if (parse_u32(v, &s.corrected.distance) != 0 || s.corrected.distance == 0)
                 return bad(f, "D must be a positive integer");
         } else if (strcmp(f, "--tree") == 0) {
-            if (ftc_tree_kind_parse(v, &s.args.bcast_tree.kind) != FTC_OK
-                || s.args.bcast_tree.kind == FTC_TREE_IF)
+            if (ftc_tree_kind_parse(v, &s.corrected.bcast_tree.kind) != FTC_OK
+                || s.corrected.bcast_tree.kind == FTC_TREE_IF)
                 return bad(f, "expected binomial, kary, lame, optimal or "
                               "binomial-inorder");
         } else if (strcmp(f, "-k") == 0) {
-            if (parse_u32(v, &s.args.bcast_tree.k) != 0 || s.args.bcast_tree.k == 0)
+            if (parse_u32(v, &s.corrected.bcast_tree.k) != 0 || s.corrected.bcast_tree.k == 0)
                 return bad(f, "K must be a positive integer");
         } else if (strcmp(f, "--seed") == 0) {
             if (parse_u64(v, &s.seed) != 0)
@@ -825,12 +825,12 @@ int main(int argc, char **argv)
     if (ftc_op_check(s.args.op, s.args.dtype, NULL) != FTC_OK
         && s.coll != FTC_COLL_BCAST)
         return bad("--op", "not defined for this --dtype (e.g. band on float)");
-    if (s.args.bcast_tree.kind == FTC_TREE_OPTIMAL) {
+    if (s.corrected.bcast_tree.kind == FTC_TREE_OPTIMAL) {
         /* The LogP-optimal tree needs the model's parameters. */
-        s.args.bcast_tree.L = (uint32_t)(s.model == FTC_MODEL_LOGP ? s.logp_L : 2);
-        s.args.bcast_tree.o = (uint32_t)(s.model == FTC_MODEL_LOGP ? s.logp_o : 1);
-        s.args.bcast_tree.g = (uint32_t)(s.model == FTC_MODEL_LOGP ? s.logp_g : 1);
-        if (s.args.bcast_tree.o == 0 && s.args.bcast_tree.g == 0)
+        s.corrected.bcast_tree.L = (uint32_t)(s.model == FTC_MODEL_LOGP ? s.logp_L : 2);
+        s.corrected.bcast_tree.o = (uint32_t)(s.model == FTC_MODEL_LOGP ? s.logp_o : 1);
+        s.corrected.bcast_tree.g = (uint32_t)(s.model == FTC_MODEL_LOGP ? s.logp_g : 1);
+        if (s.corrected.bcast_tree.o == 0 && s.corrected.bcast_tree.g == 0)
             return bad("--tree", "optimal needs o > 0 or g > 0");
     }
     if (s.random_crash > 0 && !crash_window_given)

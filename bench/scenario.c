@@ -9,7 +9,9 @@
 #include "ftcoll_loopback.h"
 #include "rng.h"
 #include "scenario.h"
-#include "wire.h"
+#include "wire/wire.h"
+#include "algo/corrected/kinds.h"
+#include "algo/tree/kinds.h"
 
 typedef struct sim_rank {
     struct sim_run *run;
@@ -88,6 +90,7 @@ void ftc_scenario_init(ftc_scenario_t *s)
     memset(s, 0, sizeof(*s));
     s->coll = FTC_COLL_ALLREDUCE;
     ftc_coll_args_init(&s->args);
+    ftc_corrected_params_init(&s->corrected);
     s->args.dtype = FTC_INT64;
     s->args.count = 1;
     s->n = 8;
@@ -125,26 +128,38 @@ void ftc_scenario_default_kind_classes(uint8_t cls[16])
 {
     for (int k = 0; k < 16; k++)
         cls[k] = 3;
-    cls[FTC_MSG_BCAST] = 0;
-    cls[FTC_MSG_TREE_UP] = 0;
-    cls[FTC_MSG_UPCORR] = 0;
-    cls[FTC_MSG_ABORT] = 0;
-    cls[FTC_MSG_NUDGE] = 0;
-    cls[FTC_MSG_CORRECT] = 1;
-    cls[FTC_MSG_PROBE] = 2;
-    cls[FTC_MSG_PROBE_ACK] = 2;
-    cls[FTC_MSG_EXCLUDED] = 2;
+    /* The families' kinds (each in its own space; these numbers do not
+     * collide): tree phases first, then corrections. */
+    cls[FTC_CORR_MSG_BCAST] = 0;
+    cls[FTC_CORR_MSG_TREE_UP] = 0;
+    cls[FTC_CORR_MSG_UPCORR] = 0;
+    cls[FTC_TREE_MSG_ABORT] = 0;
+    cls[FTC_CORR_MSG_NUDGE] = 0;
+    cls[FTC_CORR_MSG_CORRECT] = 1;
+}
+
+/* The core's kinds (from FTC_MSG_CORE_MIN): keepalives and exclusion in
+ * class 2, the rest last. */
+static unsigned core_kind_class(unsigned kind)
+{
+    return kind == FTC_MSG_PROBE || kind == FTC_MSG_PROBE_ACK
+                   || kind == FTC_MSG_EXCLUDED
+               ? 2
+               : 3;
 }
 
 /* The LogP backend's classifier for FTC_QUEUE_KIND: byte 5 of a message is
- * its kind (lib/wire.h); the bench may know the wire format, the backend
+ * its kind (lib/wire/wire.h); the bench may know the wire format, the backend
  * may not. */
 static unsigned classify_kind(const void *buf, size_t len, void *arg)
 {
     const uint8_t *cls = arg;
     if (len < FTC_WIRE_HEADER_SIZE)
         return 255;
-    return cls[((const uint8_t *)buf)[5] & 15];
+    unsigned kind = ((const uint8_t *)buf)[5];
+    if (kind >= FTC_MSG_CORE_MIN)
+        return core_kind_class(kind);
+    return cls[kind & 15];
 }
 
 static uint64_t mix64(uint64_t x)
@@ -265,6 +280,8 @@ static void start_rank(sim_rank_t *r)
             b_crash_after_sends(run, r->rank, s->crash[i].after_sends);
     }
     ftc_coll_args_t a = s->args;
+    ftc_tree_params_t tree_params;
+    a.params = ftc_scenario_params(a.algo, &s->corrected, &tree_params);
     a.sendbuf = r->in;
     a.recvbuf = r->out;
     a.deliver = on_deliver;

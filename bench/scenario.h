@@ -49,7 +49,10 @@ typedef enum ftc_sim_queue {
 
 typedef struct ftc_scenario {
     ftc_coll_t coll;
-    ftc_coll_args_t args;   /* algo, root, f, op, dtype, count, variants */
+    ftc_coll_args_t args;   /* algo, root, f, op, dtype, count */
+    /* The corrected family's parameters; the tree family takes its
+     * bcast_tree (ftc_scenario_params). */
+    ftc_corrected_params_t corrected;
     uint32_t n;
     ftc_input_kind_t input;
     double input_value;     /* CONST */
@@ -157,5 +160,18 @@ void ftc_scenario_result_free(ftc_scenario_result_t *res);
 
 /* Fill buf (count elements of dtype) with rank's input. */
 int ftc_scenario_input(const ftc_scenario_t *s, uint32_t rank, void *buf);
+
+/* args.params for a run of family algo with these corrected parameters:
+ * cp itself, or tp filled from it for the tree family. */
+static inline const void *ftc_scenario_params(ftc_algo_t algo,
+                                              const ftc_corrected_params_t *cp,
+                                              ftc_tree_params_t *tp)
+{
+    if (algo != FTC_ALGO_TREE)
+        return cp;
+    ftc_tree_params_init(tp);
+    tp->bcast_tree = cp->bcast_tree;
+    return tp;
+}
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ftcoll_loopback.h"
+#include "scenario.h"
 #include "stream.h"
 #include "report.h"
 
@@ -41,6 +42,7 @@ void ftc_stream_init(ftc_stream_t *s)
     s->colls[0] = FTC_COLL_ALLREDUCE;
     s->ncolls = 1;
     ftc_coll_args_init(&s->args);
+    ftc_corrected_params_init(&s->corrected);
     s->args.dtype = FTC_INT64;
     s->n = 6;
     s->nops = 3;
@@ -179,6 +181,8 @@ static void start_op(stream_rank_t *r)
         in[s->n] = 1;
         in[s->n + 1] = (int64_t)k + 1;
         ftc_coll_args_t a = s->args;
+        ftc_tree_params_t tree_params;
+        a.params = ftc_scenario_params(a.algo, &s->corrected, &tree_params);
         a.dtype = FTC_INT64;
         a.op = FTC_SUM;
         a.count = e;
@@ -393,7 +397,7 @@ static void check_exclusion(const ftc_stream_t *s, ftc_report_t *rep, uint32_t r
                             const bool *in, uint32_t size)
 {
     uint32_t excluded = s->n - size;
-    switch (s->args.fault_info) {
+    switch (s->corrected.fault_info) {
     case FTC_FAULT_LIST: {
         bool ok = d->nfailed == excluded && d->failed_count == excluded;
         for (uint32_t i = 0; ok && i < d->nfailed; i++)
@@ -522,7 +526,7 @@ static void check_op(const ftc_stream_t *s, const ftc_stream_result_t *res,
                 ftc_report_violation(rep, "op %u (allreduce): live ranks %u and %u "
                         "disagree: inputs {%s} vs {%s}", k, agreed_rank, r,
                         a, b);
-            } else if (s->args.fault_info == FTC_FAULT_LIST
+            } else if (s->corrected.fault_info == FTC_FAULT_LIST
                        && (agreed->nfailed != d->nfailed
                            || (d->nfailed > 0
                                && memcmp(agreed->failed, d->failed,
@@ -572,10 +576,10 @@ void ftc_stream_describe(const ftc_stream_t *s, char *buf, size_t len)
             " algo=%s fault-info=%s correction=%s root=%u%s seed=%" PRIu64
             " jitter=%" PRIu64 " detect=%s%s\n  repro: test_streams --mode one --n %u --f %u --ops %u --window %u --root %u%s --seed %" PRIu64 " --jitter %" PRIu64 " --detect-ns %" PRIu64 "%s%s --fault-info %s --correction %s",
             ftc_algo_name(s->args.algo),
-            s->args.fault_info == FTC_FAULT_LIST    ? "list"
-            : s->args.fault_info == FTC_FAULT_COUNT ? "count"
+            s->corrected.fault_info == FTC_FAULT_LIST    ? "list"
+            : s->corrected.fault_info == FTC_FAULT_COUNT ? "count"
                                                     : "bit",
-            s->args.correction == FTC_CORRECTION_CHECKED ? "checked"
+            s->corrected.correction == FTC_CORRECTION_CHECKED ? "checked"
                                                          : "opportunistic",
             s->args.root, s->rotate_root ? " rotate" : "", s->seed,
             s->jitter_ns,
@@ -587,10 +591,10 @@ void ftc_stream_describe(const ftc_stream_t *s, char *buf, size_t len)
             s->detect_delay_ns == UINT64_MAX ? 0 : s->detect_delay_ns,
             s->detect_delay_ns == UINT64_MAX ? " --keepalive" : "",
             s->exit_after_last ? (s->finalize ? " --finalize" : " --exit") : "",
-            s->args.fault_info == FTC_FAULT_LIST    ? "list"
-            : s->args.fault_info == FTC_FAULT_COUNT ? "count"
+            s->corrected.fault_info == FTC_FAULT_LIST    ? "list"
+            : s->corrected.fault_info == FTC_FAULT_COUNT ? "count"
                                                     : "bit",
-            s->args.correction == FTC_CORRECTION_CHECKED ? "checked"
+            s->corrected.correction == FTC_CORRECTION_CHECKED ? "checked"
                                                          : "opportunistic");
     for (uint32_t i = 0; i < s->nfaults && o < len; i++) {
         const ftc_stream_fault_t *f = &s->faults[i];

@@ -45,7 +45,8 @@ typedef struct ftc_stream {
     /* Operation k runs colls[k % ncolls] (cycling through the list). */
     ftc_coll_t colls[4];
     uint32_t ncolls;
-    ftc_coll_args_t args;   /* algo, f, fault_info, correction, root0 */
+    ftc_coll_args_t args;   /* algo, f, root0 */
+    ftc_corrected_params_t corrected; /* fault_info, correction, ... */
     bool rotate_root;       /* operation k's root is (root + k) mod n */
     uint32_t n;
     uint32_t nops;          /* operations in the stream */

@@ -12,7 +12,8 @@
 
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
-#include "wire.h"
+#include "wire/wire.h"
+#include "algo/corrected/kinds.h"
 #include "check.h"
 
 #define N 8
@@ -177,13 +178,18 @@ static void test_bad_arguments(void)
     a = make_args(&W, 0, 0, 0);
     a.algo = (ftc_algo_t)9;
     CHECK_MSG(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL, "bad algo");
+    ftc_corrected_params_t cp;
     a = make_args(&W, 0, 0, 0);
-    a.correction = FTC_CORRECTION_OPPORTUNISTIC;
-    a.distance = 0;
+    ftc_corrected_params_init(&cp);
+    cp.correction = FTC_CORRECTION_OPPORTUNISTIC;
+    cp.distance = 0;
+    a.params = &cp;
     CHECK_MSG(ftc_init_bcast(W.g[0], &a, NULL) == FTC_EINVAL, "distance 0");
     a = make_args(&W, 0, 0, 0);
-    a.bcast_tree.kind = FTC_TREE_KARY;
-    a.bcast_tree.k = 0;
+    ftc_corrected_params_init(&cp);
+    cp.bcast_tree.kind = FTC_TREE_KARY;
+    cp.bcast_tree.k = 0;
+    a.params = &cp;
     CHECK_MSG(ftc_init_bcast(W.g[0], &a, NULL) == FTC_EINVAL, "0-ary tree");
     CHECK_MSG(ftc_init_bcast(NULL, &a, NULL) == FTC_EINVAL, "NULL group");
     CHECK_MSG(ftc_init_bcast(W.g[0], NULL, NULL) == FTC_EINVAL, "NULL args");
@@ -239,7 +245,7 @@ static void test_bad_messages(void)
 
     ftc_wire_header_t h;
     memset(&h, 0, sizeof(h));
-    h.kind = FTC_MSG_UPCORR;
+    h.kind = FTC_CORR_MSG_UPCORR;
     h.algo = FTC_ALGO_CORRECTED;
     h.coll = FTC_COLL_ALLREDUCE;
     h.group_id = 7;

@@ -23,8 +23,9 @@
 
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
-#include "internal.h"
-#include "wire.h"
+#include "core/op.h"
+#include "wire/wire.h"
+#include "algo/corrected/kinds.h"
 #include "check.h"
 
 #define N 4
@@ -164,7 +165,7 @@ static void test_forged_contribution(bool auth)
     for (uint32_t dest = 0; dest < N; dest++) {
         if (dest == 1)
             continue;
-        for (uint8_t kind = FTC_MSG_UPCORR; kind <= FTC_MSG_TREE_UP; kind++) {
+        for (uint8_t kind = FTC_CORR_MSG_UPCORR; kind <= FTC_CORR_MSG_TREE_UP; kind++) {
             size_t len = forge(m, kind, FTC_COLL_ALLREDUCE, 1, 1, 0, sig,
                                &bogus, 8);
             ftc_lb_inject(J.w, dest, FTC_RANK_UNKNOWN, m, len, 0);
@@ -202,7 +203,7 @@ static void test_orphan_flood(bool auth)
     memset(payload, 0x5A, sizeof(payload));
     size_t before = heap_in_use();
     for (int i = 0; i < COUNT; i++) {
-        size_t len = forge(m, FTC_MSG_UPCORR, FTC_COLL_ALLREDUCE, 1,
+        size_t len = forge(m, FTC_CORR_MSG_UPCORR, FTC_COLL_ALLREDUCE, 1,
                            999 + (uint32_t)i % 7, (uint64_t)i, 1, payload,
                            SIZE);
         ftc_lb_inject(J.w, 0, FTC_RANK_UNKNOWN, m, len, 0);

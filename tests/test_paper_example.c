@@ -21,7 +21,7 @@ static void run(ftc_coll_t coll, ftc_fault_info_t info, bool keepalive_only)
     s.n = 7;
     s.args.f = 1;
     s.args.root = 0;
-    s.args.fault_info = info;
+    s.corrected.fault_info = info;
     s.input = FTC_INPUT_RANK;
     s.nfail = 1;
     s.fail[0] = 1;

@@ -28,13 +28,13 @@ static void print_repro(const ftc_scenario_t *s)
                     "--tree %s -k %u --seed %" PRIu64,
             ftc_coll_name(s->coll), ftc_algo_name(s->args.algo), s->n,
             s->args.f, s->args.root,
-            s->args.fault_info == FTC_FAULT_LIST    ? "list"
-            : s->args.fault_info == FTC_FAULT_COUNT ? "count"
+            s->corrected.fault_info == FTC_FAULT_LIST    ? "list"
+            : s->corrected.fault_info == FTC_FAULT_COUNT ? "count"
                                                     : "bit",
-            s->args.correction == FTC_CORRECTION_CHECKED ? "checked"
+            s->corrected.correction == FTC_CORRECTION_CHECKED ? "checked"
                                                          : "opportunistic",
-            s->args.distance, ftc_tree_kind_name(s->args.bcast_tree.kind),
-            s->args.bcast_tree.k, s->seed);
+            s->corrected.distance, ftc_tree_kind_name(s->corrected.bcast_tree.kind),
+            s->corrected.bcast_tree.k, s->seed);
     if (s->detect_delay_ns == UINT64_MAX)
         fprintf(stderr, " --detect-ns never");
     if (s->jitter_ns)
@@ -215,9 +215,9 @@ static void sweep_variants(ftc_scenario_t *s, uint32_t max_failures,
              * axis: variants are independent modules. */
             if (i > 0 && c > 0)
                 continue;
-            s->args.fault_info = infos[i];
-            s->args.correction = corrs[c];
-            s->args.distance = s->args.f + 1;
+            s->corrected.fault_info = infos[i];
+            s->corrected.correction = corrs[c];
+            s->corrected.distance = s->args.f + 1;
             if (is_random)
                 random_runs(s, count, seed + i * 7 + c, max_failures);
             else

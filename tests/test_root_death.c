@@ -21,7 +21,7 @@
  * spread: the bound asserted is 1.5 failure-free allreduces (operation 0
  * of the same run) and 4 hops, while the default suite spreads the
  * reports over 1000 latencies. That needs both halves of the fix in
- * lib/allreduce.c: adopting the failure of the roots a round passed
+ * lib/algo/corrected/allreduce.c: adopting the failure of the roots a round passed
  * (else the wait is for the last report, or at least the round-1
  * root's), and nudging the new root (else the round climbs the tree level
  * by level from the first survivor to know, about 2 allreduces and more
@@ -95,7 +95,7 @@ static void run_one(const opts_t *o, uint32_t n, ftc_fault_info_t scheme,
     s.n = n;
     s.nops = 3;
     s.args.f = 1;
-    s.args.fault_info = scheme;
+    s.corrected.fault_info = scheme;
     s.seed = seed;
     s.jitter_ns = o->jitter_ns;
     /* Far from the numbers measured: a stall of a keepalive would show. */

@@ -112,7 +112,7 @@ static void test_tree_closed_forms(void)
                     s.coll = FTC_COLL_BCAST;
                     s.args.algo = FTC_ALGO_TREE;
                     s.args.f = 0;
-                    s.args.bcast_tree = trees[t];
+                    s.corrected.bcast_tree = trees[t];
                     ftc_scenario_result_t res;
                     if (run(&s, &res, "plain tree") != 0)
                         continue;
@@ -163,7 +163,7 @@ static void test_tree_closed_forms(void)
     }
 }
 
-/* flogsim's own expected runtimes (corrected-trees.md 5), L = o = g = 1
+/* flogsim's own expected runtimes (docs/corrected.md §4), L = o = g = 1
  * unless noted; "runtime" = the last CPU event anywhere. */
 static void test_flogsim_plain(void)
 {
@@ -184,8 +184,8 @@ static void test_flogsim_plain(void)
         logp(&s, cases[i].P, cases[i].L, 1, 1);
         s.coll = FTC_COLL_BCAST;
         s.args.algo = FTC_ALGO_TREE;
-        s.args.bcast_tree.kind = cases[i].kind;
-        s.args.bcast_tree.k = cases[i].k;
+        s.corrected.bcast_tree.kind = cases[i].kind;
+        s.corrected.bcast_tree.k = cases[i].k;
         ftc_scenario_result_t res;
         if (run(&s, &res, "flogsim plain") != 0)
             continue;
@@ -218,9 +218,9 @@ static void test_flogsim_checked(void)
         logp(&s, cases[i].P, 1, 1, 1);
         s.coll = FTC_COLL_BCAST;
         s.args.f = 0;
-        s.args.correction = FTC_CORRECTION_CHECKED;
-        s.args.bcast_tree.kind = FTC_TREE_KARY;
-        s.args.bcast_tree.k = 2;
+        s.corrected.correction = FTC_CORRECTION_CHECKED;
+        s.corrected.bcast_tree.kind = FTC_TREE_KARY;
+        s.corrected.bcast_tree.k = 2;
         if (cases[i].fail1)
             s.fail[s.nfail++] = 1;
         ftc_scenario_result_t res;
@@ -253,7 +253,7 @@ static void test_theorem5(uint32_t nmax, const uint32_t *extra, size_t nextra)
                 logp(&s, n, 2, 1, 1);
                 s.coll = FTC_COLL_REDUCE;
                 s.args.f = f;
-                s.args.fault_info = (ftc_fault_info_t)scheme;
+                s.corrected.fault_info = (ftc_fault_info_t)scheme;
                 ftc_scenario_result_t res;
                 if (run(&s, &res, "theorem 5") != 0)
                     continue;
@@ -289,9 +289,9 @@ static void test_theorem7(uint32_t nmax, const uint32_t *extra, size_t nextra)
                     logp(&s, n, 2, 1, 1);
                     s.coll = FTC_COLL_ALLREDUCE;
                     s.args.f = f;
-                    s.args.correction = FTC_CORRECTION_OPPORTUNISTIC;
-                    s.args.distance = d;
-                    s.args.bcast_tree = trees[t];
+                    s.corrected.correction = FTC_CORRECTION_OPPORTUNISTIC;
+                    s.corrected.distance = d;
+                    s.corrected.bcast_tree = trees[t];
                     ftc_scenario_result_t res;
                     if (run(&s, &res, "theorem 7") != 0)
                         continue;

@@ -355,7 +355,7 @@ static void regressions(const ftc_stream_t *base)
         s.colls[0] = c->coll ? c->coll : FTC_COLL_ALLREDUCE;
         s.ncolls = 1;
         if (c->correction)
-            s.args.correction = c->correction;
+            s.corrected.correction = c->correction;
         if (parse_crashes(c->crashes, &s) != 0) {
             fprintf(stderr, "FAIL: regression '%s': bad crash list\n",
                     c->what);
@@ -489,12 +489,12 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--fault-info") == 0) {
             if (strcmp(v, "all") == 0)
                 all_schemes = true;
-            else if (ftc_fault_info_parse(v, &base.args.fault_info) != FTC_OK) {
+            else if (ftc_fault_info_parse(v, &base.corrected.fault_info) != FTC_OK) {
                 usage();
                 return 2;
             }
         } else if (strcmp(a, "--correction") == 0) {
-            if (ftc_correction_parse(v, &base.args.correction) != FTC_OK) {
+            if (ftc_correction_parse(v, &base.corrected.correction) != FTC_OK) {
                 usage();
                 return 2;
             }
@@ -517,7 +517,7 @@ int main(int argc, char **argv)
     for (uint32_t si = 0; si < nschemes; si++) {
         ftc_stream_t b = base;
         if (all_schemes)
-            b.args.fault_info = schemes[si];
+            b.corrected.fault_info = schemes[si];
         if (strcmp(mode, "exhaustive") == 0) {
             if (b.ncolls == 0) {
                 fprintf(stderr, "test_streams: exhaustive needs --colls\n");

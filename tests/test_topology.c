@@ -2,7 +2,7 @@
 /*
  * Tree and up-correction-group tests. The library computes each tree in
  * closed form per rank; here every tree is also built the slow, literal
- * way from its definition (corrected-trees.md 2.2-2.4, reduce paper 4.2)
+ * way from its definition (docs/corrected.md §1.1-1.3, reduce paper 4.2)
  * and the two are compared, besides the test vectors and the structural
  * properties the collectives rely on.
  */
@@ -469,7 +469,7 @@ static void test_vectors(void)
     for (uint32_t r = 4; r < 16; r++)
         CHECK(ftc_tree_children(&l4, 16, r, NULL, 0) == 0);
 
-    /* L=2, o=g=1 gives order 4 (corrected-trees.md 2.4). */
+    /* L=2, o=g=1 gives order 4 (docs/corrected.md §1.4). */
     ftc_tree_t opt = mk_optimal(2, 1, 1);
     VEC(opt, 16, 0, 1, 2, 3, 4, 5, 7, 10, 14);
     VEC(opt, 16, 1, 6, 8, 11, 15);

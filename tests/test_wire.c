@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * CRC32C and the wire format (lib/wire.h): known vectors, software against
+ * CRC32C and the wire format (lib/wire/wire.h): known vectors, software against
  * hardware against a bitwise reference, round trips, and every way a message
  * can be damaged on the way.
  */
@@ -10,11 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crc32c_sw.h"
+#include "wire/crc32c_sw.h"
 #include "ftcoll/error.h"
 #include "ftcoll/collective.h"
-#include "siphash.h"
-#include "wire.h"
+#include "wire/siphash.h"
+#include "wire/wire.h"
+#include "algo/corrected/kinds.h"
 #include "check.h"
 
 /* Report at most a few failures of one loop in detail. */
@@ -102,7 +103,7 @@ static bool hdr_eq(const ftc_wire_header_t *a, const ftc_wire_header_t *b)
     return a->kind == b->kind && a->algo == b->algo && a->coll == b->coll
            && a->flags == b->flags && a->group_id == b->group_id
            && a->epoch == b->epoch && a->sender == b->sender
-           && a->seq == b->seq && a->round == b->round && a->aux == b->aux
+           && a->seq == b->seq && a->word == b->word && a->aux == b->aux
            && a->signature == b->signature
            && a->payload_len == b->payload_len
            && a->job_token == b->job_token;
@@ -111,19 +112,33 @@ static bool hdr_eq(const ftc_wire_header_t *a, const ftc_wire_header_t *b)
 #define TOKEN UINT64_C(0xfeedfacecafebeef)
 #define WORLD 37u
 
+/* Some kinds the wire accepts: families' (1..FTC_MSG_FAMILY_MAX, under a
+ * family's algo byte) and every core kind. */
+static const uint8_t valid_kinds[] = {
+    1, 2, 3, 4, 5, 6, 7, 16, 100, FTC_MSG_FAMILY_MAX, FTC_MSG_PROBE,
+    FTC_MSG_PROBE_ACK, FTC_MSG_EXCLUDED, FTC_MSG_LEAVE, FTC_MSG_ENDED};
+#define NVALID_KINDS (sizeof(valid_kinds) / sizeof(valid_kinds[0]))
+
+static uint8_t random_kind(void)
+{
+    return valid_kinds[rnd_below((uint32_t)NVALID_KINDS)];
+}
+
 static ftc_wire_header_t random_header(uint8_t kind, uint32_t plen)
 {
     ftc_wire_header_t h;
     memset(&h, 0, sizeof(h));
     h.kind = kind;
-    h.algo = (uint8_t)rnd_below(3);
+    /* A family's kind names its family (any algo byte but 0). */
+    h.algo = (uint8_t)(kind < FTC_MSG_CORE_MIN ? 1 + rnd_below(255)
+                                               : rnd_below(3));
     h.coll = (uint8_t)rnd_below(4);
     h.flags = (uint16_t)(rnd() & FTC_WF_ALL & ~(unsigned)FTC_WF_MAC);
     h.group_id = (uint32_t)rnd();
     h.epoch = (uint32_t)rnd();
     h.sender = rnd_below(WORLD);
     h.seq = rnd();
-    h.round = (uint32_t)rnd();
+    h.word = (uint32_t)rnd();
     h.aux = (uint32_t)rnd();
     h.signature = (uint32_t)rnd();
     h.payload_len = plen;
@@ -273,7 +288,7 @@ static void test_crc_tables(void)
 static void test_layout(void)
 {
     static const uint8_t want_bytes[67] = {
-        0x46, 0x54, 0x43, 0x4c, 0x01, 0x02, 0x01, 0x03, 0x22, 0x00, 0x00,
+        0x46, 0x54, 0x43, 0x4c, 0x02, 0x02, 0x01, 0x03, 0x20, 0x01, 0x00,
         0x00, 0x44, 0x33, 0x22, 0x11, 0x88, 0x77, 0x66, 0x55, 0x05, 0x00,
         0x00, 0x00, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x0d,
         0x0c, 0x0b, 0x0a, 0xef, 0xbe, 0xad, 0xde, 0x0d, 0xf0, 0xfe, 0xca,
@@ -287,9 +302,9 @@ static void test_layout(void)
     le32(want + 56, crc);
 
     ftc_wire_header_t h = {
-        .kind = FTC_MSG_TREE_UP, .algo = 1, .coll = 3, .flags = 0x22,
+        .kind = FTC_CORR_MSG_TREE_UP, .algo = 1, .coll = 3, .flags = 0x0120,
         .group_id = 0x11223344u, .epoch = 0x55667788u, .sender = 5,
-        .seq = UINT64_C(0x0102030405060708), .round = 0x0a0b0c0du,
+        .seq = UINT64_C(0x0102030405060708), .word = 0x0a0b0c0du,
         .aux = 0xdeadbeefu, .signature = 0xcafef00du, .payload_len = 3,
         .job_token = UINT64_C(0x8877665544332211)};
     uint8_t m[67];
@@ -299,7 +314,7 @@ static void test_layout(void)
     CHECK_MSG(memcmp(m, want, sizeof(m)) == 0,
               "encoded bytes follow the layout in wire.h (little-endian)");
     if (!host_big_endian())
-        CHECK_MSG(rd32(m + 56) == 0xd2d2a23bu,
+        CHECK_MSG(rd32(m + 56) == 0x87e3f799u,
                   "golden checksum of the reference message");
     CHECK_MSG(memcmp(m, "FTCL", 4) == 0, "magic reads \"FTCL\"");
 
@@ -314,12 +329,13 @@ static void test_roundtrip(void)
 {
     unsigned bad = 0, n = 0;
     static const uint32_t lens[] = {0, 1, 7, 8, 63, 64, 65, 255, 1000};
-    for (uint8_t kind = 1; kind <= FTC_MSG_KIND_MAX; kind++) {
+    for (size_t ki = 0; ki < NVALID_KINDS; ki++) {
+        uint8_t kind = valid_kinds[ki];
         for (int it = 0; it < 60; it++) {
             uint32_t plen = it < 9 ? lens[it] : rnd_below(2000);
             ftc_wire_header_t h = random_header(kind, plen);
             if (it == 0) { /* the extremes of every field */
-                h.group_id = h.epoch = h.round = h.aux = UINT32_MAX;
+                h.group_id = h.epoch = h.word = h.aux = UINT32_MAX;
                 h.signature = UINT32_MAX;
                 h.seq = UINT64_MAX;
                 h.sender = WORLD - 1;
@@ -375,7 +391,7 @@ static void test_unaligned(void)
     unsigned bad = 0;
     uint8_t *raw = malloc(64 + 100 + 16);
     for (size_t off = 0; off < 16; off++) {
-        ftc_wire_header_t h = random_header(FTC_MSG_BCAST, 100), d;
+        ftc_wire_header_t h = random_header(FTC_CORR_MSG_BCAST, 100), d;
         uint8_t *m = raw + off;
         rnd_fill(m + 64, 100);
         ftc_wire_encode(&h, m);
@@ -404,8 +420,7 @@ static void test_bitflips(void)
     static const uint32_t lens[] = {0, 1, 13, 100};
     unsigned bad = 0, n = 0, multi_bad = 0;
     for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
-        ftc_wire_header_t h = random_header(
-            (uint8_t)(1 + rnd_below(FTC_MSG_KIND_MAX)), lens[li]), d;
+        ftc_wire_header_t h = random_header(random_kind(), lens[li]), d;
         size_t len;
         uint8_t *m = make_msg(&h, &len);
         for (size_t bit = 0; bit < 8 * len; bit++) {
@@ -457,7 +472,7 @@ static void test_truncation(void)
     CHECK_MSG(ftc_wire_decode(NULL, 0, TOKEN, WORLD, &d) == FTC_ETRUNCATED,
               "empty message (NULL, 0) is ETRUNCATED");
     for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
-        ftc_wire_header_t h = random_header(FTC_MSG_UPCORR, lens[li]);
+        ftc_wire_header_t h = random_header(FTC_CORR_MSG_UPCORR, lens[li]);
         size_t len;
         uint8_t *m = make_msg(&h, &len);
         /* Shorter: the length check comes first, so even a message cut
@@ -492,7 +507,7 @@ static void test_truncation(void)
 
 static void test_length_lies(void)
 {
-    ftc_wire_header_t h = random_header(FTC_MSG_TREE_UP, 40), d;
+    ftc_wire_header_t h = random_header(FTC_CORR_MSG_TREE_UP, 40), d;
     size_t len;
     uint8_t *m = make_msg(&h, &len);
     static const uint32_t lies[] = {41, 39, 0, 1, 64, 104, 0x80000000u,
@@ -518,7 +533,7 @@ static void test_length_lies(void)
 
 static void test_foreign(void)
 {
-    ftc_wire_header_t h = random_header(FTC_MSG_NUDGE, 10), d;
+    ftc_wire_header_t h = random_header(FTC_CORR_MSG_NUDGE, 10), d;
     size_t len;
     uint8_t *m = make_msg(&h, &len);
     CHECK_MSG(ftc_wire_decode(m, len, TOKEN + 1, WORLD, &d) == FTC_EFOREIGN,
@@ -548,7 +563,7 @@ static int decode_with_byte(const ftc_wire_header_t *h, size_t at, uint8_t v,
 static void test_bad_fields(void)
 {
     char what[120];
-    ftc_wire_header_t h = random_header(FTC_MSG_CORRECT, 12), d;
+    ftc_wire_header_t h = random_header(FTC_CORR_MSG_CORRECT, 12), d;
 
     /* sender */
     {
@@ -587,31 +602,43 @@ static void test_bad_fields(void)
     {
         unsigned bad = 0;
         for (unsigned k = 0; k < 256; k++) {
-            int want = k >= 1 && k <= FTC_MSG_KIND_MAX ? FTC_OK : FTC_EBADMSG;
+            /* h names a family: its kinds 1..0xEF and the core's
+             * 0xF0..0xF4 decode, 0 and 0xF5.. do not. */
+            int want = (k >= 1 && k <= 0xEF) || (k >= 0xF0 && k <= 0xF4)
+                           ? FTC_OK
+                           : FTC_EBADMSG;
             int rc = decode_with_byte(&h, 5, (uint8_t)k, WORLD);
             if (rc != want) {
                 bad++;
                 DETAIL("kind %u: %s\n", k, ftc_err_name(rc));
             }
         }
-        CHECK_MSG(bad == 0, "kinds outside 1..FTC_MSG_KIND_MAX with a valid "
-                            "checksum are EBADMSG");
+        CHECK_MSG(bad == 0, "kinds outside the families' and the core's "
+                            "with a valid checksum are EBADMSG");
     }
 
     /* algo and coll */
     {
         unsigned bad = 0;
         for (unsigned v = 0; v < 256; v++) {
+            /* h is a family's kind: it must name a family. */
             if (decode_with_byte(&h, 6, (uint8_t)v, WORLD)
-                != (v <= 2 ? FTC_OK : FTC_EBADMSG))
+                != (v != 0 ? FTC_OK : FTC_EBADMSG))
                 bad++;
             if (decode_with_byte(&h, 7, (uint8_t)v, WORLD)
                 != (v <= FTC_COLL_FINALIZE ? FTC_OK : FTC_EBADMSG))
                 bad++;
         }
         CHECK_MSG(bad == 0,
-                  "algo > 2 and coll > FTC_COLL_FINALIZE are EBADMSG, "
-                  "0 is allowed");
+                  "a family's kind under algo 0 and coll > FTC_COLL_FINALIZE "
+                  "are EBADMSG, any family is allowed");
+        ftc_wire_header_t c = h;
+        c.kind = FTC_MSG_PROBE;
+        bad = 0;
+        for (unsigned v = 0; v < 256; v++)
+            if (decode_with_byte(&c, 6, (uint8_t)v, WORLD) != FTC_OK)
+                bad++;
+        CHECK_MSG(bad == 0, "a core kind decodes under any algo byte");
     }
 
     /* reserved bytes 10-11 and 60-63 */
@@ -638,10 +665,9 @@ static void test_bad_fields(void)
     {
         unsigned bad = 0;
         size_t len;
-        unsigned first_bit = 0;
-        while ((1u << first_bit) <= FTC_WF_ALL)
-            first_bit++;
-        for (unsigned bit = first_bit; bit < 16; bit++) {
+        for (unsigned bit = 0; bit < 16; bit++) {
+            if (FTC_WF_ALL & (1u << bit))
+                continue;
             uint8_t *m = make_msg(&h, &len);
             uint32_t f = (m[8] | (uint32_t)m[9] << 8) | 1u << bit;
             m[8] = (uint8_t)f;
@@ -651,10 +677,13 @@ static void test_bad_fields(void)
                 bad++;
             free(m);
         }
-        CHECK_MSG(bad == 0, "flag bits outside FTC_WF_ALL are EBADMSG");
+        CHECK_MSG(bad == 0, "reserved flag bits (outside FTC_WF_ALL) are "
+                            "EBADMSG");
 
         bad = 0;
-        for (unsigned f = 0; f <= FTC_WF_ALL; f++) {
+        for (unsigned f = 0; f <= 0xFFFFu; f++) {
+            if ((f & ~(unsigned)FTC_WF_ALL) != 0)
+                continue;
             if (f & FTC_WF_MAC)
                 continue; /* set by the keyed encoder only: test_mac */
             h.flags = (uint16_t)f;
@@ -687,11 +716,11 @@ static void test_check_order(void)
               "bad magic beats bad checksum");
     CHECK_MSG(decode(m, 63, &d) == FTC_ETRUNCATED, "short beats bad magic");
     m[0] ^= 1;
-    m[4] = 2;
+    m[4] = FTC_WIRE_VERSION + 1;
     le32(m + 44, 5);
     CHECK_MSG(decode(m, len, &d) == FTC_EVERSION,
               "bad version beats bad length");
-    m[4] = 1;
+    m[4] = FTC_WIRE_VERSION;
     CHECK_MSG(decode(m, len, &d) == FTC_ETRUNCATED,
               "bad length beats bad checksum");
     le32(m + 44, 20);
@@ -800,9 +829,7 @@ static void test_mac(void)
     unsigned bad_rt = 0, bad_key = 0, bad_nomac = 0, bad_unkeyed = 0,
              bad_forged = 0, bad_flip = 0;
     for (int it = 0; it < 300; it++) {
-        ftc_wire_header_t h = random_header((uint8_t)(1 + rnd_below(FTC_MSG_KIND_MAX)),
-                                            rnd_below(200));
-        h.algo = (uint8_t)rnd_below(FTC_ALGO_TREE + 1);
+        ftc_wire_header_t h = random_header(random_kind(), rnd_below(200));
         h.coll = (uint8_t)rnd_below(FTC_COLL_FINALIZE + 1);
         size_t len = FTC_WIRE_HEADER_SIZE + h.payload_len;
         uint8_t *m = malloc(len);

@@ -29,26 +29,15 @@ typedef enum ftc_coll {
     FTC_COLL_FINALIZE = 4   /* ftc_group_finalize's completion */
 } ftc_coll_t;
 
+/* The algorithm families. A family's id is declared here for the first
+ * two; a family added later declares its own in its parameter header
+ * (ftcoll/<family>.h), and the registry (ftcoll/algo.h) lists them all. */
 typedef enum ftc_algo {
     FTC_ALGO_CORRECTED = 1, /* Kuettler & Haertig: tolerates f failures */
     FTC_ALGO_TREE = 2       /* plain trees: no tolerance, the baseline; a
                                failure ends the collective with
                                FTC_EPEER_FAILED instead of a hang */
 } ftc_algo_t;
-
-/* Failure information carried up the reduce tree (paper 4.4). */
-typedef enum ftc_fault_info {
-    FTC_FAULT_LIST = 1,  /* the ranks whose input a value misses:
-                            O(failures) bytes; feeds the known-failed set */
-    FTC_FAULT_COUNT = 2, /* their number, plus a subtree-failed bit */
-    FTC_FAULT_BIT = 3    /* only the subtree-failed bit */
-} ftc_fault_info_t;
-
-/* Correction phase of the corrected broadcast (corrected-trees.md 3). */
-typedef enum ftc_correction {
-    FTC_CORRECTION_OPPORTUNISTIC = 1, /* send to the next d ranks on the ring */
-    FTC_CORRECTION_CHECKED = 2        /* both directions until heard from f+1 */
-} ftc_correction_t;
 
 struct ftc_completion;
 typedef void (*ftc_deliver_fn)(const struct ftc_completion *c, void *arg);
@@ -70,10 +59,6 @@ typedef struct ftc_coll_args {
      * Written just before deliver; must stay valid until then. May equal
      * sendbuf. Others may pass NULL. */
     void *recvbuf;
-    ftc_fault_info_t fault_info;  /* corrected reduce and allreduce */
-    ftc_correction_t correction;  /* corrected bcast and allreduce */
-    uint32_t distance;            /* opportunistic correction distance d */
-    ftc_tree_t bcast_tree;        /* tree of the bcast phase */
     ftc_deliver_fn deliver;       /* required */
     void *deliver_arg;
     /* 0: none (default). Otherwise the operation ends with FTC_ETIMEDOUT
@@ -81,8 +66,7 @@ typedef struct ftc_coll_args {
      * and every member is told, so a member that never calls (or calls a
      * collective the others do not) cannot hang the rest. Pick it well
      * above the operation's time with failures (suspect + probe timeout
-     * per failure). Added in 0.2: a caller compiled against the older,
-     * smaller struct (args.size) gets 0. */
+     * per failure). */
     uint64_t timeout_ns;
     /* 0 (default) or 1: checked mode. The operation is paired with a small
      * corrected allreduce of its argument signature (the two run side by
@@ -92,15 +76,26 @@ typedef struct ftc_coll_args {
      * the root, another collective, ...), which the default cannot catch
      * before some member delivers (docs/semantics.md, "Usage errors").
      * Every member must pass the same value. Costs one allreduce of 16
-     * bytes. Added in 0.2, with timeout_ns. */
+     * bytes. */
     uint32_t checked;
+    /* The algorithm family's own parameters: a struct that starts with
+     * its size_t size (ftcoll/corrected.h, ftcoll/tree.h), or NULL for
+     * the family's defaults. Read during ftc_init_* only. A struct of an
+     * older, smaller size gets defaults for the fields it lacks. */
+    const void *params;
 } ftc_coll_args_t;
 
-/* sizeof(ftc_coll_args_t) before timeout_ns was added: still accepted. */
-#define FTC_COLL_ARGS_SIZE_0_1 offsetof(ftc_coll_args_t, timeout_ns)
+/* The smallest size accepted: the struct up to and including recvbuf.
+ * Any size from there up to sizeof(ftc_coll_args_t) is accepted, the
+ * fields past it taking their defaults (ftc_coll_args_init). The layout
+ * is that of 0.3, when the corrected family's fields moved to its own
+ * struct (ftcoll/corrected.h): a program built against 0.2 or older must
+ * be rebuilt (the shared library's soname moved to libftcoll.so.1). */
+#define FTC_COLL_ARGS_SIZE_MIN                                              \
+    (offsetof(ftc_coll_args_t, recvbuf) + sizeof(void *))
 
-/* Defaults: corrected, root 0, f 1, int32 sum, count 0, list, checked,
- * d = 2, interleaved binomial bcast tree. */
+/* Defaults: corrected, root 0, f 1, int32 sum, count 0, no timeout, not
+ * checked, params NULL (the family's defaults). */
 void ftc_coll_args_init(ftc_coll_args_t *args);
 
 typedef struct ftc_stats {
@@ -167,10 +162,23 @@ int ftc_init_allreduce(ftc_group_t *group, const ftc_coll_args_t *args,
 int ftc_group_finalize(ftc_group_t *group, ftc_deliver_fn deliver, void *arg);
 
 const char *ftc_coll_name(ftc_coll_t coll);
+/* Names of the registered families (ftcoll/algo.h): "?" / FTC_EINVAL for
+ * an unknown one. */
 const char *ftc_algo_name(ftc_algo_t algo);
 int ftc_algo_parse(const char *name, ftc_algo_t *out);
-int ftc_fault_info_parse(const char *name, ftc_fault_info_t *out);
-int ftc_correction_parse(const char *name, ftc_correction_t *out);
+
+/*
+ * End operation seq of group here, now, with FTC_ECANCELED (deliver runs
+ * from the next entry point, as always). Returns FTC_OK; FTC_EINVAL for a
+ * NULL group or when no live operation of the group has that sequence
+ * number; FTC_EBUSY if it already delivered here. What peers see: the
+ * operation ends at every member that has not delivered it yet, with
+ * FTC_EPEER_INVALID (they are told at once, and a late one learns it
+ * from a probe), as when a member's call is refused; members that
+ * delivered are not affected. The operation keeps its place in the
+ * group's sequence, so later operations pair up as before.
+ */
+int ftc_cancel(ftc_group_t *group, uint64_t seq);
 
 #ifdef __cplusplus
 }

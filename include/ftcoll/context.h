@@ -50,14 +50,42 @@ typedef struct ftc_config {
      * in every message). */
     uint32_t auth;
     uint8_t auth_key[16];
+    /* Added in 0.3. Seeds the random stream operations draw from (gossip
+     * partners, jitter), mixed with the rank: the same seed, the same
+     * run. Default 0. */
+    uint64_t seed;
 } ftc_config_t;
 
-/* sizeof(ftc_config_t) in 0.1, still accepted. */
+/* sizeof(ftc_config_t) in 0.1. Any size from sizeof(size_t) up to
+ * sizeof(ftc_config_t) is accepted: an older, smaller struct gets the
+ * defaults (ftc_config_init) for the fields it lacks. */
 #define FTC_CONFIG_SIZE_0_1 offsetof(ftc_config_t, auth)
 
 /* Defaults: job token 0, suspect after 100 ms, declare failed after a
- * further 200 ms without an answer. */
+ * further 200 ms without an answer, auth off, seed 0. */
 void ftc_config_init(ftc_config_t *cfg);
+
+/*
+ * Override cfg's core knobs from FTCOLL_* environment variables (the
+ * table below lists them), leaving the others as they are: call
+ * ftc_config_init first. FTC_OK, or FTC_EINVAL if a variable is set to
+ * something that is not a valid value for it; cfg is then unchanged and,
+ * when bad is not NULL, *bad names the variable. The library never reads
+ * the environment on its own: the embedder decides whether to call this.
+ */
+int ftc_config_from_env(ftc_config_t *cfg, const char **bad);
+
+/* One FTCOLL_* knob, for tools that list them (ftcoll-info). */
+typedef struct ftc_knob_info {
+    const char *name;           /* the environment variable */
+    const char *default_value;  /* as text */
+    const char *meaning;        /* one line */
+} ftc_knob_info_t;
+
+/* How many knobs there are; ftc_config_knob(i) below it gives each (NULL
+ * beyond). */
+uint32_t ftc_config_knob_count(void);
+const ftc_knob_info_t *ftc_config_knob(uint32_t i);
 
 /*
  * Create a context for world rank `rank` of `size` (1 <= size < 2^31,

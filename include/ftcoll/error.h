@@ -24,7 +24,8 @@ typedef enum ftc_error {
     FTC_ETOO_MANY_FAILURES = -7, /* more than f failures: no result is safe */
     FTC_EPEER_FAILED = -8,  /* a non-tolerant (tree) collective saw a failure */
     FTC_EEXCLUDED = -9,     /* the group declared this process failed */
-    FTC_ECANCELED = -10,    /* the context was destroyed with it in flight */
+    FTC_ECANCELED = -10,    /* ftc_cancel, or its group or context was
+                               destroyed with it in flight */
     FTC_ETRANSPORT = -11,   /* the transport refused a request */
     /* Reasons the decoder drops an incoming message (counted, never
      * delivered); ftc_transport_recv() returns them to the backend. */

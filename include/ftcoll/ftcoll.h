@@ -3,15 +3,16 @@
 #ifndef FTCOLL_FTCOLL_H
 #define FTCOLL_FTCOLL_H
 
+#include "ftcoll/version.h"
 #include "ftcoll/error.h"
 #include "ftcoll/datatype.h"
 #include "ftcoll/topology.h"
 #include "ftcoll/transport.h"
 #include "ftcoll/context.h"
 #include "ftcoll/collective.h"
+#include "ftcoll/algo.h"
+#include "ftcoll/corrected.h"
+#include "ftcoll/tree.h"
 
-#define FTC_VERSION_MAJOR 0
-#define FTC_VERSION_MINOR 1
-#define FTC_VERSION_PATCH 0
 
 #endif

@@ -33,7 +33,7 @@
 
 #include "cli.h"
 #include "stranger.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 #define ADDR_MAX 128
 #define HEADER_LEN 24   /* the rendezvous file header (bootstrap_internal.h) */

@@ -12,6 +12,7 @@
 #include "bootstrap_internal.h"
 #include "ftcoll/ftcoll.h"
 #include "stranger.h"
+#include "algo/corrected/kinds.h"
 
 void stranger_msgs_init(stranger_msgs_t *m, uint64_t job_token)
 {
@@ -45,7 +46,7 @@ void stranger_msgs_init(stranger_msgs_t *m, uint64_t job_token)
     ftc_wire_encode_key(&h, m->guessed, guess);
 
     memset(&h, 0, sizeof(h));
-    h.kind = FTC_MSG_TREE_UP;
+    h.kind = FTC_CORR_MSG_TREE_UP;
     h.algo = FTC_ALGO_CORRECTED;
     h.coll = FTC_COLL_ALLREDUCE;
     h.group_id = 1;
@@ -60,7 +61,7 @@ void stranger_msgs_init(stranger_msgs_t *m, uint64_t job_token)
     ftc_wire_encode(&h, m->inject);
 
     memset(&h, 0, sizeof(h));
-    h.kind = FTC_MSG_UPCORR;
+    h.kind = FTC_CORR_MSG_UPCORR;
     h.algo = FTC_ALGO_CORRECTED;
     h.coll = FTC_COLL_REDUCE;
     h.group_id = 0x57A6E;   /* no job makes this group */

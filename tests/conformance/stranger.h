@@ -6,7 +6,7 @@
  * (ftcoll_foreign.c predates this file and keeps its own garbage; it
  * takes the forged messages from here).
  *
- * The payloads, and what the core's decoder (lib/wire.c) makes of each:
+ * The payloads, and what the core's decoder (lib/wire/wire.c) makes of each:
  *
  *   random      100 random bytes, never the magic     -> dropped_version
  *   random, 10  too short for a core header           -> dropped_truncated
@@ -21,7 +21,7 @@
  * with the key it has no MAC, or a wrong one, and is dropped as foreign:
  *
  *   excluded    FTC_MSG_EXCLUDED "from rank 0": you were declared failed
- *   inject      FTC_MSG_TREE_UP "from rank 1" with a value (10^9) for a
+ *   inject      FTC_CORR_MSG_TREE_UP "from rank 1" with a value (10^9) for a
  *               later operation of group 1, signed as an 8-byte
  *               allreduce of ftcoll-bench's defaults (without a key, a
  *               message of the wrong signature still ends the operation:
@@ -39,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wire.h"
+#include "wire/wire.h"
 
 enum {
     STRANGER_FLOOD = 64,

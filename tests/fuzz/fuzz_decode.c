@@ -13,6 +13,7 @@
  * wire.h, and every accepted message must re-encode to exactly its own bytes
  * and decode again to the same header. Any disagreement aborts.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 
 #include "ftcoll/collective.h"
 #include "ftcoll/error.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 #define FUZZ_TOKEN UINT64_C(0x0123456789abcdef)
 #define FUZZ_WORLD 64u
@@ -90,7 +91,10 @@ static int reference_verdict(const uint8_t *m, size_t len)
     /* (No job key here: a message that claims a MAC is another job's.) */
     if (rd64(m + 48) != FUZZ_TOKEN || (flags & FTC_WF_MAC))
         return FTC_EFOREIGN;
-    if (m[5] == 0 || m[5] > FTC_MSG_KIND_MAX || m[6] > FTC_ALGO_TREE || m[7] > FTC_COLL_FINALIZE
+    /* Kinds: a family's (1..0xEF) under a non-zero algo byte, or the
+     * core's (0xF0..0xF4) under any. */
+    bool kind_ok = m[5] >= 0xF0 ? m[5] <= 0xF4 : m[5] >= 1 && m[6] != 0;
+    if (!kind_ok || m[7] > FTC_COLL_FINALIZE
         || m[10] != 0 || m[11] != 0 || rd32(m + 60) != 0
         || (flags & ~(unsigned)FTC_WF_ALL) != 0
         || (flags & FTC_WF_BIG_ENDIAN) != host_flag()
@@ -111,7 +115,7 @@ static int same_header(const ftc_wire_header_t *a, const ftc_wire_header_t *b)
     return a->kind == b->kind && a->algo == b->algo && a->coll == b->coll
            && a->flags == b->flags && a->group_id == b->group_id
            && a->epoch == b->epoch && a->sender == b->sender
-           && a->seq == b->seq && a->round == b->round && a->aux == b->aux
+           && a->seq == b->seq && a->word == b->word && a->aux == b->aux
            && a->signature == b->signature
            && a->payload_len == b->payload_len
            && a->job_token == b->job_token;
@@ -130,7 +134,8 @@ static int check_one(const uint8_t *m, size_t len, const char *what)
         return rc;
 
     if (h.payload_len != len - FTC_WIRE_HEADER_SIZE || h.kind < 1
-        || h.kind > FTC_MSG_KIND_MAX || h.sender >= FUZZ_WORLD
+        || (h.kind > FTC_MSG_FAMILY_MAX && h.kind < FTC_MSG_CORE_MIN)
+        || h.kind > FTC_MSG_CORE_MAX || h.sender >= FUZZ_WORLD
         || h.job_token != FUZZ_TOKEN || (h.flags & ~FTC_WF_ALL) != 0)
         fail("accepted header out of range", rc, FTC_EBADMSG, len);
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "ftcoll/error.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -108,15 +108,22 @@ static uint8_t *valid_message(size_t *len, uint32_t maxp)
 {
     ftc_wire_header_t h;
     memset(&h, 0, sizeof(h));
-    h.kind = (uint8_t)(1 + below(FTC_MSG_KIND_MAX));
-    h.algo = (uint8_t)below(3);
+    /* A family's kind under a family's algo byte, or a core kind. */
+    if (below(4) == 0) {
+        h.kind = (uint8_t)(FTC_MSG_CORE_MIN
+                           + below(FTC_MSG_CORE_MAX - FTC_MSG_CORE_MIN + 1));
+        h.algo = (uint8_t)below(3);
+    } else {
+        h.kind = (uint8_t)(1 + below(FTC_MSG_FAMILY_MAX));
+        h.algo = (uint8_t)(1 + below(255));
+    }
     h.coll = (uint8_t)below(4);
     h.flags = (uint16_t)(rnd() & FTC_WF_ALL);
     h.group_id = (uint32_t)rnd();
     h.epoch = (uint32_t)rnd();
     h.sender = below(FUZZ_WORLD);
     h.seq = rnd();
-    h.round = (uint32_t)rnd();
+    h.word = (uint32_t)rnd();
     h.aux = (uint32_t)rnd();
     h.signature = (uint32_t)rnd();
     h.payload_len = below(maxp + 1);

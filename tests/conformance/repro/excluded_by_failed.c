@@ -11,7 +11,7 @@
  * unanswered within its timeouts too, so it declares rank 0 failed and
  * sends rank 0 FTC_MSG_EXCLUDED. Rank 0 already knows rank 4 failed, yet
  * obeys: ftc_transport_recv() handles FTC_MSG_EXCLUDED before it drops
- * messages from known-failed senders (lib/context.c). Rank 0, healthy and
+ * messages from known-failed senders (lib/core/dispatch.c). Rank 0, healthy and
  * the first root, was then excluded: its next allreduce ended with
  * FTC_EEXCLUDED, and the live group lost a member it never suspected.
  *

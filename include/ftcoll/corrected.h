@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The corrected family's parameters (Kuettler & Haertig; docs/corrected.md):
+ * reduce with up-correction over an I(f) tree, bcast as a tree phase plus a
+ * ring correction, allreduce as both with root retry. Pass a
+ * ftc_corrected_params_t as ftc_coll_args_t.params; NULL means the
+ * defaults below.
+ */
+#ifndef FTCOLL_CORRECTED_H
+#define FTCOLL_CORRECTED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ftcoll/collective.h"
+#include "ftcoll/topology.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Failure information carried up the reduce tree (the reduce paper, 4.4;
+ * docs/semantics.md). */
+typedef enum ftc_fault_info {
+    FTC_FAULT_LIST = 1,  /* the ranks whose input a value misses:
+                            O(failures) bytes; feeds the known-failed set */
+    FTC_FAULT_COUNT = 2, /* their number, plus a subtree-failed bit */
+    FTC_FAULT_BIT = 3    /* only the subtree-failed bit */
+} ftc_fault_info_t;
+
+/* Correction phase of the corrected broadcast (docs/corrected.md §2). */
+typedef enum ftc_correction {
+    FTC_CORRECTION_OPPORTUNISTIC = 1, /* send to the next d ranks on the ring */
+    FTC_CORRECTION_CHECKED = 2        /* both directions until heard from f+1 */
+} ftc_correction_t;
+
+typedef struct ftc_corrected_params {
+    size_t size;                  /* sizeof(ftc_corrected_params_t); a
+                                     smaller (older) size gets defaults
+                                     for the fields it lacks */
+    ftc_fault_info_t fault_info;  /* reduce and allreduce; default list */
+    ftc_correction_t correction;  /* bcast and allreduce; default checked */
+    uint32_t distance;            /* opportunistic correction distance d,
+                                     >= 1 when n > 1; default 2 */
+    ftc_tree_t bcast_tree;        /* tree of the bcast phase; default the
+                                     interleaved binomial */
+} ftc_corrected_params_t;
+
+/* The defaults: list, checked, d = 2, interleaved binomial bcast tree. */
+void ftc_corrected_params_init(ftc_corrected_params_t *params);
+
+int ftc_fault_info_parse(const char *name, ftc_fault_info_t *out);
+int ftc_correction_parse(const char *name, ftc_correction_t *out);
+const char *ftc_fault_info_name(ftc_fault_info_t info);
+const char *ftc_correction_name(ftc_correction_t correction);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

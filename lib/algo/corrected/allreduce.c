@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The corrected allreduce (Kuettler & Haertig 5): reduce to root r, bcast
+ * from r; if r failed, every process moves to the next root, relabelling
+ * ranks around it, until a live root answers.
+ *
+ * The paper needs f+1 root candidates that fail only before the operation:
+ * a root that dies after its value reached some processes but not others
+ * would otherwise let the first group deliver that value while the rest
+ * compute another one with the next root. ftcoll closes that gap the way
+ * Paxos does, at no cost without failures (docs/semantics.md):
+ *
+ *  - Delivering the round-r value is "accepting" it in round r.
+ *  - A process that enters round r' ignores copies from rounds < r'.
+ *  - Each contribution to a reduce carries the highest-round value its
+ *    sender accepted. The reduce of round r' includes a contribution of
+ *    every live process, so its root sees any value that a live process
+ *    accepted, and must broadcast that value instead of a fresh result.
+ *  - A process that delivered keeps answering later rounds of the
+ *    operation (lazily: it joins when a message or probe of a later round
+ *    reaches it), contributing its input and its accepted value.
+ *
+ * So every process that delivers, delivers the same value, whichever roots
+ * fail and when. Rounds advance only when a root is confirmed failed, so
+ * with at most f failures at most f+1 roots are tried (Theorem 7).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/corrected/bcast_part.h"
+#include "algo/corrected/reduce_part.h"
+
+typedef struct allreduce_op {
+    ftc_cop_t base;
+    ftc_corrected_params_t params; /* what base.args.params points to */
+    uint8_t *input;
+    uint32_t root0;
+    uint32_t round;
+    uint32_t want_round;    /* > round: move there when it is safe */
+    bool tell_root;         /* moved on by our own knowledge of a failed
+                               root: nudge the new round's root */
+    bool rp_live, bp_live;
+    ftc_reduce_part_t rp;
+    ftc_bcast_part_t bp;
+    ftc_accepted_t mine;    /* what this process accepted (delivered) */
+} allreduce_op_t;
+
+/* Broadcast payload: i32 status, u32 nfailed, u32 failed_count, nfailed
+ * u32 group ranks, then the value when status is FTC_OK. The list (list
+ * scheme) and the count (list and count schemes) are exactly the inputs
+ * the value misses; FTC_FAILED_UNKNOWN for the bit scheme. */
+#define BLOB_HEAD 12u
+static bool blob_parse(const ftc_cop_t *op, const uint8_t *blob, uint32_t len,
+                       int32_t *status, uint32_t *nfailed,
+                       uint32_t *failed_count)
+{
+    if (len < BLOB_HEAD)
+        return false;
+    int32_t st;
+    uint32_t nf, fc;
+    memcpy(&st, blob, 4);
+    memcpy(&nf, blob + 4, 4);
+    memcpy(&fc, blob + 8, 4);
+    if (st != FTC_OK && st != FTC_ETOO_MANY_FAILURES)
+        return false;
+    if (nf > op->group->n)
+        return false;
+    if (fc != FTC_FAILED_UNKNOWN && fc > op->group->n)
+        return false;
+    uint64_t need = BLOB_HEAD + 4ull * nf + (st == FTC_OK ? op->nbytes : 0);
+    if (need != len)
+        return false;
+    for (uint32_t i = 0; i < nf; i++) {
+        uint32_t g;
+        memcpy(&g, blob + BLOB_HEAD + 4 * i, 4);
+        if (g >= op->group->n)
+            return false;
+    }
+    *status = st;
+    *nfailed = nf;
+    *failed_count = fc;
+    return true;
+}
+
+static bool ar_valid(ftc_bcast_part_t *bp, const uint8_t *blob, uint32_t len)
+{
+    int32_t st;
+    uint32_t nf, fc;
+    return blob_parse(bp->op, blob, len, &st, &nf, &fc);
+}
+
+static void ar_on_value(ftc_bcast_part_t *bp)
+{
+    allreduce_op_t *a = bp->owner;
+    ftc_cop_t *op = &a->base;
+    (void)ftc_accepted_merge(op, &a->mine, a->round, bp->blob, bp->len);
+    if (op->delivered)
+        return; /* a holder re-accepting the same value in a later round */
+    int32_t st;
+    uint32_t nf, fc;
+    if (!blob_parse(op, bp->blob, bp->len, &st, &nf, &fc))
+        return; /* checked by valid() already */
+    const uint8_t *fails = bp->blob + BLOB_HEAD;
+    for (uint32_t i = 0; i < nf; i++) {
+        uint32_t g;
+        memcpy(&g, fails + 4 * i, 4);
+        if (g == op->group->me) {
+            /* The result excludes us: the others took us for failed
+             * (suspicion is final) and our EXCLUDED notice is still on its
+             * way. Deliver that, not a result we are no part of. */
+            ftc_ctx_become_excluded(op->group->ctx);
+            return;
+        }
+    }
+    if (nf > 0) {
+        /* (Copied out: the list sits unaligned in the blob.) Without
+         * memory for it this process cannot say what the result holds,
+         * and says so instead of delivering a partial list. */
+        uint32_t *list = malloc(sizeof(uint32_t) * nf);
+        if (list != NULL)
+            memcpy(list, fails, sizeof(uint32_t) * nf);
+        if (list == NULL || ftc_cop_set_failed(op, list, nf) != FTC_OK)
+            st = FTC_ENOMEM;
+        free(list);
+    }
+    op->comp.failed_count = fc;
+    /* The deciding root's list is the same at every survivor: adopting it
+     * keeps the known-failed sets of survivors in step. */
+    for (uint32_t i = 0; i < nf; i++) {
+        uint32_t g;
+        memcpy(&g, fails + 4 * i, 4);
+        ftc_ctx_declare_failed(op->group->ctx, ftc_group_world_rank(op->group, g));
+    }
+    if (st == FTC_OK && op->nbytes > 0)
+        memcpy(op->args.recvbuf, fails + 4ull * nf, op->nbytes);
+    op->comp.stats.retries = a->round;
+    op->comp.stats.root = (a->root0 + a->round) % op->group->n;
+    ftc_cop_complete(op, st);
+    /* Serve later rounds: a peer that has not delivered may need our
+     * input and accepted value to finish (see the top of this file). */
+    ftc_cop_linger(op);
+}
+
+static void ar_on_root_failed(ftc_bcast_part_t *bp)
+{
+    allreduce_op_t *a = bp->owner;
+    if (!a->base.delivered && a->want_round <= a->round) {
+        a->want_round = a->round + 1;
+        a->tell_root = true;
+    }
+}
+
+static void ar_on_idle(ftc_bcast_part_t *bp)
+{
+    (void)bp; /* a delivered allreduce lingers until retired */
+}
+
+static const ftc_bcast_hooks_t ar_bcast_hooks = {
+    .valid = ar_valid,
+    .on_value = ar_on_value,
+    .on_root_failed = ar_on_root_failed,
+    .on_idle = ar_on_idle,
+};
+
+static void ar_reduce_done(ftc_reduce_part_t *rp, int status)
+{
+    allreduce_op_t *a = (allreduce_op_t *)rp->op;
+    if (rp->parent >= 0)
+        return; /* now wait for the broadcast */
+    ftc_cop_t *op = &a->base;
+    a->base.comp.stats.root_subtree = rp->cand_child;
+    if (status == FTC_ENOMEM)
+        return; /* no exact list: the others move on to the next root */
+    uint8_t *blob;
+    uint32_t len;
+    bool own_blob = false;
+    /* The proposal is copied by the broadcast part: build a small one on
+     * the stack. */
+    _Alignas(max_align_t) uint8_t small[256];
+    if (rp->acc.has) {
+        /* Somebody accepted a value in an earlier round: it may have been
+         * delivered, so it is the only safe proposal. */
+        blob = rp->acc.blob;
+        len = rp->acc.len;
+    } else {
+        uint32_t nf = rp->scheme == FTC_FAULT_LIST ? rp->nfails : 0;
+        uint32_t fc = rp->scheme == FTC_FAULT_BIT ? FTC_FAILED_UNKNOWN
+                      : rp->scheme == FTC_FAULT_LIST ? rp->nfails
+                                                     : rp->fail_count;
+        uint64_t blen = BLOB_HEAD + 4ull * nf
+                        + (status == FTC_OK ? op->nbytes : 0);
+        blob = blen <= sizeof(small) ? small : malloc(blen);
+        if (blob == NULL)
+            return; /* the others will time out on this root */
+        own_blob = blob != small;
+        len = (uint32_t)blen;
+        int32_t st = status;
+        memcpy(blob, &st, 4);
+        memcpy(blob + 4, &nf, 4);
+        memcpy(blob + 8, &fc, 4);
+        if (nf > 0)
+            memcpy(blob + BLOB_HEAD, rp->fails, 4ull * nf);
+        if (status == FTC_OK && op->nbytes > 0)
+            memcpy(blob + BLOB_HEAD + 4ull * nf, rp->result, op->nbytes);
+    }
+    if (ftc_bcast_part_start(&a->bp, op, &ar_bcast_hooks, a, a->round,
+                             rp->root, blob, len) == FTC_OK)
+        a->bp_live = true;
+    if (own_blob)
+        free(blob);
+}
+
+static void end_round(allreduce_op_t *a)
+{
+    if (a->rp_live) {
+        ftc_reduce_part_abandon(&a->rp);
+        ftc_reduce_part_destroy(&a->rp);
+        a->rp_live = false;
+    }
+    if (a->bp_live) {
+        ftc_bcast_part_destroy(&a->bp);
+        a->bp_live = false;
+    }
+}
+
+/* A later round needs everybody, also those that delivered and linger
+ * in an older one: they move when a message of the round reaches them.
+ * Up-correction peers get ours anyway, and a parent our tree value; a
+ * tree child would hear nothing, so tell it (FTC_CORR_MSG_NUDGE), and it
+ * tells its own. The whole tree then joins within its depth in hops,
+ * instead of each lingerer waiting for a probe (suspect_timeout_ns). No
+ * cost without a root failure: round 0 sends none. */
+static void nudge_children(allreduce_op_t *a)
+{
+    ftc_reduce_part_t *rp = &a->rp;
+    ftc_wire_header_t hdr;
+    for (uint32_t i = rp->ngroup; i < rp->ngroup + rp->nchildren; i++) {
+        uint32_t g = ftc_physical(rp->peers[i], rp->root, rp->n);
+        if (ftc_group_member_failed(a->base.group, g))
+            continue;
+        ftc_cop_header(&a->base, &hdr, FTC_CORR_MSG_NUDGE, a->round);
+        (void)ftc_cop_send(&a->base, g, &hdr, NULL, 0, false);
+    }
+}
+
+/* Being in round r means the roots of rounds 0 .. r-1 were declared
+ * failed: a round moves on only past a root that some process declared
+ * failed, through the monitor or its transport, and that declaration is
+ * final for the whole group (docs/semantics.md). So adopt it, as this
+ * process adopts a deciding root's failure list. Without this, a process
+ * pulled into round r by a message waits for a dead root of an earlier
+ * round (its up-correction peer or tree child in round r) until its OWN
+ * transport reports the death: with per-process keepalives (UCX shared
+ * memory) the round's delivery then waits for the last survivor's report
+ * instead of the first. */
+static void declare_passed_roots_failed(allreduce_op_t *a, uint32_t r)
+{
+    ftc_group_t *g = a->base.group;
+    for (uint32_t past = 0; past < r && past < g->n; past++) {
+        uint32_t root = (a->root0 + past) % g->n;
+        if (root != g->me)
+            ftc_ctx_declare_failed(g->ctx, ftc_group_world_rank(g, root));
+    }
+}
+
+static void enter_round(allreduce_op_t *a, uint32_t r)
+{
+    ftc_cop_t *op = &a->base;
+    uint32_t n = op->group->n;
+    end_round(a);
+    declare_passed_roots_failed(a, r);
+    a->round = r;
+    if (r >= n) {
+        /* Every member was tried as root: more than n-1 failed roots. */
+        if (!op->delivered)
+            ftc_cop_complete(op, FTC_ETOO_MANY_FAILURES);
+        ftc_cop_finish(op);
+        return;
+    }
+    uint32_t root = (a->root0 + r) % n;
+    if (ftc_reduce_part_start(&a->rp, op, ar_reduce_done, r, root, a->input,
+                              a->mine.has ? &a->mine : NULL) != FTC_OK) {
+        if (!op->delivered)
+            ftc_cop_complete(op, FTC_ENOMEM);
+        ftc_cop_finish(op);
+        return;
+    }
+    a->rp_live = true;
+    if (r > 0)
+        nudge_children(a);
+    if (root != op->group->me && !a->bp_live) {
+        if (ftc_bcast_part_start(&a->bp, op, &ar_bcast_hooks, a, r, root, NULL,
+                                 0) == FTC_OK)
+            a->bp_live = true;
+    }
+}
+
+/* This process moved to a new round because it learnt first-hand that
+ * the old root failed (no message of the round had reached it yet).
+ * Others may learn it much later (each transport reports in its own
+ * time), and the round's root, until it joins, holds up the whole round:
+ * nudged, it joins at once and its tree follows within its depth in hops
+ * (nudge_children). Without this, the round spreads from this process
+ * only as its subtree's values climb the tree, one level after another. At
+ * most one header per process and failed root, none without failures. */
+static void nudge_root(allreduce_op_t *a)
+{
+    ftc_cop_t *op = &a->base;
+    a->tell_root = false;
+    if (op->finished || a->round == 0 || a->round >= op->group->n)
+        return;
+    uint32_t root = (a->root0 + a->round) % op->group->n;
+    if (root == op->group->me || ftc_group_member_failed(op->group, root))
+        return;
+    ftc_wire_header_t hdr;
+    ftc_cop_header(op, &hdr, FTC_CORR_MSG_NUDGE, a->round);
+    (void)ftc_cop_send(op, root, &hdr, NULL, 0, false);
+}
+
+/* Move forward to the round asked for, as often as it takes (a root
+ * already known failed asks for the next one at once). */
+static void settle_rounds(allreduce_op_t *a)
+{
+    while (!a->base.finished && a->want_round > a->round)
+        enter_round(a, a->want_round);
+    if (a->tell_root)
+        nudge_root(a);
+}
+
+static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
+                      const uint8_t *payload, uint32_t grank)
+{
+    allreduce_op_t *a = (allreduce_op_t *)op;
+    if (hdr->word < a->round) {
+        op->group->ctx->counters.late++;
+        return; /* promised not to accept older rounds */
+    }
+    if (hdr->word >= op->group->n) {
+        op->group->ctx->counters.dropped_badmsg++;
+        return;
+    }
+    if (hdr->word > a->round) {
+        a->want_round = hdr->word;
+        settle_rounds(a);
+        if (op->finished)
+            return;
+        /* Entering that round can move further at once (its root is
+         * already known failed): the message belongs to a round this
+         * process has now left, and its value must not feed the new one
+         * (it would, as a contribution of the new round's tree). */
+        if (hdr->word != a->round) {
+            op->group->ctx->counters.late++;
+            return;
+        }
+    }
+    switch (hdr->kind) {
+    case FTC_CORR_MSG_UPCORR:
+    case FTC_CORR_MSG_TREE_UP:
+        if (a->rp_live)
+            ftc_reduce_part_on_msg(&a->rp, hdr, payload, grank);
+        break;
+    case FTC_CORR_MSG_BCAST:
+    case FTC_CORR_MSG_CORRECT:
+        if (a->bp_live)
+            ftc_bcast_part_on_msg(&a->bp, hdr, payload, grank);
+        else
+            op->group->ctx->counters.late++;
+        break;
+    case FTC_CORR_MSG_NUDGE:
+        if (hdr->payload_len != 0)
+            op->group->ctx->counters.dropped_badmsg++;
+        break; /* its round is what counts: joined above */
+    default:
+        op->group->ctx->counters.dropped_badmsg++;
+        break;
+    }
+    settle_rounds(a);
+}
+
+static void ar_on_failed(ftc_cop_t *op, uint32_t grank)
+{
+    allreduce_op_t *a = (allreduce_op_t *)op;
+    if (a->rp_live)
+        ftc_reduce_part_on_failed(&a->rp, grank);
+    if (a->bp_live)
+        ftc_bcast_part_on_failed(&a->bp, grank);
+    settle_rounds(a);
+}
+
+static void ar_on_send_done(ftc_cop_t *op)
+{
+    allreduce_op_t *a = (allreduce_op_t *)op;
+    if (a->bp_live)
+        ftc_bcast_part_on_send_done(&a->bp);
+    settle_rounds(a);
+}
+
+static void ar_on_peer_round(ftc_cop_t *op, uint32_t grank, uint32_t round)
+{
+    allreduce_op_t *a = (allreduce_op_t *)op;
+    (void)grank;
+    if (round > a->round && round < op->group->n && round > a->want_round)
+        a->want_round = round;
+    settle_rounds(a);
+}
+
+static void ar_on_probe(ftc_cop_t *op, uint32_t grank)
+{
+    allreduce_op_t *a = (allreduce_op_t *)op;
+    if (a->bp_live)
+        ftc_bcast_part_on_probe(&a->bp, grank);
+}
+
+static uint32_t ar_current_round(const ftc_cop_t *op)
+{
+    return ((const allreduce_op_t *)op)->round;
+}
+
+static void ar_destroy(ftc_cop_t *op)
+{
+    allreduce_op_t *a = (allreduce_op_t *)op;
+    if (a->rp_live)
+        ftc_reduce_part_destroy(&a->rp);
+    if (a->bp_live)
+        ftc_bcast_part_destroy(&a->bp);
+    ftc_accepted_clear(&a->mine);
+    ftc_cop_delete(op);
+}
+
+static const ftc_cop_vtable_t allreduce_vt = {
+    .msg_valid = ftc_corrected_msg_valid,
+    .on_msg = ar_on_msg,
+    .on_peer_failed = ar_on_failed,
+    .on_send_done = ar_on_send_done,
+    .on_peer_progress = ar_on_peer_round,
+    .on_probe = ar_on_probe,
+    .progress_word = ar_current_round,
+    .destroy = ar_destroy,
+};
+
+int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
+                            const ftc_corrected_params_t *params, ftc_cop_t **out)
+{
+    /* Room for a failure-free run: input, the first round's reduce and
+     * broadcast parts, the value accepted. */
+    size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
+    size_t blob = BLOB_HEAD + nbytes; /* status, no failures, the value */
+    size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1)
+                   + ftc_reduce_part_space(args, nbytes, g, args->root)
+                   + ftc_bcast_part_space(args, params, g, blob)
+                   + ftc_mem_round(blob);
+    allreduce_op_t *a = ftc_cop_new(g, sizeof(*a), space);
+    if (a == NULL)
+        return FTC_ENOMEM;
+    ftc_corrected_op_setup(g, args, params, FTC_COLL_ALLREDUCE, &a->base, &allreduce_vt, &a->params);
+    a->input = ftc_cop_alloc(&a->base, a->base.nbytes);
+    if (a->input == NULL) {
+        ftc_cop_delete(&a->base);
+        return FTC_ENOMEM;
+    }
+    if (a->base.nbytes > 0)
+        memcpy(a->input, args->sendbuf, a->base.nbytes);
+    a->root0 = args->root;
+    ftc_cop_register(&a->base);
+    enter_round(a, 0);
+    settle_rounds(a);
+    ftc_cop_replay_pending(&a->base);
+    *out = &a->base;
+    return FTC_OK;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The corrected family (Kuettler & Haertig; docs/corrected.md): its
+ * constructors and how its operations keep their parameters.
+ */
+#ifndef FTC_ALGO_CORRECTED_H
+#define FTC_ALGO_CORRECTED_H
+
+#include "ftcoll/corrected.h"
+#include "algo/corrected/kinds.h"
+#include "core/op.h"
+
+#pragma GCC visibility push(hidden)
+
+/* The family's registry entry (algo/corrected/family.c). */
+struct ftc_algo_entry;
+extern const struct ftc_algo_entry ftc_algo_corrected;
+
+/* params is complete (the registry filled the defaults). */
+int ftc_reduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
+                         const ftc_corrected_params_t *params,
+                         ftc_cop_t **out);
+int ftc_bcast_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
+                        const ftc_corrected_params_t *params, ftc_cop_t **out);
+int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
+                            const ftc_corrected_params_t *params,
+                            ftc_cop_t **out);
+
+/* The parameters of a corrected operation (its own copy). */
+static inline const ftc_corrected_params_t *
+ftc_corrected_params(const ftc_cop_t *op)
+{
+    return (const ftc_corrected_params_t *)op->args.params;
+}
+
+/* ftc_cop_setup for a corrected operation: keeps the parameters in keep
+ * (a field of the operation) and signs them. */
+void ftc_corrected_op_setup(ftc_group_t *g, const ftc_coll_args_t *args,
+                            const ftc_corrected_params_t *params,
+                            ftc_coll_t coll, ftc_cop_t *op,
+                            const ftc_cop_vtable_t *vt,
+                            ftc_corrected_params_t *keep);
+
+#pragma GCC visibility pop
+
+#endif

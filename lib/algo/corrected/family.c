@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The corrected family's registry entry: its parameters (defaults, names,
+ * checks, what the members must agree on) and its constructors.
+ */
+#include <string.h>
+
+#include "algo/corrected/corrected.h"
+#include "algo/registry.h"
+
+
+static const ftc_corrected_params_t defaults = {
+    .size = sizeof(ftc_corrected_params_t),
+    .fault_info = FTC_FAULT_LIST,
+    .correction = FTC_CORRECTION_CHECKED,
+    .distance = 2,
+    .bcast_tree = {.kind = FTC_TREE_BINOMIAL, .k = 2},
+};
+
+void ftc_corrected_params_init(ftc_corrected_params_t *p)
+{
+    if (p != NULL)
+        *p = defaults;
+}
+
+static const char *const fault_info_names[] = {
+    [FTC_FAULT_LIST] = "list", [FTC_FAULT_COUNT] = "count",
+    [FTC_FAULT_BIT] = "bit"};
+static const char *const correction_names[] = {
+    [FTC_CORRECTION_OPPORTUNISTIC] = "opportunistic",
+    [FTC_CORRECTION_CHECKED] = "checked"};
+
+int ftc_fault_info_parse(const char *name, ftc_fault_info_t *out)
+{
+    if (name == NULL || out == NULL)
+        return FTC_EINVAL;
+    for (int i = FTC_FAULT_LIST; i <= FTC_FAULT_BIT; i++)
+        if (strcmp(name, fault_info_names[i]) == 0) {
+            *out = (ftc_fault_info_t)i;
+            return FTC_OK;
+        }
+    return FTC_EINVAL;
+}
+
+int ftc_correction_parse(const char *name, ftc_correction_t *out)
+{
+    if (name == NULL || out == NULL)
+        return FTC_EINVAL;
+    for (int i = FTC_CORRECTION_OPPORTUNISTIC; i <= FTC_CORRECTION_CHECKED; i++)
+        if (strcmp(name, correction_names[i]) == 0) {
+            *out = (ftc_correction_t)i;
+            return FTC_OK;
+        }
+    return FTC_EINVAL;
+}
+
+const char *ftc_fault_info_name(ftc_fault_info_t info)
+{
+    if (info < FTC_FAULT_LIST || info > FTC_FAULT_BIT)
+        return "?";
+    return fault_info_names[info];
+}
+
+const char *ftc_correction_name(ftc_correction_t c)
+{
+    if (c < FTC_CORRECTION_OPPORTUNISTIC || c > FTC_CORRECTION_CHECKED)
+        return "?";
+    return correction_names[c];
+}
+
+
+static int check(const ftc_group_t *g, const ftc_coll_args_t *args,
+                 ftc_coll_t coll, const void *params)
+{
+    (void)args;
+    const ftc_corrected_params_t *p = params;
+    if (coll != FTC_COLL_BCAST && p->fault_info != FTC_FAULT_LIST
+        && p->fault_info != FTC_FAULT_COUNT && p->fault_info != FTC_FAULT_BIT)
+        return FTC_EINVAL;
+    if (coll != FTC_COLL_REDUCE) {
+        if (ftc_tree_check(&p->bcast_tree) != FTC_OK)
+            return FTC_EINVAL;
+        if (p->correction != FTC_CORRECTION_OPPORTUNISTIC
+            && p->correction != FTC_CORRECTION_CHECKED)
+            return FTC_EINVAL;
+        if (p->correction == FTC_CORRECTION_OPPORTUNISTIC && p->distance == 0
+            && g->n > 1)
+            return FTC_EINVAL;
+    }
+    return FTC_OK;
+}
+
+/* What the members must agree on besides the generic arguments. */
+static uint32_t variant(const ftc_corrected_params_t *p, ftc_coll_t coll)
+{
+    uint32_t v = (uint32_t)p->fault_info << 8 | (uint32_t)p->correction << 4;
+    if (coll != FTC_COLL_REDUCE)
+        v ^= (uint32_t)p->bcast_tree.kind << 16 ^ p->bcast_tree.k << 20
+             ^ (p->correction == FTC_CORRECTION_OPPORTUNISTIC
+                    ? p->distance << 24
+                    : 0);
+    return v;
+}
+
+void ftc_corrected_op_setup(ftc_group_t *g, const ftc_coll_args_t *args,
+                            const ftc_corrected_params_t *params,
+                            ftc_coll_t coll, ftc_cop_t *op,
+                            const ftc_cop_vtable_t *vt,
+                            ftc_corrected_params_t *keep)
+{
+    *keep = *params;
+    ftc_cop_setup(g, args, coll, op, vt, variant(keep, coll));
+    op->args.params = keep;
+}
+
+static int create_reduce(ftc_group_t *g, const ftc_coll_args_t *args,
+                         const void *params, ftc_coll_t coll, ftc_cop_t **out)
+{
+    (void)coll;
+    return ftc_reduce_op_create(g, args, params, out);
+}
+
+static int create_bcast(ftc_group_t *g, const ftc_coll_args_t *args,
+                        const void *params, ftc_coll_t coll, ftc_cop_t **out)
+{
+    (void)coll;
+    return ftc_bcast_op_create(g, args, params, out);
+}
+
+static int create_allreduce(ftc_group_t *g, const ftc_coll_args_t *args,
+                            const void *params, ftc_coll_t coll, ftc_cop_t **out)
+{
+    (void)coll;
+    return ftc_allreduce_op_create(g, args, params, out);
+}
+
+static const ftc_algo_param_info_t param_info[] = {
+    {"fault_info", "list",
+     "failure information carried up the reduce tree: list, count or bit"},
+    {"correction", "checked",
+     "bcast correction: checked (until heard from f+1) or opportunistic"},
+    {"distance", "2", "opportunistic correction: ranks sent to each way"},
+    {"bcast_tree", "binomial",
+     "tree of the bcast phase: binomial, kary, lame, optimal, ..."},
+};
+
+const ftc_algo_entry_t ftc_algo_corrected = {
+    .info = {
+        .id = FTC_ALGO_CORRECTED,
+        .name = "corrected",
+        .colls = FTC_COLL_BIT(FTC_COLL_REDUCE) | FTC_COLL_BIT(FTC_COLL_BCAST)
+                 | FTC_COLL_BIT(FTC_COLL_ALLREDUCE),
+        .summary = "Kuettler & Haertig corrected trees: tolerate f failures",
+        .params_type = "ftc_corrected_params_t",
+        .params = param_info,
+        .nparams = sizeof(param_info) / sizeof(param_info[0]),
+    },
+    .params_size = sizeof(ftc_corrected_params_t),
+    .params_default = &defaults,
+    .check = check,
+    .create = {
+        [FTC_COLL_REDUCE] = create_reduce,
+        [FTC_COLL_BCAST] = create_bcast,
+        [FTC_COLL_ALLREDUCE] = create_allreduce,
+    },
+};

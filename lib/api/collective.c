@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The public collective entry points: argument defaults, names, the
+ * checks every algorithm shares, then hand-off to the algorithm through
+ * the registry.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/checked.h"
+#include "algo/registry.h"
+
+void ftc_coll_args_init(ftc_coll_args_t *a)
+{
+    if (a == NULL)
+        return;
+    memset(a, 0, sizeof(*a));
+    a->size = sizeof(*a);
+    a->algo = FTC_ALGO_CORRECTED;
+    a->root = 0;
+    a->f = 1;
+    a->dtype = FTC_INT32;
+    a->op = FTC_SUM;
+}
+
+const char *ftc_coll_name(ftc_coll_t coll)
+{
+    switch (coll) {
+    case FTC_COLL_REDUCE: return "reduce";
+    case FTC_COLL_BCAST: return "bcast";
+    case FTC_COLL_ALLREDUCE: return "allreduce";
+    case FTC_COLL_FINALIZE: return "finalize";
+    }
+    return "?";
+}
+
+/* The generic checks, then the family's (which also finds the family
+ * and completes its parameters into call). */
+static int check_args(const ftc_group_t *g, const ftc_coll_args_t *a,
+                      ftc_coll_t coll, ftc_algo_call_t *call)
+{
+    if (g == NULL || a == NULL)
+        return FTC_EINVAL;
+    if (a->deliver == NULL || a->checked > 1)
+        return FTC_EINVAL;
+    int rc = ftc_algo_prepare(g, a, coll, call);
+    if (rc != FTC_OK)
+        return rc;
+    if (a->root >= g->n || a->f >= g->n)
+        return FTC_EINVAL;
+    size_t esize = ftc_dtype_size(a->dtype);
+    if (esize == 0)
+        return FTC_EINVAL;
+    if (a->count > FTC_WIRE_MAX_PAYLOAD / 4 / esize)
+        return FTC_EOVERFLOW; /* value plus an accepted copy must fit */
+    if (coll != FTC_COLL_BCAST) {
+        rc = ftc_op_check(a->op, a->dtype, a->user_fn);
+        if (rc != FTC_OK)
+            return rc;
+    }
+    bool is_root = g->me == a->root;
+    bool needs_input = coll != FTC_COLL_BCAST || is_root;
+    bool needs_output = coll != FTC_COLL_REDUCE || is_root;
+    if (a->count > 0 && needs_input && a->sendbuf == NULL)
+        return FTC_EINVAL;
+    if (a->count > 0 && needs_output && a->recvbuf == NULL)
+        return FTC_EINVAL;
+    return FTC_OK;
+}
+
+static int init_common(ftc_group_t *g, const ftc_coll_args_t *args,
+                       ftc_coll_t coll, uint64_t *seq)
+{
+    if (g == NULL)
+        return FTC_EINVAL;
+    if (g->ctx->excluded)
+        return FTC_EEXCLUDED;
+    /* A caller built against an older, smaller struct: the fields it
+     * knows, defaults for the rest; a larger one is from a newer library
+     * than this one. */
+    ftc_coll_args_t full;
+    if (args != NULL) {
+        if (args->size < FTC_COLL_ARGS_SIZE_MIN || args->size > sizeof(full))
+            args = NULL;
+        else if (args->size < sizeof(full)) {
+            ftc_coll_args_init(&full);
+            memcpy(&full, args, args->size);
+            full.size = sizeof(full);
+            args = &full;
+        }
+    }
+    /* A checked call takes two places; a refused one too, so that the
+     * sequence stays aligned with the members whose call went through. */
+    bool checked = args != NULL && args->checked == 1;
+    ftc_algo_call_t call;
+    int rc = check_args(g, args, coll, &call);
+    ftc_cop_t *op = NULL;
+    uint64_t my_seq = g->next_seq;
+    if (rc == FTC_OK)
+        rc = checked ? ftc_checked_start(g, args, coll, ftc_algo_start, &op)
+                     : ftc_algo_create(&call, g, args, coll, &op);
+    if (rc != FTC_OK) {
+        /* The peers started (or will start) this operation: it takes its
+         * place in the sequence here too, and they learn that it ended
+         * (FTC_EPEER_INVALID), instead of waiting on this process for
+         * ever (docs/semantics.md, "Usage errors between peers"). */
+        while (g->next_seq < my_seq + (checked ? 2 : 1))
+            ftc_group_refused(g, rc);
+        ftc_ctx_after_init(g->ctx);
+        return rc;
+    }
+    ftc_cop_started(op);
+    if (seq != NULL)
+        *seq = my_seq;
+    ftc_ctx_after_init(g->ctx);
+    return FTC_OK;
+}
+
+int ftc_init_reduce(ftc_group_t *group, const ftc_coll_args_t *args,
+                    uint64_t *seq)
+{
+    return init_common(group, args, FTC_COLL_REDUCE, seq);
+}
+
+int ftc_init_bcast(ftc_group_t *group, const ftc_coll_args_t *args,
+                   uint64_t *seq)
+{
+    return init_common(group, args, FTC_COLL_BCAST, seq);
+}
+
+int ftc_init_allreduce(ftc_group_t *group, const ftc_coll_args_t *args,
+                       uint64_t *seq)
+{
+    return init_common(group, args, FTC_COLL_ALLREDUCE, seq);
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The FTCOLL_* core knobs: their table (for ftcoll-info) and
+ * ftc_config_from_env, which the embedder calls if it wants them (the core
+ * itself never reads the environment).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ftcoll/ftcoll.h"
+
+typedef struct knob {
+    ftc_knob_info_t info;
+    size_t offset;      /* of the uint64_t field in ftc_config_t */
+    bool nonzero;       /* 0 is not a valid value */
+} knob_t;
+
+static const knob_t knobs[] = {
+    {{"FTCOLL_SUSPECT_TIMEOUT_NS", "100000000",
+      "silence from a waited-on peer before it is probed (ns)"},
+     offsetof(ftc_config_t, suspect_timeout_ns), true},
+    {{"FTCOLL_PROBE_TIMEOUT_NS", "200000000",
+      "unanswered probe before the peer is declared failed (ns)"},
+     offsetof(ftc_config_t, probe_timeout_ns), true},
+    {{"FTCOLL_JOB_TOKEN", "0",
+      "token every message carries; other jobs' messages are dropped"},
+     offsetof(ftc_config_t, job_token), false},
+    {{"FTCOLL_SEED", "0", "seed of the operations' random stream"},
+     offsetof(ftc_config_t, seed), false},
+};
+enum { NKNOBS = sizeof(knobs) / sizeof(knobs[0]) };
+
+uint32_t ftc_config_knob_count(void)
+{
+    return NKNOBS;
+}
+
+const ftc_knob_info_t *ftc_config_knob(uint32_t i)
+{
+    return i < NKNOBS ? &knobs[i].info : NULL;
+}
+
+/* A whole decimal (or 0x hexadecimal) uint64_t, nothing else. */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+    if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ')
+        return false;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno != 0 || end == s || *end != '\0')
+        return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+int ftc_config_from_env(ftc_config_t *cfg, const char **bad)
+{
+    if (bad != NULL)
+        *bad = NULL;
+    if (cfg == NULL || cfg->size < sizeof(ftc_config_t))
+        return FTC_EINVAL;
+    /* All or nothing: parse every knob before changing cfg. */
+    ftc_config_t next = *cfg;
+    for (uint32_t i = 0; i < NKNOBS; i++) {
+        const char *v = getenv(knobs[i].info.name);
+        if (v == NULL)
+            continue;
+        uint64_t x;
+        if (!parse_u64(v, &x) || (knobs[i].nonzero && x == 0)) {
+            if (bad != NULL)
+                *bad = knobs[i].info.name;
+            return FTC_EINVAL;
+        }
+        memcpy((char *)&next + knobs[i].offset, &x, sizeof(x));
+    }
+    *cfg = next;
+    return FTC_OK;
+}

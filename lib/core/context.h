@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The context's state: configuration, the known-failed set, the groups,
+ * the failure monitor's watches, the completion and continuation queues
+ * and the one transport timer. Nothing here is visible to embedders or
+ * backends.
+ */
+#ifndef FTC_CORE_CONTEXT_H
+#define FTC_CORE_CONTEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ftcoll/ftcoll.h"
+
+/* Internal: hidden from the shared library and marked so in libftcoll.a
+ * (docs/architecture.md, "Internal names"). */
+#pragma GCC visibility push(hidden)
+
+typedef struct ftc_cop ftc_cop_t;
+typedef struct ftc_pending_msg ftc_pending_msg_t;
+struct ftc_send_rec;
+
+/* ---- the failure monitor's per-peer watch ---------------------------- */
+
+typedef struct ftc_watch {
+    uint32_t peer;          /* world rank */
+    uint32_t refs;          /* operations waiting on peer */
+    uint64_t deadline;      /* next probe, or the probe's expiry */
+    bool probing;
+    /* The operation that first asked, for op-aware keepalives. */
+    uint32_t group_id, epoch;
+    uint64_t seq;
+} ftc_watch_t;
+
+/* One outstanding send that the backend completes later (core/send.c). */
+typedef struct ftc_send_link {
+    struct ftc_send_link *prev, *next;
+} ftc_send_link_t;
+
+struct ftc_context {
+    uint32_t rank, size;
+    ftc_transport_ops_t ops;
+    void *tp;
+    ftc_config_t cfg;
+
+    /* Known-failed world ranks, sorted: O(failures), not O(world). */
+    uint32_t *failed;
+    uint32_t nfailed, capfailed;
+    uint32_t *fail_queue;       /* declared, not yet told to operations */
+    uint32_t fail_queue_len, fail_queue_cap;
+    bool excluded;
+
+    ftc_counters_t counters;
+    ftc_group_t *groups;
+    ftc_pending_msg_t *orphans; /* messages for groups not created yet */
+    size_t orphan_bytes;        /* held there, bounded by FTC_ORPHAN_MAX_BYTES */
+
+    ftc_watch_t *watches;
+    uint32_t nwatches, capwatches;
+
+    /* Outstanding sends, so destroy can free them: the sentinel of a
+     * circular list. */
+    ftc_send_link_t sends;
+    /* The last send record given back: most sends are done at once
+     * (FTC_SEND_INLINE), so the next one reuses it instead of a malloc
+     * and a free per message. */
+    struct ftc_send_rec *spare_send;
+
+    ftc_cop_t *done_head, *done_tail;
+    ftc_cop_t *cont_head;
+    /* Operations that became free-able (finished, callback run, not
+     * pinned): settle frees these, and never walks the groups for them
+     * (a group keeps 64 lingering allreduces). */
+    ftc_cop_t *reap_head;
+    bool cont_timer;            /* a continuation waits for a timer turn */
+    uint32_t timed_ops;         /* live operations with a deadline */
+    uint32_t timer_ops;         /* live operations with a timer armed */
+    uint64_t rng;               /* SplitMix64 state (core/rng.c) */
+    bool settling;
+    bool timer_armed;
+    uint64_t timer_deadline;
+};
+
+/* Messages for a group this process has not created (yet) are kept for
+ * it, up to this many bytes in all; beyond, they are dropped (counted as
+ * dropped_stale). A peer creates a group moments before us and sends at
+ * once: that needs little. Without the bound, anyone who can send to us
+ * (the job token is in clear when auth is off) could grow us without end
+ * with messages for groups that never exist (docs/security.md). */
+#define FTC_ORPHAN_MAX_BYTES ((size_t)64 << 20)
+
+
+/* The group declared this process failed: end every operation with
+ * FTC_EEXCLUDED and go silent, as the crash we are taken for. */
+void ftc_ctx_become_excluded(ftc_context_t *ctx);
+
+/* ftc_context_is_failed, without the call while nothing failed (the
+ * common case, on every message). */
+static inline bool ftc_ctx_is_failed(const ftc_context_t *ctx, uint32_t r)
+{
+    return ctx->nfailed != 0 && ftc_context_is_failed(ctx, r) != 0;
+}
+
+/* Declare world rank r failed (final). Operations hear of it when the
+ * current entry point settles. */
+void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r);
+
+/* Seed the context's random stream (core/rng.c). */
+void ftc_ctx_rng_seed(ftc_context_t *ctx, uint64_t seed);
+
+/* Per-operation timers (core/timer.c): the earliest, and fire the due. */
+uint64_t ftc_ctx_next_op_timer(const ftc_context_t *ctx);
+void ftc_ctx_fire_op_timers(ftc_context_t *ctx, uint64_t now);
+
+/* ---- settling (core/settle.c) ----------------------------------------- */
+
+/* The end of every entry point: tell operations about failures, run
+ * deliver callbacks, free what is finished, re-arm the one timer. */
+void ftc_ctx_settle(ftc_context_t *ctx);
+/* Arm the transport timer for the earliest thing the core waits for. */
+void ftc_ctx_rearm(ftc_context_t *ctx);
+
+/* After ftc_init_*: deliver must not run inside init, so a completion or
+ * failure queued there only arms an immediate timer. */
+void ftc_ctx_after_init(ftc_context_t *ctx);
+
+#pragma GCC visibility pop
+
+#endif

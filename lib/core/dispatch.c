@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Receiving: decode and check a message, then hand it to its operation,
+ * keep it for an operation (or group) not started yet, or act on it when
+ * it is a control message (probe, probe answer, exclusion, ended).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/monitor.h"
+#include "core/op.h"
+#include "core/send.h"
+
+
+static int stash(ftc_pending_msg_t **list, const ftc_wire_header_t *hdr,
+                 const uint8_t *payload, uint32_t src)
+{
+    ftc_pending_msg_t *m = malloc(sizeof(*m) + hdr->payload_len);
+    if (m == NULL)
+        return FTC_ENOMEM;
+    m->hdr = *hdr;
+    m->src = src;
+    if (hdr->payload_len > 0)
+        memcpy(m->payload, payload, hdr->payload_len);
+    m->next = *list;
+    *list = m;
+    return FTC_OK;
+}
+
+static ftc_cop_t *find_op(ftc_group_t *g, uint64_t seq)
+{
+    for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
+        if (op->seq == seq)
+            return op;
+    return NULL;
+}
+
+static int deliver_to_op(ftc_cop_t *op, const ftc_wire_header_t *hdr,
+                         const uint8_t *payload, uint32_t sender)
+{
+    ftc_context_t *ctx = op->group->ctx;
+    int64_t gr = ftc_group_rank_of(op->group, sender);
+    if (gr < 0) {
+        ctx->counters.dropped_badmsg++;
+        return FTC_EBADMSG;
+    }
+    if (hdr->signature != op->signature || hdr->coll != (uint8_t)op->coll
+        || hdr->algo != (uint8_t)op->args.algo) {
+        /* A peer started this collective with other arguments: a usage
+         * error that must surface instead of a hang. */
+        ctx->counters.dropped_badmsg++;
+        ftc_cop_abort(op, FTC_EMISMATCH);
+        return FTC_EBADMSG;
+    }
+    if (!op->vt->msg_valid(hdr)) {
+        ctx->counters.dropped_badmsg++;
+        return FTC_EBADMSG;
+    }
+    if (op->finished) {
+        ctx->counters.late++;
+        return FTC_OK;
+    }
+    op->comp.stats.msgs_received++;
+    op->comp.stats.bytes_received += FTC_WIRE_HEADER_SIZE + hdr->payload_len;
+    op->vt->on_msg(op, hdr, payload, (uint32_t)gr);
+    return FTC_OK;
+}
+
+void ftc_cop_replay_pending(ftc_cop_t *op)
+{
+    ftc_group_t *g = op->group;
+    /* Pending messages are stored newest first; replay oldest first to
+     * keep per-sender order. */
+    ftc_pending_msg_t *mine = NULL;
+    for (ftc_pending_msg_t **pp = &g->pending; *pp != NULL;) {
+        ftc_pending_msg_t *m = *pp;
+        if (m->hdr.seq == op->seq) {
+            *pp = m->next;
+            m->next = mine;
+            mine = m;
+        } else {
+            pp = &m->next;
+        }
+    }
+    while (mine != NULL) {
+        ftc_pending_msg_t *m = mine;
+        mine = m->next;
+        if (!ftc_ctx_is_failed(g->ctx, m->src))
+            (void)deliver_to_op(op, &m->hdr, m->payload, m->src);
+        free(m);
+    }
+}
+
+static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
+{
+    ftc_group_t *g = ftc_group_find(ctx, hdr->group_id, hdr->epoch);
+    ftc_cop_t *op = g != NULL ? find_op(g, hdr->seq) : NULL;
+    int64_t gr = g != NULL ? ftc_group_rank_of(g, hdr->sender) : -1;
+    /* A probe or its answer that says the operation is something else at
+     * the peer: the members disagree on it (ftc_ctx_send_probe). */
+    if ((hdr->kind == FTC_MSG_PROBE || hdr->kind == FTC_MSG_PROBE_ACK)
+        && hdr->signature != 0 && op != NULL && !op->finished && gr >= 0
+        && (hdr->signature != op->signature || hdr->coll != (uint8_t)op->coll
+            || hdr->algo != (uint8_t)op->args.algo)) {
+        ctx->counters.dropped_badmsg++;
+        ftc_cop_abort_ex(op, FTC_EMISMATCH, true);
+    }
+    if (hdr->kind == FTC_MSG_PROBE) {
+        ftc_watch_t about = {.group_id = hdr->group_id, .epoch = hdr->epoch,
+                             .seq = hdr->seq};
+        uint32_t word = 0;
+        if (op != NULL && op->vt->progress_word != NULL)
+            word = op->vt->progress_word(op);
+        int ended = g != NULL && (op == NULL || op->finished)
+                        ? ftc_group_ended_status(g, hdr->seq)
+                        : FTC_OK;
+        /* Probed about a group we have only in a newer epoch: the prober
+         * runs collectives on an epoch this process left (a usage error
+         * at one of us); it would wait for ever. */
+        if (g == NULL)
+            for (ftc_group_t *h = ctx->groups; h != NULL; h = h->next)
+                if (h->id == hdr->group_id && h->epoch > hdr->epoch)
+                    ended = FTC_EMISMATCH;
+        (void)ftc_ctx_send_control_op(ctx, hdr->sender, FTC_MSG_PROBE_ACK, &about,
+                              word, ended != FTC_OK ? FTC_WF_OP_ENDED : 0,
+                              (uint32_t)-ended,
+                              op != NULL && !op->finished ? op : NULL);
+    }
+    if (hdr->kind == FTC_MSG_PROBE_ACK && (hdr->flags & FTC_WF_OP_ENDED)
+        && op != NULL && !op->finished && gr >= 0
+        && ftc_is_usage_status(-(int)hdr->aux)) {
+        /* A peer we wait on left this operation over a usage error: so do
+         * we (the others heard it from that peer, or hear it from our
+         * answers to their probes). */
+        ftc_cop_abort_ex(op, -(int)hdr->aux, false);
+        return;
+    }
+    if (hdr->kind == FTC_MSG_ENDED) {
+        int st = -(int)hdr->aux;
+        if (g == NULL || gr < 0 || !ftc_is_usage_status(st)) {
+            ctx->counters.dropped_badmsg++;
+            return;
+        }
+        if (op != NULL) {
+            ftc_cop_abort_ex(op, st, false);
+        } else if (hdr->seq >= g->next_seq) {
+            /* Not started here yet: it ends as it starts. */
+            g->told_ended[g->ntold_ended % 8].seq = hdr->seq;
+            g->told_ended[g->ntold_ended % 8].status = st;
+            g->ntold_ended++;
+        }
+        return;
+    }
+    if (op != NULL && gr >= 0 && !op->finished
+        && op->vt->on_peer_progress != NULL)
+        op->vt->on_peer_progress(op, (uint32_t)gr, hdr->word);
+    /* A probe names the oldest operation that waits on us (a watch is
+     * per peer, shared by every operation of the prober that waits on
+     * us), so it asks about that one and every later one: a laggard
+     * stranded in operations k and k+1 pulls both. */
+    if (hdr->kind == FTC_MSG_PROBE && g != NULL && gr >= 0)
+        for (ftc_cop_t *o = g->ops; o != NULL; o = o->next)
+            if (o->seq >= hdr->seq && !o->finished && o->vt->on_probe != NULL)
+                o->vt->on_probe(o, (uint32_t)gr);
+}
+
+int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
+                       size_t len)
+{
+    if (ctx == NULL || (buf == NULL && len > 0))
+        return FTC_EINVAL;
+    ftc_wire_header_t hdr;
+    int rc = ftc_wire_decode_key(buf, len, ctx->cfg.job_token,
+                                 ctx->cfg.auth ? ctx->cfg.auth_key : NULL,
+                                 ctx->size, &hdr);
+    if (rc == FTC_OK && src != FTC_RANK_UNKNOWN && src != hdr.sender)
+        rc = FTC_EBADMSG;   /* the header lies about who sent it */
+    if (rc == FTC_OK && hdr.sender == ctx->rank)
+        rc = FTC_EBADMSG;
+    switch (rc) {
+    case FTC_OK: break;
+    case FTC_ETRUNCATED: ctx->counters.dropped_truncated++; return rc;
+    case FTC_ECHECKSUM: ctx->counters.dropped_checksum++; return rc;
+    case FTC_EVERSION: ctx->counters.dropped_version++; return rc;
+    case FTC_EFOREIGN:
+    case FTC_EAUTH: ctx->counters.dropped_foreign++; return rc;
+    default: ctx->counters.dropped_badmsg++; return rc;
+    }
+    /* An excluded process behaves as the crashed process the others take
+     * it for: it answers nothing. */
+    if (ctx->excluded)
+        return FTC_OK;
+    ctx->counters.msgs_received++;
+    ctx->counters.bytes_received += len;
+    const uint8_t *payload = (const uint8_t *)buf + FTC_WIRE_HEADER_SIZE;
+
+    if (ftc_ctx_is_failed(ctx, hdr.sender)) {
+        /* Two processes that suspect each other: the one that counts most
+         * of the world as failed is the one that was cut off (stopped,
+         * partitioned away), so it accepts the verdict; the other ignores
+         * it, else a process the group dropped could evict healthy ones on
+         * its way out. */
+        if (hdr.kind == FTC_MSG_EXCLUDED
+            && (uint64_t)ctx->nfailed * 2 > (uint64_t)ctx->size - 1) {
+            ftc_ctx_become_excluded(ctx);
+            ftc_ctx_settle(ctx);
+            return FTC_OK;
+        }
+        ctx->counters.dropped_stale++;
+        if (hdr.kind != FTC_MSG_EXCLUDED) /* tell it again */
+            (void)ftc_ctx_send_control(ctx, hdr.sender, FTC_MSG_EXCLUDED,
+                                       NULL, 0);
+        return FTC_ESTALE;
+    }
+    if (hdr.kind == FTC_MSG_EXCLUDED) {
+        ftc_ctx_become_excluded(ctx);
+        ftc_ctx_settle(ctx);
+        return FTC_OK;
+    }
+    ftc_monitor_heard(ctx, hdr.sender);
+
+    rc = FTC_OK;
+    if (hdr.kind == FTC_MSG_PROBE || hdr.kind == FTC_MSG_PROBE_ACK
+        || hdr.kind == FTC_MSG_ENDED) {
+        handle_control(ctx, &hdr);
+    } else {
+        ftc_group_t *g = ftc_group_find(ctx, hdr.group_id, hdr.epoch);
+        if (g == NULL) {
+            bool newer = false;
+            for (ftc_group_t *h = ctx->groups; h != NULL; h = h->next)
+                if (h->id == hdr.group_id && h->epoch > hdr.epoch)
+                    newer = true;
+            if (newer) {
+                ctx->counters.dropped_stale++;
+                rc = FTC_ESTALE;
+            } else {
+                size_t cost = sizeof(ftc_pending_msg_t) + hdr.payload_len;
+                if (cost > FTC_ORPHAN_MAX_BYTES - ctx->orphan_bytes) {
+                    ctx->counters.dropped_stale++;
+                    rc = FTC_ESTALE;
+                } else {
+                    rc = stash(&ctx->orphans, &hdr, payload, hdr.sender);
+                    if (rc == FTC_OK)
+                        ctx->orphan_bytes += cost;
+                }
+            }
+        } else if (hdr.seq >= g->next_seq) {
+            rc = stash(&g->pending, &hdr, payload, hdr.sender);
+        } else {
+            ftc_cop_t *op = find_op(g, hdr.seq);
+            if (op == NULL) {
+                ctx->counters.late++;
+            } else {
+                rc = deliver_to_op(op, &hdr, payload, hdr.sender);
+            }
+        }
+    }
+    ftc_ctx_settle(ctx);
+    return rc;
+}

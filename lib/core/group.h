@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A group: its members, its operation sequence, its live operations and
+ * the messages that arrived for operations not started yet.
+ */
+#ifndef FTC_CORE_GROUP_H
+#define FTC_CORE_GROUP_H
+
+#include "core/context.h"
+#include "wire/wire.h"
+
+#pragma GCC visibility push(hidden)
+
+struct ftc_pending_msg {
+    struct ftc_pending_msg *next;
+    ftc_wire_header_t hdr;
+    uint32_t src;           /* world rank */
+    uint8_t payload[];      /* hdr.payload_len bytes */
+};
+
+struct ftc_group {
+    ftc_context_t *ctx;
+    uint32_t id, epoch, n, me;
+    /* group rank -> world rank; all NULL for the identity group (the
+     * whole world in order), which keeps a context O(1) in the world size
+     * so a simulator can host a million of them. */
+    uint32_t *members;
+    uint32_t *by_world;         /* sorted world ranks ... */
+    uint32_t *by_world_grank;   /* ... and their group ranks */
+    uint64_t next_seq;
+    ftc_cop_t *ops;              /* live operations, any state */
+    ftc_pending_msg_t *pending; /* messages for operations not started */
+    uint64_t colls_done;        /* deliveries here: retires lingerers */
+    ftc_cop_t *linger_head, *linger_tail;
+    /* The block of the last operation freed, for the next one: a stream
+     * of collectives then costs no malloc at all. */
+    void *spare_op;
+    size_t spare_op_size;
+    /* Operations that ended with a usage error, remembered so a peer
+     * still waiting in one learns it from a probe instead of hanging. */
+    struct {
+        uint64_t seq;
+        int status;
+    } ended[8];
+    uint32_t nended;
+    /* Operations a peer told us (FTC_MSG_ENDED) it ended with a usage
+     * error before we started them: they end as soon as they start. */
+    struct {
+        uint64_t seq;
+        int status;
+    } told_ended[8];
+    uint32_t ntold_ended;
+    ftc_group_t *next;
+};
+
+static inline bool ftc_group_member_failed(const ftc_group_t *g,
+                                           uint32_t grank)
+{
+    if (g->ctx->nfailed == 0)
+        return false;
+    return ftc_ctx_is_failed(g->ctx, ftc_group_world_rank(g, grank));
+}
+/* -1 if world rank w is not a member. */
+int64_t ftc_group_rank_of(const ftc_group_t *g, uint32_t w);
+/* The group (id, epoch) of ctx, or NULL. */
+ftc_group_t *ftc_group_find(ftc_context_t *ctx, uint32_t id, uint32_t epoch);
+/* End every operation of g: undelivered ones with status. */
+void ftc_group_cancel_ops(ftc_group_t *g, int status);
+void ftc_pending_free_list(ftc_pending_msg_t *m);
+
+/* ---- usage errors every member sees (core/ended.c) --------------------- */
+
+/* A call on g was refused (status): its operation still takes its place
+ * in the group's sequence, and every member learns that it ended. */
+void ftc_group_refused(ftc_group_t *g, int status);
+/* The usage error operation seq ended with here, or FTC_OK. */
+int ftc_group_ended_status(const ftc_group_t *g, uint64_t seq);
+/* A status that ends an operation at every member (mismatch, ...). */
+bool ftc_is_usage_status(int status);
+
+/* A delivery happened on g: retire the lingerers whose time has come. */
+void ftc_group_retire_lingering(ftc_group_t *g);
+
+#pragma GCC visibility pop
+
+#endif

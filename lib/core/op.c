@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * An operation's lifecycle: set-up and registration in its group, start,
+ * completion (queued, delivered when the entry point settles), lingering
+ * to serve peers that are behind, and freeing once nothing refers to it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/op.h"
+
+
+void ftc_cop_unlink_and_free(ftc_cop_t *op)
+{
+    ftc_group_t *g = op->group;
+    if (op->prev != NULL)
+        op->prev->next = op->next;
+    else
+        g->ops = op->next;
+    if (op->next != NULL)
+        op->next->prev = op->prev;
+    op->vt->destroy(op);
+}
+
+void ftc_cop_started(ftc_cop_t *op)
+{
+    ftc_group_t *g = op->group;
+    if (op->args.timeout_ns > 0 && !op->finished) {
+        uint64_t now = g->ctx->ops.now(g->ctx->tp);
+        op->deadline = now + op->args.timeout_ns < now
+                           ? UINT64_MAX
+                           : now + op->args.timeout_ns;
+        g->ctx->timed_ops++;
+    }
+    uint32_t n = g->ntold_ended < 8 ? g->ntold_ended : 8;
+    for (uint32_t i = 0; i < n; i++)
+        if (g->told_ended[i].seq == op->seq) {
+            ftc_cop_abort_ex(op, g->told_ended[i].status, false);
+            return;
+        }
+}
+
+/* ---- completion and failure bookkeeping -------------------------------- */
+
+void ftc_cop_complete(ftc_cop_t *op, int status)
+{
+    if (op->delivered)
+        return;
+    op->delivered = true;
+    op->comp.status = status;
+    ftc_context_t *ctx = op->group->ctx;
+    op->queued = true;
+    op->next_done = NULL;
+    if (ctx->done_tail != NULL)
+        ctx->done_tail->next_done = op;
+    else
+        ctx->done_head = op;
+    ctx->done_tail = op;
+}
+
+bool ftc_cop_pinned(const ftc_cop_t *op)
+{
+    return op->cont_wanted || op->queued;
+}
+
+/* Called where one of the conditions may just have become true. */
+void ftc_cop_maybe_reap(ftc_cop_t *op)
+{
+    if (op->on_reap || !op->finished || !op->callback_done || ftc_cop_pinned(op)
+        || op->in_linger)
+        return;
+    ftc_context_t *ctx = op->group->ctx;
+    op->on_reap = true;
+    op->next_reap = ctx->reap_head;
+    ctx->reap_head = op;
+}
+
+void ftc_cop_finish(ftc_cop_t *op)
+{
+    op->finished = true;
+    ftc_cop_timer_cancel(op);
+    ftc_cop_maybe_reap(op);
+}
+
+void ftc_cop_linger(ftc_cop_t *op)
+{
+    if (op->lingering)
+        return;
+    ftc_group_t *g = op->group;
+    op->lingering = true;
+    op->retire_at = g->colls_done + FTC_LINGER_OPS;
+    /* retire_at only grows: the list stays in retirement order. */
+    op->in_linger = true;
+    op->next_linger = NULL;
+    if (g->linger_tail != NULL)
+        g->linger_tail->next_linger = op;
+    else
+        g->linger_head = op;
+    g->linger_tail = op;
+}
+
+/* A delivery happened on g: retire the lingerers whose time has come. A
+ * peer still behind by this many collectives is not served any more.
+ * Oldest first, so a stream of allreduces (64 lingering) costs O(1) per
+ * delivery, not a walk of the group's operations. */
+void ftc_group_retire_lingering(ftc_group_t *g)
+{
+    g->colls_done++;
+    while (g->linger_head != NULL && g->linger_head->retire_at <= g->colls_done) {
+        ftc_cop_t *op = g->linger_head;
+        g->linger_head = op->next_linger;
+        if (g->linger_head == NULL)
+            g->linger_tail = NULL;
+        op->next_linger = NULL;
+        op->in_linger = false;
+        if (!op->finished)
+            ftc_cop_finish(op);
+        else
+            ftc_cop_maybe_reap(op);
+    }
+}
+
+int ftc_cop_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n)
+{
+    free(op->comp_failed);
+    op->comp_failed = NULL;
+    op->comp.failed = NULL;
+    op->comp.nfailed = 0;
+    if (n == 0)
+        return FTC_OK;
+    uint32_t *a = malloc(sizeof(uint32_t) * n);
+    if (a == NULL)
+        return FTC_ENOMEM;
+    memcpy(a, granks, sizeof(uint32_t) * n);
+    /* insertion sort + dedup: lists are short */
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = a[i], j = k;
+        bool dup = false;
+        for (uint32_t t = 0; t < k; t++)
+            if (a[t] == v)
+                dup = true;
+        if (dup)
+            continue;
+        while (j > 0 && a[j - 1] > v) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = v;
+        k++;
+    }
+    op->comp_failed = a;
+    op->comp.failed = a;
+    op->comp.nfailed = k;
+    return FTC_OK;
+}
+
+int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
+                  ftc_cop_t *op, const ftc_cop_vtable_t *vt, uint32_t variant)
+{
+    op->vt = vt;
+    op->group = g;
+    op->coll = coll;
+    op->args = *args;
+    op->args.sendbuf = NULL;
+    /* The caller's struct is not ours to keep: a family that reads its
+     * parameters later points this at its own copy. */
+    op->args.params = NULL;
+    op->seq = g->next_seq;
+    op->nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
+    op->signature = ftc_wire_signature(
+        (uint32_t)coll, (uint32_t)args->algo,
+        args->root, args->f,
+        (uint32_t)args->dtype, coll == FTC_COLL_BCAST ? 0 : (uint32_t)args->op,
+        args->count, variant ^ (args->checked ? 1u << 30 : 0));
+    op->comp.status = FTC_OK;
+    op->comp.recvbuf = args->recvbuf;
+    op->comp.stats.root = args->root;
+    return FTC_OK;
+}
+
+void ftc_cop_register(ftc_cop_t *op)
+{
+    ftc_group_t *g = op->group;
+    g->next_seq++;
+    op->next = g->ops;
+    op->prev = NULL;
+    if (g->ops != NULL)
+        g->ops->prev = op;
+    g->ops = op;
+}

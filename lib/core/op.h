@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * An operation: one in-flight collective at this process, its table of
+ * hooks, its lifecycle (set-up, registration, completion, lingering,
+ * freeing) and its memory. Nothing here is visible to embedders or
+ * backends.
+ */
+#ifndef FTC_CORE_OP_H
+#define FTC_CORE_OP_H
+
+#include "core/group.h"
+
+#pragma GCC visibility push(hidden)
+
+/* ---- operations (one in-flight collective at this process) ---------- */
+
+typedef struct ftc_cop_vtable {
+    /* Whether a message for this operation (its algorithm and signature
+     * already matched) has a kind and family flags of its family: else it
+     * is dropped and counted (dropped_badmsg), never given to on_msg. */
+    bool (*msg_valid)(const ftc_wire_header_t *hdr);
+    /* A message for this operation, already decoded, checked against the
+     * operation's signature and by msg_valid. grank is the sender's group
+     * rank. */
+    void (*on_msg)(ftc_cop_t *op, const ftc_wire_header_t *hdr,
+                   const uint8_t *payload, uint32_t grank);
+    /* A group member was declared failed. */
+    void (*on_peer_failed)(ftc_cop_t *op, uint32_t grank);
+    /* A send this operation asked to hear about has completed. */
+    void (*on_send_done)(ftc_cop_t *op);
+    /* A keepalive exchange with a member carried its progress word for
+     * this operation (what progress_word returns there). The word means
+     * what the family says: the corrected allreduce sends its root
+     * attempt, and a member behind moves forward on it. */
+    void (*on_peer_progress)(ftc_cop_t *op, uint32_t grank, uint32_t word);
+    /* A member probed us about this operation: it is waiting on us. A
+     * family that holds what the member waits for may send it again (the
+     * corrected bcast answers with a copy, so a process the correction
+     * missed is not stranded while the root lives). */
+    void (*on_probe)(ftc_cop_t *op, uint32_t grank);
+    /* An opaque word of where this operation is here, carried by the
+     * keepalives about it (NULL: 0). */
+    uint32_t (*progress_word)(const ftc_cop_t *op);
+    /* The operation's own timer (ftc_cop_timer_arm) expired. */
+    void (*on_timer)(ftc_cop_t *op);
+    void (*destroy)(ftc_cop_t *op);
+} ftc_cop_vtable_t;
+
+struct ftc_cop {
+    const ftc_cop_vtable_t *vt;
+    ftc_group_t *group;
+    uint64_t seq;
+    ftc_coll_t coll;
+    ftc_coll_args_t args;   /* sendbuf is not used after init */
+    uint32_t signature;
+    size_t nbytes;          /* count * element size */
+
+    bool delivered;         /* completion queued (or already called) */
+    bool callback_done;     /* deliver callback has returned */
+    bool finished;          /* no duties left: free once callback_done */
+    bool queued;            /* on the context's completion queue */
+    bool cont_wanted;       /* wants on_send_done on the next turn */
+    /* Delivered, but kept to answer peers that are behind (a stranded
+     * bcast receiver's probe, a late allreduce round) until retire_at
+     * collectives of the group have delivered here. */
+    bool lingering;
+    bool in_linger;          /* on the group's lingerers' list */
+    bool on_reap;            /* on the context's list to free */
+    uint64_t retire_at;
+    uint64_t deadline;       /* args.timeout_ns after start; 0: none */
+    uint64_t timer_at;       /* ftc_cop_timer_arm's deadline; 0: none */
+
+    ftc_completion_t comp;
+    uint32_t *comp_failed;  /* storage behind comp.failed */
+
+    ftc_cop_t *next, *prev;  /* group's list of live operations */
+    ftc_cop_t *next_done;    /* context's completion queue */
+    ftc_cop_t *next_reap;    /* context's list of operations to free */
+    ftc_cop_t *next_cont;    /* context's continuation list */
+    /* The group's lingerers, oldest first: they retire in this order,
+     * and none is freed before it retired. */
+    ftc_cop_t *next_linger;
+
+    /* The operation's buffers are carved from space allocated with it
+     * (ftc_cop_alloc); what does not fit goes to chunks freed with it. */
+    uint8_t *mem_next, *mem_end;
+    struct ftc_mem_chunk *mem_chunks;
+    size_t mem_block;        /* bytes of the block the op lives in */
+};
+
+/* Common op set-up for ftc_init_*: the arguments and the signature,
+ * which covers the generic arguments and variant, a digest of whatever
+ * else the members must agree on (the family's parameters). args.params
+ * is left NULL: a family that reads its parameters later keeps a copy
+ * and points it there. */
+int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
+                  ftc_cop_t *op, const ftc_cop_vtable_t *vt, uint32_t variant);
+void ftc_cop_register(ftc_cop_t *op);
+
+/* op just started: end it if a peer already told us it ended; arm its
+ * timeout (args.timeout_ns). */
+void ftc_cop_started(ftc_cop_t *op);
+
+/* Replay messages that arrived before op was started (core/dispatch.c). */
+void ftc_cop_replay_pending(ftc_cop_t *op);
+
+/* Queue op's completion; deliver runs when the current entry point ends. */
+void ftc_cop_complete(ftc_cop_t *op, int status);
+
+/* The operation has no duties left (it may still await its callback). */
+void ftc_cop_finish(ftc_cop_t *op);
+
+/* How many later deliveries on its group a delivered operation lingers. */
+#define FTC_LINGER_OPS 64
+/* Keep op (delivered) to serve peers that are behind; see lingering. */
+void ftc_cop_linger(ftc_cop_t *op);
+
+/* ---- per-operation timers (core/timer.c) ------------------------------
+ *
+ * One deadline per operation, multiplexed on the context's one transport
+ * timer: on_timer runs once the transport's clock reaches at (absolute,
+ * the transport's now()). Arming again moves it; a finished operation's
+ * timer never fires. The core stays sans-I/O: it only asks the transport
+ * for a wake-up. */
+void ftc_cop_timer_arm(ftc_cop_t *op, uint64_t at);
+void ftc_cop_timer_cancel(ftc_cop_t *op);
+/* The transport's clock, for deadlines. */
+uint64_t ftc_cop_now(const ftc_cop_t *op);
+
+/* ---- seeded randomness (core/rng.c) -----------------------------------
+ *
+ * A SplitMix64 stream per context, seeded from ftc_config_t.seed and the
+ * rank, so a run is reproducible from its seed and ranks do not draw the
+ * same numbers. */
+uint64_t ftc_cop_random(ftc_cop_t *op);
+/* Uniform in [0, bound) (bound > 0). */
+uint64_t ftc_cop_random_below(ftc_cop_t *op, uint64_t bound);
+
+/* Record failed group ranks on the completion (deduplicated, sorted). */
+int ftc_cop_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n);
+
+/* End op with a usage error that every member must see (FTC_EMISMATCH,
+ * FTC_EOVERFLOW, FTC_EPEER_INVALID), and tell every member at once
+ * (FTC_MSG_ENDED), so nobody waits for a probe to learn it. */
+void ftc_cop_abort(ftc_cop_t *op, int status);
+/* The same; tell says whether to tell the members (not when they told
+ * us). */
+void ftc_cop_abort_ex(ftc_cop_t *op, int status, bool tell);
+
+/* Pinned: a continuation or a completion still refers to op. */
+bool ftc_cop_pinned(const ftc_cop_t *op);
+/* Queue op for freeing if it became free-able. */
+void ftc_cop_maybe_reap(ftc_cop_t *op);
+/* Unlink op from its group and destroy it. */
+void ftc_cop_unlink_and_free(ftc_cop_t *op);
+
+/* Frees what ftc_cop_alloc and ftc_cop_set_failed took (not op itself). */
+void ftc_cop_free_storage(ftc_cop_t *op);
+/* ftc_cop_free_storage, then op's block (kept by its group for the next
+ * operation, or freed). */
+void ftc_cop_delete(ftc_cop_t *op);
+
+/*
+ * An operation's memory (core/op_mem.c). A module allocates its operation
+ * with ftc_cop_new(g, sizeof(its struct), space): one block, the struct
+ * zeroed, then `space` bytes from which ftc_cop_alloc carves the
+ * operation's buffers (input, partial values, peer lists, the value).
+ * Carved memory is never freed on its own: all of it goes with the
+ * operation (ftc_cop_delete). When the space is used up (a later round, a
+ * long failure list, an estimate too small) ftc_cop_alloc takes a new
+ * chunk from malloc, also freed with the operation.
+ *
+ * Why: an operation used to make a dozen small allocations, and at a
+ * stream of small collectives malloc and free were a quarter of the
+ * core's instructions (glibc's calloc bypasses its thread cache, whose
+ * bins hold only 7 blocks, and an allreduce is too big for it). Now it is
+ * one block, which the group keeps for the next operation.
+ */
+#define FTC_MEM_ALIGN _Alignof(max_align_t)
+
+static inline size_t ftc_mem_round(size_t n)
+{
+    return (n + FTC_MEM_ALIGN - 1) & ~(size_t)(FTC_MEM_ALIGN - 1);
+}
+void *ftc_cop_new(ftc_group_t *g, size_t size, size_t space);
+void *ftc_cop_alloc_chunk(ftc_cop_t *op, size_t n);
+/* n bytes (at least 1), aligned for any type; NULL when out of memory. */
+static inline void *ftc_cop_alloc(ftc_cop_t *op, size_t n)
+{
+    size_t room = (size_t)(op->mem_end - op->mem_next);
+    if (n <= room) {
+        size_t need = ftc_mem_round(n > 0 ? n : 1);
+        if (need <= room) {
+            void *p = op->mem_next;
+            op->mem_next += need;
+            return p;
+        }
+    }
+    return ftc_cop_alloc_chunk(op, n);
+}
+void *ftc_cop_zalloc(ftc_cop_t *op, size_t n);
+#pragma GCC visibility pop
+
+#endif

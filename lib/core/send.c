@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Sending: encode a message (header, payload, checksum or MAC), hand it to
+ * the transport, and keep the record until the backend says it is done
+ * (or reuse it at once when the send completed inline).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/send.h"
+
+
+typedef struct ftc_send_rec {
+    ftc_send_link_t link;   /* first: the list is of links */
+    ftc_cop_t *op;            /* to notify, or NULL */
+    uint32_t dest;           /* world rank */
+    size_t len;
+    size_t cap;              /* bytes at buf */
+    uint8_t buf[];
+} ftc_send_rec_t;
+
+/* A record holds at least this much (a header and a small payload), and
+ * one of at most REC_KEEP_MAX bytes is kept for the next send. */
+enum { REC_MIN = 96, REC_KEEP_MAX = 512 };
+
+static ftc_send_rec_t *rec_get(ftc_context_t *ctx, size_t len)
+{
+    ftc_send_rec_t *rec = ctx->spare_send;
+    if (rec != NULL && rec->cap >= len) {
+        ctx->spare_send = NULL;
+        return rec;
+    }
+    size_t cap = len > REC_MIN ? len : REC_MIN;
+    rec = malloc(sizeof(*rec) + cap);
+    if (rec != NULL)
+        rec->cap = cap;
+    return rec;
+}
+
+static void rec_put(ftc_context_t *ctx, ftc_send_rec_t *rec)
+{
+    if (ctx->spare_send == NULL && rec->cap <= REC_KEEP_MAX) {
+        ctx->spare_send = rec;
+        return;
+    }
+    free(rec);
+}
+
+/* ---- sending ---------------------------------------------------------- */
+
+void ftc_cop_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
+                    uint8_t kind, uint32_t word)
+{
+    memset(hdr, 0, sizeof(*hdr));
+    hdr->kind = (uint8_t)kind;
+    hdr->algo = (uint8_t)op->args.algo;
+    hdr->coll = (uint8_t)op->coll;
+    hdr->group_id = op->group->id;
+    hdr->epoch = op->group->epoch;
+    hdr->seq = op->seq;
+    hdr->word = word;
+    hdr->signature = op->signature;
+}
+
+/* Encode and hand to the transport. Returns the transport's verdict. */
+static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
+                        ftc_wire_header_t *hdr, const ftc_iov_t *iov,
+                        int iovcnt, ftc_cop_t *notify_op, bool *inline_done)
+{
+    size_t plen = 0;
+    for (int i = 0; i < iovcnt; i++)
+        plen += iov[i].len;
+    if (plen > FTC_WIRE_MAX_PAYLOAD)
+        return FTC_EOVERFLOW;
+    hdr->sender = ctx->rank;
+    hdr->job_token = ctx->cfg.job_token;
+    hdr->payload_len = (uint32_t)plen;
+    size_t len = FTC_WIRE_HEADER_SIZE + plen;
+    ftc_send_rec_t *rec = rec_get(ctx, len);
+    if (rec == NULL)
+        return FTC_ENOMEM;
+    uint8_t *p = rec->buf + FTC_WIRE_HEADER_SIZE;
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].len > 0)
+            memcpy(p, iov[i].base, iov[i].len);
+        p += iov[i].len;
+    }
+    ftc_wire_encode_key(hdr, rec->buf, ctx->cfg.auth ? ctx->cfg.auth_key : NULL);
+    rec->len = len;
+    rec->dest = dest;
+    rec->op = notify_op;
+    int rc = ctx->ops.send(ctx->tp, dest, rec->buf, len, rec);
+    *inline_done = false;
+    if (rc == FTC_SEND_INLINE) {
+        rec_put(ctx, rec);
+        *inline_done = true;
+    } else if (rc == FTC_OK) {
+        ftc_send_link_t *head = (&ctx->sends);
+        rec->link.next = head->next;
+        rec->link.prev = head;
+        head->next->prev = &rec->link;
+        head->next = &rec->link;
+    } else {
+        rec_put(ctx, rec);
+        /* Too big for this transport is our problem, not the peer's: the
+         * caller ends the collective. Any other refusal means the peer is
+         * unreachable (the contract). */
+        if (rc == FTC_EOVERFLOW)
+            return FTC_EOVERFLOW;
+        ftc_ctx_declare_failed(ctx, dest);
+        return FTC_ETRANSPORT;
+    }
+    ctx->counters.msgs_sent++;
+    ctx->counters.bytes_sent += len;
+    return FTC_OK;
+}
+
+int ftc_cop_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
+                const ftc_iov_t *iov, int iovcnt, bool notify)
+{
+    ftc_context_t *ctx = op->group->ctx;
+    if (ctx->excluded)
+        return FTC_EEXCLUDED;
+    uint32_t w = ftc_group_world_rank(op->group, dest);
+    bool inline_done;
+    int rc = ctx_send_raw(ctx, w, hdr, iov, iovcnt, notify ? op : NULL,
+                          &inline_done);
+    if (rc == FTC_EOVERFLOW) {
+        /* The message does not fit the transport: a usage error every
+         * member must see, like a mismatch (peers learn it from probes). */
+        ftc_cop_abort(op, FTC_EOVERFLOW);
+        return rc;
+    }
+    if (rc != FTC_OK) {
+        if (notify && !op->cont_wanted) {
+            /* Still continue on a later turn so a sweep cannot stall. */
+            op->cont_wanted = true;
+            op->next_cont = ctx->cont_head;
+            ctx->cont_head = op;
+            ctx->cont_timer = true;
+        }
+        return rc;
+    }
+    op->comp.stats.msgs_sent++;
+    op->comp.stats.bytes_sent += FTC_WIRE_HEADER_SIZE + hdr->payload_len;
+    if (notify && inline_done && !op->cont_wanted) {
+        /* Yield to the event loop before the next step, so receives that
+         * are already queued are handled first (checked correction stops
+         * sweeping when it hears from a neighbour). */
+        op->cont_wanted = true;
+        op->next_cont = ctx->cont_head;
+        ctx->cont_head = op;
+        ctx->cont_timer = true;
+    } else if (notify && !inline_done) {
+        op->cont_wanted = true; /* pins the op until send_done */
+    }
+    return FTC_OK;
+}
+
+int ftc_ctx_send_control_op(ftc_context_t *ctx, uint32_t dest,
+                           ftc_msg_kind_t kind, const ftc_watch_t *about,
+                           uint32_t word, uint16_t flags, uint32_t aux,
+                           const ftc_cop_t *op)
+{
+    if (ctx->excluded)
+        return FTC_EEXCLUDED;
+    ftc_wire_header_t hdr;
+    memset(&hdr, 0, sizeof(hdr));
+    hdr.kind = (uint8_t)kind;
+    hdr.flags = flags;
+    hdr.aux = aux;
+    if (op != NULL) {
+        /* What the operation is here, so that peers that wait on each
+         * other without exchanging a data message (a bcast leaf under an
+         * allreduce's reduce phase) still see that they disagree. */
+        hdr.coll = (uint8_t)op->coll;
+        hdr.algo = (uint8_t)op->args.algo;
+        hdr.signature = op->signature;
+    }
+    if (about != NULL) {
+        hdr.group_id = about->group_id;
+        hdr.epoch = about->epoch;
+        hdr.seq = about->seq;
+    }
+    hdr.word = word;
+    bool inline_done;
+    int rc = ctx_send_raw(ctx, dest, &hdr, NULL, 0, NULL, &inline_done);
+    if (rc == FTC_OK && kind == FTC_MSG_PROBE)
+        ctx->counters.probes_sent++;
+    return rc;
+}
+
+int ftc_ctx_send_control_ex(ftc_context_t *ctx, uint32_t dest,
+                           ftc_msg_kind_t kind, const ftc_watch_t *about,
+                           uint32_t word, uint16_t flags, uint32_t aux)
+{
+    return ftc_ctx_send_control_op(ctx, dest, kind, about, word, flags, aux, NULL);
+}
+
+int ftc_ctx_send_control(ftc_context_t *ctx, uint32_t dest,
+                         ftc_msg_kind_t kind, const ftc_watch_t *about,
+                         uint32_t word)
+{
+    return ftc_ctx_send_control_ex(ctx, dest, kind, about, word, 0, 0);
+}
+
+int ftc_ctx_send_probe(ftc_context_t *ctx, uint32_t dest,
+                       const ftc_watch_t *about, uint32_t word,
+                       const ftc_cop_t *op)
+{
+    return ftc_ctx_send_control_op(ctx, dest, FTC_MSG_PROBE, about, word, 0, 0, op);
+}
+
+void ftc_transport_send_done(ftc_context_t *ctx, void *cookie, int status)
+{
+    ftc_send_rec_t *rec = cookie;
+    if (ctx == NULL || rec == NULL)
+        return;
+    rec->link.prev->next = rec->link.next;
+    rec->link.next->prev = rec->link.prev;
+    ftc_cop_t *op = rec->op;
+    /* The backend knows the bytes never left: the peer is unreachable. */
+    if (status < 0)
+        ftc_ctx_declare_failed(ctx, rec->dest);
+    rec_put(ctx, rec);
+    if (op != NULL && op->cont_wanted) {
+        op->cont_wanted = false;
+        if (!op->finished && op->vt->on_send_done != NULL)
+            op->vt->on_send_done(op);
+        ftc_cop_maybe_reap(op);
+    }
+    ftc_ctx_settle(ctx);
+}
+
+void ftc_send_forget_group(ftc_context_t *ctx, const ftc_group_t *g)
+{
+    ftc_send_link_t *head = &ctx->sends;
+    for (ftc_send_link_t *l = head->next; l != head; l = l->next) {
+        ftc_send_rec_t *s = (ftc_send_rec_t *)l;
+        if (s->op != NULL && s->op->group == g)
+            s->op = NULL;
+    }
+}
+
+void ftc_send_free_all(ftc_context_t *ctx)
+{
+    ftc_send_link_t *head = &ctx->sends;
+    while (head->next != head) {
+        ftc_send_link_t *l = head->next;
+        head->next = l->next;
+        free(l);
+    }
+    free(ctx->spare_send);
+    ctx->spare_send = NULL;
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Settling: the step that ends every entry point (tell operations about
+ * failures, run deliver callbacks, free what is finished, re-arm the one
+ * timer), and the entry points that only drive it (the timer, a backend's
+ * failure report, progress).
+ */
+#include <stdlib.h>
+
+#include "core/monitor.h"
+#include "core/op.h"
+
+
+static void notify_failed(ftc_context_t *ctx, uint32_t r)
+{
+    for (ftc_group_t *g = ctx->groups; g != NULL; g = g->next) {
+        int64_t gr = ftc_group_rank_of(g, r);
+        if (gr < 0)
+            continue;
+        for (ftc_cop_t *op = g->ops; op != NULL; op = op->next) {
+            if (op->finished)
+                continue;
+            if (!op->delivered)
+                op->comp.stats.failures_detected++;
+            op->vt->on_peer_failed(op, (uint32_t)gr);
+        }
+    }
+}
+
+static void reap(ftc_context_t *ctx)
+{
+    while (ctx->reap_head != NULL) {
+        ftc_cop_t *op = ctx->reap_head;
+        ctx->reap_head = op->next_reap;
+        op->on_reap = false;
+        /* Pinned again since (it cannot be finished and unpinned twice
+         * otherwise): it comes back here when it is unpinned. */
+        if (op->finished && op->callback_done && !ftc_cop_pinned(op))
+            ftc_cop_unlink_and_free(op);
+    }
+}
+
+/* Operation timeouts: a walk of the live operations, only while some
+ * operation has one (timed_ops), so a stream without timeouts pays
+ * nothing. */
+static uint64_t next_op_deadline(const ftc_context_t *ctx)
+{
+    uint64_t d = UINT64_MAX;
+    if (ctx->timed_ops == 0)
+        return d;
+    for (ftc_group_t *g = ctx->groups; g != NULL; g = g->next)
+        for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
+            if (op->deadline != 0 && !op->delivered && !op->finished
+                && op->deadline < d)
+                d = op->deadline;
+    return d;
+}
+
+static void expire_ops(ftc_context_t *ctx, uint64_t now)
+{
+    if (ctx->timed_ops == 0)
+        return;
+    for (ftc_group_t *g = ctx->groups; g != NULL; g = g->next)
+        for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
+            if (op->deadline != 0 && op->deadline <= now && !op->delivered
+                && !op->finished)
+                ftc_cop_abort_ex(op, FTC_ETIMEDOUT, true);
+}
+
+void ftc_ctx_rearm(ftc_context_t *ctx)
+{
+    uint64_t want = UINT64_MAX;
+    bool urgent = ctx->done_head != NULL || ctx->fail_queue_len > 0
+                  || ctx->cont_timer;
+    if (urgent)
+        want = ctx->ops.now(ctx->tp);
+    uint64_t mon = ftc_monitor_next_deadline(ctx);
+    if (mon < want)
+        want = mon;
+    uint64_t op_due = next_op_deadline(ctx);
+    if (op_due < want)
+        want = op_due;
+    if (ctx->timer_ops > 0) {
+        uint64_t timer_due = ftc_ctx_next_op_timer(ctx);
+        if (timer_due < want)
+            want = timer_due;
+    }
+    if (want == UINT64_MAX) {
+        if (ctx->timer_armed) {
+            ctx->ops.timer_cancel(ctx->tp);
+            ctx->timer_armed = false;
+        }
+        return;
+    }
+    /* A later deadline leaves the armed one alone: every message moves
+     * its sender's keepalive deadline, and re-arming the transport's
+     * timer for each would cost more than the one early wake-up per
+     * suspect timeout this costs (timer_fired re-arms). */
+    if (!ctx->timer_armed || want < ctx->timer_deadline) {
+        ctx->ops.timer_arm(ctx->tp, want);
+        ctx->timer_armed = true;
+        ctx->timer_deadline = want;
+    }
+}
+
+void ftc_ctx_settle(ftc_context_t *ctx)
+{
+    if (ctx->settling)
+        return;
+    ctx->settling = true;
+    for (;;) {
+        if (ctx->fail_queue_len > 0) {
+            uint32_t r = ctx->fail_queue[--ctx->fail_queue_len];
+            notify_failed(ctx, r);
+            continue;
+        }
+        if (ctx->done_head != NULL) {
+            ftc_cop_t *op = ctx->done_head;
+            ctx->done_head = op->next_done;
+            if (ctx->done_head == NULL)
+                ctx->done_tail = NULL;
+            op->queued = false;
+            op->comp.coll = op->coll;
+            op->comp.seq = op->seq;
+            op->comp.group = op->group;
+            if (op->comp.recvbuf == NULL)
+                op->comp.recvbuf = op->args.recvbuf;
+            op->args.deliver(&op->comp, op->args.deliver_arg);
+            op->callback_done = true;
+            ftc_cop_maybe_reap(op);
+            ftc_group_retire_lingering(op->group);
+            continue;
+        }
+        break;
+    }
+    reap(ctx);
+    ctx->settling = false;
+    ftc_ctx_rearm(ctx);
+}
+
+void ftc_ctx_after_init(ftc_context_t *ctx)
+{
+    if (!ctx->settling)
+        ftc_ctx_rearm(ctx);
+}
+
+/* ---- entry points ----------------------------------------------------- */
+
+void ftc_transport_timer_fired(ftc_context_t *ctx)
+{
+    if (ctx == NULL)
+        return;
+    ctx->timer_armed = false;
+    uint64_t now = ctx->ops.now(ctx->tp);
+    if (!ctx->excluded) {
+        ftc_monitor_expire(ctx, now);
+        expire_ops(ctx, now);
+        if (ctx->timer_ops > 0)
+            ftc_ctx_fire_op_timers(ctx, now);
+    }
+    ctx->cont_timer = false;
+    ftc_cop_t *list = ctx->cont_head;
+    ctx->cont_head = NULL;
+    while (list != NULL) {
+        ftc_cop_t *op = list;
+        list = op->next_cont;
+        op->cont_wanted = false;
+        if (!op->finished && op->vt->on_send_done != NULL)
+            op->vt->on_send_done(op);
+        ftc_cop_maybe_reap(op);
+    }
+    ftc_ctx_settle(ctx);
+}
+
+void ftc_transport_peer_failed(ftc_context_t *ctx, uint32_t peer)
+{
+    if (ctx == NULL || peer >= ctx->size || ctx->excluded)
+        return;
+    ftc_ctx_declare_failed(ctx, peer);
+    ftc_ctx_settle(ctx);
+}
+
+int ftc_progress(ftc_context_t *ctx)
+{
+    if (ctx == NULL)
+        return FTC_EINVAL;
+    if (ctx->ops.progress == NULL)
+        return 0;
+    return ctx->ops.progress(ctx->tp);
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The wire format (DESIGN.md 6). Every message is a fixed 64-byte header
+ * followed by payload_len bytes. Header integers are little-endian whatever
+ * the host; payload values are in the sender's native order, which the
+ * FTC_WF_BIG_ENDIAN flag records (a receiver of the other order drops it).
+ *
+ *   off size field
+ *     0  4   magic "FTCL" (0x4C435446 read little-endian)
+ *     4  1   version (FTC_WIRE_VERSION)
+ *     5  1   kind    (a family's kind, 1..FTC_MSG_FAMILY_MAX, or a core
+ *                   kind, ftc_msg_kind_t)
+ *     6  1   algo    (ftc_algo_t: whose kind it is; 0 for the core's own
+ *                   operations; a probe names the operation's)
+ *     7  1   coll    (ftc_coll_t, 0 for control messages)
+ *     8  2   flags   (FTC_WF_*)
+ *    10  2   reserved, must be 0
+ *    12  4   group id
+ *    16  4   group epoch
+ *    20  4   sender (world rank)
+ *    24  8   operation sequence number
+ *    32  4   word    (the family's: the corrected allreduce's root attempt;
+ *                   in a keepalive, the operation's progress word)
+ *    36  4   aux (kind-specific)
+ *    40  4   signature of the operation's arguments (ftc_wire_signature)
+ *    44  4   payload length
+ *    48  8   job token; or, with FTC_WF_MAC, SipHash-2-4 under the job key
+ *            of the whole message with this field and the next read as 0
+ *    56  4   CRC32C of the whole message with this field taken as 0; 0
+ *            with FTC_WF_MAC (the MAC detects corruption too)
+ *    60  4   reserved, must be 0
+ *
+ * Decoding never trusts the network: ftc_wire_decode checks length, magic,
+ * version, checksum, job token, kind, reserved fields and the sender, and
+ * names the first thing wrong.
+ */
+#ifndef FTC_LIB_WIRE_H
+#define FTC_LIB_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FTC_WIRE_MAGIC 0x4C435446u
+/* 2: kinds and flags per (algorithm, kind); version 1 had one global list. */
+#define FTC_WIRE_VERSION 2u
+#define FTC_WIRE_HEADER_SIZE 64u
+/* Largest payload the format allows (the length field is 32 bits). */
+#define FTC_WIRE_MAX_PAYLOAD (UINT32_MAX - FTC_WIRE_HEADER_SIZE)
+
+#pragma GCC visibility push(hidden)
+
+/*
+ * Kinds are namespaced by (algorithm, kind). Kinds 1..FTC_MSG_FAMILY_MAX
+ * belong to the family the algo byte names (which must not be 0): each
+ * family numbers its own (lib/algo/<family>/) and checks its own kinds
+ * and flags (its operations' msg_valid hook). The kinds from
+ * FTC_MSG_CORE_MIN up are the core's: keepalives, exclusion, the usage
+ * error notice, and finalize's LEAVE.
+ */
+#define FTC_MSG_FAMILY_MAX 0xEFu
+typedef enum ftc_msg_kind {
+    FTC_MSG_CORE_MIN = 0xF0,
+    FTC_MSG_PROBE = 0xF0,     /* keepalive request (control) */
+    FTC_MSG_PROBE_ACK = 0xF1, /* keepalive answer (control) */
+    FTC_MSG_EXCLUDED = 0xF2,  /* "you were declared failed" (control) */
+    FTC_MSG_LEAVE = 0xF3,     /* finalize: delivered everything, leaving */
+    FTC_MSG_ENDED = 0xF4,     /* "operation seq ended with error -aux here"
+                                 (control): a usage error every member
+                                 must see (mismatch, a refused call) */
+    FTC_MSG_CORE_MAX = 0xF4
+} ftc_msg_kind_t;
+
+enum {
+    FTC_WF_BIG_ENDIAN = 1u << 0,  /* payload values are big-endian */
+    FTC_WF_OP_ENDED = 1u << 5,    /* PROBE_ACK: the operation ended here
+                                     with error -aux (e.g. a mismatch) */
+    FTC_WF_MAC = 1u << 6,         /* the job-token field holds the
+                                     message's SipHash-2-4 under the job
+                                     key, not the token */
+    FTC_WF_FAMILY = 0xFF00u,      /* the family's own flags (bits 8-15) */
+    FTC_WF_ALL = FTC_WF_BIG_ENDIAN | FTC_WF_OP_ENDED | FTC_WF_MAC
+                 | FTC_WF_FAMILY  /* bits 1-4 and 7 are reserved: 0 */
+};
+
+/* A kind the wire accepts: a family's (with a family named) or the
+ * core's. */
+static inline int ftc_wire_kind_ok(unsigned kind, unsigned algo)
+{
+    if (kind >= FTC_MSG_CORE_MIN)
+        return kind <= FTC_MSG_CORE_MAX;
+    return kind >= 1 && kind <= FTC_MSG_FAMILY_MAX && algo != 0;
+}
+
+typedef struct ftc_wire_header {
+    uint8_t kind, algo, coll;
+    uint16_t flags;
+    uint32_t group_id, epoch, sender;
+    uint64_t seq;
+    uint32_t word, aux, signature, payload_len;
+    uint64_t job_token;
+} ftc_wire_header_t;
+
+/* CRC32C (Castagnoli), as iSCSI, ext4 and RDMA use; crc starts at 0. */
+uint32_t ftc_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/*
+ * Write the header for hdr (with hdr->payload_len already set) and the
+ * checksum over header and payload into msg, which holds
+ * FTC_WIRE_HEADER_SIZE + payload_len bytes with the payload already at
+ * msg + FTC_WIRE_HEADER_SIZE.
+ */
+void ftc_wire_encode(const ftc_wire_header_t *hdr, uint8_t *msg);
+
+/*
+ * Check and parse a received message of len bytes. Returns FTC_OK and fills
+ * *hdr (payload at buf + FTC_WIRE_HEADER_SIZE, hdr->payload_len bytes), or
+ * the first reason to drop it: FTC_ETRUNCATED (len below the header, or not
+ * header + payload_len), FTC_EVERSION (magic or version), FTC_ECHECKSUM,
+ * FTC_EFOREIGN (job token differs from job_token), FTC_EBADMSG (unknown
+ * kind, reserved bits set, sender >= world_size, flags out of range).
+ */
+int ftc_wire_decode(const void *buf, size_t len, uint64_t job_token,
+                    uint32_t world_size, ftc_wire_header_t *hdr);
+
+/*
+ * The same with a job key (16 bytes; NULL: the functions above). Encode
+ * sets FTC_WF_MAC and writes, in place of the token, SipHash-2-4 under the
+ * key of the whole message with its token and checksum fields read as
+ * zero, and 0 as the checksum. Decode checks length, magic and version
+ * as above, then requires FTC_WF_MAC, a zero checksum field and that MAC,
+ * else FTC_EAUTH (a message without MAC and with a bad checksum is still
+ * FTC_ECHECKSUM): without the key nobody can make a message this process
+ * accepts, nor alter one (the sender field included). A keyed message
+ * decoded without a key is FTC_EFOREIGN.
+ */
+void ftc_wire_encode_key(const ftc_wire_header_t *hdr, uint8_t *msg,
+                         const uint8_t *key);
+int ftc_wire_decode_key(const void *buf, size_t len, uint64_t job_token,
+                        const uint8_t *key, uint32_t world_size,
+                        ftc_wire_header_t *hdr);
+
+/* A 32-bit digest of the arguments all members must agree on; peers that
+ * disagree see a signature mismatch instead of garbage. */
+uint32_t ftc_wire_signature(uint32_t coll, uint32_t algo, uint32_t root,
+                            uint32_t f, uint32_t dtype, uint32_t op,
+                            uint64_t count, uint32_t variant);
+
+#pragma GCC visibility pop
+
+#endif
