@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The ftco family's parameters (Margolin & Barak, "Tree-Based
+ * Fault-Tolerant Collective Operations for MPI"; docs/ftco.md): bcast,
+ * reduce and allreduce along one tree, DATA acknowledged by its receiver,
+ * a failed neighbour routed around (up to its parent, down to its
+ * children, several levels when neighbours fail together), the root
+ * replaced by its children. Select it with args.algo = FTC_ALGO_FTCO and
+ * pass a ftc_ftco_params_t as ftc_coll_args_t.params; NULL means the
+ * defaults below.
+ */
+#ifndef FTCOLL_FTCO_H
+#define FTCOLL_FTCO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ftcoll/collective.h"
+#include "ftcoll/topology.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The family's id (the wire header's algorithm byte). */
+#define FTC_ALGO_FTCO ((ftc_algo_t)3)
+
+typedef struct ftc_ftco_params {
+    size_t size;        /* sizeof(ftc_ftco_params_t); a smaller (older)
+                           size gets defaults for the fields it lacks */
+    /* The tree every phase runs on: FTC_TREE_KNOMIAL or FTC_TREE_KARY,
+     * with 2 <= k, and k < n for groups of more than two. Default the
+     * interleaved 4-nomial tree. */
+    ftc_tree_t tree;
+} ftc_ftco_params_t;
+
+/* The defaults: 4-nomial tree. */
+void ftc_ftco_params_init(ftc_ftco_params_t *params);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
