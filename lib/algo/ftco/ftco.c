@@ -225,6 +225,14 @@ static void add_down(ftco_op_t *o, uint32_t x, bool pull)
 
 /* ---- completion -------------------------------------------------------- */
 
+/* The collection is over (we have the value): wait on nobody for DATA. */
+static void stop_waiting(ftco_op_t *o)
+{
+    o->collecting = false;
+    for (uint32_t i = 0; i < o->ndl && o->waiting > 0; i++)
+        resolve(o, o->dl[i]);
+}
+
 static void check_done(ftco_op_t *o)
 {
     if (o->done || !o->base.delivered || o->dack_pending > 0)
@@ -232,6 +240,7 @@ static void check_done(ftco_op_t *o)
     if (o->base.coll == FTC_COLL_REDUCE && o->up >= 0 && !o->up_acked)
         return;
     o->done = true;
+    stop_waiting(o);
     for (uint32_t x = 0; x < o->n; x++)
         if (o->flag[x] & F_WATCH)
             rewatch(o, x);
@@ -278,7 +287,7 @@ static void accept_result(ftco_op_t *o, const uint8_t *set, const void *val,
     ftc_cop_t *op = &o->base;
     o->have_result = true;
     o->root_lost = root_lost;
-    o->collecting = false;
+    stop_waiting(o);
     if (!root_lost) {
         if (op->nbytes > 0 && o->result != val)
             memcpy(o->result, val, op->nbytes);
