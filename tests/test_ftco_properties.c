@@ -346,8 +346,9 @@ static int check(const run_t *R, char *msg, size_t len)
     return 0;
 }
 
-static void run_one(const sched_t *s, uint64_t *sends_out)
+static uint64_t run_one(const sched_t *s, uint64_t *sends_out)
 {
+    uint64_t msgs;
     run_t R;
     char msg[256];
     run_sched(s, &R);
@@ -362,7 +363,24 @@ static void run_one(const sched_t *s, uint64_t *sends_out)
     }
     if (sends_out != NULL)
         memcpy(sends_out, R.sends, sizeof(uint64_t) * s->n);
+    msgs = R.msgs;
     run_free(&R);
+    return msgs;
+}
+
+/* A failure-free run costs a DATA and its ACK per tree edge and phase:
+ * 2(n-1) for reduce and bcast, 4(n-1) for allreduce (the paper's "one
+ * ACK latency over the plain tree"; its 3 per process counts until the
+ * last DATA, before the leaves' last ACK). */
+static void check_clean(const sched_t *s, uint64_t msgs)
+{
+    uint64_t want = 2ull * (s->n - 1) * (s->coll == FTC_COLL_ALLREDUCE ? 2 : 1);
+    if (msgs != want) {
+        failures++;
+        fprintf(stderr, "FAIL: failure-free run sent %" PRIu64
+                        " messages, not %" PRIu64 "\n", msgs, want);
+        print_sched(s);
+    }
 }
 
 /* ---- exhaustive -------------------------------------------------------- */
@@ -399,7 +417,7 @@ static void exhaustive(sched_t base, uint32_t fmax)
 {
     uint64_t *sends = calloc(base.n, sizeof(uint64_t));
     base.ncrash = 0;
-    run_one(&base, sends);
+    check_clean(&base, run_one(&base, sends));
     for (uint32_t f = 1; f <= fmax && f < base.n; f++) {
         sched_t s = base;
         s.ncrash = 0;
@@ -415,7 +433,9 @@ static void random_runs(sched_t base, uint32_t fmax, uint32_t count,
 {
     uint64_t *sends = calloc(base.n, sizeof(uint64_t));
     base.ncrash = 0;
-    run_one(&base, sends);
+    uint64_t clean = run_one(&base, sends);
+    if (base.spread_ns == 0)
+        check_clean(&base, clean);
     for (uint32_t i = 0; i < count; i++) {
         sched_t s = base;
         s.seed = seed * 7919u + i;
