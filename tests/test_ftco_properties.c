@@ -9,6 +9,9 @@
  *     [nmin, nmax], every collective asked for, k-nomial and k-ary trees.
  *   random: seeded random crash sets and crash points, and with --spread
  *     random arrival times (Appendix B's imbalance), up to n = 1024.
+ *   one: the schedule of --crash r:K,r:before,... only.
+ * With --second, a second operation follows on the same group, where the
+ * crashed ranks are known failed at some ranks and not at others.
  *
  * Every run asserts, with "live" the processes not crashed at the end:
  *   1. termination: every live process delivered, exactly once, and no
@@ -53,6 +56,8 @@ typedef struct sched {
     bool keepalive_only;
     uint64_t seed;
     uint64_t spread_ns;   /* arrival times uniform in [0, spread_ns] */
+    bool second;          /* then a second operation on the same group,
+                             where some know of the crashes, some not */
     uint32_t ncrash;
     crash_t crash[MAXF];
 } sched_t;
@@ -114,6 +119,7 @@ static void print_sched(const sched_t *s)
             ftc_coll_name(s->coll), s->n, s->root,
             ftc_tree_kind_name(s->tree.kind), s->tree.k,
             s->keepalive_only ? " keepalive-only" : "", s->seed, s->spread_ns);
+
     for (uint32_t i = 0; i < s->ncrash; i++) {
         if (s->crash[i].after == UINT64_MAX)
             fprintf(stderr, " %u:before", s->crash[i].rank);
@@ -121,7 +127,7 @@ static void print_sched(const sched_t *s)
             fprintf(stderr, " %u:%" PRIu64, s->crash[i].rank,
                     s->crash[i].after);
     }
-    fprintf(stderr, "\n");
+    fprintf(stderr, "%s\n", s->second ? " (then a second operation)" : "");
 }
 
 static int start_rank(run_t *R, uint32_t r)
@@ -227,6 +233,29 @@ static void run_sched(const sched_t *s, run_t *R)
     for (uint32_t r = 0; r < n; r++)
         R->sends[r] = ftc_lb_rank_messages_sent(R->w, r);
     R->msgs = ftc_lb_messages_sent(R->w);
+}
+
+/* The second operation: every live rank starts it once the first has
+ * ended everywhere; the crashed ranks are known failed at the ranks that
+ * waited on them and unknown at the others. */
+static void run_second(run_t *R)
+{
+    uint32_t n = R->s->n;
+    for (uint32_t r = 0; r < n; r++) {
+        free(R->res[r].failed);
+        memset(&R->res[r], 0, sizeof(R->res[r]));
+        R->out[r][0] = R->out[r][1] = 0;
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        if (ftc_lb_is_crashed(R->w, r))
+            continue;
+        int rc = start_rank(R, r);
+        if (rc != FTC_OK) {
+            fprintf(stderr, "FAIL: second init at %u: %s\n", r, ftc_strerror(rc));
+            failures++;
+        }
+    }
+    R->events = ftc_lb_run(R->w, 2000000ull + 20000ull * n);
 }
 
 static void run_free(run_t *R)
@@ -354,7 +383,16 @@ static uint64_t run_one(const sched_t *s, uint64_t *sends_out)
     run_sched(s, &R);
     runs++;
     total_msgs += R.msgs;
-    if (check(&R, msg, sizeof(msg)) != 0) {
+    int bad = check(&R, msg, sizeof(msg));
+    if (bad == 0 && s->second) {
+        run_second(&R);
+        bad = check(&R, msg, sizeof(msg));
+        if (bad != 0) {
+            size_t l = strlen(msg);
+            snprintf(msg + l, sizeof(msg) - l, " (second operation)");
+        }
+    }
+    if (bad != 0) {
         failures++;
         if (failures <= 20) {
             fprintf(stderr, "FAIL: %s\n", msg);
@@ -482,7 +520,7 @@ int main(int argc, char **argv)
     const char *one_crashes = NULL;
     uint32_t nmin = 1, nmax = 6, fmax = 2, count = 20;
     uint64_t seed = 1, spread = 0;
-    bool keepalive = false, rotate = false;
+    bool keepalive = false, rotate = false, second = false;
     const char *trees = "knomial:2,knomial:3,kary:2";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -497,6 +535,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--colls") == 0 && v) colls_arg = argv[++i];
         else if (strcmp(a, "--trees") == 0 && v) trees = argv[++i];
         else if (strcmp(a, "--keepalive") == 0) keepalive = true;
+        else if (strcmp(a, "--second") == 0) second = true;
         else if (strcmp(a, "--crash") == 0 && v) one_crashes = argv[++i];
         else if (strcmp(a, "--rotate-root") == 0) rotate = true;
         else {
@@ -533,6 +572,7 @@ int main(int argc, char **argv)
                 s.n = n;
                 s.coll = colls[c];
                 s.keepalive_only = keepalive;
+                s.second = second;
                 s.seed = seed;
                 s.spread_ns = spread;
                 uint32_t nroots = rotate ? n : 1;

@@ -219,7 +219,7 @@ static void add_down(ftco_op_t *o, uint32_t x, bool pull)
             send_msg(o, x, FTCO_MSG_KEEPALIVE,
                      o->acting_root ? FTCO_WF_GATHER : 0, NULL, 0, NULL, 0);
     }
-    if (o->have_result)
+    if (o->have_result && o->has_down)
         send_down(o, x);
 }
 
@@ -569,6 +569,12 @@ static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
     if (o->flag[x] & F_FAILED)
         return;
     o->flag[x] |= F_FAILED;
+    if (o->done) {
+        /* Lingering: nothing is owed any more; whoever still needs us
+         * asks, and is answered (on_up, on_keepalive). */
+        rewatch(o, x);
+        return;
+    }
     op->comp.stats.failures_detected++;
     if (o->flag[x] & F_WAIT) {
         o->flag[x] &= (uint8_t)~F_WAIT;
