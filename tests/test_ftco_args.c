@@ -4,7 +4,8 @@
  * (another tree kind, k < 2, k >= n) with FTC_EINVAL and starts nothing;
  * NULL and an older, smaller parameter struct get the defaults; the
  * registry knows it by name; and a good call runs to a correct result
- * (count 0, max) on the loopback.
+ * (count 0, max) on the loopback, also in checked mode, where members
+ * that disagree on the tree end with FTC_EMISMATCH.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -154,6 +155,33 @@ int main(void)
     size_t small = sizeof(size_t);
     runs_ok(&small, 1, "a struct of only its size (defaults)");
     runs_ok(NULL, 0, "count 0");
+
+    /* Checked mode pairs the call with a small allreduce of its
+     * signature, which covers the family's parameters: members that
+     * disagree on the tree all end with FTC_EMISMATCH. */
+    memset(delivered, 0, sizeof(delivered));
+    for (int r = 0; r < N; r++) {
+        ftc_ftco_params_t q;
+        ftc_ftco_params_init(&q);
+        q.tree.k = r == 2 ? 3 : 2;
+        ftc_coll_args_t a = args_for(r, &q);
+        a.checked = 1;
+        EXPECT(ftc_init_allreduce(grp[r], &a, NULL) == FTC_OK, "checked init");
+    }
+    ftc_lb_run(w, 1000000);
+    for (int r = 0; r < N; r++)
+        EXPECT(delivered[r] == 1 && status[r] == FTC_EMISMATCH,
+               "checked, rank %d: %s", r, ftc_strerror(status[r]));
+    memset(delivered, 0, sizeof(delivered));
+    for (int r = 0; r < N; r++) {
+        ftc_coll_args_t a = args_for(r, NULL);
+        a.checked = 1;
+        EXPECT(ftc_init_allreduce(grp[r], &a, NULL) == FTC_OK, "checked init");
+    }
+    ftc_lb_run(w, 1000000);
+    for (int r = 0; r < N; r++)
+        EXPECT(delivered[r] == 1 && status[r] == FTC_OK && out[r] == 10 * (N - 1) - 7,
+               "checked and agreeing, rank %d: %s", r, ftc_strerror(status[r]));
 
     for (uint32_t r = 0; r < N; r++)
         ftc_context_destroy(ctx[r]);
