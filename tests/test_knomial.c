@@ -5,7 +5,9 @@
  * it as a child, children are distinct and cover n - 1 ranks), subtree
  * sizes and the root's child above each rank agree with a walk, the
  * depth is at most the number of base-k digits, k = 2 is the interleaved
- * binomial tree, and k < 2 is refused.
+ * binomial tree, and k < 2 is refused. The radix helpers: the latency
+ * agrees with a walk of the step model over the public tree functions,
+ * and the best k with a brute-force search.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,8 +99,83 @@ static void check_binomial(uint32_t n)
     }
 }
 
+/* The step model walked from the public tree functions: ranks in
+ * increasing order have their value before their children (children are
+ * larger ranks). */
+static uint64_t walk_latency(uint32_t n, uint32_t k, uint32_t L, uint32_t o)
+{
+    ftc_tree_t t = {.kind = FTC_TREE_KNOMIAL, .k = k};
+    uint64_t *at = calloc(n, sizeof(uint64_t));
+    uint32_t *kids = malloc(sizeof(uint32_t) * n);
+    uint64_t latest = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        if (at[r] > latest)
+            latest = at[r];
+        uint32_t c = ftc_tree_children(&t, n, r, kids, n);
+        for (uint32_t i = 0; i < c; i++)
+            at[kids[i]] = at[r] + (uint64_t)(i + 1) * o + L + o;
+    }
+    free(at);
+    free(kids);
+    return latest;
+}
+
+static void check_radix(void)
+{
+    static const uint32_t lo[][2] = {{10, 1}, {0, 1}, {3, 2}, {100, 1}};
+    for (size_t m = 0; m < sizeof(lo) / sizeof(lo[0]); m++) {
+        uint32_t L = lo[m][0], o = lo[m][1];
+        for (uint32_t n = 1; n <= 200; n++) {
+            uint64_t best_t = UINT64_MAX;
+            uint32_t best = 2;
+            for (uint32_t k = 2; k <= 12; k++) {
+                uint64_t got = 0;
+                EXPECT(ftc_tree_knomial_latency(n, k, L, o, &got) == FTC_OK,
+                       "latency n=%u k=%u", n, k);
+                uint64_t want = walk_latency(n, k, L, o);
+                EXPECT(got == want, "latency n=%u k=%u L=%u o=%u: %llu, walk %llu",
+                       n, k, L, o, (unsigned long long)got,
+                       (unsigned long long)want);
+                if (k < n && want < best_t) {
+                    best_t = want;
+                    best = k;
+                }
+            }
+            uint32_t k = 0;
+            EXPECT(ftc_tree_knomial_best_k(n, L, o, &k) == FTC_OK, "best k");
+            if (n <= 13) /* every k < n was tried above */
+                EXPECT(k == best, "best k n=%u L=%u o=%u: %u, brute force %u",
+                       n, L, o, k, best);
+            uint64_t tk = 0;
+            (void)ftc_tree_knomial_latency(n, k, L, o, &tk);
+            EXPECT(tk <= best_t || n <= 2, "best k n=%u: worse than k=%u", n,
+                   best);
+        }
+    }
+    uint64_t t = 0;
+    EXPECT(ftc_tree_knomial_latency(2, 2, 10, 1, &t) == FTC_OK && t == 12,
+           "one hop costs L + 2o (%llu)", (unsigned long long)t);
+    EXPECT(ftc_tree_knomial_latency(1, 2, 10, 1, &t) == FTC_OK && t == 0,
+           "one rank: 0");
+    uint32_t k = 0;
+    EXPECT(ftc_tree_knomial_latency(0, 2, 10, 1, &t) == FTC_EINVAL, "n = 0");
+    EXPECT(ftc_tree_knomial_latency(5, 1, 10, 1, &t) == FTC_EINVAL, "k = 1");
+    EXPECT(ftc_tree_knomial_latency(5, 2, 10, 0, &t) == FTC_EINVAL, "o = 0");
+    EXPECT(ftc_tree_knomial_latency(5, 2, 10, 1, NULL) == FTC_EINVAL, "NULL");
+    EXPECT(ftc_tree_knomial_best_k(0, 10, 1, &k) == FTC_EINVAL, "best: n = 0");
+    EXPECT(ftc_tree_knomial_best_k(5, 10, 0, &k) == FTC_EINVAL, "best: o = 0");
+    EXPECT(ftc_tree_knomial_best_k(2, 10, 1, &k) == FTC_OK && k == 2,
+           "best: n = 2 gives 2");
+    /* The paper's scale (P = 64K, L = 10, o = 1), for the record. */
+    EXPECT(ftc_tree_knomial_best_k(65536, 10, 1, &k) == FTC_OK, "64K");
+    (void)ftc_tree_knomial_latency(65536, k, 10, 1, &t);
+    printf("knomial: best k for P = 65536, L = 10, o = 1: %u (latency %llu)\n",
+           k, (unsigned long long)t);
+}
+
 int main(void)
 {
+    check_radix();
     for (uint32_t n = 1; n <= 300; n++)
         for (uint32_t k = 2; k <= 9; k++)
             check_tree(n, k);

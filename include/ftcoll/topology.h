@@ -70,6 +70,20 @@ const char *ftc_tree_kind_name(ftc_tree_kind_t kind);
 int ftc_tree_kind_parse(const char *name, ftc_tree_kind_t *out);
 
 /*
+ * The k-nomial radix for n ranks and LogP parameters L and o (Margolin &
+ * Barak 5.2.1; any unit, o > 0): ftc_tree_knomial_latency gives the
+ * fault-free broadcast latency of the interleaved k-nomial tree in the
+ * paper's step model (a hop costs L + 2o, each earlier sibling o more),
+ * ftc_tree_knomial_best_k the k in [2, min(n - 1, 256)] that minimises it
+ * (the smallest on ties; 2 when n <= 2). FTC_OK, or FTC_EINVAL for n = 0,
+ * k < 2, o = 0 or a NULL output. Time O(n) per k tried, no allocation.
+ */
+#define FTC_KNOMIAL_K_SEARCH_MAX 256u
+int ftc_tree_knomial_latency(uint32_t n, uint32_t k, uint32_t L, uint32_t o,
+                             uint64_t *out);
+int ftc_tree_knomial_best_k(uint32_t n, uint32_t L, uint32_t o, uint32_t *k);
+
+/*
  * Up-correction group of the corrected reduce (Kuettler & Haertig 4.2), for
  * f failures and n processes, logical ranks. Processes 1..n-1 with equal
  * floor((p-1)/(f+1)) form a group; the root (0) joins the last group when
