@@ -462,18 +462,19 @@ static void on_up(ftco_op_t *o, uint32_t s, const uint8_t *payload)
 static void on_down(ftco_op_t *o, uint32_t s, const ftc_wire_header_t *hdr,
                     const uint8_t *payload)
 {
-    /* ACK what arrived, even when we do not take it: the sender waits. */
-    send_ack(o, s, FTCO_WF_ACK_DOWN);
+    /* The value goes on to the children first, then the ACK to the
+     * sender (the paper's order: the ACK overlaps the next hop instead of
+     * delaying it). ACK what arrived even when we do not take it: the
+     * sender waits for it. */
     if (o->have_result || (o->committed && (int64_t)s != o->up))
-        return;
-    if (hdr->flags & FTCO_WF_ROOT_LOST) {
+        ;
+    else if (hdr->flags & FTCO_WF_ROOT_LOST)
         accept_result(o, NULL, NULL, true);
-        return;
-    }
-    if (o->base.coll == FTC_COLL_ALLREDUCE)
+    else if (o->base.coll == FTC_COLL_ALLREDUCE)
         accept_result(o, payload, payload + setb(o), false);
     else
         accept_result(o, NULL, payload, false);
+    send_ack(o, s, FTCO_WF_ACK_DOWN);
 }
 
 static void on_ack(ftco_op_t *o, uint32_t s, uint16_t flags)
