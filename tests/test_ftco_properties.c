@@ -12,6 +12,9 @@
  *   one: the schedule of --crash r:K,r:before,... only.
  * With --second, a second operation follows on the same group, where the
  * crashed ranks are known failed at some ranks and not at others.
+ * With --ack-timeout-ns T the family's per-message timeouts are on; with
+ * --slow r,... those ranks' messages take 10 s (a stopped process): they
+ * count as failed once the group excluded them.
  *
  * Every run asserts, with "live" the processes not crashed at the end:
  *   1. termination: every live process delivered, exactly once, and no
@@ -56,6 +59,9 @@ typedef struct sched {
     bool keepalive_only;
     uint64_t seed;
     uint64_t spread_ns;   /* arrival times uniform in [0, spread_ns] */
+    uint64_t ack_timeout_ns; /* the family's per-message timeouts */
+    uint32_t nslow;       /* these ranks are slow (a SIGSTOP's effect):  */
+    uint32_t slow[MAXF];  /* their messages take 10 s longer */
     bool second;          /* then a second operation on the same group,
                              where some know of the crashes, some not */
     uint32_t ncrash;
@@ -136,6 +142,7 @@ static int start_rank(run_t *R, uint32_t r)
     ftc_ftco_params_t p;
     ftc_ftco_params_init(&p);
     p.tree = s->tree;
+    p.ack_timeout_ns = s->ack_timeout_ns;
     ftc_coll_args_t a;
     ftc_coll_args_init(&a);
     a.algo = FTC_ALGO_FTCO;
@@ -196,6 +203,8 @@ static void run_sched(const sched_t *s, run_t *R)
         else
             ftc_lb_crash_after_sends(R->w, s->crash[i].rank, s->crash[i].after);
     }
+    for (uint32_t i = 0; i < s->nslow; i++)
+        ftc_lb_set_delay(R->w, s->slow[i], 10ull * 1000 * 1000 * 1000);
     /* Arrival times: all at 0, or spread (Appendix B). */
     uint64_t *start = calloc(n, sizeof(uint64_t));
     uint32_t *order = calloc(n, sizeof(uint32_t));
@@ -273,6 +282,20 @@ static void run_free(run_t *R)
     free(R->sends);
 }
 
+/* Failed for the properties: crashed, or a slow rank the group excluded
+ * (the crash it was taken for, at the moment it learnt it: what it
+ * delivered before is what a process that crashed after delivering may
+ * have seen). Only slow ranks may be excluded. */
+static bool gone(const run_t *R, uint32_t r)
+{
+    if (ftc_lb_is_crashed(R->w, r))
+        return true;
+    for (uint32_t i = 0; i < R->s->nslow; i++)
+        if (R->s->slow[i] == r)
+            return ftc_context_is_excluded(R->ctx[r]) != 0;
+    return false;
+}
+
 static bool listed(const rank_out_t *o, uint32_t r)
 {
     for (uint32_t i = 0; i < o->nfailed; i++)
@@ -286,7 +309,7 @@ static int check(const run_t *R, char *msg, size_t len)
 {
     const sched_t *s = R->s;
     uint32_t n = s->n;
-    bool root_live = !ftc_lb_is_crashed(R->w, s->root);
+    bool root_live = !gone(R, s->root);
     for (uint32_t i = 0; i < s->ncrash; i++)
         if (!ftc_lb_is_crashed(R->w, s->crash[i].rank)
             && s->crash[i].after <= R->sends[s->crash[i].rank]) {
@@ -300,7 +323,7 @@ static int check(const run_t *R, char *msg, size_t len)
     int64_t ref_sum = 0;
     int ref = -1;
     for (uint32_t r = 0; r < n; r++) {
-        bool live = !ftc_lb_is_crashed(R->w, r);
+        bool live = !gone(R, r);
         const rank_out_t *o = &R->res[r];
         if (o->calls > 1) {
             snprintf(msg, len, "rank %u delivered %d times", r, o->calls);
@@ -359,7 +382,7 @@ static int check(const run_t *R, char *msg, size_t len)
             return 1;
         }
         for (uint32_t q = 0; q < n; q++)
-            if (!ftc_lb_is_crashed(R->w, q) && listed(o, q)) {
+            if (!gone(R, q) && listed(o, q)) {
                 snprintf(msg, len, "%s at %u: live rank %u's input missing",
                          ftc_coll_name(s->coll), r, q);
                 return 1;
@@ -455,7 +478,9 @@ static void exhaustive(sched_t base, uint32_t fmax)
 {
     uint64_t *sends = calloc(base.n, sizeof(uint64_t));
     base.ncrash = 0;
-    check_clean(&base, run_one(&base, sends));
+    uint64_t clean = run_one(&base, sends);
+    if (base.nslow == 0)
+        check_clean(&base, clean);
     for (uint32_t f = 1; f <= fmax && f < base.n; f++) {
         sched_t s = base;
         s.ncrash = 0;
@@ -472,7 +497,7 @@ static void random_runs(sched_t base, uint32_t fmax, uint32_t count,
     uint64_t *sends = calloc(base.n, sizeof(uint64_t));
     base.ncrash = 0;
     uint64_t clean = run_one(&base, sends);
-    if (base.spread_ns == 0)
+    if (base.spread_ns == 0 && base.nslow == 0)
         check_clean(&base, clean);
     for (uint32_t i = 0; i < count; i++) {
         sched_t s = base;
@@ -518,6 +543,8 @@ int main(int argc, char **argv)
 {
     const char *mode = "exhaustive";
     const char *one_crashes = NULL;
+    const char *slow_arg = NULL;
+    uint64_t ack_timeout = 0;
     uint32_t nmin = 1, nmax = 6, fmax = 2, count = 20;
     uint64_t seed = 1, spread = 0;
     bool keepalive = false, rotate = false, second = false;
@@ -536,6 +563,8 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--trees") == 0 && v) trees = argv[++i];
         else if (strcmp(a, "--keepalive") == 0) keepalive = true;
         else if (strcmp(a, "--second") == 0) second = true;
+        else if (strcmp(a, "--ack-timeout-ns") == 0 && v) ack_timeout = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(a, "--slow") == 0 && v) slow_arg = argv[++i];
         else if (strcmp(a, "--crash") == 0 && v) one_crashes = argv[++i];
         else if (strcmp(a, "--rotate-root") == 0) rotate = true;
         else {
@@ -573,6 +602,16 @@ int main(int argc, char **argv)
                 s.coll = colls[c];
                 s.keepalive_only = keepalive;
                 s.second = second;
+                s.ack_timeout_ns = ack_timeout;
+                /* --slow r,r,... (ranks >= n are left out) */
+                for (const char *q = slow_arg; q != NULL && *q && s.nslow < MAXF;) {
+                    uint32_t r = (uint32_t)atoi(q);
+                    if (r < n)
+                        s.slow[s.nslow++] = r;
+                    q = strchr(q, ',');
+                    if (q != NULL)
+                        q++;
+                }
                 s.seed = seed;
                 s.spread_ns = spread;
                 uint32_t nroots = rotate ? n : 1;

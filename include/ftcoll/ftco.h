@@ -32,6 +32,19 @@ typedef struct ftc_ftco_params {
      * with 2 <= k, and k < n for groups of more than two. Default the
      * interleaved 4-nomial tree. */
     ftc_tree_t tree;
+    /* 0 (default): failures are detected by the core's failure monitor
+     * alone (the transport's reports, else keepalive probes after
+     * ftc_config_t's suspect and probe timeouts). Otherwise also the
+     * paper's per-message timeouts (Appendix A): a DATA or KEEPALIVE this
+     * process sent that is not answered within
+     *   ack_timeout_ns x (1 + the receiver's children) x (tree distance)
+     * declares the receiver failed, for good (it is told it was
+     * excluded); and a child whose DATA has not come by its expected
+     * arrival, ack_timeout_ns x (2 + log2 of its subtree's size), is sent
+     * KEEPALIVEs, one per timeout, until it comes. Pick it well above a
+     * round trip and above the spread of arrival times: a process that has
+     * not started the collective answers nothing and would be excluded. */
+    uint64_t ack_timeout_ns;
 } ftc_ftco_params_t;
 
 /* The defaults: 4-nomial tree. */

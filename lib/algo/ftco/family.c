@@ -34,6 +34,8 @@ static int check(const ftc_group_t *g, const ftc_coll_args_t *args,
 static const ftc_algo_param_info_t param_info[] = {
     {"tree", "knomial, k = 4",
      "the tree of every phase: knomial or kary, 2 <= k < n"},
+    {"ack_timeout_ns", "0",
+     "per-message timeout base (0: the core's failure monitor only)"},
 };
 
 const ftc_algo_entry_t ftc_algo_ftco = {

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "algo/algo.h"
+#include "core/context.h"
 #include "algo/ftco/ftco.h"
 #include "algo/ftco/kinds.h"
 #include "algo/ftco/partials.h"
@@ -79,7 +80,20 @@ typedef struct ftco_op {
     uint8_t *result, *result_set;
     uint32_t dack_pending;
     bool done;
+
+    /* Per-message timeouts (ack_timeout_ns > 0; else NULL): per rank, a
+     * deadline and what it is for. */
+    uint64_t ack_timeout;
+    uint64_t *deadline;
+    uint8_t *tstate;
 } ftco_op_t;
+
+enum {
+    T_NONE = 0,
+    T_ETA = 1,   /* it owes us DATA or an ACK: KEEPALIVE it then */
+    T_DATA = 2,  /* we sent it DATA: no ACK by then, KEEPALIVE it */
+    T_AWAIT = 3  /* we sent it a KEEPALIVE: no answer by then, it failed */
+};
 
 static uint32_t gr(const ftco_op_t *o, uint32_t logical)
 {
@@ -110,10 +124,13 @@ static void send_msg(ftco_op_t *o, uint32_t to, uint8_t kind, uint16_t flags,
     (void)ftc_cop_send(&o->base, gr(o, to), &hdr, iov, 2, false);
 }
 
+static void t_sent(ftco_op_t *o, uint32_t x);
+
 static void send_up_data(ftco_op_t *o, uint32_t to)
 {
     send_msg(o, to, FTCO_MSG_UP, 0, o->up_set, setb(o), o->up_val,
              o->base.nbytes);
+    t_sent(o, to);
 }
 
 static void send_ack(ftco_op_t *o, uint32_t to, uint16_t flags)
@@ -163,6 +180,83 @@ static void set_up(ftco_op_t *o, int64_t up)
         rewatch(o, (uint32_t)old);
     if (up >= 0)
         rewatch(o, (uint32_t)up);
+}
+
+/* ---- per-message timeouts (Appendix A) --------------------------------- */
+
+static uint32_t depth_of(const ftco_op_t *o, uint32_t x)
+{
+    uint32_t d = 0;
+    while (x != 0) {
+        x = (uint32_t)ftc_tree_parent(&o->tree, o->n, x);
+        d++;
+    }
+    return d;
+}
+
+/* Tree distance: the path from me to x, through their lowest common
+ * ancestor. */
+static uint32_t distance_to(const ftco_op_t *o, uint32_t x)
+{
+    uint32_t a = o->me, b = x, da = depth_of(o, a), db = depth_of(o, b), d = 0;
+    for (; da > db; da--, d++)
+        a = (uint32_t)ftc_tree_parent(&o->tree, o->n, a);
+    for (; db > da; db--, d++)
+        b = (uint32_t)ftc_tree_parent(&o->tree, o->n, b);
+    for (; a != b; d += 2) {
+        a = (uint32_t)ftc_tree_parent(&o->tree, o->n, a);
+        b = (uint32_t)ftc_tree_parent(&o->tree, o->n, b);
+    }
+    return d > 0 ? d : 1;
+}
+
+/* f_timeout(me, x): a busier and a farther receiver answers later. */
+static uint64_t f_timeout(const ftco_op_t *o, uint32_t x)
+{
+    uint32_t kids = ftc_tree_children(&o->tree, o->n, x, NULL, 0);
+    return o->ack_timeout * (1 + (uint64_t)kids) * distance_to(o, x);
+}
+
+/* f_ETA(x): when x's DATA is due, a hop per level of its subtree. */
+static uint64_t f_eta(const ftco_op_t *o, uint32_t x)
+{
+    uint32_t size = ftc_tree_subtree_size(&o->tree, o->n, x);
+    return o->ack_timeout * (2 + ftc_bit_length32(size));
+}
+
+static void t_arm(ftco_op_t *o, uint32_t x, uint64_t at, uint8_t state)
+{
+    if (o->deadline == NULL || (o->flag[x] & F_FAILED))
+        return;
+    o->deadline[x] = at;
+    o->tstate[x] = state;
+    if (o->base.timer_at == 0 || at < o->base.timer_at)
+        ftc_cop_timer_arm(&o->base, at);
+}
+
+/* We sent x a DATA: its ACK may wait for x's own progress (a process
+ * ACKs its children after its DATA went up), so a late ACK only makes us
+ * ask x whether it is alive. */
+static void t_sent(ftco_op_t *o, uint32_t x)
+{
+    if (o->deadline != NULL)
+        t_arm(o, x, ftc_cop_now(&o->base) + f_timeout(o, x), T_DATA);
+}
+
+/* We sent x a KEEPALIVE, which x answers at once: in time, or it failed. */
+static void t_asked(ftco_op_t *o, uint32_t x)
+{
+    if (o->deadline != NULL)
+        t_arm(o, x, ftc_cop_now(&o->base) + f_timeout(o, x), T_AWAIT);
+}
+
+/* Suspicion is final, as the monitor's: the peer, if only slow, learns
+ * it was excluded (core/monitor.c does the same). */
+static void exclude(ftco_op_t *o, uint32_t x)
+{
+    ftc_context_t *ctx = o->base.group->ctx;
+    (void)ftc_ctx_send_control(ctx, world(o, x), FTC_MSG_EXCLUDED, NULL, 0);
+    ftc_ctx_declare_failed(ctx, world(o, x));
 }
 
 /* ---- the Down set ------------------------------------------------------ */
@@ -215,9 +309,13 @@ static void add_down(ftco_op_t *o, uint32_t x, bool pull)
         o->flag[x] |= F_WAIT;
         o->waiting++;
         rewatch(o, x);
-        if (pull)
+        if (pull) {
             send_msg(o, x, FTCO_MSG_KEEPALIVE,
                      o->acting_root ? FTCO_WF_GATHER : 0, NULL, 0, NULL, 0);
+            t_asked(o, x);
+        } else if (o->deadline != NULL) {
+            t_arm(o, x, ftc_cop_now(&o->base) + f_eta(o, x), T_ETA);
+        }
     }
     if (o->have_result && o->has_down)
         send_down(o, x);
@@ -278,6 +376,7 @@ static void send_down(ftco_op_t *o, uint32_t x)
                  o->base.nbytes);
     else
         send_msg(o, x, FTCO_MSG_DOWN, 0, o->result, o->base.nbytes, NULL, 0);
+    t_sent(o, x);
 }
 
 /* We have the value (or know there is none): deliver, pass it on. */
@@ -419,8 +518,10 @@ static void reroute_up(ftco_op_t *o)
     }
     set_up(o, next);
     if (op->coll == FTC_COLL_BCAST) {
-        if (!o->have_result)
+        if (!o->have_result) {
             send_msg(o, (uint32_t)next, FTCO_MSG_KEEPALIVE, 0, NULL, 0, NULL, 0);
+            t_asked(o, (uint32_t)next);
+        }
     } else if (o->up_sent && !(op->coll == FTC_COLL_REDUCE && o->up_acked)) {
         o->up_acked = false;
         send_up_data(o, (uint32_t)next);
@@ -503,6 +604,10 @@ static void on_ack(ftco_op_t *o, uint32_t s, uint16_t flags)
 static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
 {
     ftc_cop_t *op = &o->base;
+    if (flags & FTCO_WF_PING) {
+        send_ack(o, s, 0);
+        return;
+    }
     if (o->have_result && !(op->coll == FTC_COLL_REDUCE)) {
         send_down(o, s);
         return;
@@ -523,19 +628,39 @@ static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
     }
     if (op->coll == FTC_COLL_BCAST) {
         o->flag[s] |= F_SERVE;
+        send_ack(o, s, 0);
     } else if (o->up_done) {
         /* Pulled from above a failed process: send our DATA again. */
         send_up_data(o, s);
     } else {
+        /* Not ready: say we are alive (Algorithm 4's ACK of a KEEPALIVE),
+         * and send our DATA there too when it is. */
         o->flag[s] |= F_PULLED;
+        send_ack(o, s, 0);
     }
 }
+
+static bool owes(const ftco_op_t *o, uint32_t x);
+static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
+                          const uint8_t *payload, uint32_t s);
 
 static void ftco_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
                         const uint8_t *payload, uint32_t grank)
 {
     ftco_op_t *o = (ftco_op_t *)op;
     uint32_t s = ftc_logical(grank, op->args.root, o->n);
+    if (o->deadline != NULL && o->tstate[s] >= T_DATA)
+        o->tstate[s] = T_NONE; /* it answered */
+    ftco_dispatch(o, hdr, payload, s);
+    if (o->deadline != NULL && o->tstate[s] == T_NONE && !o->done
+        && owes(o, s) && !(o->flag[s] & F_FAILED))
+        t_arm(o, s, ftc_cop_now(op) + f_timeout(o, s), T_ETA);
+}
+
+static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
+                          const uint8_t *payload, uint32_t s)
+{
+    ftc_cop_t *op = &o->base;
     size_t want_up = setb(o) + op->nbytes;
     size_t want_down = op->coll == FTC_COLL_ALLREDUCE ? want_up : op->nbytes;
     switch (hdr->kind) {
@@ -561,6 +686,49 @@ static void ftco_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         break;
     }
     op->group->ctx->counters.dropped_badmsg++;
+}
+
+/* Whether x still owes us an answer. */
+static bool owes(const ftco_op_t *o, uint32_t x)
+{
+    if (o->flag[x] & (F_WAIT | F_DACK))
+        return true;
+    return o->up >= 0 && x == (uint32_t)o->up && o->up_sent && !o->up_acked;
+}
+
+static void ftco_on_timer(ftc_cop_t *op)
+{
+    ftco_op_t *o = (ftco_op_t *)op;
+    if (o->deadline == NULL || o->done)
+        return;
+    uint64_t now = ftc_cop_now(op);
+    for (uint32_t x = 0; x < o->n; x++) {
+        if (o->tstate[x] == T_NONE || o->deadline[x] > now)
+            continue;
+        uint8_t st = o->tstate[x];
+        o->tstate[x] = T_NONE;
+        if ((o->flag[x] & F_FAILED) || !owes(o, x))
+            continue;
+        if (st == T_AWAIT
+            && now - o->deadline[x] <= f_timeout(o, x) / 2) {
+            exclude(o, x);
+        } else {
+            /* (A deadline long past means we were stalled ourselves, a
+             * SIGSTOP or a descheduling: the silence was not observed, so
+             * ask again rather than blame x, as the monitor does.) */
+            /* Its DATA or its ACK is late: is it alive (Algorithm 4,
+             * line 25)? */
+            send_msg(o, x, FTCO_MSG_KEEPALIVE, FTCO_WF_PING, NULL, 0, NULL, 0);
+            o->deadline[x] = now + f_timeout(o, x);
+            o->tstate[x] = T_AWAIT;
+        }
+    }
+    uint64_t next = 0;
+    for (uint32_t x = 0; x < o->n; x++)
+        if (o->tstate[x] != T_NONE && (next == 0 || o->deadline[x] < next))
+            next = o->deadline[x];
+    if (next != 0)
+        ftc_cop_timer_arm(op, next);
 }
 
 static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
@@ -609,6 +777,7 @@ static const ftc_cop_vtable_t ftco_vt = {
     .msg_valid = ftco_msg_valid,
     .on_msg = ftco_on_msg,
     .on_peer_failed = ftco_on_failed,
+    .on_timer = ftco_on_timer,
     .destroy = ftco_destroy,
 };
 
@@ -633,6 +802,15 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     o->n = n;
     o->me = ftc_logical(g->me, args->root, n);
     o->tree = p->tree;
+    o->ack_timeout = p->ack_timeout_ns;
+    if (o->ack_timeout > 0) {
+        o->deadline = ftc_cop_zalloc(&o->base, sizeof(uint64_t) * n);
+        o->tstate = ftc_cop_zalloc(&o->base, n);
+        if (o->deadline == NULL || o->tstate == NULL) {
+            ftc_cop_delete(&o->base);
+            return FTC_ENOMEM;
+        }
+    }
     o->has_up = coll != FTC_COLL_BCAST;
     o->has_down = coll != FTC_COLL_REDUCE;
     o->flag = ftc_cop_zalloc(&o->base, n);

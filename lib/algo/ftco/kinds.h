@@ -24,13 +24,15 @@ enum {
     FTCO_WF_ACK_DOWN = 1u << 9,   /* ACK of a DOWN */
     FTCO_WF_NOVALUE = 1u << 10,   /* ACK of a bcast gather: no value here */
     FTCO_WF_GATHER = 1u << 11,    /* KEEPALIVE of a replacement root */
-    FTCO_WF_ROOT_LOST = 1u << 12  /* bcast DOWN: the root's value reached
+    FTCO_WF_ROOT_LOST = 1u << 12, /* bcast DOWN: the root's value reached
                                      no live process; no value */
+    FTCO_WF_PING = 1u << 13       /* KEEPALIVE of a per-message timeout:
+                                     answered with an ACK, nothing else */
 };
 
 #define FTCO_WF_ALL                                                       \
     (FTCO_WF_ACK_UP | FTCO_WF_ACK_DOWN | FTCO_WF_NOVALUE | FTCO_WF_GATHER  \
-     | FTCO_WF_ROOT_LOST)
+     | FTCO_WF_ROOT_LOST | FTCO_WF_PING)
 
 static inline bool ftco_msg_valid(const ftc_wire_header_t *hdr)
 {
