@@ -27,9 +27,11 @@
  * same outcome (docs/ftco.md argues it).
  *
  * Failure detection: the core's failure monitor on each process waited on
- * (transport reports, else on-demand keepalive probes), which is what the
- * paper's KEEPALIVE/ACK does, shared by all operations. Contributions are
- * counted exactly once whatever the operator (partials.h).
+ * (transport reports, else on-demand keepalive probes), shared by all
+ * operations; with ack_timeout_ns, also the paper's per-message timeouts
+ * (f_timeout, f_ETA: a late DATA or ACK earns a KEEPALIVE, an unanswered
+ * KEEPALIVE excludes the peer). Contributions are counted exactly once
+ * whatever the operator (partials.h).
  *
  * Ranks here are logical (the root is 0); per-rank state is a byte of
  * flags, so an operation takes O(n) bytes.
@@ -286,8 +288,13 @@ static void expand(ftco_op_t *o, uint32_t x)
     /* kids is scratch shared by the recursion: copy out first. */
     uint32_t local[64];
     uint32_t *list = cnt <= 64 ? local : malloc(sizeof(uint32_t) * cnt);
-    if (list == NULL)
+    if (list == NULL) {
+        /* Out of memory with x's children unknown: we cannot finish
+         * without them, and must not hang. */
+        if (!o->base.delivered)
+            ftc_cop_complete(&o->base, FTC_ENOMEM);
         return;
+    }
     memcpy(list, o->kids, sizeof(uint32_t) * cnt);
     for (uint32_t i = 0; i < cnt; i++)
         add_down(o, list[i], true);
@@ -387,14 +394,16 @@ static void accept_result(ftco_op_t *o, const uint8_t *set, const void *val,
     o->have_result = true;
     o->root_lost = root_lost;
     stop_waiting(o);
+    /* (Delivered already only after an out-of-memory end: the caller's
+     * buffer is no longer ours to write.) */
     if (!root_lost) {
         if (op->nbytes > 0 && o->result != val)
             memcpy(o->result, val, op->nbytes);
         if (set != NULL && o->result_set != set)
             memcpy(o->result_set, set, setb(o));
-        if (op->nbytes > 0 && op->args.recvbuf != NULL)
+        if (op->nbytes > 0 && op->args.recvbuf != NULL && !op->delivered)
             memcpy(op->args.recvbuf, o->result, op->nbytes);
-        if (op->coll == FTC_COLL_ALLREDUCE)
+        if (op->coll == FTC_COLL_ALLREDUCE && !op->delivered)
             set_missing(o, o->result_set);
     }
     if (o->up >= 0)
@@ -424,12 +433,14 @@ static void try_up(ftco_op_t *o)
     memcpy(o->up_set, o->parts.cover, setb(o));
     ftco_partials_fold(&o->parts, op, o->up_val);
     if (o->up < 0) {
-        if (op->coll == FTC_COLL_REDUCE) {
+        if (op->coll == FTC_COLL_REDUCE && !op->delivered) {
             if (op->nbytes > 0 && op->args.recvbuf != NULL)
                 memcpy(op->args.recvbuf, o->up_val, op->nbytes);
             set_missing(o, o->up_set);
             o->have_result = true;
             ftc_cop_complete(op, FTC_OK);
+        } else if (op->coll == FTC_COLL_REDUCE) {
+            o->have_result = true;
         } else {
             accept_result(o, o->up_set, o->up_val, false);
         }
