@@ -19,7 +19,8 @@
  * failed chain is served from above.
  *
  * The root is not assumed immune (section 4's note): when it fails, its
- * first live child, in tree order, replaces it. The replacement gathers
+ * first live child, in tree order, replaces it (when all its children
+ * failed, the first live rank). The replacement gathers
  * from the root's other children (and, under failed ones, their
  * children): each answers with the result if it has one, else with its
  * DATA (allreduce) or "no value" (bcast), and from then on takes the
@@ -470,6 +471,9 @@ static void try_up(ftco_op_t *o)
 static void become_acting_root(ftco_op_t *o)
 {
     o->acting_root = true;
+    /* We may have answered an earlier replacement's gather; now we are
+     * the one whose gather is answered, with the value if anyone has it. */
+    o->committed = false;
     set_up(o, -1);
     if (o->have_result)
         return;
@@ -517,8 +521,18 @@ static void reroute_up(ftco_op_t *o)
                 if (!(o->flag[c] & F_FAILED))
                     next = c;
             }
-            if (next < 0) /* we are no child of the root: cannot happen */
-                return;
+            /* Every child of the root failed: the succession goes on in
+             * rank order (any order all agree on would do: the one that
+             * takes over gathers from every live process below the failed
+             * ones, wherever it sits). */
+            for (uint32_t r = 1; r < o->n && next < 0; r++) {
+                if (r == o->me) {
+                    become_acting_root(o);
+                    return;
+                }
+                if (!(o->flag[r] & F_FAILED))
+                    next = r;
+            }
         } else {
             uint32_t p = (uint32_t)ftc_tree_parent(&o->tree, o->n, x);
             if (o->flag[p] & F_FAILED)
