@@ -39,6 +39,8 @@ typedef struct lb_endpoint {
     uint64_t send_free_ns;     /* completion time of its latest send */
     uint64_t sends;
     uint64_t crash_countdown;  /* sends left before it crashes; 0: none */
+    int deaf;                  /* every message to it is dropped */
+    uint64_t deaf_countdown;   /* sends left before it goes deaf; 0: none */
     int timer_armed;
     uint64_t timer_ns;
     uint64_t timer_gen;        /* bumped by every arm and cancel */
@@ -182,6 +184,8 @@ static int lb_send(void *tp, uint32_t dest, const void *buf, size_t len,
         lb_schedule(w, &ev);
     }
 
+    if (ep->deaf_countdown > 0 && --ep->deaf_countdown == 0)
+        ep->deaf = 1;
     if (ep->crash_countdown > 0 && --ep->crash_countdown == 0) {
         lb_crash_now(w, ep->rank);
         return FTC_SEND_INLINE;
@@ -439,6 +443,29 @@ int ftc_lb_is_crashed(const ftc_lb_world_t *w, uint32_t rank)
     return w != NULL && rank < w->cfg.n && w->eps[rank].crashed;
 }
 
+void ftc_lb_deafen(ftc_lb_world_t *w, uint32_t rank)
+{
+    if (w == NULL || rank >= w->cfg.n)
+        return;
+    w->eps[rank].deaf = 1;
+    w->eps[rank].deaf_countdown = 0;
+}
+
+void ftc_lb_deafen_after_sends(ftc_lb_world_t *w, uint32_t rank, uint64_t k)
+{
+    if (w == NULL || rank >= w->cfg.n || w->eps[rank].deaf)
+        return;
+    if (k == 0)
+        ftc_lb_deafen(w, rank);
+    else
+        w->eps[rank].deaf_countdown = k;
+}
+
+int ftc_lb_is_deaf(const ftc_lb_world_t *w, uint32_t rank)
+{
+    return w != NULL && rank < w->cfg.n && w->eps[rank].deaf;
+}
+
 void ftc_lb_set_delay(ftc_lb_world_t *w, uint32_t rank, uint64_t extra_ns)
 {
     if (w != NULL && rank < w->cfg.n)
@@ -499,6 +526,8 @@ static int lb_dispatch(ftc_lb_world_t *w, const ftc_lb_event_t *ev)
         int handled = 0;
         if (ep->crashed) {
             w->stats.dropped_dead++;
+        } else if (ep->deaf) {
+            w->stats.dropped_deaf++;
         } else if (!lb_absent(w, ep)) {
             w->now = ev->time;
             w->stats.messages_delivered++;
