@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cutoff.h"
 #include "core/group.h"
 #include "core/monitor.h"
 #include "core/send.h"
@@ -85,6 +86,7 @@ void ftc_context_destroy(ftc_context_t *ctx)
     ftc_send_free_all(ctx);
     ftc_pending_free_list(ctx->orphans);
     free(ctx->watches);
+    free(ctx->answers);
     free(ctx->fail_queue);
     free(ctx->failed);
     free(ctx);
@@ -155,6 +157,7 @@ void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r)
         ctx->ops.peer_down(ctx->tp, r);
     ctx->counters.failures_detected++;
     ftc_monitor_forget(ctx, r);
+    ftc_cutoff_forget(ctx, r);
     if (ctx->fail_queue_len == ctx->fail_queue_cap) {
         uint32_t cap = ctx->fail_queue_cap ? ctx->fail_queue_cap * 2 : 8;
         uint32_t *q = realloc(ctx->fail_queue, sizeof(uint32_t) * cap);

@@ -34,6 +34,12 @@ typedef struct ftc_watch {
     uint64_t seq;
 } ftc_watch_t;
 
+/* When this process last answered a peer's probe (core/cutoff.c). */
+typedef struct ftc_probe_answer {
+    uint32_t peer;          /* world rank */
+    uint64_t at;            /* transport time of the answer */
+} ftc_probe_answer_t;
+
 /* One outstanding send that the backend completes later (core/send.c). */
 typedef struct ftc_send_link {
     struct ftc_send_link *prev, *next;
@@ -59,6 +65,11 @@ struct ftc_context {
 
     ftc_watch_t *watches;
     uint32_t nwatches, capwatches;
+
+    /* Probes answered, per prober: an exclusion from a peer we answered
+     * long before says the peer does not hear us (core/cutoff.c). */
+    ftc_probe_answer_t *answers;
+    uint32_t nanswers, capanswers;
 
     /* Outstanding sends, so destroy can free them: the sentinel of a
      * circular list. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cutoff.h"
 #include "core/monitor.h"
 #include "core/op.h"
 #include "core/send.h"
@@ -121,6 +122,7 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
             for (ftc_group_t *h = ctx->groups; h != NULL; h = h->next)
                 if (h->id == hdr->group_id && h->epoch > hdr->epoch)
                     ended = FTC_EMISMATCH;
+        ftc_cutoff_note_answer(ctx, hdr->sender, ctx->ops.now(ctx->tp));
         (void)ftc_ctx_send_control_op(ctx, hdr->sender, FTC_MSG_PROBE_ACK, &about,
                               word, ended != FTC_OK ? FTC_WF_OP_ENDED : 0,
                               (uint32_t)-ended,
@@ -211,6 +213,16 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
             (void)ftc_ctx_send_control(ctx, hdr.sender, FTC_MSG_EXCLUDED,
                                        NULL, 0);
         return FTC_ESTALE;
+    }
+    if (hdr.kind == FTC_MSG_EXCLUDED && hdr.aux == FTC_EXCLUDED_PROBE_EXPIRED
+        && ftc_cutoff_refutes(ctx, hdr.sender, ctx->ops.now(ctx->tp))) {
+        /* We answered the sender's probe, while running, well before its
+         * verdict: it is the one that does not hear (cut off from the
+         * group), and must not evict us. Suspicion is final both ways. */
+        ftc_ctx_declare_failed(ctx, hdr.sender);
+        (void)ftc_ctx_send_control(ctx, hdr.sender, FTC_MSG_EXCLUDED, NULL, 0);
+        ftc_ctx_settle(ctx);
+        return FTC_OK;
     }
     if (hdr.kind == FTC_MSG_EXCLUDED) {
         ftc_ctx_become_excluded(ctx);
