@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cutoff.h"
 #include "core/group.h"
 #include "core/monitor.h"
 #include "core/send.h"
@@ -157,7 +156,6 @@ void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r)
         ctx->ops.peer_down(ctx->tp, r);
     ctx->counters.failures_detected++;
     ftc_monitor_forget(ctx, r);
-    ftc_cutoff_forget(ctx, r);
     if (ctx->fail_queue_len == ctx->fail_queue_cap) {
         uint32_t cap = ctx->fail_queue_cap ? ctx->fail_queue_cap * 2 : 8;
         uint32_t *q = realloc(ctx->fail_queue, sizeof(uint32_t) * cap);
@@ -167,6 +165,14 @@ void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r)
         ctx->fail_queue_cap = cap;
     }
     ctx->fail_queue[ctx->fail_queue_len++] = r;
+}
+
+void ftc_ctx_declare_observed_failed(ftc_context_t *ctx, uint32_t r)
+{
+    if (r >= ctx->size || r == ctx->rank || ftc_context_is_failed(ctx, r))
+        return;
+    ctx->nfailed_observed++;
+    ftc_ctx_declare_failed(ctx, r);
 }
 
 void ftc_ctx_become_excluded(ftc_context_t *ctx)

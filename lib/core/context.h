@@ -54,6 +54,10 @@ struct ftc_context {
     /* Known-failed world ranks, sorted: O(failures), not O(world). */
     uint32_t *failed;
     uint32_t nfailed, capfailed;
+    /* Of those, the ones this process found itself (its own probe timed
+     * out, its transport reported it), not learned from others: "mutual
+     * suspicion" weighs these (core/dispatch.c). */
+    uint32_t nfailed_observed;
     uint32_t *fail_queue;       /* declared, not yet told to operations */
     uint32_t fail_queue_len, fail_queue_cap;
     bool excluded;
@@ -117,6 +121,8 @@ static inline bool ftc_ctx_is_failed(const ftc_context_t *ctx, uint32_t r)
 /* Declare world rank r failed (final). Operations hear of it when the
  * current entry point settles. */
 void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r);
+/* The same, for a failure this process observed itself. */
+void ftc_ctx_declare_observed_failed(ftc_context_t *ctx, uint32_t r);
 
 /* Seed the context's random stream (core/rng.c). */
 void ftc_ctx_rng_seed(ftc_context_t *ctx, uint64_t seed);

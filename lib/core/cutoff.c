@@ -18,8 +18,12 @@
  * its exclusion; so does a slow process that answered late, within half
  * a probe timeout of the notice.
  *
- * One entry per peer that ever probed us and is not failed: the peers
- * that wait on us, a handful in a tree, never a per-world array.
+ * One entry per peer that ever probed us: the peers that wait on us, a
+ * handful in a tree, never a per-world array. An entry outlives its
+ * peer's failure: a process that declared the deaf one failed itself
+ * (its probes went unanswered) and then holds most of the group failed
+ * (the deaf one's suspicions reach it second-hand) would otherwise take
+ * the deaf one's notice as "mutual suspicion" says, and leave.
  */
 #include <stdlib.h>
 
@@ -56,11 +60,4 @@ bool ftc_cutoff_refutes(const ftc_context_t *ctx, uint32_t peer, uint64_t now)
     const ftc_probe_answer_t *a = answer_find(ctx, peer);
     return a != NULL && now >= a->at
            && now - a->at >= ctx->cfg.probe_timeout_ns / 2;
-}
-
-void ftc_cutoff_forget(ftc_context_t *ctx, uint32_t peer)
-{
-    ftc_probe_answer_t *a = answer_find(ctx, peer);
-    if (a != NULL)
-        *a = ctx->answers[--ctx->nanswers];
 }

@@ -23,9 +23,6 @@ void ftc_cutoff_note_answer(ftc_context_t *ctx, uint32_t peer, uint64_t now);
  * process must declare peer failed instead of leaving. */
 bool ftc_cutoff_refutes(const ftc_context_t *ctx, uint32_t peer, uint64_t now);
 
-/* peer is failed: its answers no longer matter. */
-void ftc_cutoff_forget(ftc_context_t *ctx, uint32_t peer);
-
 #pragma GCC visibility pop
 
 #endif

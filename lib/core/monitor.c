@@ -120,7 +120,7 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
             uint32_t peer = w->peer;
             (void)ftc_ctx_send_control_ex(ctx, peer, FTC_MSG_EXCLUDED, NULL,
                                           0, 0, FTC_EXCLUDED_PROBE_EXPIRED);
-            ftc_ctx_declare_failed(ctx, peer);
+            ftc_ctx_declare_observed_failed(ctx, peer);
             continue;
         }
         w->probing = true;
