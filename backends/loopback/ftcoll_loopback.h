@@ -192,6 +192,12 @@ uint64_t ftc_lb_run_until(ftc_lb_world_t *w, uint64_t t_ns,
 /* Handle one event: 1, or 0 if there is none. */
 int ftc_lb_step(ftc_lb_world_t *w);
 
+/* 1 if the event handled last handed a message to a core (claimed source
+ * in *src, receiving rank in *dest), else 0: lets a test that steps the
+ * world tell which message changed a context's state. */
+int ftc_lb_last_arrival(const ftc_lb_world_t *w, uint32_t *src,
+                        uint32_t *dest);
+
 /* Virtual time: that of the event being or last handled. */
 uint64_t ftc_lb_now(const ftc_lb_world_t *w);
 

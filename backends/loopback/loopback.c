@@ -71,6 +71,9 @@ struct ftc_lb_world {
     uint32_t watches_free;
     uint64_t next_watch_id;
     ftc_lb_stats_t stats;
+    /* The event handled last, if it handed a message to a core. */
+    int last_was_arrival;
+    uint32_t last_src, last_dest;
 };
 
 /* A lost timer or message would silently change what a test checks, and
@@ -531,6 +534,9 @@ static int lb_dispatch(ftc_lb_world_t *w, const ftc_lb_event_t *ev)
         } else if (!lb_absent(w, ep)) {
             w->now = ev->time;
             w->stats.messages_delivered++;
+            w->last_was_arrival = 1;
+            w->last_src = ev->peer;
+            w->last_dest = ev->rank;
             if (ftc_transport_recv(ep->ctx, ev->peer, msg->data, msg->len) !=
                 FTC_OK)
                 w->stats.messages_rejected++;
@@ -596,6 +602,7 @@ static uint64_t lb_run(ftc_lb_world_t *w, uint64_t until_ns,
             break;
         ftc_lb_event_t ev;
         ftc_lb_eq_pop(&w->queue, &ev);
+        w->last_was_arrival = 0;
         if (lb_dispatch(w, &ev)) {
             handled++;
             w->stats.events++;
@@ -625,6 +632,18 @@ int ftc_lb_step(ftc_lb_world_t *w)
 {
     int drained;
     return lb_run(w, UINT64_MAX, 1, &drained) == 1;
+}
+
+int ftc_lb_last_arrival(const ftc_lb_world_t *w, uint32_t *src,
+                        uint32_t *dest)
+{
+    if (w == NULL || !w->last_was_arrival)
+        return 0;
+    if (src != NULL)
+        *src = w->last_src;
+    if (dest != NULL)
+        *dest = w->last_dest;
+    return 1;
 }
 
 uint64_t ftc_lb_now(const ftc_lb_world_t *w)
