@@ -665,6 +665,31 @@ static void test_deafen(void)
     fx_fini(&f);
 }
 
+/* ftc_lb_last_arrival names the message the last event handed to a core,
+ * and nothing after an event that handed none. */
+static void test_last_arrival(void)
+{
+    fixture_t f;
+    fx_init_n(&f, 4);
+    uint32_t src = 99, dest = 99;
+    CHECK_EQ(ftc_lb_last_arrival(f.w, &src, &dest), 0);
+    CHECK_EQ(ftc_lb_last_arrival(NULL, &src, &dest), 0);
+    CHECK_EQ(send_msg(&f, 2, 3, 1, NULL), FTC_OK);
+    int arrivals = 0, others = 0;
+    while (ftc_lb_step(f.w)) {
+        if (ftc_lb_last_arrival(f.w, &src, &dest)) {
+            arrivals++;
+            CHECK_EQ(src, 2);
+            CHECK_EQ(dest, 3);
+        } else {
+            others++;   /* the send's completion */
+        }
+    }
+    CHECK_EQ(arrivals, 1);
+    CHECK_EQ(others, 1);
+    fx_fini(&f);
+}
+
 static void test_peer_failed(void)
 {
     const ftc_transport_ops_t *ops = ftc_lb_ops();
@@ -1065,6 +1090,7 @@ int main(void)
     test_crash_semantics();
     test_crash_after_sends();
     test_deafen();
+    test_last_arrival();
     test_peer_failed();
     test_watch_churn();
     test_drop_and_corrupt();
