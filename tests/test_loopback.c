@@ -460,6 +460,41 @@ static void test_timers(void)
     fx_fini(&f);
 }
 
+/* Moot entries move no clock, and what is scheduled after them is due at
+ * its own time even when that is before theirs: the event queue must not
+ * have moved on to the moot entries' time. An event due at the largest
+ * time is an event like any other. */
+static void test_moot_entries_and_the_clock(void)
+{
+    fixture_t f;
+    fx_init_n(&f, 2);
+    const ftc_transport_ops_t *ops = ftc_lb_ops();
+    void *ep = f.ctx[0].ep;
+
+    ops->timer_arm(ep, 9000);
+    ops->timer_arm(ep, 2000);           /* the entry at 9000 is moot */
+    CHECK_EQ(ftc_lb_run(f.w, UINT64_MAX), 1);
+    CHECK_EQ(ftc_lb_now(f.w), 2000);
+
+    core_nrecords = 0;
+    ops->timer_arm(ep, 4000);
+    send_msg(&f, 1, 0, 0, NULL);        /* done 2100, arrives 3000 */
+    CHECK_EQ(ftc_lb_run(f.w, UINT64_MAX), 3);
+    CHECK_EQ(core_nrecords, 3);
+    if (core_nrecords == 3) {
+        CHECK(core_records[0].kind == CORE_SEND_DONE && core_records[0].t == 2100);
+        CHECK(core_records[1].kind == CORE_RECV && core_records[1].t == 3000);
+        CHECK(core_records[2].kind == CORE_TIMER && core_records[2].t == 4000);
+    }
+
+    core_nrecords = 0;
+    ops->timer_arm(ep, UINT64_MAX);
+    CHECK_EQ(ftc_lb_run(f.w, UINT64_MAX), 1);
+    CHECK(core_nrecords == 1 && core_records[0].kind == CORE_TIMER);
+    CHECK_EQ(ftc_lb_now(f.w), UINT64_MAX);
+    fx_fini(&f);
+}
+
 static void test_run_step_until(void)
 {
     fixture_t f;
@@ -1086,6 +1121,7 @@ int main(void)
     test_fifo_under_jitter();
     test_determinism();
     test_timers();
+    test_moot_entries_and_the_clock();
     test_run_step_until();
     test_crash_semantics();
     test_crash_after_sends();
