@@ -13,6 +13,7 @@
 #include "ftcoll/algo.h"
 #include "ftcoll/corrected.h"
 #include "ftcoll/tree.h"
+#include "ftcoll/gossip.h"
 
 
 #endif

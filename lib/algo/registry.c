@@ -12,7 +12,8 @@
 /* The families of this library, in the order tools list them. */
 #define FTC_FAMILIES(X) \
     X(corrected)        \
-    X(tree)
+    X(tree)             \
+    X(push_sum) X(push_flow) X(pcf)
 
 #pragma GCC visibility push(hidden)
 #define FTC_DECLARE_FAMILY(name) extern const ftc_algo_entry_t ftc_algo_##name;
