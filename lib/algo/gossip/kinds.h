@@ -21,7 +21,10 @@ enum {
     FTC_GOSSIP_WF_DONE = 1u << 8,     /* the sender has delivered */
     FTC_GOSSIP_WF_SAW_DONE = 1u << 9, /* ... and has seen the receiver's
                                          DONE: it needs nothing more */
-    FTC_GOSSIP_WF_SYNC = 1u << 10     /* no mass moved (see above) */
+    FTC_GOSSIP_WF_SYNC = 1u << 10,    /* no mass moved (see above) */
+    FTC_GOSSIP_WF_WANT = 1u << 11     /* the sender still waits for the
+                                         receiver's DONE or SAW_DONE: a
+                                         delivered receiver answers */
 };
 
 static inline bool ftc_gossip_msg_valid(const ftc_wire_header_t *hdr)
@@ -29,7 +32,7 @@ static inline bool ftc_gossip_msg_valid(const ftc_wire_header_t *hdr)
     return hdr->kind == FTC_GOSSIP_MSG_FLOW
            && (hdr->flags & FTC_WF_FAMILY
                & ~(unsigned)(FTC_GOSSIP_WF_DONE | FTC_GOSSIP_WF_SAW_DONE
-                             | FTC_GOSSIP_WF_SYNC))
+                             | FTC_GOSSIP_WF_SYNC | FTC_GOSSIP_WF_WANT))
                   == 0;
 }
 

@@ -8,10 +8,11 @@
  * Ending. A process that delivered keeps iterating, but only towards the
  * neighbours that still need it: a neighbour needs nothing more once it
  * has said both that it delivered (DONE) and that it saw our DONE
- * (SAW_DONE). When no live neighbour needs it, the process stops
- * iterating and lingers: it answers any message that lacks SAW_DONE with
- * a sync (its flows, no mass moved), so a neighbour whose last message
- * was lost still hears DONE. The core retires the lingerer after later
+ * (SAW_DONE). A message says whether its sender still waits so (WANT).
+ * When it waits for no live neighbour, the process stops iterating and
+ * lingers: it answers any message with WANT with a sync (its flows, no
+ * mass moved), so a neighbour whose last message was lost still hears
+ * DONE and SAW_DONE. The core retires the lingerer after later
  * collectives, or the context's end frees it. A delivered process gives
  * up waiting after max_iterations further iterations (a neighbour that
  * never answers and is never reported failed).
@@ -62,6 +63,13 @@ static ftc_gossip_link_t *link_of(ftc_gossip_op_t *g, uint32_t grank)
     return lo < g->nlinks && g->links[lo].peer == grank ? &g->links[lo] : NULL;
 }
 
+/* Whether we still wait for l's neighbour: for its DONE, or for its word
+ * that it saw ours. */
+static bool waiting_on(const ftc_gossip_link_t *l)
+{
+    return l->alive && !(l->peer_done && l->peer_saw_done);
+}
+
 static void send_to(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push)
 {
     ftc_cop_t *op = &g->base;
@@ -74,15 +82,12 @@ static void send_to(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push)
         hdr.flags |= FTC_GOSSIP_WF_SAW_DONE;
     if (!push)
         hdr.flags |= FTC_GOSSIP_WF_SYNC;
+    if (waiting_on(l))
+        hdr.flags |= FTC_GOSSIP_WF_WANT;
     ftc_iov_t iov = {g->msg, g->rules->payload_len(g->m)};
     (void)ftc_cop_send(op, l->peer, &hdr, &iov, 1, false);
 }
 
-/* After delivery: whether l's neighbour still needs us. */
-static bool needs_us(const ftc_gossip_link_t *l)
-{
-    return l->alive && !(l->peer_done && l->peer_saw_done);
-}
 
 static void release_watches(ftc_gossip_op_t *g)
 {
@@ -114,7 +119,7 @@ static void maybe_stop(ftc_gossip_op_t *g)
     if (!g->base.delivered || !g->ticking)
         return;
     for (uint32_t i = 0; i < g->nlinks; i++)
-        if (needs_us(&g->links[i]))
+        if (waiting_on(&g->links[i]))
             return;
     stop(g);
 }
@@ -198,14 +203,14 @@ static ftc_gossip_link_t *choose(ftc_gossip_op_t *g, bool after_delivery)
 {
     uint32_t eligible = 0;
     for (uint32_t i = 0; i < g->nlinks; i++)
-        eligible += after_delivery ? needs_us(&g->links[i]) : g->links[i].alive;
+        eligible += after_delivery ? waiting_on(&g->links[i]) : g->links[i].alive;
     if (eligible == 0)
         return NULL;
     if (g->params.partner == FTC_PARTNER_ROUND_ROBIN) {
         for (uint32_t t = 0; t < g->nlinks; t++) {
             ftc_gossip_link_t *l = &g->links[g->rr];
             g->rr = (g->rr + 1) % g->nlinks;
-            if (after_delivery ? needs_us(l) : l->alive)
+            if (after_delivery ? waiting_on(l) : l->alive)
                 return l;
         }
         return NULL;
@@ -213,7 +218,7 @@ static ftc_gossip_link_t *choose(ftc_gossip_op_t *g, bool after_delivery)
     uint64_t pick = ftc_cop_random_below(&g->base, eligible);
     for (uint32_t i = 0; i < g->nlinks; i++) {
         ftc_gossip_link_t *l = &g->links[i];
-        if (after_delivery ? needs_us(l) : l->alive) {
+        if (after_delivery ? waiting_on(l) : l->alive) {
             if (pick == 0)
                 return l;
             pick--;
@@ -271,9 +276,13 @@ static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         l->peer_saw_done = true;
     g->rules->receive(g, l, payload);
     g->received = true;
-    /* A delivered process tells a neighbour that has not seen its DONE
-     * at once, from a lingerer as from a process still waiting. */
-    if (op->delivered && !(hdr->flags & FTC_GOSSIP_WF_SAW_DONE))
+    /* A delivered process answers a neighbour that still waits for it,
+     * unless it waits for that neighbour itself: then its next iteration
+     * tells the neighbour, and an answer now could cross that
+     * iteration's push and undo it (push-flow's receiver adopts whatever
+     * flow arrives last). */
+    if (op->delivered && (hdr->flags & FTC_GOSSIP_WF_WANT)
+        && !(g->ticking && waiting_on(l)))
         send_to(g, l, false);
     maybe_stop(g);
 }
@@ -470,9 +479,12 @@ int ftc_gossip_op_create(ftc_group_t *grp, const ftc_coll_args_t *args,
         ftc_cop_complete(&g->base, FTC_EROOT_FAILED);
         stop(g);
     } else {
-        /* The first iteration one period from now, like every other:
-         * deliver never runs inside ftc_init_*. */
-        ftc_cop_timer_arm(&g->base, ftc_cop_now(&g->base) + p->period_ns);
+        /* The first iteration at a random phase within the first period
+         * (never at once: deliver never runs inside ftc_init_*). Processes
+         * started together would otherwise iterate in lock-step, and every
+         * exchange would cross another on the wire. */
+        uint64_t phase = 1 + ftc_cop_random_below(&g->base, p->period_ns);
+        ftc_cop_timer_arm(&g->base, ftc_cop_now(&g->base) + phase);
         ftc_cop_replay_pending(&g->base);
     }
     *out = &g->base;
