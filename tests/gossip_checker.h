@@ -42,6 +42,8 @@ typedef struct gc_outcome {
     double max_rel_error;        /* largest error of a live process
                                     against the value it must agree with */
     uint32_t crashed;            /* ranks that did crash */
+    uint32_t missed_crashes;     /* scheduled after a send the rank never
+                                    made (it did not crash) */
     uint64_t dropped;            /* messages the loopback lost */
 } gc_outcome_t;
 

@@ -80,7 +80,8 @@ struct ftc_gossip_op {
     double target, err;
     bool received;               /* since the last iteration */
     bool have_est;
-    bool ticking;
+    bool ticking;                /* iterating (its timer armed) */
+    bool gave_up;                /* stopped at 2 * max_iterations */
     bool watching_root;
     uint32_t lost;
 };

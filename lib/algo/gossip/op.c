@@ -116,7 +116,8 @@ static void stop(ftc_gossip_op_t *g)
 
 static void maybe_stop(ftc_gossip_op_t *g)
 {
-    if (!g->base.delivered || !g->ticking)
+    if (!g->base.delivered || !g->ticking
+        || g->stable_count < g->stable_needed)
         return;
     for (uint32_t i = 0; i < g->nlinks; i++)
         if (waiting_on(&g->links[i]))
@@ -233,29 +234,68 @@ static void gossip_on_timer(ftc_cop_t *op)
     if (!g->ticking)
         return;
     g->iterations++;
+    convergence_step(g);
     if (!op->delivered) {
-        convergence_step(g);
         if (g->stable_count >= g->stable_needed)
             deliver(g, true);
         else if (g->iterations >= g->params.max_iterations || g->nalive == 0)
             deliver(g, g->nalive == 0 && g->have_est);
     }
+    ftc_gossip_link_t *l;
     if (op->delivered) {
         maybe_stop(g);
         if (!g->ticking)
             return;
         if (g->iterations >= 2 * g->params.max_iterations) {
+            g->gave_up = true;
             stop(g); /* nobody answered: give up waiting */
             return;
         }
-        ftc_gossip_link_t *l = choose(g, true);
+        /* Settled: only the neighbours we wait for, to end; unsettled
+         * (a late failure or a neighbour's moved our mass): gossip. */
+        bool settled = g->stable_count >= g->stable_needed;
+        l = choose(g, settled);
         if (l != NULL)
-            send_to(g, l, !l->peer_done);
+            send_to(g, l, !settled || !l->peer_done);
     } else {
-        ftc_gossip_link_t *l = choose(g, false);
+        l = choose(g, false);
         if (l != NULL)
             send_to(g, l, true);
     }
+    ftc_cop_timer_arm(op, ftc_cop_now(op) + g->params.period_ns);
+}
+
+/* A stopped process whose estimate moved by more than the target (a
+ * neighbour pushed mass after a late failure, or it lost a neighbour)
+ * iterates again until it is settled, so that mass a failure displaced
+ * after some processes delivered is not stuck at a process that stopped:
+ * the others then still converge to the survivors' aggregate. */
+static void maybe_wake(ftc_gossip_op_t *g)
+{
+    ftc_cop_t *op = &g->base;
+    if (g->ticking || !op->delivered || g->gave_up || op->finished)
+        return;
+    g->rules->mass(g, g->scratch);
+    if (ftc_gossip_estimate(g->m, g->scratch, g->est)) {
+        double change = 0.0, size = 0.0;
+        for (uint32_t k = 0; k + 1 < g->m; k++) {
+            double d = fabs(g->est[k] - g->prev_est[k]);
+            double s = fabs(g->est[k]);
+            change = d > change || d != d ? d : change;
+            size = s > size ? s : size;
+        }
+        double err = size > 0.0 ? change / size : change;
+        if (err <= g->target)
+            return;
+    }
+    g->ticking = true;
+    g->stable_count = 0;
+    ftc_context_t *ctx = op->group->ctx;
+    for (uint32_t i = 0; i < g->nlinks; i++)
+        if (g->links[i].alive && !g->links[i].watched) {
+            g->links[i].watched = true;
+            ftc_monitor_acquire(ctx, world(g, g->links[i].peer), op);
+        }
     ftc_cop_timer_arm(op, ftc_cop_now(op) + g->params.period_ns);
 }
 
@@ -280,10 +320,15 @@ static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
      * unless it waits for that neighbour itself: then its next iteration
      * tells the neighbour, and an answer now could cross that
      * iteration's push and undo it (push-flow's receiver adopts whatever
-     * flow arrives last). */
-    if (op->delivered && (hdr->flags & FTC_GOSSIP_WF_WANT)
-        && !(g->ticking && waiting_on(l)))
+     * flow arrives last). A stopped process also answers every push, so
+     * that a neighbour iterating again after a late failure hears back
+     * and can settle. */
+    bool want = (hdr->flags & FTC_GOSSIP_WF_WANT) != 0;
+    bool push = (hdr->flags & FTC_GOSSIP_WF_SYNC) == 0;
+    if (op->delivered
+        && (g->ticking ? want && !waiting_on(l) : want || push))
         send_to(g, l, false);
+    maybe_wake(g);
     maybe_stop(g);
 }
 
@@ -309,6 +354,7 @@ static void gossip_on_failed(ftc_cop_t *op, uint32_t grank)
     g->nalive--;
     if (!op->delivered)
         g->lost++;
+    maybe_wake(g);
     maybe_stop(g);
 }
 
