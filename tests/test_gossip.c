@@ -6,10 +6,12 @@
  *   test_gossip                      bad input, shapes, every algorithm
  *                                    failure-free, loss, float, sum,
  *                                    vectors, round-robin, overlay
- *   test_gossip --exhaustive ALGO N  every crash schedule for n = 2..N:
+ *   test_gossip --exhaustive ALGO N [all]
+ *                                    every crash schedule for n = 2..N:
  *                                    each rank and each pair crashed
  *                                    before the operation or after each
- *                                    of its sends
+ *                                    of its sends (all: PCF excluding a
+ *                                    failed neighbour's whole history)
  *   test_gossip --random ALGO N RUNS SEED [SHAPE]
  *                                    seeded random schedules at n = N:
  *                                    up to two crashes at random send
@@ -290,7 +292,8 @@ static void test_runs(void)
 
 /* ---- every crash schedule for small n ------------------------------------ */
 
-static uint64_t exhaustive(ftc_algo_t algo, uint32_t nmax)
+static uint64_t exhaustive(ftc_algo_t algo, uint32_t nmax,
+                           ftc_gossip_exclusion_t exclusion)
 {
     uint64_t runs = 0, crashed_pairs = 0;
     ftc_gossip_neighbours_t shapes[] = {FTC_NEIGHBOURS_FULL, FTC_NEIGHBOURS_RING};
@@ -301,6 +304,7 @@ static uint64_t exhaustive(ftc_algo_t algo, uint32_t nmax)
             base.algo = algo;
             base.seed = n * 31 + s;
             base.params.neighbours = shapes[s];
+            base.params.exclusion = exclusion;
             gc_outcome_t ff;
             gc_check(&base, &ff);
             runs++;
@@ -421,7 +425,10 @@ static ftc_algo_t parse_algo(const char *s)
 int main(int argc, char **argv)
 {
     if (argc >= 4 && strcmp(argv[1], "--exhaustive") == 0) {
-        uint64_t runs = exhaustive(parse_algo(argv[2]), (uint32_t)atoi(argv[3]));
+        ftc_gossip_exclusion_t ex = argc >= 5 && strcmp(argv[4], "all") == 0
+                                        ? FTC_GOSSIP_EXCLUDE_ALL
+                                        : FTC_GOSSIP_EXCLUDE_FLOWS;
+        uint64_t runs = exhaustive(parse_algo(argv[2]), (uint32_t)atoi(argv[3]), ex);
         printf("exhaustive %s n <= %s: %llu runs\n", argv[2], argv[3],
                (unsigned long long)runs);
     } else if (argc >= 6 && strcmp(argv[1], "--random") == 0) {
@@ -436,7 +443,7 @@ int main(int argc, char **argv)
         test_shapes();
         test_runs();
     } else {
-        fprintf(stderr, "usage: test_gossip [--exhaustive ALGO N | --random "
+        fprintf(stderr, "usage: test_gossip [--exhaustive ALGO N [all] | --random "
                         "ALGO N RUNS SEED [SHAPE]]\n");
         return 2;
     }

@@ -54,6 +54,21 @@ typedef enum ftc_gossip_partner {
     FTC_PARTNER_ROUND_ROBIN = 2 /* each neighbour in turn */
 } ftc_gossip_partner_t;
 
+/* What PCF does with a failed neighbour's link (push-flow always does
+ * the second; docs/gossip.md, "Failures"). */
+typedef enum ftc_gossip_exclusion {
+    /* The paper's PCF: zero the link's flows, keep what was cancelled on
+     * it. No fall-back: after a failure late in the run the result stays
+     * the aggregate over everyone (to the target); after an early one it
+     * is the survivors' inputs less what they had cancelled with the
+     * failed process, which is no aggregate of anything (its weight may
+     * even be negative: the operation then ends with FTC_EPEER_FAILED). */
+    FTC_GOSSIP_EXCLUDE_FLOWS = 1,
+    /* Also undo what was cancelled: the result is the exact aggregate over
+     * the survivors, at the price of push-flow's fall-back. */
+    FTC_GOSSIP_EXCLUDE_ALL = 2
+} ftc_gossip_exclusion_t;
+
 /* What a process learned about its own run, written just before its
  * deliver callback when params.report is set. */
 typedef struct ftc_gossip_report {
@@ -97,6 +112,7 @@ typedef struct ftc_gossip_params {
      * are summed afresh for every estimate instead of kept in a running
      * sum, so a corrupted flow leaves no trace once overwritten). */
     uint32_t bitflip_tolerant;
+    ftc_gossip_exclusion_t exclusion;   /* PCF; default flows (the paper) */
     /* Where to write this process's ftc_gossip_report_t (NULL: nowhere).
      * Must stay valid until deliver. */
     ftc_gossip_report_t *report;
@@ -104,7 +120,7 @@ typedef struct ftc_gossip_params {
 
 /* The defaults: average, full, random partner, target 0 (by dtype),
  * stable 0 (by n), 20000 iterations, 10 us period, not bit-flip
- * tolerant, no report. */
+ * tolerant, exclusion of flows, no report. */
 void ftc_gossip_params_init(ftc_gossip_params_t *params);
 
 /* Whether params can run algo (one of the three above) on a group of n

@@ -20,6 +20,7 @@ static const ftc_gossip_params_t defaults = {
     .max_iterations = 20000,
     .period_ns = 10000,
     .bitflip_tolerant = 0,
+    .exclusion = FTC_GOSSIP_EXCLUDE_FLOWS,
     .report = NULL,
 };
 
@@ -84,6 +85,11 @@ int ftc_gossip_params_check(const ftc_gossip_params_t *p, ftc_algo_t algo,
         *why = "bitflip_tolerant: 0, or 1 with PCF only";
         return FTC_EINVAL;
     }
+    if (p->exclusion != FTC_GOSSIP_EXCLUDE_FLOWS
+        && p->exclusion != FTC_GOSSIP_EXCLUDE_ALL) {
+        *why = "exclusion: neither flows nor all";
+        return FTC_EINVAL;
+    }
     return ftc_gossip_neighbours_check(p, n, why);
 }
 
@@ -107,6 +113,7 @@ static const ftc_algo_param_info_t param_info[] = {
     {"max_iterations", "20000", "iteration cap before delivery"},
     {"period_ns", "10000", "transport time between iterations"},
     {"bitflip_tolerant", "0", "PCF: sum the flows afresh for each estimate"},
+    {"exclusion", "flows", "PCF, a failed neighbour: zero its flows (flows) or undo all exchanged (all)"},
     {"report", "NULL", "where to write iterations and the error estimate"},
 };
 

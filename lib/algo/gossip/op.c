@@ -152,10 +152,14 @@ static void deliver(ftc_gossip_op_t *g, bool converged)
         rep->converged = converged ? 1u : 0u;
         rep->neighbours_lost = g->lost;
     }
-    if (!g->have_est) {
-        /* No weight ever reached this process (a sum whose weight holder
-         * is cut off): there is no estimate to give. */
-        ftc_cop_complete(op, FTC_ETIMEDOUT);
+    g->rules->mass(g, g->scratch);
+    if (!ftc_gossip_estimate(g->m, g->scratch, g->est)) {
+        /* No positive weight here: none ever arrived (FTC_ETIMEDOUT), or
+         * a failure took it (PCF's exclusion of flows after an early
+         * failure: FTC_EPEER_FAILED). There is no estimate to give. */
+        if (g->params.report != NULL)
+            g->params.report->converged = 0;
+        ftc_cop_complete(op, g->lost > 0 ? FTC_EPEER_FAILED : FTC_ETIMEDOUT);
         return;
     }
     write_result(g);

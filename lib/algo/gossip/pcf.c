@@ -18,6 +18,9 @@
  * it, where a running sum would keep the rounding error of adding and
  * removing, say, 1e300.
  *
+ * Indices are 0-based here (c in {0, 1}, r from 0), so a link whose roles
+ * are settled has c = r mod 2.
+ *
  * Figure 5's line 11 reads phi_i -= (f_ji,c + f_ji,c) in the text we have;
  * the update that keeps phi_i = sum of flows is phi_i -= (f_ij,c + f_ji,c)
  * (the old f_ij,c out, the new -f_ji,c in), and so is line 23's. Line 19
@@ -120,8 +123,13 @@ static void pcf_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
     if (cj > 1)
         return; /* corrupted control word: wait for the next message */
     double *neg = g->scratch;
-    /* Lines 7-9: the other end changed roles first. */
-    if (l->c != cj && l->r == rj)
+    /* Lines 7-9: the other end changed roles first. Only a sender whose
+     * roles are settled for its r (c = r mod 2: each change of roles
+     * flips c and counts once in r) is followed: one that has cancelled
+     * but not yet swapped has r one ahead of its c, and a message it sent
+     * before swapping may arrive after we swapped; following it would
+     * undo our swap and leave both ends ignoring each other for good. */
+    if (l->c != cj && l->r == rj && cj == (rj & 1u))
         l->c = (uint8_t)cj;
     if (l->c != cj)
         return;
@@ -162,9 +170,16 @@ static void pcf_lose(ftc_gossip_op_t *g, ftc_gossip_link_t *l)
         if (efficient(g))
             g->phi[k] -= l->f[k] + l->f[g->m + k];
         l->f[k] = l->f[g->m + k] = 0.0;
-        /* What was cancelled on this link stays in phi_i: the mass
-         * account writes it off. */
-        g->written_off[k] += l->cancelled[k];
+        if (g->params.exclusion == FTC_GOSSIP_EXCLUDE_ALL) {
+            /* Undo the cancelled flows too: as if this process had never
+             * exchanged with the failed one (push-flow's semantics). */
+            g->phi[k] -= l->cancelled[k];
+        } else {
+            /* What was cancelled on this link stays in phi_i (the
+             * paper's PCF: no fall-back): the mass account writes it
+             * off. */
+            g->written_off[k] += l->cancelled[k];
+        }
         l->cancelled[k] = 0.0;
     }
 }
