@@ -176,7 +176,12 @@ static void convergence_step(ftc_gossip_op_t *g)
     uint32_t count = g->m - 1;
     g->rules->mass(g, g->scratch);
     if (!ftc_gossip_estimate(g->m, g->scratch, g->est)) {
+        /* No positive weight (yet, or for now: zeroing a failed
+         * neighbour's flows can leave a process negative until its
+         * neighbours refill it): nothing has converged. */
         g->received = false;
+        g->stable_count = 0;
+        g->have_est = false;
         return;
     }
     if (g->have_est) {
@@ -324,14 +329,16 @@ static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
      * unless it waits for that neighbour itself: then its next iteration
      * tells the neighbour, and an answer now could cross that
      * iteration's push and undo it (push-flow's receiver adopts whatever
-     * flow arrives last). A stopped process also answers every push, so
-     * that a neighbour iterating again after a late failure hears back
-     * and can settle. */
+     * flow arrives last). A stopped process answers a push with a push:
+     * a neighbour iterating again after a late failure then gets mass
+     * back instead of pumping its own into processes that keep it, and
+     * hears back, so it can settle. */
     bool want = (hdr->flags & FTC_GOSSIP_WF_WANT) != 0;
     bool push = (hdr->flags & FTC_GOSSIP_WF_SYNC) == 0;
-    if (op->delivered
-        && (g->ticking ? want && !waiting_on(l) : want || push))
+    if (op->delivered && g->ticking && want && !waiting_on(l))
         send_to(g, l, false);
+    else if (op->delivered && !g->ticking && (want || push))
+        send_to(g, l, push);
     maybe_wake(g);
     maybe_stop(g);
 }
