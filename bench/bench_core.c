@@ -24,6 +24,7 @@
  *   corrected:0, corrected:1, tree:0, ...)
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
 
@@ -363,32 +365,115 @@ static void steady_run(const char *spec, uint32_t n, uint64_t iters)
 
 static int op_state_table(void);
 
+static void usage(FILE *f)
+{
+    fputs("usage: bench_core [--n N] [--reps R] [--time-only] [--single]\n"
+          "       bench_core --steady ALGO:F [--n N] [--iters K] [--auth]\n"
+          "       bench_core --op-state | -h, --help | -V, --version\n"
+          "  --n N          ranks (1024; --steady: 2)\n"
+          "  --reps R       runs per figure, best and mean (5)\n"
+          "  --time-only    only the timings, not the per-operation state\n"
+          "  --single       only the f = 1 allreduce (callgrind_core.sh)\n"
+          "  --steady ALGO:F  back-to-back 8-byte allreduces, e.g. "
+          "corrected:1\n"
+          "  --iters K      --steady: allreduces measured (100000)\n"
+          "  --auth         --steady: with message authentication\n"
+          "  --op-state     only the per-operation heap table\n"
+          "Every --opt value may also be written --opt=value.\n",
+          f);
+}
+
+/* A positive integer at most max for flag, or exit 2 naming the flag. */
+static unsigned long parse_positive(const char *flag, const char *v,
+                                    unsigned long max)
+{
+    unsigned long x;
+    if (cli_count("bench_core", flag, v, max, &x) != 0)
+        exit(2);
+    return x;
+}
+
+/* Long-only options get distinct values above any character, so that
+ * getopt_long refuses a prefix of several ("--s") instead of taking the
+ * first. */
+enum {
+    OPT_N = 256,
+    OPT_AUTH,
+    OPT_STEADY,
+    OPT_ITERS,
+    OPT_REPS,
+    OPT_TIME_ONLY,
+    OPT_SINGLE,
+    OPT_OP_STATE,
+};
+
+static const struct option core_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {"n", required_argument, NULL, OPT_N},
+    {"auth", no_argument, NULL, OPT_AUTH},
+    {"steady", required_argument, NULL, OPT_STEADY},
+    {"iters", required_argument, NULL, OPT_ITERS},
+    {"reps", required_argument, NULL, OPT_REPS},
+    {"time-only", no_argument, NULL, OPT_TIME_ONLY},
+    {"single", no_argument, NULL, OPT_SINGLE},
+    {"op-state", no_argument, NULL, OPT_OP_STATE},
+    {NULL, 0, NULL, 0},
+};
+
 int main(int argc, char **argv)
 {
     uint32_t n = 1024;
     int reps = 5;
-    bool time_only = false, single = false, n_given = false;
+    bool time_only = false, single = false, n_given = false, op_only = false;
     const char *steady = NULL;
     uint64_t iters = 100000;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
-            n = (uint32_t)atoi(argv[++i]);
+    int opt;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":hV", core_options, NULL)) != -1) {
+        switch (opt) {
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'V':
+            cli_print_version("bench_core");
+            return 0;
+        case OPT_N:
+            n = (uint32_t)parse_positive("--n", optarg, 1u << 24);
             n_given = true;
-        } else if (strcmp(argv[i], "--auth") == 0) {
+            break;
+        case OPT_AUTH:
             steady_auth = true;
-        } else if (strcmp(argv[i], "--steady") == 0 && i + 1 < argc)
-            steady = argv[++i];
-        else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
-            iters = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
-            reps = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--time-only") == 0)
+            break;
+        case OPT_STEADY:
+            steady = optarg;
+            break;
+        case OPT_ITERS:
+            iters = parse_positive("--iters", optarg, ULONG_MAX);
+            break;
+        case OPT_REPS:
+            reps = (int)parse_positive("--reps", optarg, 1000000);
+            break;
+        case OPT_TIME_ONLY:
             time_only = true;
-        else if (strcmp(argv[i], "--single") == 0)
+            break;
+        case OPT_SINGLE:
             single = true;
-        else if (strcmp(argv[i], "--op-state") == 0)
-            return op_state_table();
+            break;
+        case OPT_OP_STATE:
+            op_only = true;
+            break;
+        default:
+            return cli_refuse("bench_core", opt, argv, core_options);
+        }
     }
+    if (optind < argc) {
+        fprintf(stderr, "bench_core: unexpected argument '%s' (--help)\n",
+                argv[optind]);
+        return 2;
+    }
+    if (op_only)
+        return op_state_table();
     if (steady != NULL) {
         steady_run(steady, n_given ? n : 2, iters);
         return 0;

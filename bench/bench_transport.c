@@ -1,11 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Which backends this build of ftcoll-bench has, and what to say about
  * the ones it has not. */
+#include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench_transport.h"
+#include "ftcoll_bootstrap.h"
+#include "json.h"
+
+int64_t bench_die_after_exchange = -1;
+double bench_die_wait_s = 60;
+static unsigned g_rounds_left = 1;
+
+void bench_exchange_begin(unsigned rounds)
+{
+    g_rounds_left = rounds;
+}
 
 static const bench_backend_t *const built_in[] = {
 #ifdef FTCOLL_BENCH_HAVE_ZMQ
@@ -74,4 +89,54 @@ const bench_backend_t *bench_backend_find(const char *name, char *err,
     snprintf(err, errlen, "no backend is called '%s' (ftcoll has zmq, ucx "
              "and libfabric; this build: %s)", name, have);
     return NULL;
+}
+
+int bench_exchange_allgather(void *boot, const void *mine, size_t len,
+                             void *all)
+{
+    int rc = ftc_bootstrap_allgather(boot, mine, len, all);
+    if (g_rounds_left > 0)
+        g_rounds_left--;
+    if (rc != 0 || bench_die_after_exchange < 0 || g_rounds_left > 0)
+        return rc;
+    uint32_t victim = (uint32_t)bench_die_after_exchange;
+    if (ftc_bootstrap_rank(boot) == victim) {
+        /* Iteration 0 has not begun: the kill is at the exchange. */
+        json_t j;
+        json_to_file(&j, stdout);
+        json_object_begin(&j);
+        json_key(&j, "rank");
+        json_uint(&j, victim);
+        json_key(&j, "event");
+        json_string(&j, "kill");
+        json_key(&j, "iter");
+        json_uint(&j, 0);
+        json_key(&j, "t_ns");
+        json_uint(&j, bench_now_ns());
+        json_key(&j, "at");
+        json_string(&j, "exchange");
+        json_object_end(&j);
+        putchar('\n');
+        fflush(stdout);
+        raise(SIGKILL);
+    }
+    const char *dir = getenv("FTCOLL_RENDEZVOUS");
+    if (dir == NULL || *dir == '\0') {
+        fprintf(stderr, "ftcoll-bench: --die-after-exchange needs ftcoll-run "
+                        "(FTCOLL_RENDEZVOUS is not set)\n");
+        return -1;
+    }
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/dead.%u", dir, victim);
+    uint64_t limit = bench_now_ns() + (uint64_t)(bench_die_wait_s * 1e9);
+    while (access(path, F_OK) != 0) {
+        if (bench_now_ns() > limit) {
+            fprintf(stderr, "ftcoll-bench: rank %u did not die within %.0f s "
+                            "of the exchange\n", victim, bench_die_wait_s);
+            return -1;
+        }
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
 }

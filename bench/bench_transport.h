@@ -60,8 +60,9 @@ typedef struct bench_backend {
     /*
      * The members of the summary's "transport" JSON object, without the
      * braces: at least "name", "stranger" (messages from no member of the
-     * job) and "peers_failed" (failures the backend itself reported).
-     * ftcoll-bench adds "reports" from peer_report.
+     * job) and "peers_failed" (failures the backend itself reported),
+     * written with json_members_begin() (json.h) so that strings are
+     * escaped. ftcoll-bench adds "reports" from peer_report.
      */
     void (*stats_json)(void *t, char *buf, size_t len);
 
@@ -96,6 +97,22 @@ void bench_backend_list(char *buf, size_t len);
 
 /* CLOCK_MONOTONIC in ns: the clock of every t_ns the bench prints. */
 uint64_t bench_now_ns(void);
+
+/*
+ * The allgather each backend's open() exchanges addresses with: the
+ * bootstrap's, and then, after the last of the exchange's `rounds`
+ * allgathers (bench_exchange_begin(rounds) first: UCX swaps lengths, then
+ * addresses), when bench_die_after_exchange names a rank, that rank
+ * SIGKILLs itself (its address published, nobody connected to it yet) and the others wait until ftcoll-run has reaped it (dead.<rank> in
+ * the file rendezvous) before they go on to connect: to an address whose
+ * owner is dead. A failure like any other for the survivors. Needs
+ * ftcoll-run; gives up (non-zero) after timeout_s.
+ */
+extern int64_t bench_die_after_exchange;   /* a rank, or -1 */
+extern double bench_die_wait_s;            /* the survivors' bound */
+void bench_exchange_begin(unsigned rounds);
+int bench_exchange_allgather(void *boot, const void *mine, size_t len,
+                             void *all);
 
 /* The tables, where built. */
 extern const bench_backend_t bench_backend_zmq;

@@ -16,6 +16,7 @@
 #include "bench_transport.h"
 #include "ftcoll_ofi.h"
 #include "ofi_rdm_endpoint.h"
+#include "json.h"
 
 typedef struct ofi_bench {
     ftc_ofi_t *z;
@@ -56,7 +57,8 @@ static int fb_open(ftc_bootstrap_t *boot, void **out, char *err,
                      ftc_err_name(rc));
     }
     if (rc == FTC_OK) {
-        rc = ftc_ofi_exchange(t->z, ftc_bootstrap_allgather, boot);
+        bench_exchange_begin(1);
+        rc = ftc_ofi_exchange(t->z, bench_exchange_allgather, boot);
         if (rc != FTC_OK)
             snprintf(err, errlen, "libfabric address exchange: %s",
                      ftc_bootstrap_error(boot)[0] ? ftc_bootstrap_error(boot)
@@ -111,16 +113,27 @@ static void fb_stats_json(void *arg, char *buf, size_t len)
     ofi_bench_t *t = arg;
     ftc_ofi_stats_t s;
     ftc_ofi_stats(t->z, &s);
-    snprintf(buf, len,
-        "\"name\":\"libfabric\",\"provider\":\"%s\",\"stranger\":%llu,"
-        "\"bad_header\":%llu,\"rejected\":%llu,\"peers_failed\":%llu,"
-        "\"cq_errors\":%llu,\"queued\":%llu,\"reordered\":%llu",
-        ftc_ofi_provider(t->z), (unsigned long long)s.msgs_stranger,
-        (unsigned long long)s.msgs_bad_header,
-        (unsigned long long)s.msgs_rejected,
-        (unsigned long long)s.peers_failed, (unsigned long long)s.cq_errors,
-        (unsigned long long)s.msgs_queued,
-        (unsigned long long)s.msgs_reordered);
+    json_t j;
+    json_to_buffer(&j, buf, len);
+    json_members_begin(&j);
+    json_key(&j, "name");
+    json_string(&j, "libfabric");
+    json_key(&j, "provider");
+    json_string(&j, ftc_ofi_provider(t->z));
+    json_key(&j, "stranger");
+    json_uint(&j, s.msgs_stranger);
+    json_key(&j, "bad_header");
+    json_uint(&j, s.msgs_bad_header);
+    json_key(&j, "rejected");
+    json_uint(&j, s.msgs_rejected);
+    json_key(&j, "peers_failed");
+    json_uint(&j, s.peers_failed);
+    json_key(&j, "cq_errors");
+    json_uint(&j, s.cq_errors);
+    json_key(&j, "queued");
+    json_uint(&j, s.msgs_queued);
+    json_key(&j, "reordered");
+    json_uint(&j, s.msgs_reordered);
 }
 
 static const char *fb_peer_report(void *arg, uint32_t r, uint64_t *t_ns)

@@ -11,6 +11,7 @@
 
 #include "bench_transport.h"
 #include "ftcoll_ucx.h"
+#include "json.h"
 
 /* The backend's network devices, for the raw ping-pong (which runs
  * after the backend was opened) to use the same ones. */
@@ -59,7 +60,8 @@ static int ub_open(ftc_bootstrap_t *boot, void **out, char *err,
     if (rc == FTC_OK) {
         snprintf(g_net_devices, sizeof(g_net_devices), "%s",
                  ftc_ucx_net_devices(t->u));
-        rc = ftc_ucx_exchange(t->u, ftc_bootstrap_allgather, boot);
+        bench_exchange_begin(2);
+        rc = ftc_ucx_exchange(t->u, bench_exchange_allgather, boot);
         if (rc != FTC_OK)
             snprintf(err, errlen, "UCX address exchange: %s",
                      ftc_bootstrap_error(boot)[0] ? ftc_bootstrap_error(boot)
@@ -125,15 +127,25 @@ static void ub_stats_json(void *arg, char *buf, size_t len)
     ftc_ucx_stats(t->u, &s);
     char tl[96];
     ub_describe(t, tl, sizeof(tl));
-    snprintf(buf, len,
-        "\"name\":\"ucx\",\"lane\":\"%s\",\"stranger\":%llu,"
-        "\"rejected\":%llu,\"peers_failed\":%llu,\"ep_errors\":%llu,"
-        "\"send_errors\":%llu,\"deferred\":%llu",
-        tl, (unsigned long long)s.msgs_stranger,
-        (unsigned long long)s.msgs_rejected,
-        (unsigned long long)s.peers_failed, (unsigned long long)s.ep_errors,
-        (unsigned long long)s.send_errors,
-        (unsigned long long)s.sends_deferred);
+    json_t j;
+    json_to_buffer(&j, buf, len);
+    json_members_begin(&j);
+    json_key(&j, "name");
+    json_string(&j, "ucx");
+    json_key(&j, "lane");
+    json_string(&j, tl);
+    json_key(&j, "stranger");
+    json_uint(&j, s.msgs_stranger);
+    json_key(&j, "rejected");
+    json_uint(&j, s.msgs_rejected);
+    json_key(&j, "peers_failed");
+    json_uint(&j, s.peers_failed);
+    json_key(&j, "ep_errors");
+    json_uint(&j, s.ep_errors);
+    json_key(&j, "send_errors");
+    json_uint(&j, s.send_errors);
+    json_key(&j, "deferred");
+    json_uint(&j, s.sends_deferred);
 }
 
 static const char *ub_peer_report(void *arg, uint32_t r, uint64_t *t_ns)

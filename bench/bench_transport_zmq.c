@@ -10,6 +10,7 @@
 
 #include "bench_transport.h"
 #include "ftcoll_zmq.h"
+#include "json.h"
 
 typedef struct zmq_bench {
     ftc_zmq_t *z;
@@ -47,7 +48,8 @@ static int zb_open(ftc_bootstrap_t *boot, void **out, char *err,
             snprintf(err, errlen, "ZeroMQ backend: %s", ftc_strerror(rc));
     }
     if (rc == FTC_OK) {
-        rc = ftc_zmq_exchange(t->z, ftc_bootstrap_allgather, boot);
+        bench_exchange_begin(1);
+        rc = ftc_zmq_exchange(t->z, bench_exchange_allgather, boot);
         if (rc != FTC_OK)
             snprintf(err, errlen, "%s", ftc_bootstrap_error(boot)[0]
                                             ? ftc_bootstrap_error(boot)
@@ -105,13 +107,21 @@ static void zb_stats_json(void *arg, char *buf, size_t len)
     zmq_bench_t *t = arg;
     ftc_zmq_stats_t s;
     ftc_zmq_stats(t->z, &s);
-    snprintf(buf, len,
-        "\"name\":\"zmq\",\"stranger\":%llu,\"rejected\":%llu,"
-        "\"peers_failed\":%llu,\"disconnects\":%llu,\"queued\":%llu",
-        (unsigned long long)s.msgs_stranger,
-        (unsigned long long)s.msgs_rejected,
-        (unsigned long long)s.peers_failed, (unsigned long long)s.disconnects,
-        (unsigned long long)s.msgs_queued);
+    json_t j;
+    json_to_buffer(&j, buf, len);
+    json_members_begin(&j);
+    json_key(&j, "name");
+    json_string(&j, "zmq");
+    json_key(&j, "stranger");
+    json_uint(&j, s.msgs_stranger);
+    json_key(&j, "rejected");
+    json_uint(&j, s.msgs_rejected);
+    json_key(&j, "peers_failed");
+    json_uint(&j, s.peers_failed);
+    json_key(&j, "disconnects");
+    json_uint(&j, s.disconnects);
+    json_key(&j, "queued");
+    json_uint(&j, s.msgs_queued);
 }
 
 static const char *zb_peer_report(void *arg, uint32_t r, uint64_t *t_ns)

@@ -64,6 +64,21 @@
  * cores; --wait spin polls progress without sleeping, which is what a
  * latency measurement wants when each rank has a core.
  *
+ * Wrong use, on purpose (the conformance suite's wrong-use cases give one
+ * rank other options than the rest): --bad-arg KIND@G makes this rank's
+ * call at iteration G invalid (null-buffer, huge-count: 2^40 elements,
+ * bad-op), --checked runs every call in checked mode. With --usage-errors
+ * the statuses of usage errors (FTC_EMISMATCH, FTC_EPEER_INVALID,
+ * FTC_ETIMEDOUT, and this rank's refused call) count as errors, not
+ * wrong results, and the summary lists the first iterations' statuses
+ * and values ("results": [[G, status, key]]) for the caller to compare
+ * across ranks; "statuses" always counts operations by how they ended.
+ *
+ * Membership: messages are authenticated with the job key when the
+ * bootstrap has one (ftcoll-run and PMIx do; docs/security.md), so a
+ * process outside the job cannot act on the ranks; --no-auth sends the
+ * job token only, for trusted fabrics (and to measure what the MAC costs).
+ *
  * Environment: FTCOLL_BACKEND, FTCOLL_SUSPECT_MS, FTCOLL_PROBE_MS (the
  * core's timeouts), the backend's own (FTCOLL_ZMQ_*, FTCOLL_UCX_*,
  * FTCOLL_OFI_*, UCX_*, FI_*), FTCOLL_BENCH_OP_TIMEOUT (seconds an
@@ -90,6 +105,8 @@
 #include <unistd.h>
 
 #include "bench_transport.h"
+#include "cli.h"
+#include "json.h"
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_bootstrap.h"
 
@@ -129,12 +146,20 @@ typedef struct opts {
     hold_t holds[MAX_PLAN];             /* --hold and --gate */
     uint32_t nholds;
     bool pingpong, json, csv, quiet;
+    bool no_auth;               /* --no-auth: the job token only */
+    bool checked, usage_errors; /* --checked, --usage-errors */
+    int bad_arg;                /* --bad-arg: BAD_* */
+    uint64_t bad_arg_iter;
     bool spin;                  /* --wait spin */
     ftc_fault_info_t fault_info;
     ftc_correction_t correction;
     double interval_ms;         /* pause between iterations */
     double op_timeout_s;
 } opts_t;
+
+enum { BAD_NONE, BAD_NULL_BUFFER, BAD_HUGE_COUNT, BAD_OP };
+#define MAX_RESULTS 64
+#define MAX_STATUS 64           /* -status, for the tally */
 
 typedef struct bench {
     opts_t o;
@@ -160,8 +185,12 @@ typedef struct bench {
     int64_t last[4];
     uint32_t nlast;
     bool excluded;
+    bool auth;                  /* messages carry the job key's MAC */
     uint64_t mark_iter[MAX_MARKS], mark_t[MAX_MARKS];
     uint32_t nmarks;
+    uint64_t by_status[MAX_STATUS];     /* operations ended with -index */
+    int64_t results[MAX_RESULTS][3];    /* --usage-errors: [g, status, key] */
+    uint32_t nresults;
     char first_wrong[256];
 } bench_t;
 
@@ -197,13 +226,17 @@ static void usage(FILE *f)
         "         [--algo corrected|tree] [-f F] [--root R]\n"
         "         [--sizes 8,64,...] [--iters N] [--warmup W]\n"
         "         [--kill RANK@ITER]... [--crash RANK@ITER[:US]]...\n"
-        "         [--stop RANK@ITER]...\n"
+        "         [--stop RANK@ITER]... [--die-after-exchange RANK]\n"
         "         [--victims R,R,...] [--interval-ms MS]\n"
         "         [--cue RANK@ITER]... [--hold RANK@ITER]...\n"
         "         [--gate ITER:FILE]...\n"
         "         [--fault-info list|count|bit]\n"
         "         [--correction checked|opportunistic]\n"
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
+        "         [--no-auth] [--checked] [--usage-errors]\n"
+        "         [--bad-arg null-buffer|huge-count|bad-op@ITER]\n"
+        "         [-h|--help] [-V|--version]\n"
+        "Every --opt value may also be written --opt=value.\n"
         "Run it under ftcoll-run or a PMIx launcher (docs/running.md);\n"
         "FTCOLL_BACKEND (or ftcoll-run --backend) picks the backend.\n",
         f);
@@ -269,6 +302,40 @@ static void parse_rank_iter(const char *s, const char *what, uint32_t *rank,
     *iter = parse_u64(at + 1, what);
 }
 
+/* Long-only options get distinct values from 256 up, so that getopt_long
+ * refuses a prefix of several ("--c") instead of taking the first. */
+static const struct option bench_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {"pingpong", no_argument, NULL, 256},
+    {"json", no_argument, NULL, 257},
+    {"csv", no_argument, NULL, 258},
+    {"quiet", no_argument, NULL, 259},
+    {"coll", required_argument, NULL, 260},
+    {"algo", required_argument, NULL, 261},
+    {"wait", required_argument, NULL, 262},
+    {"root", required_argument, NULL, 263},
+    {"sizes", required_argument, NULL, 264},
+    {"iters", required_argument, NULL, 265},
+    {"warmup", required_argument, NULL, 266},
+    {"kill", required_argument, NULL, 267},
+    {"crash", required_argument, NULL, 268},
+    {"stop", required_argument, NULL, 269},
+    {"victims", required_argument, NULL, 270},
+    {"cue", required_argument, NULL, 271},
+    {"hold", required_argument, NULL, 272},
+    {"gate", required_argument, NULL, 273},
+    {"interval-ms", required_argument, NULL, 274},
+    {"fault-info", required_argument, NULL, 275},
+    {"correction", required_argument, NULL, 276},
+    {"die-after-exchange", required_argument, NULL, 277},
+    {"no-auth", no_argument, NULL, 278},
+    {"checked", no_argument, NULL, 279},
+    {"usage-errors", no_argument, NULL, 280},
+    {"bad-arg", required_argument, NULL, 281},
+    {NULL, 0, NULL, 0},
+};
+
 static void parse_opts(int argc, char **argv, opts_t *o)
 {
     memset(o, 0, sizeof(*o));
@@ -286,10 +353,24 @@ static void parse_opts(int argc, char **argv, opts_t *o)
     if (env != NULL && *env != '\0')
         o->op_timeout_s = (double)parse_u64(env, "FTCOLL_BENCH_OP_TIMEOUT");
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+    int opt, li = -1;
+    char flag[32];
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":hVf:", bench_options, &li)) !=
+           -1) {
+        const char *a = cli_flag(opt, li, bench_options, flag, sizeof(flag));
+        const char *v = optarg;
+        li = -1;
+        if (opt == '?' || opt == ':') {
+            fflush(stdout);
+            exit(cli_refuse("ftcoll-bench", opt, argv, bench_options));
+        }
+        if (opt == 'h') {
             usage(stdout);
+            exit(0);
+        }
+        if (opt == 'V') {
+            cli_print_version("ftcoll-bench");
             exit(0);
         }
         if (strcmp(a, "--pingpong") == 0) {
@@ -308,9 +389,18 @@ static void parse_opts(int argc, char **argv, opts_t *o)
             o->quiet = true;
             continue;
         }
-        if (i + 1 >= argc)
-            die(2, "%s needs a value (--help)", a);
-        const char *v = argv[++i];
+        if (strcmp(a, "--no-auth") == 0) {
+            o->no_auth = true;
+            continue;
+        }
+        if (strcmp(a, "--checked") == 0) {
+            o->checked = true;
+            continue;
+        }
+        if (strcmp(a, "--usage-errors") == 0) {
+            o->usage_errors = true;
+            continue;
+        }
         if (strcmp(a, "--coll") == 0) {
             if (strcmp(v, "reduce") == 0)
                 o->coll = FTC_COLL_REDUCE;
@@ -384,13 +474,40 @@ static void parse_opts(int argc, char **argv, opts_t *o)
         } else if (strcmp(a, "--fault-info") == 0) {
             if (ftc_fault_info_parse(v, &o->fault_info) != FTC_OK)
                 die(2, "--fault-info: list, count or bit");
+        } else if (strcmp(a, "--bad-arg") == 0) {
+            const char *at = strchr(v, '@');
+            size_t k = at != NULL ? (size_t)(at - v) : 0;
+            if (k == 11 && strncmp(v, "null-buffer", k) == 0)
+                o->bad_arg = BAD_NULL_BUFFER;
+            else if (k == 10 && strncmp(v, "huge-count", k) == 0)
+                o->bad_arg = BAD_HUGE_COUNT;
+            else if (k == 6 && strncmp(v, "bad-op", k) == 0)
+                o->bad_arg = BAD_OP;
+            else
+                die(2, "--bad-arg wants null-buffer, huge-count or bad-op"
+                       "@ITER, got '%s'", v);
+            o->bad_arg_iter = parse_u64(at + 1, "--bad-arg iteration");
         } else if (strcmp(a, "--correction") == 0) {
             if (ftc_correction_parse(v, &o->correction) != FTC_OK)
                 die(2, "--correction: checked or opportunistic");
+        } else if (strcmp(a, "--die-after-exchange") == 0) {
+            /* Dead from before iteration 0 on, as --kill R@0 is, for the
+             * checks of who may be missing from a result. */
+            if (o->nplan == MAX_PLAN)
+                die(2, "--die-after-exchange: at most %u faults", MAX_PLAN);
+            plan_entry_t *p = &o->plan[o->nplan++];
+            p->rank = (uint32_t)parse_u64(v, "--die-after-exchange");
+            p->iter = 0;
+            p->sig = SIGKILL;
+            p->mid = false;
+            bench_die_after_exchange = p->rank;
         } else {
             die(2, "unknown option %s (--help)", a);
         }
     }
+    if (optind < argc)
+        die(2, "unexpected argument '%s': ftcoll-bench takes options only "
+               "(--help)", argv[optind]);
 }
 
 /* --- Who may fail, and what a result may be ------------------------------ */
@@ -518,6 +635,11 @@ static bool valid_sum(const bench_t *b, uint64_t W)
  * failed process to the others: anything goes after it resumes. */
 static bool status_explained(const bench_t *b, int status)
 {
+    if (b->o.usage_errors
+        && (status == FTC_EMISMATCH || status == FTC_EPEER_INVALID
+            || status == FTC_ETIMEDOUT
+            || (b->o.bad_arg != BAD_NONE && b->g == b->o.bad_arg_iter)))
+        return true;
     if (b->g >= planned_death(b, b->rank))
         return true;
     uint32_t v = victim_count(b);
@@ -564,6 +686,16 @@ static void check(bench_t *b, const int64_t *out, size_t count)
     const opts_t *o = &b->o;
     uint64_t g = b->g, key = 0;
     b->completed++;
+    if (b->status <= 0 && -b->status < MAX_STATUS)
+        b->by_status[-b->status]++;
+    if (b->o.usage_errors && b->nresults < MAX_RESULTS) {
+        int64_t *r = b->results[b->nresults++];
+        r[0] = (int64_t)g;
+        r[1] = b->status;
+        r[2] = b->status == FTC_OK && count > 0
+                   && (o->coll != FTC_COLL_REDUCE || b->rank == o->root)
+                   ? out[0] : 0;
+    }
     if (b->status == FTC_EEXCLUDED || ftc_context_is_excluded(b->ctx))
         b->excluded = true;
     if (b->status != FTC_OK) {
@@ -693,6 +825,28 @@ static int start_op(bench_t *b, ftc_coll_t coll, ftc_coll_args_t *a)
 
 /* The planned death of this rank at iteration g, if any: before the
  * operation starts (mid = false) or inside it (mid = true). */
+/* One line the driver reads as a rank's progress: what happened to it at
+ * which iteration, and when (CLOCK_MONOTONIC) if with_time. */
+static void print_event(uint32_t rank, const char *event, uint64_t iter,
+                        bool with_time)
+{
+    json_t j;
+    json_to_file(&j, stdout);
+    json_object_begin(&j);
+    json_key(&j, "rank");
+    json_uint(&j, rank);
+    json_key(&j, "event");
+    json_string(&j, event);
+    json_key(&j, "iter");
+    json_uint(&j, iter);
+    if (with_time) {
+        json_key(&j, "t_ns");
+        json_uint(&j, now_ns());
+    }
+    json_object_end(&j);
+    putchar('\n');
+}
+
 static void maybe_die(bench_t *b, bool mid)
 {
     for (uint32_t k = 0; k < b->o.nplan; k++) {
@@ -704,10 +858,10 @@ static void maybe_die(bench_t *b, bool mid)
             while (now_ns() < end && !b->done)
                 b->be->progress(b->t, 0);
         }
-        printf("{\"rank\":%u,\"event\":\"%s\",\"iter\":%" PRIu64
-               ",\"t_ns\":%" PRIu64 "}\n", b->rank,
-               p->sig == SIGSTOP ? "stop" : mid ? "crash" : "kill", b->g,
-               now_ns());
+        const char *event = p->sig == SIGSTOP ? "stop"
+                            : mid             ? "crash"
+                                              : "kill";
+        print_event(b->rank, event, b->g, true);
         fflush(stdout);
         fflush(stderr);
         raise(p->sig);
@@ -721,14 +875,12 @@ static bool before_iteration(bench_t *b)
 {
     for (uint32_t k = 0; k < b->o.ncues; k++)
         if (b->o.cues[k].rank == b->rank && b->o.cues[k].iter == b->g)
-            printf("{\"rank\":%u,\"event\":\"cue\",\"iter\":%" PRIu64 "}\n",
-                   b->rank, b->g);
+            print_event(b->rank, "cue", b->g, false);
     for (uint32_t k = 0; k < b->o.nholds; k++) {
         const hold_t *h = &b->o.holds[k];
         if (h->iter != b->g || (h->rank != b->rank && h->rank != UINT32_MAX))
             continue;
-        printf("{\"rank\":%u,\"event\":\"%s\",\"iter\":%" PRIu64 "}\n",
-               b->rank, h->file != NULL ? "gate" : "hold", b->g);
+        print_event(b->rank, h->file != NULL ? "gate" : "hold", b->g, false);
         fflush(stdout);
         uint64_t limit = now_ns() + (uint64_t)(b->o.op_timeout_s * 1e9);
         while (h->file == NULL || access(h->file, F_OK) != 0) {
@@ -867,12 +1019,35 @@ static void print_row(const bench_t *b, const char *kind, size_t size,
     if (o->csv)
         printf("csv,%s,%s,%u,%u,%zu,%.3f,%.3f,%.3f,%.3f,%.3f\n", coll, algo,
                o->f, b->n, size, r.avg, r.min, r.max, r.p50, r.p99);
-    if (o->json)
-        printf("{\"kind\":\"%s\",\"coll\":\"%s\",\"algo\":\"%s\",\"f\":%u,"
-               "\"n\":%u,\"size\":%zu,\"avg_us\":%.3f,\"min_us\":%.3f,"
-               "\"max_us\":%.3f,\"p50_us\":%.3f,\"p99_us\":%.3f}\n",
-               kind, coll, algo, o->f, b->n, size, r.avg, r.min, r.max, r.p50,
-               r.p99);
+    if (o->json) {
+        json_t j;
+        json_to_file(&j, stdout);
+        json_object_begin(&j);
+        json_key(&j, "kind");
+        json_string(&j, kind);
+        json_key(&j, "coll");
+        json_string(&j, coll);
+        json_key(&j, "algo");
+        json_string(&j, algo);
+        json_key(&j, "f");
+        json_uint(&j, o->f);
+        json_key(&j, "n");
+        json_uint(&j, b->n);
+        json_key(&j, "size");
+        json_uint(&j, size);
+        json_key(&j, "avg_us");
+        json_fixed(&j, r.avg, 3);
+        json_key(&j, "min_us");
+        json_fixed(&j, r.min, 3);
+        json_key(&j, "max_us");
+        json_fixed(&j, r.max, 3);
+        json_key(&j, "p50_us");
+        json_fixed(&j, r.p50, 3);
+        json_key(&j, "p99_us");
+        json_fixed(&j, r.p99, 3);
+        json_object_end(&j);
+        putchar('\n');
+    }
 }
 
 static void print_header(const bench_t *b, const char *title)
@@ -925,12 +1100,28 @@ static void run_size(bench_t *b, size_t size)
             a.params = &cp;
         a.deliver = on_deliver;
         a.deliver_arg = b;
+        a.checked = o->checked;
+        if (o->bad_arg != BAD_NONE && b->g == o->bad_arg_iter) {
+            if (o->bad_arg == BAD_NULL_BUFFER)
+                a.sendbuf = a.recvbuf = NULL;
+            else if (o->bad_arg == BAD_HUGE_COUNT)
+                a.count = (size_t)1 << 40;
+            else
+                a.op = (ftc_op_t)999;
+        }
         uint64_t t0 = now_ns();
         int rc = start_op(b, o->coll, &a);
         if (rc == FTC_EEXCLUDED) {
             /* Learnt between operations: nothing starts any more. */
             b->excluded = true;
             break;
+        }
+        if (rc != FTC_OK && o->usage_errors) {
+            /* Refused here; the others are told (docs/semantics.md). */
+            b->status = rc;
+            check(b, out, count);
+            b->g++;
+            continue;
         }
         if (rc != FTC_OK)
             die(4, "rank %u: ftc_init_%s: %s", b->rank, ftc_coll_name(o->coll),
@@ -1063,11 +1254,13 @@ static void setup(bench_t *b)
         die(2, "--root %u is not a rank (n = %u)", o->root, b->n);
     for (uint32_t k = 0; k < o->nplan; k++)
         if (o->plan[k].rank >= b->n)
-            die(2, "--kill/--stop rank %u is not a rank", o->plan[k].rank);
+            die(2, "--kill/--crash/--stop/--die-after-exchange rank %u is "
+                   "not a rank", o->plan[k].rank);
     b->failed_list = calloc(b->n, sizeof(uint32_t));
     if (b->failed_list == NULL)
         die(4, "out of memory");
 
+    bench_die_wait_s = o->op_timeout_s;
     rc = b->be->open(b->boot, &b->t, err, sizeof(err));
     if (rc != FTC_OK)
         die(4, "rank %u: %s", b->rank, err);
@@ -1076,6 +1269,12 @@ static void setup(bench_t *b)
     ftc_config_t cfg;
     ftc_config_init(&cfg);
     cfg.job_token = ftc_bootstrap_job_token(b->boot);
+    uint8_t key[16];
+    if (!o->no_auth && ftc_bootstrap_job_key(b->boot, key) == 1) {
+        cfg.auth = 1;
+        memcpy(cfg.auth_key, key, sizeof(key));
+    }
+    b->auth = cfg.auth != 0;
     cfg.suspect_timeout_ns = env_ms("FTCOLL_SUSPECT_MS", 100) * 1000000u;
     cfg.probe_timeout_ns = env_ms("FTCOLL_PROBE_MS", 200) * 1000000u;
     rc = ftc_context_create(b->rank, b->n, b->be->ops(), b->be->ops_arg(b->t),
@@ -1115,47 +1314,125 @@ static void print_summary(bench_t *b)
         die(4, "out of memory");
     ftc_context_failed(b->ctx, failed, nf);
 
-    char buf[8192];
-    size_t k = 0;
-#define OUT(...) \
-    k += (size_t)snprintf(buf + k, k < sizeof(buf) ? sizeof(buf) - k : 0, \
-                          __VA_ARGS__)
-    OUT("{\"rank\":%u,\"n\":%u,\"coll\":\"%s\",\"algo\":\"%s\",\"f\":%u,"
-        "\"completed\":%" PRIu64 ",\"ok\":%" PRIu64 ",\"errors\":%" PRIu64
-        ",\"wrong\":%" PRIu64 ",\"excluded\":%s,\"failed\":[",
-        b->rank, b->n, ftc_coll_name(b->o.coll), ftc_algo_name(b->o.algo),
-        b->o.f, b->completed, b->ok, b->errors, b->wrong,
-        b->excluded ? "true" : "false");
+    /* Built in a buffer and written with one call, so that ranks sharing
+     * a pipe never interleave their lines. */
+    char buf[12288];
+    json_t j;
+    json_to_buffer(&j, buf, sizeof(buf));
+    json_object_begin(&j);
+    json_key(&j, "rank");
+    json_uint(&j, b->rank);
+    json_key(&j, "n");
+    json_uint(&j, b->n);
+    json_key(&j, "coll");
+    json_string(&j, ftc_coll_name(b->o.coll));
+    json_key(&j, "algo");
+    json_string(&j, ftc_algo_name(b->o.algo));
+    json_key(&j, "f");
+    json_uint(&j, b->o.f);
+    json_key(&j, "completed");
+    json_uint(&j, b->completed);
+    json_key(&j, "ok");
+    json_uint(&j, b->ok);
+    json_key(&j, "errors");
+    json_uint(&j, b->errors);
+    json_key(&j, "wrong");
+    json_uint(&j, b->wrong);
+    json_key(&j, "excluded");
+    json_bool(&j, b->excluded);
+    json_key(&j, "auth");
+    json_bool(&j, b->auth);
+    json_key(&j, "failed");
+    json_array_begin(&j);
     for (uint32_t i = 0; i < nf; i++)
-        OUT("%s%u", i ? "," : "", failed[i]);
-    OUT("],\"last\":[");
+        json_uint(&j, failed[i]);
+    json_array_end(&j);
+    json_key(&j, "last");
+    json_array_begin(&j);
     for (uint32_t i = 0; i < b->nlast; i++)
-        OUT("%s%" PRId64, i ? "," : "", b->last[i]);
-    OUT("],\"digest\":\"%016" PRIx64 "\",\"marks\":[", b->digest);
-    for (uint32_t i = 0; i < b->nmarks; i++)
-        OUT("%s[%" PRIu64 ",%" PRIu64 "]", i ? "," : "", b->mark_iter[i],
-            b->mark_t[i]);
-    OUT("],\"list_mismatch\":%" PRIu64 ",\"late_ok\":%" PRIu64 ",\"counters\":{\"dropped_truncated\":%"
-        PRIu64 ",\"dropped_checksum\":%" PRIu64 ",\"dropped_version\":%" PRIu64
-        ",\"dropped_foreign\":%" PRIu64 ",\"dropped_stale\":%" PRIu64
-        ",\"dropped_badmsg\":%" PRIu64 ",\"probes_sent\":%" PRIu64
-        ",\"failures_detected\":%" PRIu64 "},\"transport\":{%s,"
-        "\"reports\":[",
-        b->list_mismatch, b->late_ok, c.dropped_truncated, c.dropped_checksum,
-        c.dropped_version, c.dropped_foreign, c.dropped_stale,
-        c.dropped_badmsg, c.probes_sent, c.failures_detected, ts);
+        json_int(&j, b->last[i]);
+    json_array_end(&j);
+    char digest[17];
+    snprintf(digest, sizeof(digest), "%016" PRIx64, b->digest);
+    json_key(&j, "digest");
+    json_string(&j, digest);
+    json_key(&j, "marks");
+    json_array_begin(&j);
+    for (uint32_t i = 0; i < b->nmarks; i++) {
+        json_array_begin(&j);
+        json_uint(&j, b->mark_iter[i]);
+        json_uint(&j, b->mark_t[i]);
+        json_array_end(&j);
+    }
+    json_array_end(&j);
+    /* How many operations ended with each status; with --usage-errors,
+     * each operation's [iteration, status, result key]. */
+    json_key(&j, "statuses");
+    json_object_begin(&j);
+    for (int i = 0; i < MAX_STATUS; i++) {
+        if (b->by_status[i] == 0)
+            continue;
+        json_key(&j, ftc_err_name(-i));
+        json_uint(&j, b->by_status[i]);
+    }
+    json_object_end(&j);
+    json_key(&j, "results");
+    json_array_begin(&j);
+    for (uint32_t i = 0; i < b->nresults; i++) {
+        json_array_begin(&j);
+        json_int(&j, b->results[i][0]);
+        json_string(&j, ftc_err_name((int)b->results[i][1]));
+        json_int(&j, b->results[i][2]);
+        json_array_end(&j);
+    }
+    json_array_end(&j);
+    json_key(&j, "list_mismatch");
+    json_uint(&j, b->list_mismatch);
+    json_key(&j, "late_ok");
+    json_uint(&j, b->late_ok);
+    const struct {
+        const char *name;
+        uint64_t value;
+    } counters[] = {
+        {"dropped_truncated", c.dropped_truncated},
+        {"dropped_checksum", c.dropped_checksum},
+        {"dropped_version", c.dropped_version},
+        {"dropped_foreign", c.dropped_foreign},
+        {"dropped_stale", c.dropped_stale},
+        {"dropped_badmsg", c.dropped_badmsg},
+        {"probes_sent", c.probes_sent},
+        {"failures_detected", c.failures_detected},
+    };
+    json_key(&j, "counters");
+    json_object_begin(&j);
+    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+        json_key(&j, counters[i].name);
+        json_uint(&j, counters[i].value);
+    }
+    json_object_end(&j);
+    json_key(&j, "transport");
+    json_object_begin(&j);
+    json_members(&j, ts);
     /* Peers the backend itself reported: [rank, how, t_ns]. */
-    const char *sep = "";
+    json_key(&j, "reports");
+    json_array_begin(&j);
     for (uint32_t r = 0; r < b->n; r++) {
         uint64_t t_ns = 0;
         const char *how = b->be->peer_report(b->t, r, &t_ns);
         if (how == NULL)
             continue;
-        OUT("%s[%u,\"%s\",%" PRIu64 "]", sep, r, how, t_ns);
-        sep = ",";
+        json_array_begin(&j);
+        json_uint(&j, r);
+        json_string(&j, how);
+        json_uint(&j, t_ns);
+        json_array_end(&j);
     }
-    OUT("]}}");
-#undef OUT
+    json_array_end(&j);
+    json_object_end(&j);
+    json_object_end(&j);
+    if (json_truncated(&j))
+        die(4, "rank %u: the summary does not fit %zu bytes", b->rank,
+            sizeof(buf));
     puts(buf);
     fflush(stdout);
     free(failed);
@@ -1173,8 +1450,11 @@ int main(int argc, char **argv)
     if (b->o.pingpong)
         run_pingpong(b);
     /* Everyone waits out of band (after a ping-pong, too: a rank that
-     * started a collective then would see 0 and 1 as silent). */
-    barrier(b);
+     * started a collective then would see 0 and 1 as silent). Not with a
+     * rank dead since the exchange: the barrier would wait for it, and
+     * the survivors have just waited together for its death. */
+    if (bench_die_after_exchange < 0)
+        barrier(b);
     /* Done with the launcher: with PMIx this finalizes, so that a rank
      * dying later is no lost PMIx client (Slurm's PMIx plugin kills the
      * whole step for one, even under --no-kill: docs/running.md). */

@@ -14,12 +14,14 @@
 #include <time.h>
 
 #include "checker.h"
+#include "cli.h"
+#include "json.h"
 #include "scenario.h"
 
 static void usage(FILE *out)
 {
     fputs(
-        "usage: ftcoll-sim [options]\n"
+        "usage: ftcoll-sim [options]   (--opt=value or --opt value)\n"
         "  --coll reduce|bcast|allreduce   collective (allreduce)\n"
         "  --algo corrected|tree           algorithm (corrected)\n"
         "  -n N                            processes, P: 1..16777216 (8)\n"
@@ -72,6 +74,8 @@ static void usage(FILE *out)
         "                                  delivery on stderr (small runs)\n"
         "  --summary                       no per-rank output (default above\n"
         "                                  4096 ranks); --ranks: always per-rank\n"
+        "  -h, --help                      this text\n"
+        "  -V, --version                   the ftcoll version\n"
         "Exit status: 0 ok, 1 a semantic property was violated, 2 bad usage.\n",
         out);
 }
@@ -216,69 +220,171 @@ static long peak_rss_kb(void)
     return ru.ru_maxrss;
 }
 
-static void print_model_json(const ftc_scenario_t *s)
+/* One rank's value: count elements of type t, as a JSON array. */
+static void json_value(json_t *j, ftc_dtype_t t, const void *buf,
+                       uint64_t count)
 {
-    if (s->model == FTC_MODEL_LOGP)
-        printf(",\"model\":\"logp\",\"L\":%" PRIu64 ",\"o\":%" PRIu64
-               ",\"g\":%" PRIu64 ",\"parallelism\":%u,\"queue\":\"%s\"",
-               s->logp_L, s->logp_o, s->logp_g,
-               s->parallelism ? s->parallelism : 1,
-               s->queue == FTC_QUEUE_KIND ? "kind" : "fifo");
-    else
-        printf(",\"model\":\"loopback\"");
+    const uint8_t *p = buf;
+    size_t es = ftc_dtype_size(t);
+    json_array_begin(j);
+    for (uint64_t i = 0; i < count; i++, p += es) {
+        switch (t) {
+        case FTC_INT8: { int8_t v; memcpy(&v, p, 1); json_int(j, v); break; }
+        case FTC_INT16: { int16_t v; memcpy(&v, p, 2); json_int(j, v); break; }
+        case FTC_INT32: { int32_t v; memcpy(&v, p, 4); json_int(j, v); break; }
+        case FTC_INT64: { int64_t v; memcpy(&v, p, 8); json_int(j, v); break; }
+        case FTC_UINT8: { uint8_t v; memcpy(&v, p, 1); json_uint(j, v); break; }
+        case FTC_UINT16: { uint16_t v; memcpy(&v, p, 2); json_uint(j, v); break; }
+        case FTC_UINT32: { uint32_t v; memcpy(&v, p, 4); json_uint(j, v); break; }
+        case FTC_UINT64: { uint64_t v; memcpy(&v, p, 8); json_uint(j, v); break; }
+        case FTC_FLOAT: { float v; memcpy(&v, p, 4); json_general(j, (double)v, 9); break; }
+        case FTC_DOUBLE: { double v; memcpy(&v, p, 8); json_general(j, v, 17); break; }
+        default: break;
+        }
+    }
+    json_array_end(j);
 }
 
-static void print_summary_json(const run_summary_t *m)
+/* The network model's members. */
+static void json_model(json_t *j, const ftc_scenario_t *s)
 {
-    printf("\"seed\":%" PRIu64 ",\"reach\":%" PRIu64 ",\"finish\":%" PRIu64
-           ",\"first_finish\":%" PRIu64 ",\"spread\":%" PRIu64
-           ",\"msgs_per_proc\":%.4f,\"max_rank_msgs\":%" PRIu64
-           ",\"max_inbound\":%u,\"live\":%u,\"failed_ranks\":%u"
-           ",\"undelivered\":%u,\"bad_status\":%u,\"wall_s\":%.4f"
-           ",\"setup_s\":%.4f,\"run_s\":%.4f,\"teardown_s\":%.4f"
-           ",\"check_s\":%.4f",
-           m->seed, m->reach, m->finish, m->first_finish, m->spread,
-           m->msgs_per_proc, m->max_rank_msgs, m->max_inbound, m->live,
-           m->failed, m->undelivered, m->bad_status, m->wall_s, m->setup_s,
-           m->run_s, m->teardown_s, m->check_s);
+    json_key(j, "model");
+    if (s->model != FTC_MODEL_LOGP) {
+        json_string(j, "loopback");
+        return;
+    }
+    json_string(j, "logp");
+    json_key(j, "L");
+    json_uint(j, s->logp_L);
+    json_key(j, "o");
+    json_uint(j, s->logp_o);
+    json_key(j, "g");
+    json_uint(j, s->logp_g);
+    json_key(j, "parallelism");
+    json_uint(j, s->parallelism ? s->parallelism : 1);
+    json_key(j, "queue");
+    json_string(j, s->queue == FTC_QUEUE_KIND ? "kind" : "fifo");
+}
+
+/* One run's figures, as members. */
+static void json_summary(json_t *j, const run_summary_t *m)
+{
+    json_key(j, "seed");
+    json_uint(j, m->seed);
+    json_key(j, "reach");
+    json_uint(j, m->reach);
+    json_key(j, "finish");
+    json_uint(j, m->finish);
+    json_key(j, "first_finish");
+    json_uint(j, m->first_finish);
+    json_key(j, "spread");
+    json_uint(j, m->spread);
+    json_key(j, "msgs_per_proc");
+    json_fixed(j, m->msgs_per_proc, 4);
+    json_key(j, "max_rank_msgs");
+    json_uint(j, m->max_rank_msgs);
+    json_key(j, "max_inbound");
+    json_uint(j, m->max_inbound);
+    json_key(j, "live");
+    json_uint(j, m->live);
+    json_key(j, "failed_ranks");
+    json_uint(j, m->failed);
+    json_key(j, "undelivered");
+    json_uint(j, m->undelivered);
+    json_key(j, "bad_status");
+    json_uint(j, m->bad_status);
+    json_key(j, "wall_s");
+    json_fixed(j, m->wall_s, 4);
+    json_key(j, "setup_s");
+    json_fixed(j, m->setup_s, 4);
+    json_key(j, "run_s");
+    json_fixed(j, m->run_s, 4);
+    json_key(j, "teardown_s");
+    json_fixed(j, m->teardown_s, 4);
+    json_key(j, "check_s");
+    json_fixed(j, m->check_s, 4);
+}
+
+/* What every --json output starts with: the collective and its size. */
+static void json_operation(json_t *j, const ftc_scenario_t *s)
+{
+    json_key(j, "coll");
+    json_string(j, ftc_coll_name(s->coll));
+    json_key(j, "algo");
+    json_string(j, ftc_algo_name(s->args.algo));
+    json_key(j, "n");
+    json_uint(j, s->n);
+    json_key(j, "f");
+    json_uint(j, s->args.f);
+    json_key(j, "root");
+    json_uint(j, s->args.root);
+}
+
+/* The outcome of a run as members: messages, time, the checker's word. */
+static void json_outcome(json_t *j, const ftc_scenario_result_t *r,
+                         int violations, const char *msg)
+{
+    json_key(j, "messages");
+    json_uint(j, r->messages);
+    json_key(j, "time");
+    json_uint(j, r->time_ns);
+    json_key(j, "events");
+    json_uint(j, r->events);
+    json_key(j, "violations");
+    json_int(j, violations);
+    json_key(j, "violation");
+    json_string(j, msg);
 }
 
 static void print_json(const ftc_scenario_t *s, const ftc_scenario_result_t *r,
                        int violations, const char *msg,
                        const run_summary_t *m, bool per_rank)
 {
-    printf("{\"coll\":\"%s\",\"algo\":\"%s\",\"n\":%u,\"f\":%u,\"root\":%u,"
-           "\"messages\":%" PRIu64 ",\"time\":%" PRIu64
-           ",\"events\":%" PRIu64 ",\"violations\":%d,\"violation\":\"%s\",",
-           ftc_coll_name(s->coll), ftc_algo_name(s->args.algo), s->n, s->args.f,
-           s->args.root, r->messages, r->time_ns, r->events, violations, msg);
-    print_summary_json(m);
-    print_model_json(s);
-    printf(",\"peak_rss_kb\":%ld", peak_rss_kb());
-    if (!per_rank) {
-        printf("}\n");
-        return;
+    json_t j;
+    json_to_file(&j, stdout);
+    json_object_begin(&j);
+    json_operation(&j, s);
+    json_outcome(&j, r, violations, msg);
+    json_summary(&j, m);
+    json_model(&j, s);
+    json_key(&j, "peak_rss_kb");
+    json_int(&j, peak_rss_kb());
+    if (per_rank) {
+        json_key(&j, "ranks");
+        json_array_begin(&j);
+        for (uint32_t i = 0; i < r->n; i++) {
+            const ftc_rank_result_t *rr = &r->ranks[i];
+            json_object_begin(&j);
+            json_key(&j, "rank");
+            json_uint(&j, i);
+            json_key(&j, "failed");
+            json_bool(&j, rr->failed);
+            json_key(&j, "delivered");
+            json_bool(&j, rr->delivered);
+            json_key(&j, "status");
+            json_string(&j, rr->delivered ? ftc_err_name(rr->status) : "none");
+            json_key(&j, "sent");
+            json_uint(&j, rr->stats.msgs_sent);
+            json_key(&j, "retries");
+            json_uint(&j, rr->stats.retries);
+            json_key(&j, "root_used");
+            json_uint(&j, rr->stats.root);
+            json_key(&j, "failed_seen");
+            json_array_begin(&j);
+            for (uint32_t k = 0; k < rr->nfailed_list; k++)
+                json_uint(&j, rr->failed_list[k]);
+            json_array_end(&j);
+            json_key(&j, "value");
+            if (rr->has_value)
+                json_value(&j, s->args.dtype, rr->value, s->args.count);
+            else
+                json_null(&j);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
     }
-    printf(",\"ranks\":[");
-    for (uint32_t i = 0; i < r->n; i++) {
-        const ftc_rank_result_t *rr = &r->ranks[i];
-        printf("%s{\"rank\":%u,\"failed\":%s,\"delivered\":%s,\"status\":\"%s\","
-               "\"sent\":%" PRIu64 ",\"retries\":%u,\"root_used\":%u,"
-               "\"failed_seen\":[",
-               i ? "," : "", i, rr->failed ? "true" : "false",
-               rr->delivered ? "true" : "false",
-               rr->delivered ? ftc_err_name(rr->status) : "none",
-               rr->stats.msgs_sent, rr->stats.retries, rr->stats.root);
-        for (uint32_t j = 0; j < rr->nfailed_list; j++)
-            printf("%s%u", j ? "," : "", rr->failed_list[j]);
-        printf("],\"value\":");
-        if (rr->has_value)
-            print_value(stdout, s->args.dtype, rr->value, s->args.count);
-        else
-            printf("null");
-        printf("}");
-    }
-    printf("]}\n");
+    json_object_end(&j);
+    putchar('\n');
 }
 
 static void print_table(const ftc_scenario_t *s, const ftc_scenario_result_t *r,
@@ -370,12 +476,66 @@ static int parse_time(const char *flag, const char *v, uint64_t *out,
     return 0;
 }
 
-static bool is_logp_flag(const char *f)
+/* The flag f as a string that outlives the parse when it belongs to the
+ * LogP model only, else NULL. */
+static const char *logp_flag_name(const char *f)
 {
-    return strcmp(f, "-L") == 0 || strcmp(f, "-o") == 0
-           || strcmp(f, "-g") == 0 || strcmp(f, "--parallelism") == 0
-           || strcmp(f, "--queue") == 0;
+    static const char *const names[] = {"-L", "-o", "-g", "--parallelism",
+                                        "--queue"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(f, names[i]) == 0)
+            return names[i];
+    return NULL;
 }
+
+#define SIM_SHORT_OPTIONS ":hVn:f:d:k:L:o:g:"
+
+/* Long-only options get distinct values from 256 up, so that getopt_long
+ * refuses a prefix of several ("--co") instead of taking the first. */
+static const struct option sim_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {"json", no_argument, NULL, 256},
+    {"csv", no_argument, NULL, 257},
+    {"summary", no_argument, NULL, 258},
+    {"ranks", no_argument, NULL, 259},
+    {"no-check", no_argument, NULL, 260},
+    {"trace", no_argument, NULL, 261},
+    {"coll", required_argument, NULL, 262},
+    {"algo", required_argument, NULL, 263},
+    {"root", required_argument, NULL, 264},
+    {"op", required_argument, NULL, 265},
+    {"dtype", required_argument, NULL, 266},
+    {"count", required_argument, NULL, 267},
+    {"input", required_argument, NULL, 268},
+    {"fail", required_argument, NULL, 269},
+    {"crash", required_argument, NULL, 270},
+    {"fault-info", required_argument, NULL, 271},
+    {"correction", required_argument, NULL, 272},
+    {"tree", required_argument, NULL, 273},
+    {"seed", required_argument, NULL, 274},
+    {"latency-ns", required_argument, NULL, 275},
+    {"jitter-ns", required_argument, NULL, 276},
+    {"send-cost-ns", required_argument, NULL, 277},
+    {"detect-ns", required_argument, NULL, 278},
+    {"detect", required_argument, NULL, 279},
+    {"suspect-ns", required_argument, NULL, 280},
+    {"suspect", required_argument, NULL, 281},
+    {"probe-ns", required_argument, NULL, 282},
+    {"probe", required_argument, NULL, 283},
+    {"spread-ns", required_argument, NULL, 284},
+    {"spread", required_argument, NULL, 285},
+    {"model", required_argument, NULL, 286},
+    {"parallelism", required_argument, NULL, 287},
+    {"queue", required_argument, NULL, 288},
+    {"runs", required_argument, NULL, 289},
+    {"faults", required_argument, NULL, 290},
+    {"crashes", required_argument, NULL, 291},
+    {"crash-window", required_argument, NULL, 292},
+    {"fault-root", required_argument, NULL, 293},
+    {"fault-seed", required_argument, NULL, 294},
+    {NULL, 0, NULL, 0},
+};
 
 static double now_s(void)
 {
@@ -412,13 +572,21 @@ int main(int argc, char **argv)
     const char *fail_flag = "--fail", *loopback_flag = NULL;
     const char *model_arg = NULL, *logp_flag = NULL;
 
-    /* The model decides the defaults of the time flags: find it first. */
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
-            model_arg = argv[i + 1];
-        else if (is_logp_flag(argv[i]) && logp_flag == NULL)
-            logp_flag = argv[i];
+    /* The model decides the defaults of the time flags: find it first
+     * (mistakes are reported by the second pass). */
+    int c, li = -1;
+    char flag[32];
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, SIM_SHORT_OPTIONS, sim_options,
+                            &li)) != -1) {
+        const char *f = cli_flag(c, li, sim_options, flag, sizeof(flag));
+        li = -1;
+        if (strcmp(f, "--model") == 0)
+            model_arg = optarg;
+        else if (logp_flag == NULL)
+            logp_flag = logp_flag_name(f);
     }
+    optind = 0; /* glibc: start the second pass afresh */
     if (model_arg != NULL && strcmp(model_arg, "logp") != 0
         && strcmp(model_arg, "loopback") != 0)
         return bad("--model", "expected loopback or logp");
@@ -428,10 +596,19 @@ int main(int argc, char **argv)
     if ((model_arg != NULL && strcmp(model_arg, "logp") == 0) || logp_flag != NULL)
         ftc_scenario_use_logp(&s);
 
-    for (int i = 1; i < argc; i++) {
-        const char *f = argv[i];
-        if (strcmp(f, "-h") == 0 || strcmp(f, "--help") == 0) {
+    while ((c = getopt_long(argc, argv, SIM_SHORT_OPTIONS, sim_options,
+                            &li)) != -1) {
+        const char *f = cli_flag(c, li, sim_options, flag, sizeof(flag));
+        char *v = optarg;
+        li = -1;
+        if (c == '?' || c == ':')
+            return cli_refuse("ftcoll-sim", c, argv, sim_options);
+        if (c == 'h') {
             usage(stdout);
+            return 0;
+        }
+        if (c == 'V') {
+            cli_print_version("ftcoll-sim");
             return 0;
         }
         if (strcmp(f, "--json") == 0) {
@@ -458,9 +635,6 @@ int main(int argc, char **argv)
             s.trace = stderr;
             continue;
         }
-        if (i + 1 >= argc)
-            return bad(f, "needs a value (see --help)");
-        char *v = argv[++i];
         int rc = 0;
         if (strcmp(f, "--coll") == 0) {
             if (strcmp(v, "reduce") == 0) s.coll = FTC_COLL_REDUCE;
@@ -623,6 +797,9 @@ int main(int argc, char **argv)
         if (rc != 0)
             return rc;
     }
+    if (optind < argc)
+        return bad(argv[optind], "unexpected argument: ftcoll-sim takes "
+                                 "options only (see --help)");
     if (loopback_flag != NULL && s.model == FTC_MODEL_LOGP)
         return bad(loopback_flag, "belongs to --model loopback; the LogP "
                                   "model takes -L, -o and -g");
@@ -672,12 +849,14 @@ int main(int argc, char **argv)
             printf(",%s", metric_names[k]);
         printf("\n");
     }
+    json_t jruns; /* --json with --runs: one object around every run */
+    json_to_file(&jruns, stdout);
     if (json && runs > 1) {
-        printf("{\"coll\":\"%s\",\"algo\":\"%s\",\"n\":%u,\"f\":%u,\"root\":%u",
-               ftc_coll_name(s.coll), ftc_algo_name(s.args.algo), s.n,
-               s.args.f, s.args.root);
-        print_model_json(&s);
-        printf(",\"runs\":[");
+        json_object_begin(&jruns);
+        json_operation(&jruns, &s);
+        json_model(&jruns, &s);
+        json_key(&jruns, "runs");
+        json_array_begin(&jruns);
     }
     for (uint32_t run = 0; run < runs; run++) {
         s.seed = seed0 + run;
@@ -715,12 +894,10 @@ int main(int argc, char **argv)
         } else if (json && runs == 1) {
             print_json(&s, &res, violations, msg, &sums[run], per_rank);
         } else if (json) {
-            printf("%s{", run ? "," : "");
-            print_summary_json(&sums[run]);
-            printf(",\"messages\":%" PRIu64 ",\"time\":%" PRIu64
-                   ",\"events\":%" PRIu64 ",\"violations\":%d,"
-                   "\"violation\":\"%s\"}",
-                   res.messages, res.time_ns, res.events, violations, msg);
+            json_object_begin(&jruns);
+            json_summary(&jruns, &sums[run]);
+            json_outcome(&jruns, &res, violations, msg);
+            json_object_end(&jruns);
         } else if (runs == 1) {
             print_table(&s, &res, violations, msg, per_rank);
             printf("reach=%" PRIu64 " finish=%" PRIu64 " first_finish=%" PRIu64
@@ -779,11 +956,25 @@ int main(int argc, char **argv)
                 printf("\n");
             }
         } else if (json) {
-            printf("],\"aggregate\":{");
-            for (int k = 0; k < M_COUNT; k++)
-                printf("%s\"%s\":{\"mean\":%.10g,\"min\":%.10g,\"max\":%.10g}",
-                       k ? "," : "", metric_names[k], mean[k], mn[k], mx[k]);
-            printf("},\"peak_rss_kb\":%ld}\n", peak_rss_kb());
+            json_array_end(&jruns);
+            json_key(&jruns, "aggregate");
+            json_object_begin(&jruns);
+            for (int k = 0; k < M_COUNT; k++) {
+                json_key(&jruns, metric_names[k]);
+                json_object_begin(&jruns);
+                json_key(&jruns, "mean");
+                json_general(&jruns, mean[k], 10);
+                json_key(&jruns, "min");
+                json_general(&jruns, mn[k], 10);
+                json_key(&jruns, "max");
+                json_general(&jruns, mx[k], 10);
+                json_object_end(&jruns);
+            }
+            json_object_end(&jruns);
+            json_key(&jruns, "peak_rss_kb");
+            json_int(&jruns, peak_rss_kb());
+            json_object_end(&jruns);
+            putchar('\n');
         } else {
             printf("%11s %8.1f %8.1f %8.1f %6.1f %10.1f %8.3f %7.1f %6.1f "
                    "%5.1f %5.1f %7.3f\n",

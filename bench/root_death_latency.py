@@ -6,6 +6,11 @@ reported the root dead (a benchmark, not a test).
   python3 bench/root_death_latency.py --build build [--runs 20]
       [--backends zmq:tcp,ucx:sm,...] [--wait block|spin] [--json]
 
+--build takes a comma-separated list of build directories to compare
+(say, before and after a change): their runs are interleaved, one job of
+each in turn, so that a shared machine's changing load falls on all of
+them alike; one row per transport and build.
+
 Scenario 2 of "the guarantee holds over streams of operations": n = 8,
 a stream of 200 corrected allreduces (f = 1, 8 bytes), and rank 0, the
 root, SIGKILLs itself right after it delivered iteration 99
@@ -24,7 +29,12 @@ printed for context: kill -> report and kill -> deliver (from the
 victim's own kill event, the moment before it raised SIGKILL).
 
 Prints, per backend and transport, the distribution over every survivor
-of every run: p50, p95 and max of report -> deliver in ms. Numbers
+of every run: p50, p95 and max of report -> deliver in ms. Two columns
+separate what the transports cost from what the core costs: first->del
+(p95), from the job's earliest report, whichever survivor's, to each
+delivery (the core's part once anybody knows), and spread (p50, max),
+how far apart the survivors' own reports were in a job (the transport's
+part: UCX shared memory reports from each process's own keepalive). Numbers
 depend on the machine and its load; quote the configuration line with
 them. The core's keepalive is at ftcoll-bench's defaults (suspect 100 ms,
 probe 200 ms) unless FTCOLL_SUSPECT_MS / FTCOLL_PROBE_MS are set. Ranks
@@ -51,8 +61,10 @@ def percentile(xs, q):
 
 
 def one_run(build, backend, env, wait):
-    """Per survivor: (report -> deliver, kill -> report, kill -> deliver)
-    in ms (None where there is no report), or a string on failure."""
+    """Per survivor: (report -> deliver, kill -> report, kill -> deliver,
+    first report -> deliver) in ms (None where there is no report), and
+    the spread of the job's reports (last - first survivor's, None if
+    fewer than two reported); or a string on failure."""
     _, summaries, events, p = run(
         build, backend, env, N,
         ["-f", F, "--iters", ITERS, "--warmup", 0, "--quiet", "--wait", wait,
@@ -64,7 +76,7 @@ def one_run(build, backend, env, wait):
             p.returncode, p.stderr[-300:])
     if "rank %d was killed by SIGKILL" % ROOT not in p.stderr:
         return "rank 0 did not die of SIGKILL: %s" % p.stderr[-300:]
-    out = []
+    out, reports, delivered = [], [], []
     for r in range(N):
         if r == ROOT:
             continue
@@ -81,12 +93,21 @@ def one_run(build, backend, env, wait):
         rep = [t for rr, _, t in s["transport"].get("reports", [])
                if rr == ROOT and t > 0]
         k2d = (deliver[0] - ev["t_ns"]) / 1e6
+        delivered.append(deliver[0])
         if rep:
+            reports.append(rep[0])
             out.append(((deliver[0] - rep[0]) / 1e6,
                         (rep[0] - ev["t_ns"]) / 1e6, k2d))
         else:
             out.append((None, None, k2d))
-    return out
+    # What the core costs once any survivor knows, apart from how far
+    # apart the transports' reports are (UCX shared memory: each process's
+    # own keepalive).
+    first = min(reports) if reports else None
+    out = [o + (None if first is None else (d - first) / 1e6,)
+           for o, d in zip(out, delivered)]
+    spread = (max(reports) - first) / 1e6 if len(reports) > 1 else None
+    return out, spread
 
 
 def fmt(x):
@@ -95,7 +116,9 @@ def fmt(x):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--build", default="build")
+    ap.add_argument("--build", default="build",
+                    help="build directory, or several, comma-separated, to "
+                    "compare with interleaved runs")
     ap.add_argument("--runs", type=int, default=20,
                     help="jobs per backend and transport (K)")
     ap.add_argument("--backends",
@@ -111,6 +134,10 @@ def main():
     for c in configs:
         if c not in TRANSPORTS:
             ap.error("unknown backend:transport %s" % c)
+    builds = args.build.split(",")
+    for b in builds:
+        if not os.path.exists(os.path.join(b, "bench/ftcoll-bench")):
+            ap.error("--build %s: no bench/ftcoll-bench in it" % b)
     print("# root_death_latency: build %s, %d cores, load %s, n=%d f=%d, "
           "%d allreduces, rank %d killed as iteration %d starts, %d runs "
           "each, --wait %s, keepalive %s+%s ms"
@@ -121,40 +148,58 @@ def main():
              os.environ.get("FTCOLL_PROBE_MS", "200")))
     print("# report -> deliver: per survivor, its backend's report of rank "
           "%d to its delivery of iteration %d, ms" % (ROOT, KILL_AT))
-    print("%-14s %5s %7s %7s %7s %7s %6s %6s %9s %9s" % (
+    print("# first->del: from the job's earliest report (any survivor's) to "
+          "each delivery; spread: last - first survivor's report, per job")
+    print("%-14s %5s %7s %7s %7s %7s %6s %6s %9s %9s %9s %9s %9s%s" % (
         "transport", "runs", "p50", "p95", "max", "min", "<0", "norep",
-        "kill->rep", "kill->del"))
+        "first->del", "spread", "spreadmax", "kill->rep", "kill->del",
+        "  build" if len(builds) > 1 else ""))
     for name in configs:
         backend, env = TRANSPORTS[name]
-        r2d, k2r, k2d, failed, norep = [], [], [], [], 0
+        acc = {b: ([], [], [], [], [0], [], []) for b in builds}
         for _ in range(args.runs):
-            res = one_run(args.build, backend, env, args.wait)
-            if isinstance(res, str):
-                failed.append(res)
-                continue
-            for a, b, c in res:
-                k2d.append(c)
-                if a is None:
-                    norep += 1
-                else:
-                    r2d.append(a)
-                    k2r.append(b)
-        r2d.sort()
-        k2r.sort()
-        k2d.sort()
-        print("%-14s %5d %s %s %s %s %6d %6d   %s   %s" % (
-            name, args.runs - len(failed), fmt(percentile(r2d, 50)),
-            fmt(percentile(r2d, 95)), fmt(r2d[-1] if r2d else None),
-            fmt(r2d[0] if r2d else None), sum(1 for x in r2d if x < 0),
-            norep, fmt(percentile(k2r, 50)), fmt(percentile(k2d, 50))))
-        for f in failed:
-            print("    run failed: %s" % f.replace("\n", " ")[:300])
-        if args.json:
-            print(json.dumps({"transport": name, "report_to_deliver_ms": r2d,
-                              "kill_to_report_ms": k2r,
-                              "kill_to_deliver_ms": k2d,
-                              "failed_runs": len(failed),
-                              "no_report": norep}))
+            for b in builds:
+                r2d, k2r, k2d, failed, norep, f2d, spreads = acc[b]
+                res = one_run(b, backend, env, args.wait)
+                if isinstance(res, str):
+                    failed.append(res)
+                    continue
+                res, spread = res
+                if spread is not None:
+                    spreads.append(spread)
+                for x, y, z, w in res:
+                    k2d.append(z)
+                    if w is not None:
+                        f2d.append(w)
+                    if x is None:
+                        norep[0] += 1
+                    else:
+                        r2d.append(x)
+                        k2r.append(y)
+        for b in builds:
+            r2d, k2r, k2d, failed, norep, f2d, spreads = acc[b]
+            for xs in (r2d, k2r, k2d, f2d, spreads):
+                xs.sort()
+            print("%-14s %5d %s %s %s %s %6d %6d   %s   %s   %s   %s   %s%s"
+                  % (name, args.runs - len(failed), fmt(percentile(r2d, 50)),
+                     fmt(percentile(r2d, 95)), fmt(r2d[-1] if r2d else None),
+                     fmt(r2d[0] if r2d else None),
+                     sum(1 for x in r2d if x < 0), norep[0],
+                     fmt(percentile(f2d, 95)), fmt(percentile(spreads, 50)),
+                     fmt(spreads[-1] if spreads else None),
+                     fmt(percentile(k2r, 50)), fmt(percentile(k2d, 50)),
+                     "  " + b if len(builds) > 1 else ""))
+            for f in failed:
+                print("    run failed: %s" % f.replace("\n", " ")[:300])
+            if args.json:
+                print(json.dumps({"transport": name, "build": b,
+                                  "report_to_deliver_ms": r2d,
+                                  "kill_to_report_ms": k2r,
+                                  "kill_to_deliver_ms": k2d,
+                                  "first_report_to_deliver_ms": f2d,
+                                  "report_spread_ms": spreads,
+                                  "failed_runs": len(failed),
+                                  "no_report": norep[0]}))
         sys.stdout.flush()
 
 

@@ -242,6 +242,9 @@ int ftc_stream_run(const ftc_stream_t *s, ftc_stream_result_t *res,
     lc.detect_delay_ns = s->detect_delay_ns;
     if (ftc_lb_world_create(&lc, &run.w) != FTC_OK)
         return refuse(err, errlen, "cannot create the loopback world");
+    if (s->detect_delay_by_rank != NULL)
+        for (uint32_t r = 0; r < s->n; r++)
+            ftc_lb_set_detect_delay(run.w, r, s->detect_delay_by_rank[r]);
     res->n = s->n;
     res->nops = s->nops;
     size_t e = elems(s);

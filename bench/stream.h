@@ -61,6 +61,10 @@ typedef struct ftc_stream {
     bool finalize;
     uint64_t seed, latency_ns, jitter_ns, send_cost_ns;
     uint64_t detect_delay_ns;   /* UINT64_MAX: keepalives only */
+    /* NULL, or n delays: rank r's transport reports a crash
+     * detect_delay_by_rank[r] after it (ftc_lb_set_detect_delay), so
+     * survivors learn of one death at different times. */
+    const uint64_t *detect_delay_by_rank;
     uint64_t suspect_timeout_ns, probe_timeout_ns;
     uint32_t nfaults;
     ftc_stream_fault_t faults[FTC_STREAM_MAX_FAULTS];

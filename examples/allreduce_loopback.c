@@ -6,11 +6,13 @@
  * middle of it. Every survivor prints its result and the failed set it
  * agreed on.
  *
- *   allreduce_loopback [N [F]]      (defaults: 16 ranks, f = 2)
+ *   allreduce_loopback [N [F]]      (defaults: 16 ranks, f = 3)
  *
  * Everything below the "ftcoll" comments is what an embedder writes; the
  * ftc_lb_* calls stand in for a real transport.
  */
+#include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -38,13 +40,60 @@ static void on_deliver(const ftc_completion_t *c, void *arg)
         s->failed[i] = c->failed[i];
 }
 
+/* The build passes the project's version; a copy built elsewhere says so. */
+#ifndef FTC_TOOL_VERSION
+#define FTC_TOOL_VERSION "(version unknown)"
+#endif
+
+static int usage(FILE *out, int status)
+{
+    fprintf(out, "usage: allreduce_loopback [N [F]]   N >= 8 ranks (16), "
+                 "3 <= F < N (3)\n"
+                 "       allreduce_loopback -h|--help | -V|--version\n");
+    return status;
+}
+
+/* An operand as a number, or UINT32_MAX when it is not one. */
+static uint32_t operand(const char *s)
+{
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    return *s >= '0' && *s <= '9' && *end == '\0' && v < UINT32_MAX
+               ? (uint32_t)v
+               : UINT32_MAX;
+}
+
 int main(int argc, char **argv)
 {
-    uint32_t n = argc > 1 ? (uint32_t)atoi(argv[1]) : 16;
-    uint32_t f = argc > 2 ? (uint32_t)atoi(argv[2]) : 3;
-    if (n < 8 || f < 3 || f >= n) {
-        fprintf(stderr, "usage: %s [N >= 8 [F >= 3, F < N]]\n", argv[0]);
-        return 2;
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
+        if (c == 'h')
+            return usage(stdout, 0);
+        if (c == 'V') {
+            printf("allreduce_loopback %s\n", FTC_TOOL_VERSION);
+            return 0;
+        }
+        fprintf(stderr, "allreduce_loopback: unknown option '%s'\n",
+                argv[optind - 1]);
+        return usage(stderr, 2);
+    }
+    if (argc - optind > 2)
+        return usage(stderr, 2);
+    uint32_t n = argc - optind > 0 ? operand(argv[optind]) : 16;
+    uint32_t f = argc - optind > 1 ? operand(argv[optind + 1]) : 3;
+    if (n < 8 || n == UINT32_MAX) {
+        fprintf(stderr, "allreduce_loopback: N must be a number >= 8\n");
+        return usage(stderr, 2);
+    }
+    if (f < 3 || f >= n) {
+        fprintf(stderr, "allreduce_loopback: F must be a number, 3 <= F < N\n");
+        return usage(stderr, 2);
     }
     uint32_t pre_failed = n / 2 + 1;   /* dead before the allreduce */
     uint32_t root_failed = 0;          /* the first root, once started */

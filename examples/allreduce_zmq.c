@@ -18,6 +18,7 @@
  * a context and a group, then start an allreduce and call progress until
  * its deliver callback has run.
  */
+#include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -42,6 +43,11 @@ static void on_deliver(const ftc_completion_t *c, void *arg)
     r->status = c->status;
 }
 
+/* The build passes the project's version; a copy built elsewhere says so. */
+#ifndef FTC_TOOL_VERSION
+#define FTC_TOOL_VERSION "(version unknown)"
+#endif
+
 static int fail(const char *what, const char *why)
 {
     fprintf(stderr, "allreduce_zmq: %s: %s\n", what, why);
@@ -50,15 +56,59 @@ static int fail(const char *what, const char *why)
 
 int main(int argc, char **argv)
 {
+    static const char usage[] =
+        "usage: allreduce_zmq [--iters N] [--die RANK@ITER]\n"
+        "       allreduce_zmq -h|--help | -V|--version\n";
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"iters", required_argument, NULL, 'i'},
+        {"die", required_argument, NULL, 'd'},
+        {NULL, 0, NULL, 0},
+    };
     long iters = 10, die_rank = -1, die_iter = -1;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--iters") == 0)
-            iters = strtol(argv[i + 1], NULL, 10);
-        else if (strcmp(argv[i], "--die") == 0
-                 && sscanf(argv[i + 1], "%ld@%ld", &die_rank, &die_iter) == 2)
-            continue;
-        else
-            return fail("usage", "allreduce_zmq [--iters N] [--die RANK@ITER]");
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
+        char *end = NULL;
+        int tail = 0;
+        switch (c) {
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        case 'V':
+            printf("allreduce_zmq %s\n", FTC_TOOL_VERSION);
+            return 0;
+        case 'i':
+            iters = strtol(optarg, &end, 10);
+            if (*end != '\0' || end == optarg || iters < 1) {
+                fprintf(stderr, "allreduce_zmq: --iters wants a number >= 1, "
+                                "got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'd':
+            if (sscanf(optarg, "%ld@%ld%n", &die_rank, &die_iter, &tail) != 2
+                || optarg[tail] != '\0' || die_rank < 0 || die_iter < 0) {
+                fprintf(stderr, "allreduce_zmq: --die wants RANK@ITER, got "
+                                "'%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case ':':
+            fprintf(stderr, "allreduce_zmq: %s needs a value\n%s",
+                    argv[optind - 1], usage);
+            return 2;
+        default:
+            fprintf(stderr, "allreduce_zmq: unknown option '%s'\n%s",
+                    argv[optind - 1], usage);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "allreduce_zmq: unexpected argument '%s'\n%s",
+                argv[optind], usage);
+        return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
 
@@ -69,6 +119,10 @@ int main(int argc, char **argv)
         return fail("bootstrap", err);
     uint32_t rank = ftc_bootstrap_rank(boot), n = ftc_bootstrap_size(boot);
     uint64_t token = ftc_bootstrap_job_token(boot);
+    /* The job's secret (ftcoll-run and PMIx make one): only a process
+     * holding it can make these ranks act on a message. */
+    uint8_t key[16];
+    int have_key = ftc_bootstrap_job_key(boot, key);
 
     /* 2. The transport: bind, then swap addresses out of band. */
     ftc_zmq_config_t zc;
@@ -90,6 +144,10 @@ int main(int argc, char **argv)
     ftc_config_t cfg;
     ftc_config_init(&cfg);
     cfg.job_token = token;
+    if (have_key) {
+        cfg.auth = 1;
+        memcpy(cfg.auth_key, key, sizeof(key));
+    }
     ftc_context_t *ctx;
     ftc_group_t *group;
     int rc = ftc_context_create(rank, n, ftc_zmq_ops(), z, &cfg, &ctx);

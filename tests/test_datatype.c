@@ -12,20 +12,7 @@
 
 #include "ftcoll/datatype.h"
 #include "ftcoll/error.h"
-
-static unsigned passed, failed;
-
-#define CHECK(cond) check((cond), #cond, __LINE__)
-
-static void check(bool ok, const char *what, int line)
-{
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(stderr, "test_datatype.c:%d: FAILED: %s\n", line, what);
-    }
-}
+#include "check.h"
 
 #define N 5
 
@@ -403,6 +390,5 @@ int main(void)
     test_user_op();
     test_checks();
     test_names();
-    printf("%u passed, %u failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_report();
 }

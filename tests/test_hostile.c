@@ -24,22 +24,9 @@
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
 #include "core/op.h"
-#include "algo/corrected/kinds.h"
 #include "wire/wire.h"
-
-static int passed, failed;
-
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (cond) {                                                            \
-            passed++;                                                          \
-        } else {                                                               \
-            failed++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
+#include "algo/corrected/kinds.h"
+#include "check.h"
 
 #define N 4
 #define TOKEN UINT64_C(0x70CE70CE)
@@ -106,7 +93,7 @@ static void start_allreduce(job_t *J)
         a.deliver = on_deliver;
         a.deliver_arg = &J->status[r];
         J->delivered[r] = 0;
-        EXPECT(ftc_init_allreduce(J->g[r], &a, NULL) == FTC_OK, "init");
+        CHECK_MSG(ftc_init_allreduce(J->g[r], &a, NULL) == FTC_OK, "init");
     }
 }
 
@@ -141,22 +128,24 @@ static void test_forged_exclusion(bool auth)
     ftc_lb_inject(J.w, 0, FTC_RANK_UNKNOWN, m, len, 0);
     ftc_lb_run(J.w, 100000);
     if (!auth) {
-        EXPECT(ftc_context_is_excluded(J.ctx[0]),
-               "without auth a forged EXCLUDED excludes rank 0 (the attack "
-               "the key defeats)");
+        CHECK_MSG(ftc_context_is_excluded(J.ctx[0]),
+                  "without auth a forged EXCLUDED excludes rank 0 (the attack "
+                  "the key defeats)");
     } else {
-        EXPECT(!ftc_context_is_excluded(J.ctx[0]),
-               "with auth a forged EXCLUDED excluded rank 0");
+        CHECK_MSG(!ftc_context_is_excluded(J.ctx[0]),
+                  "with auth a forged EXCLUDED excluded rank 0");
         start_allreduce(&J);
         ftc_lb_run(J.w, 1000000);
         for (int r = 0; r < N; r++)
-            EXPECT(J.status[r] == FTC_OK && J.out[r] == N * (N + 1) / 2,
-                   "rank %d after the forgery: %s, %" PRId64, r,
-                   ftc_err_name(J.status[r]), J.out[r]);
+            CHECK_MSG(J.status[r] == FTC_OK && J.out[r] == N * (N + 1) / 2,
+                      "rank %d after the forgery: %s, %" PRId64, r,
+                      ftc_err_name(J.status[r]), J.out[r]);
         ftc_counters_t c;
         ftc_context_counters(J.ctx[0], &c);
-        EXPECT(c.dropped_foreign == 1, "the forgery was counted as foreign "
-               "(%" PRIu64 ")", c.dropped_foreign);
+        CHECK_MSG(c.dropped_foreign == 1,
+                  "the forgery was counted as foreign "
+                  "(%" PRIu64 ")",
+                  c.dropped_foreign);
     }
     job_fini(&J);
 }
@@ -187,13 +176,13 @@ static void test_forged_contribution(bool auth)
     for (int r = 0; r < N; r++)
         any_bogus |= J.status[r] == FTC_OK && J.out[r] != N * (N + 1) / 2;
     if (!auth) {
-        EXPECT(any_bogus, "without auth the forged value reaches a result "
-               "(the attack the key defeats)");
+        CHECK_MSG(any_bogus, "without auth the forged value reaches a result "
+                             "(the attack the key defeats)");
     } else {
         for (int r = 0; r < N; r++)
-            EXPECT(J.status[r] == FTC_OK && J.out[r] == N * (N + 1) / 2,
-                   "with auth, rank %d: %s, %" PRId64, r,
-                   ftc_err_name(J.status[r]), J.out[r]);
+            CHECK_MSG(J.status[r] == FTC_OK && J.out[r] == N * (N + 1) / 2,
+                      "with auth, rank %d: %s, %" PRId64, r,
+                      ftc_err_name(J.status[r]), J.out[r]);
     }
     job_fini(&J);
 }
@@ -225,15 +214,15 @@ static void test_orphan_flood(bool auth)
     size_t after = heap_in_use();
     size_t grown = after > before ? after - before : 0;
     size_t bound = auth ? (size_t)1 << 20 : FTC_ORPHAN_MAX_BYTES + (1 << 20);
-    EXPECT(grown <= bound, "%s: %zu MB of flood kept %zu bytes (bound %zu)",
-           auth ? "auth" : "no auth",
-           (size_t)COUNT * SIZE >> 20, grown, bound);
+    CHECK_MSG(grown <= bound, "%s: %zu MB of flood kept %zu bytes (bound %zu)",
+              auth ? "auth" : "no auth", (size_t)COUNT * SIZE >> 20, grown,
+              bound);
     /* And the group still works. */
     start_allreduce(&J);
     ftc_lb_run(J.w, 1000000);
     for (int r = 0; r < N; r++)
-        EXPECT(J.status[r] == FTC_OK && J.out[r] == N * (N + 1) / 2,
-               "rank %d after the flood: %s", r, ftc_err_name(J.status[r]));
+        CHECK_MSG(J.status[r] == FTC_OK && J.out[r] == N * (N + 1) / 2,
+                  "rank %d after the flood: %s", r, ftc_err_name(J.status[r]));
     job_fini(&J);
 }
 
@@ -244,6 +233,5 @@ int main(void)
         test_forged_contribution(auth);
         test_orphan_flood(auth);
     }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_report();
 }

@@ -15,167 +15,35 @@
 #include "ftcoll/error.h"
 #include "ftcoll/transport.h"
 #include "ftcoll_loopback.h"
+#include "core_double.h"
+#include "check.h"
 
-/* --- The test double of the core ---------------------------------------- */
-
-enum { R_RECV, R_SEND_DONE, R_TIMER, R_PEER_FAILED };
-
-typedef struct rec {
-    int kind;
-    uint32_t ctx;          /* rank of the context called */
-    uint64_t t;            /* ftc_lb_now() during the call */
-    uint32_t a;            /* src for recv, peer for peer_failed */
-    int status;            /* send_done's status */
-    void *cookie;
-    size_t len;
-    uint64_t hash;         /* of the whole payload */
-    unsigned char raw[32]; /* its first bytes */
-} rec_t;
-
-struct ftc_context {
-    uint32_t id;
-    void *ep;
-    int recv_rc;                       /* what recv returns */
-    uint64_t timer_period;             /* re-arm from timer_fired if > 0 */
-    int nested_run_result;             /* ftc_lb_run from inside recv */
-    int try_nested_run;
-    void (*on_recv)(struct ftc_context *c, uint32_t src, const void *buf,
-                    size_t len);
-};
+/* --- The core, replaced (tests/support/core_double.h) ------------------- */
 
 static ftc_lb_world_t *g_world;
-static rec_t *g_recs;
-static size_t g_nrecs, g_caprecs;
-static int g_record = 1;
-static uint64_t g_recv_count;
-static int g_depth;
-static uint64_t g_reentries;
-static uint64_t g_progress_calls;
+static uint64_t g_progress_calls; /* of every fixture's contexts */
 
-static uint64_t fnv1a(const void *buf, size_t len)
+static uint64_t world_now(void *arg)
 {
-    const unsigned char *p = buf;
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
+    (void)arg;
+    return ftc_lb_now(g_world);
 }
 
-static rec_t *rec_new(int kind, const ftc_context_t *ctx)
+/* on_timer: a periodic timer, re-armed from inside timer_fired. */
+static void rearm_1000_later(ftc_context_t *ctx)
 {
-    if (!g_record)
-        return NULL;
-    if (g_nrecs == g_caprecs) {
-        g_caprecs = g_caprecs ? g_caprecs * 2 : 1024;
-        g_recs = realloc(g_recs, g_caprecs * sizeof(*g_recs));
-        if (g_recs == NULL)
-            abort();
-    }
-    rec_t *r = &g_recs[g_nrecs++];
-    memset(r, 0, sizeof(*r));
-    r->kind = kind;
-    r->ctx = ctx->id;
-    r->t = ftc_lb_now(g_world);
-    return r;
+    ftc_lb_ops()->timer_arm(ctx->ep, ftc_lb_now(g_world) + 1000);
 }
 
-/* The loopback must never call an entry point from inside another. */
-static void enter(void)
+/* on_recv: the loopback must refuse to run from inside a callback. */
+static int g_nested_run_result;
+static void try_nested_run(ftc_context_t *ctx, uint32_t src, const void *buf,
+                           size_t len)
 {
-    if (g_depth++ > 0)
-        g_reentries++;
-}
-
-static void leave(void)
-{
-    g_depth--;
-}
-
-int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
-                       size_t len)
-{
-    enter();
-    g_recv_count++;
-    rec_t *r = rec_new(R_RECV, ctx);
-    if (r != NULL) {
-        r->a = src;
-        r->len = len;
-        r->hash = fnv1a(buf, len);
-        memcpy(r->raw, buf, len < sizeof(r->raw) ? len : sizeof(r->raw));
-    }
-    if (ctx->try_nested_run)
-        ctx->nested_run_result = (int)ftc_lb_run(g_world, 10) +
-                                 ftc_lb_step(g_world);
-    if (ctx->on_recv != NULL)
-        ctx->on_recv(ctx, src, buf, len);
-    leave();
-    return ctx->recv_rc;
-}
-
-void ftc_transport_send_done(ftc_context_t *ctx, void *cookie, int status)
-{
-    enter();
-    rec_t *r = rec_new(R_SEND_DONE, ctx);
-    if (r != NULL) {
-        r->cookie = cookie;
-        r->status = status;
-    }
-    leave();
-}
-
-void ftc_transport_timer_fired(ftc_context_t *ctx)
-{
-    enter();
-    rec_new(R_TIMER, ctx);
-    if (ctx->timer_period > 0)
-        ftc_lb_ops()->timer_arm(ctx->ep,
-                                ftc_lb_now(g_world) + ctx->timer_period);
-    leave();
-}
-
-void ftc_transport_peer_failed(ftc_context_t *ctx, uint32_t peer)
-{
-    enter();
-    rec_t *r = rec_new(R_PEER_FAILED, ctx);
-    if (r != NULL)
-        r->a = peer;
-    leave();
-}
-
-int ftc_progress(ftc_context_t *ctx)
-{
-    g_progress_calls++;
-    return 0;
+    g_nested_run_result = (int)ftc_lb_run(g_world, 10) + ftc_lb_step(g_world);
 }
 
 /* --- Harness ------------------------------------------------------------ */
-
-static int g_passed, g_failed;
-
-#define CHECK(cond)                                                         \
-    do {                                                                    \
-        if (cond) {                                                         \
-            g_passed++;                                                     \
-        } else {                                                            \
-            g_failed++;                                                     \
-            fprintf(stderr, "%s:%d: %s: check failed: %s\n", __FILE__,      \
-                    __LINE__, __func__, #cond);                             \
-        }                                                                   \
-    } while (0)
-
-#define CHECK_EQ(a, b)                                                      \
-    do {                                                                    \
-        uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                    \
-        if (a_ == b_) {                                                     \
-            g_passed++;                                                     \
-        } else {                                                            \
-            g_failed++;                                                     \
-            fprintf(stderr, "%s:%d: %s: %s == %s: %" PRIu64 " != %" PRIu64  \
-                    "\n", __FILE__, __LINE__, __func__, #a, #b, a_, b_);    \
-        }                                                                   \
-    } while (0)
 
 typedef struct fixture {
     ftc_lb_world_t *w;
@@ -192,14 +60,12 @@ static void fx_init(fixture_t *f, const ftc_lb_config_t *cfg)
     if (f->ctx == NULL)
         abort();
     for (uint32_t r = 0; r < f->n; r++) {
-        f->ctx[r].id = r;
-        f->ctx[r].ep = ftc_lb_endpoint(f->w, r);
+        core_double_init(&f->ctx[r], r, ftc_lb_endpoint(f->w, r));
         ftc_lb_attach(f->w, r, &f->ctx[r]);
     }
     g_world = f->w;
-    g_nrecs = 0;
-    g_recv_count = 0;
-    g_record = 1;
+    core_double_reset();
+    core_double_clock(world_now, NULL);
 }
 
 static void fx_init_n(fixture_t *f, uint32_t n)
@@ -213,6 +79,8 @@ static void fx_init_n(fixture_t *f, uint32_t n)
 static void fx_fini(fixture_t *f)
 {
     ftc_lb_world_destroy(f->w);
+    for (uint32_t r = 0; r < f->n; r++)
+        g_progress_calls += f->ctx[r].progress_calls;
     free(f->ctx);
     g_world = NULL;
 }
@@ -229,28 +97,11 @@ static int send_msg(fixture_t *f, uint32_t src, uint32_t dest, uint64_t seq,
     return ftc_lb_ops()->send(f->ctx[src].ep, dest, &p, sizeof(p), cookie);
 }
 
-static payload_t rec_payload(const rec_t *r)
+static payload_t rec_payload(const core_record_t *r)
 {
     payload_t p;
     memcpy(&p, r->raw, sizeof(p));
     return p;
-}
-
-static size_t count_recs(int kind, uint32_t ctx)
-{
-    size_t c = 0;
-    for (size_t i = 0; i < g_nrecs; i++)
-        if (g_recs[i].kind == kind && g_recs[i].ctx == ctx)
-            c++;
-    return c;
-}
-
-static const rec_t *find_rec(int kind, uint32_t ctx, size_t nth)
-{
-    for (size_t i = 0; i < g_nrecs; i++)
-        if (g_recs[i].kind == kind && g_recs[i].ctx == ctx && nth-- == 0)
-            return &g_recs[i];
-    return NULL;
 }
 
 /* --- Tests -------------------------------------------------------------- */
@@ -310,39 +161,39 @@ static void test_send_basic(void)
 
     CHECK_EQ(send_msg(&f, 0, 1, 42, &cookie), FTC_OK);
     CHECK_EQ(ftc_lb_messages_sent(f.w), 1);
-    CHECK_EQ(g_nrecs, 0);               /* nothing before the world runs */
+    CHECK_EQ(core_nrecords, 0);               /* nothing before the world runs */
     CHECK_EQ(ftc_lb_run(f.w, 100), 2);
-    CHECK_EQ(g_nrecs, 2);
-    CHECK_EQ(g_recs[0].kind, R_SEND_DONE);
-    CHECK_EQ(g_recs[0].ctx, 0);
-    CHECK_EQ(g_recs[0].t, 100);
-    CHECK(g_recs[0].cookie == &cookie);
-    CHECK_EQ(g_recs[0].status, FTC_OK);
-    CHECK_EQ(g_recs[1].kind, R_RECV);
-    CHECK_EQ(g_recs[1].ctx, 1);
-    CHECK_EQ(g_recs[1].a, 0);
-    CHECK_EQ(g_recs[1].t, 1000);
-    CHECK_EQ(g_recs[1].len, sizeof(payload_t));
-    CHECK_EQ(rec_payload(&g_recs[1]).seq, 42);
+    CHECK_EQ(core_nrecords, 2);
+    CHECK_EQ(core_records[0].kind, CORE_SEND_DONE);
+    CHECK_EQ(core_records[0].rank, 0);
+    CHECK_EQ(core_records[0].t, 100);
+    CHECK(core_records[0].cookie == &cookie);
+    CHECK_EQ(core_records[0].status, FTC_OK);
+    CHECK_EQ(core_records[1].kind, CORE_RECV);
+    CHECK_EQ(core_records[1].rank, 1);
+    CHECK_EQ(core_records[1].a, 0);
+    CHECK_EQ(core_records[1].t, 1000);
+    CHECK_EQ(core_records[1].len, sizeof(payload_t));
+    CHECK_EQ(rec_payload(&core_records[1]).seq, 42);
     CHECK_EQ(ftc_lb_now(f.w), 1000);
 
     /* The bytes were copied: the caller's buffer is not read later. */
-    g_nrecs = 0;
+    core_nrecords = 0;
     unsigned char buf[3] = {1, 2, 3};
     CHECK_EQ(ftc_lb_ops()->send(f.ctx[1].ep, 0, buf, 3, NULL), FTC_OK);
     buf[0] = 9;
     ftc_lb_run(f.w, 100);
-    const rec_t *r = find_rec(R_RECV, 0, 0);
+    const core_record_t *r = core_double_find(CORE_RECV, 0, 0);
     CHECK(r != NULL && r->len == 3 && r->raw[0] == 1 && r->raw[2] == 3);
     CHECK(r != NULL && r->t == 2000);
 
     /* Zero-length message, self-send, bad destination. */
-    g_nrecs = 0;
+    core_nrecords = 0;
     CHECK_EQ(ftc_lb_ops()->send(f.ctx[0].ep, 0, NULL, 0, NULL), FTC_OK);
     CHECK_EQ(ftc_lb_ops()->send(f.ctx[0].ep, 2, buf, 3, NULL), FTC_EINVAL);
     CHECK_EQ(ftc_lb_messages_sent(f.w), 3);
     ftc_lb_run(f.w, 100);
-    r = find_rec(R_RECV, 0, 0);
+    r = core_double_find(CORE_RECV, 0, 0);
     CHECK(r != NULL && r->len == 0 && r->a == 0);
     CHECK_EQ(ftc_lb_ops()->now(f.ctx[0].ep), ftc_lb_now(f.w));
     CHECK_EQ(g_progress_calls, 0);
@@ -361,28 +212,28 @@ static void test_send_serialisation(void)
                  FTC_OK);
     CHECK_EQ(send_msg(&f, 1, 2, 0, &cookies[5]), FTC_OK);  /* independent */
     ftc_lb_run(f.w, 1000);
-    CHECK_EQ(count_recs(R_SEND_DONE, 0), 5);
+    CHECK_EQ(core_double_count(CORE_SEND_DONE, 0), 5);
     for (size_t i = 0; i < 5; i++) {
-        const rec_t *r = find_rec(R_SEND_DONE, 0, i);
+        const core_record_t *r = core_double_find(CORE_SEND_DONE, 0, i);
         CHECK(r != NULL && r->t == 100 * (i + 1) && r->cookie == &cookies[i]);
     }
-    const rec_t *r1 = find_rec(R_SEND_DONE, 1, 0);
+    const core_record_t *r1 = core_double_find(CORE_SEND_DONE, 1, 0);
     CHECK(r1 != NULL && r1->t == 100);
     /* Arrival counts from the issue, not from the completion. */
     for (size_t i = 0; i < 3; i++) {
-        const rec_t *r = find_rec(R_RECV, 1, i);
+        const core_record_t *r = core_double_find(CORE_RECV, 1, i);
         CHECK(r != NULL && r->t == 1000);
     }
 
     /* An idle rank's next send completes cost after it is issued. */
     ftc_lb_run_until(f.w, 10000, 1000);
     CHECK_EQ(ftc_lb_now(f.w), 10000);
-    g_nrecs = 0;
+    core_nrecords = 0;
     send_msg(&f, 0, 1, 0, &cookies[6]);
     send_msg(&f, 0, 1, 1, &cookies[7]);
     ftc_lb_run(f.w, 1000);
-    CHECK(find_rec(R_SEND_DONE, 0, 0) && find_rec(R_SEND_DONE, 0, 0)->t == 10100);
-    CHECK(find_rec(R_SEND_DONE, 0, 1) && find_rec(R_SEND_DONE, 0, 1)->t == 10200);
+    CHECK(core_double_find(CORE_SEND_DONE, 0, 0) && core_double_find(CORE_SEND_DONE, 0, 0)->t == 10100);
+    CHECK(core_double_find(CORE_SEND_DONE, 0, 1) && core_double_find(CORE_SEND_DONE, 0, 1)->t == 10200);
     fx_fini(&f);
 
     /* send_cost 0: completion at once, still on a later turn. */
@@ -392,9 +243,9 @@ static void test_send_serialisation(void)
     cfg.send_cost_ns = 0;
     fx_init(&f, &cfg);
     send_msg(&f, 0, 1, 0, NULL);
-    CHECK_EQ(g_nrecs, 0);
+    CHECK_EQ(core_nrecords, 0);
     CHECK_EQ(ftc_lb_step(f.w), 1);
-    CHECK(g_nrecs == 1 && g_recs[0].kind == R_SEND_DONE && g_recs[0].t == 0);
+    CHECK(core_nrecords == 1 && core_records[0].kind == CORE_SEND_DONE && core_records[0].t == 0);
     fx_fini(&f);
 }
 
@@ -422,21 +273,21 @@ static void test_fifo_under_jitter(void)
     uint64_t ordered = 0, misordered = 0, min_lat = UINT64_MAX, max_lat = 0;
     uint64_t overtaken = 0;    /* a later issue arrived before an earlier */
     uint64_t last_issue[8] = {0};
-    for (size_t i = 0; i < g_nrecs; i++) {
-        const rec_t *r = &g_recs[i];
-        if (r->kind != R_RECV)
+    for (size_t i = 0; i < core_nrecords; i++) {
+        const core_record_t *r = &core_records[i];
+        if (r->kind != CORE_RECV)
             continue;
         payload_t p = rec_payload(r);
-        if (p.seq == expect[p.src][r->ctx]++)
+        if (p.seq == expect[p.src][r->rank]++)
             ordered++;
         else
             misordered++;
         uint64_t lat = r->t - p.issued;
         min_lat = lat < min_lat ? lat : min_lat;
         max_lat = lat > max_lat ? lat : max_lat;
-        if (p.issued < last_issue[r->ctx])
+        if (p.issued < last_issue[r->rank])
             overtaken++;
-        last_issue[r->ctx] = p.issued;
+        last_issue[r->rank] = p.issued;
     }
     CHECK_EQ(ordered, 200 * 56);
     CHECK_EQ(misordered, 0);
@@ -461,7 +312,7 @@ static void forward_on_recv(struct ftc_context *c, uint32_t src,
         return;
     p.extra++;
     uint32_t n = 16;
-    uint32_t dest = (uint32_t)((c->id * 7 + p.seq + p.extra) % n);
+    uint32_t dest = (uint32_t)((c->rank * 7 + p.seq + p.extra) % n);
     g_scenario_sends++;
     ftc_lb_ops()->send(c->ep, dest, &p, sizeof(p), NULL);
     if (p.seq % 5 == 0)
@@ -494,13 +345,13 @@ static uint64_t run_scenario(uint64_t seed, uint64_t jitter, double drop,
     ftc_lb_run(f.w, UINT64_MAX);
 
     uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < g_nrecs; i++) {
-        const rec_t *r = &g_recs[i];
-        uint64_t v[6] = {(uint64_t)r->kind, r->ctx, r->t, r->a, r->len,
+    for (size_t i = 0; i < core_nrecords; i++) {
+        const core_record_t *r = &core_records[i];
+        uint64_t v[6] = {(uint64_t)r->kind, r->rank, r->t, r->a, r->len,
                          r->hash};
-        h = (h ^ fnv1a(v, sizeof(v))) * 0x100000001b3ULL;
+        h = (h ^ core_double_hash(v, sizeof(v))) * 0x100000001b3ULL;
     }
-    *nrecs = g_nrecs;
+    *nrecs = core_nrecords;
     fx_fini(&f);
     return h;
 }
@@ -536,76 +387,76 @@ static void test_timers(void)
     ops->timer_arm(ep, 5000);
     ops->timer_arm(ep, 3000);
     CHECK_EQ(ftc_lb_run(f.w, 100), 1);
-    CHECK(g_nrecs == 1 && g_recs[0].kind == R_TIMER && g_recs[0].t == 3000);
+    CHECK(core_nrecords == 1 && core_records[0].kind == CORE_TIMER && core_records[0].t == 3000);
     CHECK_EQ(ftc_lb_now(f.w), 3000);    /* the stale entry moved no clock */
 
     /* Re-arming later replaces too. */
-    g_nrecs = 0;
+    core_nrecords = 0;
     ops->timer_arm(ep, 4000);
     ops->timer_arm(ep, 8000);
     ftc_lb_run(f.w, 100);
-    CHECK(g_nrecs == 1 && g_recs[0].t == 8000);
+    CHECK(core_nrecords == 1 && core_records[0].t == 8000);
 
     /* Cancel; cancel then arm. */
-    g_nrecs = 0;
+    core_nrecords = 0;
     ops->timer_arm(ep, 9000);
     ops->timer_cancel(ep);
     CHECK_EQ(ftc_lb_run(f.w, 100), 0);
-    CHECK_EQ(g_nrecs, 0);
+    CHECK_EQ(core_nrecords, 0);
     ops->timer_cancel(ep);
     ops->timer_arm(ep, 9500);
     ftc_lb_run(f.w, 100);
-    CHECK(g_nrecs == 1 && g_recs[0].t == 9500);
+    CHECK(core_nrecords == 1 && core_records[0].t == 9500);
 
     /* Same deadline twice: one wake-up. A deadline in the past: now. */
-    g_nrecs = 0;
+    core_nrecords = 0;
     ops->timer_arm(ep, 12000);
     ops->timer_arm(ep, 12000);
     ftc_lb_run(f.w, 100);
-    CHECK(g_nrecs == 1 && g_recs[0].t == 12000);
-    g_nrecs = 0;
+    CHECK(core_nrecords == 1 && core_records[0].t == 12000);
+    core_nrecords = 0;
     ops->timer_arm(ep, 5);
-    CHECK_EQ(g_nrecs, 0);               /* never from inside the op */
+    CHECK_EQ(core_nrecords, 0);               /* never from inside the op */
     ftc_lb_run(f.w, 100);
-    CHECK(g_nrecs == 1 && g_recs[0].t == 12000);
+    CHECK(core_nrecords == 1 && core_records[0].t == 12000);
 
     /* Fired timers are disarmed: a cancel after firing is harmless, and
      * arm-fire-arm works. Re-arm from inside timer_fired: periodic. */
-    g_nrecs = 0;
-    f.ctx[0].timer_period = 1000;
+    core_nrecords = 0;
+    f.ctx[0].on_timer = rearm_1000_later;
     ops->timer_arm(ep, 13000);
     CHECK_EQ(ftc_lb_run(f.w, 5), 5);
-    CHECK_EQ(g_nrecs, 5);
-    for (size_t i = 0; i < 5 && i < g_nrecs; i++)
-        CHECK_EQ(g_recs[i].t, 13000 + 1000 * i);
-    f.ctx[0].timer_period = 0;
+    CHECK_EQ(core_nrecords, 5);
+    for (size_t i = 0; i < 5 && i < core_nrecords; i++)
+        CHECK_EQ(core_records[i].t, 13000 + 1000 * i);
+    f.ctx[0].on_timer = NULL;
     ftc_lb_run(f.w, 100);
-    CHECK_EQ(g_nrecs, 6);
+    CHECK_EQ(core_nrecords, 6);
 
     /* Timers of two ranks are independent. */
-    g_nrecs = 0;
+    core_nrecords = 0;
     ops->timer_arm(f.ctx[0].ep, 30000);
     ops->timer_arm(f.ctx[1].ep, 30000);
     ops->timer_cancel(f.ctx[0].ep);
     ftc_lb_run(f.w, 100);
-    CHECK(g_nrecs == 1 && g_recs[0].ctx == 1);
+    CHECK(core_nrecords == 1 && core_records[0].rank == 1);
 
     /* Many re-arms leave one wake-up. */
-    g_nrecs = 0;
+    core_nrecords = 0;
     for (uint64_t i = 0; i < 1000; i++)
         ops->timer_arm(ep, 40000 + (i * 7919) % 5000);
     CHECK_EQ(ftc_lb_run(f.w, UINT64_MAX), 1);
-    CHECK(g_nrecs == 1 && g_recs[0].t == 40000 + (999 * 7919) % 5000);
+    CHECK(core_nrecords == 1 && core_records[0].t == 40000 + (999 * 7919) % 5000);
 
     /* A crashed rank's timer never fires, armed before or after. */
-    g_nrecs = 0;
+    core_nrecords = 0;
     ops->timer_arm(ep, 50000);
     ftc_lb_crash(f.w, 0);
     ops->timer_arm(ep, 50001);
     ops->timer_cancel(ep);
     ops->timer_arm(ep, 50002);
     CHECK_EQ(ftc_lb_run(f.w, 100), 0);
-    CHECK_EQ(g_nrecs, 0);
+    CHECK_EQ(core_nrecords, 0);
     fx_fini(&f);
 }
 
@@ -631,13 +482,13 @@ static void test_run_step_until(void)
     CHECK_EQ(ftc_lb_run(f.w, UINT64_MAX), 3);
 
     /* No nested runs from inside a callback. */
-    f.ctx[1].try_nested_run = 1;
-    f.ctx[1].nested_run_result = -1;
+    f.ctx[1].on_recv = try_nested_run;
+    g_nested_run_result = -1;
     send_msg(&f, 0, 1, 3, NULL);
     send_msg(&f, 0, 1, 4, NULL);
     ftc_lb_run(f.w, UINT64_MAX);
-    CHECK_EQ(f.ctx[1].nested_run_result, 0);
-    CHECK_EQ(count_recs(R_RECV, 1), 4);
+    CHECK_EQ(g_nested_run_result, 0);
+    CHECK_EQ(core_double_count(CORE_RECV, 1), 4);
 
     ftc_lb_stats_t st;
     ftc_lb_stats(f.w, &st);
@@ -663,24 +514,24 @@ static void test_crash_semantics(void)
     CHECK(!ftc_lb_is_crashed(f.w, 0));
     CHECK(!ftc_lb_is_crashed(f.w, 99));
     ftc_lb_run(f.w, UINT64_MAX);
-    CHECK_EQ(count_recs(R_RECV, 1), 0);
-    CHECK_EQ(count_recs(R_SEND_DONE, 0), 1);
+    CHECK_EQ(core_double_count(CORE_RECV, 1), 0);
+    CHECK_EQ(core_double_count(CORE_SEND_DONE, 0), 1);
     ftc_lb_stats(f.w, &st);
     CHECK_EQ(st.dropped_dead, 1);
 
     /* Sender crashes right after sending: the message left, it arrives;
      * the dead sender gets no completion. */
-    g_nrecs = 0;
+    core_nrecords = 0;
     send_msg(&f, 2, 3, 7, NULL);
     ftc_lb_crash(f.w, 2);
     ftc_lb_run(f.w, UINT64_MAX);
-    CHECK_EQ(count_recs(R_RECV, 3), 1);
-    CHECK_EQ(count_recs(R_SEND_DONE, 2), 0);
-    CHECK_EQ(g_nrecs, 1);
+    CHECK_EQ(core_double_count(CORE_RECV, 3), 1);
+    CHECK_EQ(core_double_count(CORE_SEND_DONE, 2), 0);
+    CHECK_EQ(core_nrecords, 1);
 
     /* A crashed rank's sends go nowhere and are not counted; its other ops
      * are harmless. */
-    g_nrecs = 0;
+    core_nrecords = 0;
     uint64_t sent = ftc_lb_messages_sent(f.w);
     CHECK_EQ(send_msg(&f, 2, 3, 8, NULL), FTC_SEND_INLINE);
     CHECK_EQ(send_msg(&f, 1, 0, 8, NULL), FTC_SEND_INLINE);
@@ -696,7 +547,7 @@ static void test_crash_semantics(void)
     ftc_lb_crash(f.w, 2);                  /* again: no-op */
     ftc_lb_crash_after_sends(f.w, 2, 1);
     ftc_lb_run(f.w, UINT64_MAX);
-    CHECK_EQ(g_nrecs, 0);
+    CHECK_EQ(core_nrecords, 0);
 
     /* Scheduled crash at 150, between rank 0's two completions (100, 200).
      * A timer due at 150 but armed after the crash was scheduled comes
@@ -709,9 +560,9 @@ static void test_crash_semantics(void)
     ops->timer_arm(f.ctx[0].ep, 150);  /* same time as the crash, later */
     ftc_lb_run(f.w, UINT64_MAX);
     CHECK(ftc_lb_is_crashed(f.w, 0));
-    CHECK_EQ(count_recs(R_SEND_DONE, 0), 1);
-    CHECK_EQ(count_recs(R_TIMER, 0), 0);
-    CHECK_EQ(count_recs(R_RECV, 1), 2);
+    CHECK_EQ(core_double_count(CORE_SEND_DONE, 0), 1);
+    CHECK_EQ(core_double_count(CORE_TIMER, 0), 0);
+    CHECK_EQ(core_double_count(CORE_RECV, 1), 2);
     /* crash_at in the past means now. */
     ftc_lb_crash_at(f.w, 3, 10);
     CHECK_EQ(ftc_lb_step(f.w), 1);
@@ -737,10 +588,10 @@ static void test_crash_after_sends(void)
         CHECK_EQ(ftc_lb_rank_messages_sent(f.w, 0), 1 + k);
         CHECK_EQ(ftc_lb_messages_sent(f.w), 1 + k);
         ftc_lb_run(f.w, UINT64_MAX);
-        CHECK_EQ(count_recs(R_RECV, 6), 1);
+        CHECK_EQ(core_double_count(CORE_RECV, 6), 1);
         for (uint32_t d = 1; d <= 5; d++)
-            CHECK_EQ(count_recs(R_RECV, d), d <= k ? 1 : 0);
-        CHECK_EQ(count_recs(R_SEND_DONE, 0), 0);
+            CHECK_EQ(core_double_count(CORE_RECV, d), d <= k ? 1 : 0);
+        CHECK_EQ(core_double_count(CORE_SEND_DONE, 0), 0);
         fx_fini(&f);
     }
 
@@ -756,8 +607,8 @@ static void test_crash_after_sends(void)
         ftc_lb_ops()->send(f.ctx[1].ep, 0, &p, sizeof(p), NULL);
     }
     ftc_lb_run(f.w, UINT64_MAX);
-    CHECK_EQ(count_recs(R_RECV, 0), 2);   /* the third found it dead */
-    CHECK_EQ(count_recs(R_RECV, 1), 2);
+    CHECK_EQ(core_double_count(CORE_RECV, 0), 2);   /* the third found it dead */
+    CHECK_EQ(core_double_count(CORE_RECV, 1), 2);
     CHECK_EQ(ftc_lb_rank_messages_sent(f.w, 0), 2);
     fx_fini(&f);
 }
@@ -775,12 +626,12 @@ static void test_peer_failed(void)
     ftc_lb_run_until(f.w, 1000, UINT64_MAX);
     ftc_lb_crash(f.w, 1);
     ftc_lb_run(f.w, UINT64_MAX);
-    CHECK_EQ(g_nrecs, 2);
-    const rec_t *r = find_rec(R_PEER_FAILED, 0, 0);
+    CHECK_EQ(core_nrecords, 2);
+    const core_record_t *r = core_double_find(CORE_PEER_FAILED, 0, 0);
     CHECK(r != NULL && r->a == 1 && r->t == 51000);
-    r = find_rec(R_PEER_FAILED, 2, 0);
+    r = core_double_find(CORE_PEER_FAILED, 2, 0);
     CHECK(r != NULL && r->a == 1 && r->t == 51000);
-    CHECK_EQ(count_recs(R_PEER_FAILED, 3), 0);
+    CHECK_EQ(core_double_count(CORE_PEER_FAILED, 3), 0);
     fx_fini(&f);
 
     /* Watch after the crash: at crash + delay, or at the watch if later. */
@@ -791,11 +642,11 @@ static void test_peer_failed(void)
     ftc_lb_run_until(f.w, 100000, UINT64_MAX);
     ops->watch(f.ctx[2].ep, 1);
     ftc_lb_run(f.w, UINT64_MAX);
-    r = find_rec(R_PEER_FAILED, 0, 0);
+    r = core_double_find(CORE_PEER_FAILED, 0, 0);
     CHECK(r != NULL && r->t == 50000);
-    r = find_rec(R_PEER_FAILED, 2, 0);
+    r = core_double_find(CORE_PEER_FAILED, 2, 0);
     CHECK(r != NULL && r->t == 100000);
-    CHECK_EQ(g_nrecs, 2);
+    CHECK_EQ(core_nrecords, 2);
     fx_fini(&f);
 
     /* Unwatch before the report: none. Unwatch and watch again: exactly
@@ -813,8 +664,8 @@ static void test_peer_failed(void)
     ftc_lb_crash(f.w, 3);
     ops->unwatch(f.ctx[4].ep, 1);         /* never watched: harmless */
     ftc_lb_run(f.w, UINT64_MAX);
-    CHECK_EQ(g_nrecs, 1);
-    r = find_rec(R_PEER_FAILED, 2, 0);
+    CHECK_EQ(core_nrecords, 1);
+    r = core_double_find(CORE_PEER_FAILED, 2, 0);
     CHECK(r != NULL && r->a == 1 && r->t == 50000);
     fx_fini(&f);
 
@@ -829,7 +680,7 @@ static void test_peer_failed(void)
     ftc_lb_crash(f.w, 2);
     ops->watch(f.ctx[0].ep, 2);
     CHECK_EQ(ftc_lb_run(f.w, UINT64_MAX), 0);
-    CHECK_EQ(g_nrecs, 0);
+    CHECK_EQ(core_nrecords, 0);
     fx_fini(&f);
 
     /* Detect delay 0: reported on the next turn, not inside the crash. */
@@ -837,9 +688,35 @@ static void test_peer_failed(void)
     fx_init(&f, &cfg);
     ops->watch(f.ctx[0].ep, 1);
     ftc_lb_crash(f.w, 1);
-    CHECK_EQ(g_nrecs, 0);
+    CHECK_EQ(core_nrecords, 0);
     ftc_lb_run(f.w, UINT64_MAX);
-    CHECK(g_nrecs == 1 && g_recs[0].t == 0);
+    CHECK(core_nrecords == 1 && core_records[0].t == 0);
+    fx_fini(&f);
+
+    /* A delay per watcher: each is told at its own time, the world's
+     * delay stays for the others, UINT64_MAX silences one watcher, and a
+     * watch after the crash uses the watcher's delay too. */
+    fx_init_n(&f, 5);
+    ftc_lb_set_detect_delay(f.w, 0, 7000);
+    ftc_lb_set_detect_delay(f.w, 2, 90000);
+    ftc_lb_set_detect_delay(f.w, 3, UINT64_MAX);
+    ftc_lb_set_detect_delay(f.w, 99, 1);      /* no such rank: ignored */
+    ftc_lb_set_detect_delay(NULL, 0, 1);      /* harmless */
+    ops->watch(f.ctx[0].ep, 1);
+    ops->watch(f.ctx[2].ep, 1);
+    ops->watch(f.ctx[3].ep, 1);
+    ftc_lb_crash(f.w, 1);
+    ftc_lb_run_until(f.w, 20000, UINT64_MAX);
+    ops->watch(f.ctx[4].ep, 1);
+    ftc_lb_run(f.w, UINT64_MAX);
+    r = core_double_find(CORE_PEER_FAILED, 0, 0);
+    CHECK(r != NULL && r->a == 1 && r->t == 7000);
+    r = core_double_find(CORE_PEER_FAILED, 2, 0);
+    CHECK(r != NULL && r->a == 1 && r->t == 90000);
+    CHECK_EQ(core_double_count(CORE_PEER_FAILED, 3), 0);
+    r = core_double_find(CORE_PEER_FAILED, 4, 0);
+    CHECK(r != NULL && r->a == 1 && r->t == 50000);
+    CHECK_EQ(core_nrecords, 3);
     fx_fini(&f);
 }
 
@@ -874,11 +751,11 @@ static void test_watch_churn(void)
     for (uint32_t p = 0; p < 10; p++)
         ftc_lb_crash(f.w, p);
     ftc_lb_run(f.w, UINT64_MAX);
-    CHECK_EQ(g_nrecs, expected);
+    CHECK_EQ(core_nrecords, expected);
     uint64_t good = 0;
-    for (size_t i = 0; i < g_nrecs; i++)
-        if (g_recs[i].kind == R_PEER_FAILED && g_recs[i].a < 10 &&
-            g_recs[i].ctx >= 10 && watched[g_recs[i].ctx][g_recs[i].a])
+    for (size_t i = 0; i < core_nrecords; i++)
+        if (core_records[i].kind == CORE_PEER_FAILED && core_records[i].a < 10 &&
+            core_records[i].rank >= 10 && watched[core_records[i].rank][core_records[i].a])
             good++;
     CHECK_EQ(good, expected);
     CHECK(expected > 50);
@@ -905,10 +782,10 @@ static void test_drop_and_corrupt(void)
         got[run] = 0;
         hash[run] = 0;
         uint64_t last = 0, inorder = 1;
-        for (size_t i = 0; i < g_nrecs; i++) {
-            if (g_recs[i].kind != R_RECV)
+        for (size_t i = 0; i < core_nrecords; i++) {
+            if (core_records[i].kind != CORE_RECV)
                 continue;
-            uint64_t s = rec_payload(&g_recs[i]).seq;
+            uint64_t s = rec_payload(&core_records[i]).seq;
             if (got[run] > 0 && s <= last)
                 inorder = 0;
             last = s;
@@ -920,7 +797,7 @@ static void test_drop_and_corrupt(void)
         ftc_lb_stats(f.w, &st);
         CHECK_EQ(st.dropped_random + st.messages_delivered, M);
         CHECK_EQ(ftc_lb_messages_sent(f.w), M);
-        CHECK_EQ(count_recs(R_SEND_DONE, 0), M);  /* completion != delivery */
+        CHECK_EQ(core_double_count(CORE_SEND_DONE, 0), M);  /* completion != delivery */
         fx_fini(&f);
     }
     CHECK(got[0] > 88500 && got[0] < 91500);
@@ -941,12 +818,12 @@ static void test_drop_and_corrupt(void)
     ftc_lb_run(f.w, UINT64_MAX);
     uint64_t corrupted = 0, one_bit = 0;
     unsigned char seen_bits[128] = {0};
-    for (size_t i = 0; i < g_nrecs; i++) {
-        if (g_recs[i].kind != R_RECV)
+    for (size_t i = 0; i < core_nrecords; i++) {
+        if (core_records[i].kind != CORE_RECV)
             continue;
         int flips = 0, pos = -1;
         for (int b = 0; b < 128; b++)
-            if ((g_recs[i].raw[b / 8] ^ msg[b / 8]) >> (b % 8) & 1)
+            if ((core_records[i].raw[b / 8] ^ msg[b / 8]) >> (b % 8) & 1)
                 flips++, pos = b;
         if (flips > 0)
             corrupted++;
@@ -957,7 +834,7 @@ static void test_drop_and_corrupt(void)
     }
     ftc_lb_stats_t st;
     ftc_lb_stats(f.w, &st);
-    CHECK_EQ(count_recs(R_RECV, 1), C);
+    CHECK_EQ(core_double_count(CORE_RECV, 1), C);
     CHECK_EQ(corrupted, one_bit);
     CHECK_EQ(st.corrupted, corrupted);
     CHECK(corrupted > C * 18 / 100 && corrupted < C * 22 / 100);
@@ -974,7 +851,7 @@ static void test_drop_and_corrupt(void)
     for (int i = 0; i < 100; i++)
         send_msg(&f, 0, 1, (uint64_t)i, NULL);
     ftc_lb_run(f.w, UINT64_MAX);
-    CHECK_EQ(count_recs(R_RECV, 1), 0);
+    CHECK_EQ(core_double_count(CORE_RECV, 1), 0);
     fx_fini(&f);
 }
 
@@ -991,14 +868,14 @@ static void test_inject(void)
     CHECK_EQ(ftc_lb_messages_sent(f.w), 0);
     f.ctx[1].recv_rc = FTC_EFOREIGN;
     ftc_lb_run(f.w, UINT64_MAX);
-    CHECK_EQ(g_nrecs, 3);
-    const rec_t *r = find_rec(R_RECV, 1, 0);
+    CHECK_EQ(core_nrecords, 3);
+    const core_record_t *r = core_double_find(CORE_RECV, 1, 0);
     CHECK(r != NULL && r->t == 3000 && r->a == FTC_RANK_UNKNOWN &&
           r->len == 2 && memcmp(r->raw, junk, 2) == 0);
-    r = find_rec(R_RECV, 1, 1);
+    r = core_double_find(CORE_RECV, 1, 1);
     CHECK(r != NULL && r->t == 5000 && r->a == 2 && r->len == 5 &&
           memcmp(r->raw, junk, 5) == 0);
-    r = find_rec(R_RECV, 0, 0);
+    r = core_double_find(CORE_RECV, 0, 0);
     CHECK(r != NULL && r->t == 7000 && r->len == 0);
 
     /* In the past: delivered now. To a crashed rank: dropped. */
@@ -1006,9 +883,9 @@ static void test_inject(void)
     ftc_lb_crash(f.w, 2);
     ftc_lb_inject(f.w, 2, 1, junk, 1, 8000);
     ftc_lb_run(f.w, UINT64_MAX);
-    r = find_rec(R_RECV, 0, 1);
+    r = core_double_find(CORE_RECV, 0, 1);
     CHECK(r != NULL && r->t == 7000);
-    CHECK_EQ(count_recs(R_RECV, 2), 0);
+    CHECK_EQ(core_double_count(CORE_RECV, 2), 0);
 
     ftc_lb_stats_t st;
     ftc_lb_stats(f.w, &st);
@@ -1028,24 +905,24 @@ static void test_delay_and_unattached(void)
     send_msg(&f, 0, 1, 0, NULL);
     send_msg(&f, 1, 2, 0, NULL);
     ftc_lb_run(f.w, UINT64_MAX);
-    CHECK(find_rec(R_RECV, 1, 0) && find_rec(R_RECV, 1, 0)->t == 6000);
-    CHECK(find_rec(R_RECV, 2, 0) && find_rec(R_RECV, 2, 0)->t == 1000);
+    CHECK(core_double_find(CORE_RECV, 1, 0) && core_double_find(CORE_RECV, 1, 0)->t == 6000);
+    CHECK(core_double_find(CORE_RECV, 2, 0) && core_double_find(CORE_RECV, 2, 0)->t == 1000);
 
     /* A faster message does not overtake a slower one on the same pair. */
-    g_nrecs = 0;
+    core_nrecords = 0;
     ftc_lb_set_delay(f.w, 0, 10000);
     send_msg(&f, 0, 1, 1, NULL);
     ftc_lb_set_delay(f.w, 0, 0);
     send_msg(&f, 0, 1, 2, NULL);
     send_msg(&f, 0, 2, 3, NULL);        /* another pair: not held back */
     ftc_lb_run(f.w, UINT64_MAX);
-    const rec_t *a = find_rec(R_RECV, 1, 0), *b = find_rec(R_RECV, 1, 1);
+    const core_record_t *a = core_double_find(CORE_RECV, 1, 0), *b = core_double_find(CORE_RECV, 1, 1);
     CHECK(a && b && rec_payload(a).seq == 1 && rec_payload(b).seq == 2);
     CHECK(a && b && a->t == 17000 && b->t == 17000);
-    CHECK(find_rec(R_RECV, 2, 0) && find_rec(R_RECV, 2, 0)->t == 7000);
+    CHECK(core_double_find(CORE_RECV, 2, 0) && core_double_find(CORE_RECV, 2, 0)->t == 7000);
 
     /* A detached rank is absent: its events are dropped and counted. */
-    g_nrecs = 0;
+    core_nrecords = 0;
     ftc_lb_attach(f.w, 2, NULL);
     send_msg(&f, 0, 2, 0, NULL);
     send_msg(&f, 2, 0, 0, NULL);
@@ -1053,27 +930,15 @@ static void test_delay_and_unattached(void)
     ftc_lb_stats_t st;
     ftc_lb_stats(f.w, &st);
     CHECK_EQ(st.dropped_unattached, 2);   /* the message, the completion */
-    CHECK_EQ(count_recs(R_RECV, 0), 1);
-    CHECK_EQ(count_recs(R_RECV, 2), 0);
+    CHECK_EQ(core_double_count(CORE_RECV, 0), 1);
+    CHECK_EQ(core_double_count(CORE_RECV, 2), 0);
     fx_fini(&f);
 }
 
-/* Sanitizers slow the loop down several times: the time limit is for plain
- * builds, a looser one only catches a blow-up under instrumentation. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define PERF_LIMIT_S 5.0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define PERF_LIMIT_S 5.0
-#endif
-#endif
-#ifndef PERF_LIMIT_S
-#define PERF_LIMIT_S 1.0
-#endif
-
 /* 2000 ranks, 200k messages: each arrival is forwarded until the budget
- * is spent. */
+ * is spent. A test of scale, not of speed: it asserts what happened, and
+ * prints the time only as information (speed is bench/'s to measure, and
+ * a time limit fails on a slow or busy machine). */
 static uint64_t g_budget;
 static uint64_t g_rng = 88172645463325252ULL;
 
@@ -1108,7 +973,7 @@ static void test_performance(void)
     fixture_t f;
     double t0 = seconds();
     fx_init(&f, &cfg);
-    g_record = 0;
+    core_recording = false;
     for (uint32_t r = 0; r < N; r++) {
         f.ctx[r].on_recv = perf_on_recv;
         ftc_lb_ops()->watch(f.ctx[r].ep, (r + 1) % N);
@@ -1127,10 +992,12 @@ static void test_performance(void)
            " events in %.3f s\n", N, st.messages_sent, events, dt);
     CHECK_EQ(st.messages_sent, TOTAL);
     CHECK_EQ(st.messages_delivered + st.dropped_dead, TOTAL);
-    CHECK_EQ(g_recv_count, st.messages_delivered);
+    uint64_t recvs = 0;
+    for (uint32_t r = 0; r < N; r++)
+        recvs += f.ctx[r].recvs;
+    CHECK_EQ(recvs, st.messages_delivered);
     CHECK_EQ(st.peer_failed_reports, 1);
     CHECK(events > TOTAL * 2);
-    CHECK(dt < PERF_LIMIT_S);
     fx_fini(&f);
 }
 
@@ -1152,9 +1019,7 @@ int main(void)
     test_delay_and_unattached();
     test_performance();
 
-    CHECK_EQ(g_reentries, 0);
+    CHECK_EQ(core_reentries, 0);
     CHECK_EQ(g_progress_calls, 0);
-    free(g_recs);
-    printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed ? 1 : 0;
+    return check_report();
 }

@@ -26,20 +26,7 @@
 
 #include "checker.h"
 #include "scenario.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (cond) {                                                            \
-            passed++;                                                          \
-        } else {                                                               \
-            failed++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
+#include "check.h"
 
 static void logp(ftc_scenario_t *s, uint32_t n, uint64_t L, uint64_t o,
                  uint64_t g)
@@ -59,11 +46,11 @@ static int run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
 {
     char err[256], msg[512];
     int rc = ftc_scenario_run(s, res, err, sizeof(err));
-    CHECK(rc == FTC_OK, "%s: refused: %s", what, err);
+    CHECK_MSG(rc == FTC_OK, "%s: refused: %s", what, err);
     if (rc != FTC_OK)
         return -1;
     int v = ftc_check(s, res, msg, sizeof(msg));
-    CHECK(v == 0, "%s (n %u): %d violation(s): %s", what, s->n, v, msg);
+    CHECK_MSG(v == 0, "%s (n %u): %d violation(s): %s", what, s->n, v, msg);
     return 0;
 }
 
@@ -143,14 +130,16 @@ static void test_tree_closed_forms(void)
                                     s.logp_g, par, res.reach_ns, res.finish_ns,
                                     want);
                     }
-                    CHECK(res.messages == s.n - 1, "tree messages");
+                    CHECK_MSG(res.messages == s.n - 1, "tree messages");
                     ftc_scenario_result_free(&res);
                 }
             }
         }
     }
-    CHECK(mismatches == 0, "%d plain-tree latencies differ from the LogP "
-                           "recursion", mismatches);
+    CHECK_MSG(mismatches == 0,
+              "%d plain-tree latencies differ from the LogP "
+              "recursion",
+              mismatches);
 
     /* Binomial, P = 2^m, g <= o: m (2o + L). */
     for (uint32_t m = 0; m <= 14; m++) {
@@ -164,10 +153,10 @@ static void test_tree_closed_forms(void)
                 ftc_scenario_result_t res;
                 if (run(&s, &res, "binomial") != 0)
                     continue;
-                CHECK(res.reach_ns == m * (2 * o + L),
-                      "binomial P=2^%u L=%" PRIu64 " o=%" PRIu64 ": %" PRIu64
-                      ", want m(2o+L) = %" PRIu64,
-                      m, L, o, res.reach_ns, m * (2 * o + L));
+                CHECK_MSG(res.reach_ns == m * (2 * o + L),
+                          "binomial P=2^%u L=%" PRIu64 " o=%" PRIu64
+                          ": %" PRIu64 ", want m(2o+L) = %" PRIu64,
+                          m, L, o, res.reach_ns, m * (2 * o + L));
                 ftc_scenario_result_free(&res);
             }
         }
@@ -200,10 +189,11 @@ static void test_flogsim_plain(void)
         ftc_scenario_result_t res;
         if (run(&s, &res, "flogsim plain") != 0)
             continue;
-        CHECK(res.finish_ns == cases[i].runtime,
-              "%s k=%u P=%u L=%" PRIu64 ": runtime %" PRIu64 ", flogsim %" PRIu64,
-              ftc_tree_kind_name(cases[i].kind), cases[i].k, cases[i].P,
-              cases[i].L, res.finish_ns, cases[i].runtime);
+        CHECK_MSG(res.finish_ns == cases[i].runtime,
+                  "%s k=%u P=%u L=%" PRIu64 ": runtime %" PRIu64
+                  ", flogsim %" PRIu64,
+                  ftc_tree_kind_name(cases[i].kind), cases[i].k, cases[i].P,
+                  cases[i].L, res.finish_ns, cases[i].runtime);
         ftc_scenario_result_free(&res);
     }
 }
@@ -236,13 +226,14 @@ static void test_flogsim_checked(void)
         ftc_scenario_result_t res;
         if (run(&s, &res, "checked corrected") != 0)
             continue;
-        CHECK(res.undelivered == 0 && res.bad_status == 0,
-              "every live process reached");
-        CHECK(res.reach_ns == cases[i].reach && res.finish_ns == cases[i].finish,
-              "P=%u%s: reach %" PRIu64 " finish %" PRIu64 ", recorded %" PRIu64
-              "/%" PRIu64 " (flogsim runtime %" PRIu64 ")",
-              cases[i].P, cases[i].fail1 ? " rank 1 failed" : "", res.reach_ns,
-              res.finish_ns, cases[i].reach, cases[i].finish, cases[i].flogsim);
+        CHECK_MSG(res.undelivered == 0 && res.bad_status == 0,
+                  "every live process reached");
+        CHECK_MSG(
+            res.reach_ns == cases[i].reach && res.finish_ns == cases[i].finish,
+            "P=%u%s: reach %" PRIu64 " finish %" PRIu64 ", recorded %" PRIu64
+            "/%" PRIu64 " (flogsim runtime %" PRIu64 ")",
+            cases[i].P, cases[i].fail1 ? " rank 1 failed" : "", res.reach_ns,
+            res.finish_ns, cases[i].reach, cases[i].finish, cases[i].flogsim);
         ftc_scenario_result_free(&res);
     }
 }
@@ -276,7 +267,7 @@ static void test_theorem5(uint32_t nmax, const uint32_t *extra, size_t nextra)
             }
         }
     }
-    CHECK(bad == 0, "Theorem 5: %d of %d reduce runs off", bad, runs);
+    CHECK_MSG(bad == 0, "Theorem 5: %d of %d reduce runs off", bad, runs);
 }
 
 static void test_theorem7(uint32_t nmax, const uint32_t *extra, size_t nextra)
@@ -318,7 +309,7 @@ static void test_theorem7(uint32_t nmax, const uint32_t *extra, size_t nextra)
             }
         }
     }
-    CHECK(bad == 0, "Theorem 7: %d of %d allreduce runs off", bad, runs);
+    CHECK_MSG(bad == 0, "Theorem 7: %d of %d allreduce runs off", bad, runs);
 }
 
 /* --- Fault models --------------------------------------------------------- */
@@ -332,21 +323,22 @@ static void within_f(ftc_scenario_t *s, const char *what, int seeds)
         if (run(s, &res, what) != 0)
             continue;
         uint32_t dead = res.n - res.live;
-        CHECK(dead == s->random_fail + s->random_crash + s->nfail,
-              "%s: %u failed, want %u", what, dead,
-              s->random_fail + s->random_crash + s->nfail);
-        CHECK(res.undelivered == 0,
-              "%s seed %d: %u live processes did not deliver", what, seed,
-              res.undelivered);
+        CHECK_MSG(dead == s->random_fail + s->random_crash + s->nfail,
+                  "%s: %u failed, want %u", what, dead,
+                  s->random_fail + s->random_crash + s->nfail);
+        CHECK_MSG(res.undelivered == 0,
+                  "%s seed %d: %u live processes did not deliver", what, seed,
+                  res.undelivered);
         if (s->coll != FTC_COLL_BCAST || !res.ranks[s->args.root].failed)
-            CHECK(res.bad_status == 0, "%s seed %d: %u error deliveries", what,
-                  seed, res.bad_status);
-        CHECK(res.finish_ns >= res.reach_ns && res.first_finish_ns <= res.finish_ns,
-              "%s: finish %" PRIu64 " reach %" PRIu64, what, res.finish_ns,
-              res.reach_ns);
+            CHECK_MSG(res.bad_status == 0, "%s seed %d: %u error deliveries",
+                      what, seed, res.bad_status);
+        CHECK_MSG(res.finish_ns >= res.reach_ns &&
+                      res.first_finish_ns <= res.finish_ns,
+                  "%s: finish %" PRIu64 " reach %" PRIu64, what, res.finish_ns,
+                  res.reach_ns);
         if (s->protect_root)
-            CHECK(!res.ranks[s->args.root].failed, "%s: the root was protected",
-                  what);
+            CHECK_MSG(!res.ranks[s->args.root].failed,
+                      "%s: the root was protected", what);
         ftc_scenario_result_free(&res);
     }
 }
@@ -422,10 +414,10 @@ static void test_scale(uint32_t n)
     ftc_scenario_result_t res;
     if (run(&s, &res, "allreduce at scale") != 0)
         return;
-    CHECK(res.undelivered == 0 && res.bad_status == 0 && res.live == n,
-          "all %u delivered", n);
-    CHECK(res.messages > ftc_expected_reduce_messages(n, 1) + (n - 1),
-          "allreduce sends reduce + tree + corrections");
+    CHECK_MSG(res.undelivered == 0 && res.bad_status == 0 && res.live == n,
+              "all %u delivered", n);
+    CHECK_MSG(res.messages > ftc_expected_reduce_messages(n, 1) + (n - 1),
+              "allreduce sends reduce + tree + corrections");
     fprintf(stderr, "  allreduce P=%u: reach %" PRIu64 " finish %" PRIu64
                     " messages %" PRIu64 " (%.2f per process), run %.2fs\n",
             n, res.reach_ns, res.finish_ns, res.messages,
@@ -466,8 +458,8 @@ static void test_determinism(void)
                     && a.ranks[r].deliver_ns == b.ranks[r].deliver_ns;
         other_set &= a.ranks[r].failed == c.ranks[r].failed;
     }
-    CHECK(same && same_set, "same seeds, same run");
-    CHECK(!other_set, "another fault seed, other failures");
+    CHECK_MSG(same && same_set, "same seeds, same run");
+    CHECK_MSG(!other_set, "another fault seed, other failures");
     ftc_scenario_result_free(&a);
     ftc_scenario_result_free(&b);
     ftc_scenario_result_free(&c);
@@ -479,30 +471,30 @@ static void test_refusals(void)
     ftc_scenario_result_t res;
     char err[256];
     logp(&s, 0, 2, 1, 1);
-    CHECK(ftc_scenario_run(&s, &res, err, sizeof(err)) == FTC_EINVAL
-              && strstr(err, "-n") != NULL,
-          "n = 0: %s", err);
+    CHECK_MSG(ftc_scenario_run(&s, &res, err, sizeof(err)) == FTC_EINVAL &&
+                  strstr(err, "-n") != NULL,
+              "n = 0: %s", err);
     logp(&s, 8, 2, 1, 1);
     s.args.f = 8;
-    CHECK(ftc_scenario_run(&s, &res, err, sizeof(err)) == FTC_EINVAL
-              && strstr(err, "-f") != NULL,
-          "f >= n: %s", err);
+    CHECK_MSG(ftc_scenario_run(&s, &res, err, sizeof(err)) == FTC_EINVAL &&
+                  strstr(err, "-f") != NULL,
+              "f >= n: %s", err);
     logp(&s, 8, 2, 1, 1);
     s.random_fail = 8;
-    CHECK(ftc_scenario_run(&s, &res, err, sizeof(err)) == FTC_EINVAL
-              && strstr(err, "more failures than ranks") != NULL,
-          "8 of 8: %s", err);
+    CHECK_MSG(ftc_scenario_run(&s, &res, err, sizeof(err)) == FTC_EINVAL &&
+                  strstr(err, "more failures than ranks") != NULL,
+              "8 of 8: %s", err);
     logp(&s, 8, 2, 1, 1);
     s.random_fail = 4;
     s.random_crash = 3;
     s.fail[s.nfail++] = 3;
-    CHECK(ftc_scenario_run(&s, &res, err, sizeof(err)) == FTC_EINVAL,
-          "4 + 3 + 1 of 8 with the root protected: %s", err);
+    CHECK_MSG(ftc_scenario_run(&s, &res, err, sizeof(err)) == FTC_EINVAL,
+              "4 + 3 + 1 of 8 with the root protected: %s", err);
     logp(&s, 8, 2, 1, 1);
     s.parallelism = 3;
-    CHECK(ftc_scenario_run(&s, &res, err, sizeof(err)) == FTC_EINVAL
-              && strstr(err, "parallelism") != NULL,
-          "parallelism 3: %s", err);
+    CHECK_MSG(ftc_scenario_run(&s, &res, err, sizeof(err)) == FTC_EINVAL &&
+                  strstr(err, "parallelism") != NULL,
+              "parallelism 3: %s", err);
 }
 
 int main(int argc, char **argv)
@@ -528,6 +520,5 @@ int main(int argc, char **argv)
         test_scale(65536);
         test_scale(262144);
     }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_report();
 }

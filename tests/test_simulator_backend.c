@@ -15,56 +15,24 @@
 #include "ftcoll/error.h"
 #include "ftcoll/transport.h"
 #include "ftcoll_logp.h"
+#include "core_double.h"
+#include "check.h"
 
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (cond) {                                                            \
-            passed++;                                                          \
-        } else {                                                               \
-            failed++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
-
-/* --- The test double of the core ---------------------------------------- */
-
-enum { R_RECV, R_SEND_DONE, R_TIMER, R_PEER_FAILED };
-
-typedef struct rec {
-    int kind;
-    uint32_t rank;
-    uint64_t t;
-    uint32_t a;            /* recv: src; peer_failed: peer */
-    unsigned char tag;     /* recv: first payload byte; send_done: cookie */
-} rec_t;
-
-struct ftc_context {
-    uint32_t rank;
-    void *ep;
-    /* On receiving a message whose first byte is `reply_on`, send one byte
-     * `reply_tag` to `reply_to`. */
-    int reply_on;
-    uint32_t reply_to;
-    unsigned char reply_tag;
-};
+/* --- The core, replaced (tests/support/core_double.h) ------------------- */
 
 static ftc_logp_world_t *g_w;
-static rec_t g_recs[4096];
-static size_t g_n;
-static int g_depth, g_reentries;
 static unsigned char g_cookies[256];
 
-static void record(int kind, const ftc_context_t *ctx, uint32_t a,
-                   unsigned char tag)
+static uint64_t world_now(void *arg)
 {
-    if (g_depth++ > 0)
-        g_reentries++;
-    if (g_n < sizeof(g_recs) / sizeof(g_recs[0]))
-        g_recs[g_n++] = (rec_t){kind, ctx->rank, ftc_logp_now(g_w), a, tag};
+    (void)arg;
+    return ftc_logp_now(g_w);
+}
+
+/* A message's tag: its first byte (the tests send one byte). */
+static int tag_of(const core_record_t *r)
+{
+    return r->len > 0 ? r->raw[0] : 0;
 }
 
 static int send1(ftc_context_t *ctx, uint32_t dest, unsigned char byte)
@@ -73,33 +41,23 @@ static int send1(ftc_context_t *ctx, uint32_t dest, unsigned char byte)
     return ftc_logp_ops()->send(ctx->ep, dest, &byte, 1, &g_cookies[byte]);
 }
 
-int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
-                       size_t len)
+/* What a rank answers: on receiving a message whose first byte is `on`,
+ * it sends one byte `tag` to `to`. on = -1: never. */
+typedef struct reply {
+    int on;
+    uint32_t to;
+    unsigned char tag;
+} reply_t;
+
+static reply_t g_reply[8];
+
+static void reply_on_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
+                          size_t len)
 {
+    const reply_t *rp = &g_reply[ctx->rank];
     unsigned char b = len > 0 ? ((const unsigned char *)buf)[0] : 0;
-    record(R_RECV, ctx, src, b);
-    if (ctx->reply_on >= 0 && b == (unsigned char)ctx->reply_on)
-        send1(ctx, ctx->reply_to, ctx->reply_tag);
-    g_depth--;
-    return FTC_OK;
-}
-
-void ftc_transport_send_done(ftc_context_t *ctx, void *cookie, int status)
-{
-    record(R_SEND_DONE, ctx, (uint32_t)status, *(unsigned char *)cookie);
-    g_depth--;
-}
-
-void ftc_transport_timer_fired(ftc_context_t *ctx)
-{
-    record(R_TIMER, ctx, 0, 0);
-    g_depth--;
-}
-
-void ftc_transport_peer_failed(ftc_context_t *ctx, uint32_t peer)
-{
-    record(R_PEER_FAILED, ctx, peer, 0);
-    g_depth--;
+    if (rp->on >= 0 && b == (unsigned char)rp->on)
+        send1(ctx, rp->to, rp->tag);
 }
 
 /* --- World set-up -------------------------------------------------------- */
@@ -134,33 +92,19 @@ static void world(uint32_t n, uint64_t L, uint64_t o, uint64_t g, uint32_t par,
         exit(1);
     }
     for (uint32_t r = 0; r < n; r++) {
-        g_ctx[r] = (ftc_context_t){r, ftc_logp_endpoint(g_w, r), -1, 0, 0};
+        core_double_init(&g_ctx[r], r, ftc_logp_endpoint(g_w, r));
+        g_ctx[r].on_recv = reply_on_recv;
+        g_reply[r] = (reply_t){-1, 0, 0};
         ftc_logp_attach(g_w, r, &g_ctx[r]);
     }
-    g_n = 0;
-}
-
-/* The i-th record of kind k for rank r, or NULL. */
-static const rec_t *find(int k, uint32_t r, int i)
-{
-    for (size_t j = 0; j < g_n; j++)
-        if (g_recs[j].kind == k && g_recs[j].rank == r && i-- == 0)
-            return &g_recs[j];
-    return NULL;
+    core_double_reset();
+    core_double_clock(world_now, NULL);
 }
 
 static uint64_t t_of(int k, uint32_t r, int i)
 {
-    const rec_t *x = find(k, r, i);
+    const core_record_t *x = core_double_find(k, r, i);
     return x ? x->t : UINT64_MAX;
-}
-
-static size_t count(int k, uint32_t r)
-{
-    size_t c = 0;
-    for (size_t j = 0; j < g_n; j++)
-        c += g_recs[j].kind == k && g_recs[j].rank == r;
-    return c;
 }
 
 /* --- Tests --------------------------------------------------------------- */
@@ -171,28 +115,28 @@ static void test_send_timing(void)
 {
     world(2, 5, 2, 3, 1, 0);
     for (unsigned char b = 1; b <= 3; b++)
-        CHECK(send1(&g_ctx[0], 1, b) == FTC_OK, "send");
+        CHECK_MSG(send1(&g_ctx[0], 1, b) == FTC_OK, "send");
     ftc_logp_run(g_w, UINT64_MAX);
     for (int i = 0; i < 3; i++) {
-        CHECK(t_of(R_SEND_DONE, 0, i) == 3u * (unsigned)(i + 1),
-              "send_done %d at %" PRIu64 ", want %d", i,
-              t_of(R_SEND_DONE, 0, i), 3 * (i + 1));
-        CHECK(t_of(R_RECV, 1, i) == 3u * (unsigned)(i + 1) + 5 + 2,
-              "recv %d at %" PRIu64 ", want %d", i, t_of(R_RECV, 1, i),
-              3 * (i + 1) + 7);
-        const rec_t *r = find(R_RECV, 1, i);
-        CHECK(r && r->tag == i + 1 && r->a == 0, "order and source");
+        CHECK_MSG(t_of(CORE_SEND_DONE, 0, i) == 3u * (unsigned)(i + 1),
+                  "send_done %d at %" PRIu64 ", want %d", i,
+                  t_of(CORE_SEND_DONE, 0, i), 3 * (i + 1));
+        CHECK_MSG(t_of(CORE_RECV, 1, i) == 3u * (unsigned)(i + 1) + 5 + 2,
+                  "recv %d at %" PRIu64 ", want %d", i, t_of(CORE_RECV, 1, i),
+                  3 * (i + 1) + 7);
+        const core_record_t *r = core_double_find(CORE_RECV, 1, i);
+        CHECK_MSG(r && tag_of(r) == i + 1 && r->a == 0, "order and source");
     }
     ftc_logp_rank_stats_t st;
     ftc_logp_rank_stats(g_w, 0, &st);
-    CHECK(st.sends == 3 && st.departed == 3 && st.busy == 9
-              && st.last_busy_end == 9,
-          "sender stats %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
-          st.sends, st.departed, st.busy, st.last_busy_end);
+    CHECK_MSG(st.sends == 3 && st.departed == 3 && st.busy == 9 &&
+                  st.last_busy_end == 9,
+              "sender stats %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
+              st.sends, st.departed, st.busy, st.last_busy_end);
     ftc_logp_rank_stats(g_w, 1, &st);
-    CHECK(st.received == 3 && st.busy == 6 && st.last_busy_end == 16,
-          "receiver stats");
-    CHECK(ftc_logp_messages_sent(g_w) == 3, "messages sent");
+    CHECK_MSG(st.received == 3 && st.busy == 6 && st.last_busy_end == 16,
+              "receiver stats");
+    CHECK_MSG(ftc_logp_messages_sent(g_w) == 3, "messages sent");
 }
 
 /* g < o: a send still costs max(o, g) = o. */
@@ -202,10 +146,10 @@ static void test_gap_below_overhead(void)
     send1(&g_ctx[0], 1, 1);
     send1(&g_ctx[0], 1, 2);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK(t_of(R_RECV, 1, 0) == 4 + 1 + 4, "first at %" PRIu64,
-          t_of(R_RECV, 1, 0));
-    CHECK(t_of(R_RECV, 1, 1) == 8 + 1 + 4, "second at %" PRIu64,
-          t_of(R_RECV, 1, 1));
+    CHECK_MSG(t_of(CORE_RECV, 1, 0) == 4 + 1 + 4, "first at %" PRIu64,
+              t_of(CORE_RECV, 1, 0));
+    CHECK_MSG(t_of(CORE_RECV, 1, 1) == 8 + 1 + 4, "second at %" PRIu64,
+              t_of(CORE_RECV, 1, 1));
 }
 
 /* Two messages arriving together: received one after the other, o each,
@@ -216,14 +160,14 @@ static void test_inbound_queue(void)
     send1(&g_ctx[0], 1, 10);
     send1(&g_ctx[2], 1, 12);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK(t_of(R_RECV, 1, 0) == 4 && find(R_RECV, 1, 0)->a == 0,
-          "first from 0 at 4");
-    CHECK(t_of(R_RECV, 1, 1) == 5 && find(R_RECV, 1, 1)->a == 2,
-          "second from 2 at 5");
+    CHECK_MSG(t_of(CORE_RECV, 1, 0) == 4 && core_double_find(CORE_RECV, 1, 0)->a == 0,
+              "first from 0 at 4");
+    CHECK_MSG(t_of(CORE_RECV, 1, 1) == 5 && core_double_find(CORE_RECV, 1, 1)->a == 2,
+              "second from 2 at 5");
     ftc_logp_stats_t st;
     ftc_logp_stats(g_w, &st);
-    CHECK(st.max_inbound == 2 && st.max_inbound_rank == 1, "max inbound %u",
-          st.max_inbound);
+    CHECK_MSG(st.max_inbound == 2 && st.max_inbound_rank == 1, "max inbound %u",
+              st.max_inbound);
 }
 
 /* Parallelism 1: a send queued while a message waits starts only after
@@ -232,20 +176,20 @@ static void test_receive_priority(void)
 {
     for (uint32_t par = 1; par <= 2; par++) {
         world(2, 0, 1, 1, par, 0);
-        g_ctx[1].reply_on = 1;
-        g_ctx[1].reply_to = 0;
-        g_ctx[1].reply_tag = 9;
+        g_reply[1].on = 1;
+        g_reply[1].to = 0;
+        g_reply[1].tag = 9;
         send1(&g_ctx[0], 1, 1); /* departs 1, handed to 1 at 2 */
         send1(&g_ctx[0], 1, 2); /* departs 2, waits at 1 from 2 */
         ftc_logp_run(g_w, UINT64_MAX);
-        CHECK(t_of(R_RECV, 1, 1) == 3, "par %u: second handed at %" PRIu64,
-              par, t_of(R_RECV, 1, 1));
+        CHECK_MSG(t_of(CORE_RECV, 1, 1) == 3, "par %u: second handed at %" PRIu64,
+                  par, t_of(CORE_RECV, 1, 1));
         /* par 1: the reply (issued at 2) starts after the receive, at 3,
          * leaves at 4, is handed to 0 at 5. par 2: starts at 2 -> 4. */
         uint64_t want = par == 1 ? 5 : 4;
-        CHECK(t_of(R_RECV, 0, 0) == want,
-              "par %u: reply handed at %" PRIu64 ", want %" PRIu64, par,
-              t_of(R_RECV, 0, 0), want);
+        CHECK_MSG(t_of(CORE_RECV, 0, 0) == want,
+                  "par %u: reply handed at %" PRIu64 ", want %" PRIu64, par,
+                  t_of(CORE_RECV, 0, 0), want);
     }
 }
 
@@ -258,19 +202,19 @@ static void test_completion_after_receive(void)
         send1(&g_ctx[0], 1, 1); /* departs at 1 */
         send1(&g_ctx[1], 0, 2); /* arrives at 0 at 1 */
         ftc_logp_run(g_w, UINT64_MAX);
-        const rec_t *done = find(R_SEND_DONE, 0, 0);
-        const rec_t *recv = find(R_RECV, 0, 0);
-        CHECK(done && recv, "both happened");
+        const core_record_t *done = core_double_find(CORE_SEND_DONE, 0, 0);
+        const core_record_t *recv = core_double_find(CORE_RECV, 0, 0);
+        CHECK_MSG(done && recv, "both happened");
         if (done == NULL || recv == NULL)
             continue;
         if (par == 1)
-            CHECK(done->t == 2 && recv->t == 2 && recv < done,
-                  "par 1: recv at %" PRIu64 " then send_done at %" PRIu64,
-                  recv->t, done->t);
+            CHECK_MSG(done->t == 2 && recv->t == 2 && recv < done,
+                      "par 1: recv at %" PRIu64 " then send_done at %" PRIu64,
+                      recv->t, done->t);
         else
-            CHECK(done->t == 1 && recv->t == 2,
-                  "par 2: send_done at %" PRIu64 ", recv at %" PRIu64,
-                  done->t, recv->t);
+            CHECK_MSG(done->t == 1 && recv->t == 2,
+                      "par 2: send_done at %" PRIu64 ", recv at %" PRIu64,
+                      done->t, recv->t);
     }
 }
 
@@ -283,10 +227,10 @@ static void test_priority_queue(void)
     send1(&g_ctx[2], 0, 0x12); /* class 1 */
     send1(&g_ctx[3], 0, 0x03); /* class 0 */
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK(find(R_RECV, 0, 0) && find(R_RECV, 0, 0)->tag == 0x03
-              && find(R_RECV, 0, 1)->tag == 0x12
-              && find(R_RECV, 0, 2)->tag == 0x21,
-          "by class");
+    CHECK_MSG(core_double_find(CORE_RECV, 0, 0) && tag_of(core_double_find(CORE_RECV, 0, 0)) == 0x03 &&
+                  tag_of(core_double_find(CORE_RECV, 0, 1)) == 0x12 &&
+                  tag_of(core_double_find(CORE_RECV, 0, 2)) == 0x21,
+              "by class");
 
     world(3, 3, 1, 1, 1, 1);
     send1(&g_ctx[1], 0, 0x21);   /* class 2, leaves at 1 */
@@ -300,9 +244,10 @@ static void test_priority_queue(void)
      * waiting. */
     unsigned char got[4];
     for (int i = 0; i < 4; i++)
-        got[i] = find(R_RECV, 0, i) ? find(R_RECV, 0, i)->tag : 0;
-    CHECK(got[0] == 0x21 && got[1] == 0x02 && got[2] == 0x23 && got[3] == 0x24,
-          "order %02x %02x %02x %02x", got[0], got[1], got[2], got[3]);
+        got[i] = core_double_find(CORE_RECV, 0, i) ? tag_of(core_double_find(CORE_RECV, 0, i)) : 0;
+    CHECK_MSG(got[0] == 0x21 && got[1] == 0x02 && got[2] == 0x23 &&
+                  got[3] == 0x24,
+              "order %02x %02x %02x %02x", got[0], got[1], got[2], got[3]);
 
     /* Rank 0 busy: everything queues; 0x02 may not pass 0x21. */
     world(3, 3, 1, 1, 1, 1);
@@ -312,10 +257,10 @@ static void test_priority_queue(void)
     send1(&g_ctx[2], 0, 0x13);
     ftc_logp_run(g_w, UINT64_MAX);
     for (int i = 0; i < 3; i++)
-        got[i] = find(R_RECV, 0, i) ? find(R_RECV, 0, i)->tag : 0;
-    CHECK(got[0] == 0x13 && got[1] == 0x21 && got[2] == 0x02,
-          "per-sender order kept: %02x %02x %02x", got[0], got[1], got[2]);
-    CHECK(t_of(R_RECV, 0, 0) == 101, "after the hold");
+        got[i] = core_double_find(CORE_RECV, 0, i) ? tag_of(core_double_find(CORE_RECV, 0, i)) : 0;
+    CHECK_MSG(got[0] == 0x13 && got[1] == 0x21 && got[2] == 0x02,
+              "per-sender order kept: %02x %02x %02x", got[0], got[1], got[2]);
+    CHECK_MSG(t_of(CORE_RECV, 0, 0) == 101, "after the hold");
 }
 
 /* Crash semantics: departed messages arrive, queued ones are lost, and the
@@ -327,20 +272,22 @@ static void test_crash(void)
         send1(&g_ctx[0], 1, b);
     ftc_logp_crash_after_sends(g_w, 0, 2);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK(count(R_RECV, 1) == 2, "two departed, %zu received", count(R_RECV, 1));
-    CHECK(count(R_SEND_DONE, 0) == 1, "one completion");
-    CHECK(ftc_logp_is_crashed(g_w, 0) && ftc_logp_crash_time(g_w, 0) == 2,
-          "crashed at 2");
+    CHECK_MSG(core_double_count(CORE_RECV, 1) == 2, "two departed, %zu received",
+              core_double_count(CORE_RECV, 1));
+    CHECK_MSG(core_double_count(CORE_SEND_DONE, 0) == 1, "one completion");
+    CHECK_MSG(ftc_logp_is_crashed(g_w, 0) && ftc_logp_crash_time(g_w, 0) == 2,
+              "crashed at 2");
 
     /* Messages to a crashed rank are dropped; its own sends are inline. */
     world(2, 1, 1, 1, 1, 0);
     ftc_logp_crash(g_w, 1);
     send1(&g_ctx[0], 1, 1);
-    CHECK(send1(&g_ctx[1], 0, 2) == FTC_SEND_INLINE, "dead sends inline");
+    CHECK_MSG(send1(&g_ctx[1], 0, 2) == FTC_SEND_INLINE, "dead sends inline");
     ftc_logp_run(g_w, UINT64_MAX);
     ftc_logp_stats_t st;
     ftc_logp_stats(g_w, &st);
-    CHECK(count(R_RECV, 1) == 0 && st.dropped_dead == 1, "dropped at the dead");
+    CHECK_MSG(core_double_count(CORE_RECV, 1) == 0 && st.dropped_dead == 1,
+              "dropped at the dead");
 
     /* A crash at a time: what left before it is delivered. */
     world(2, 10, 1, 1, 1, 0);
@@ -348,7 +295,8 @@ static void test_crash(void)
         send1(&g_ctx[0], 1, b);
     ftc_logp_crash_at(g_w, 0, 2); /* before the second send's end at 2 */
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK(count(R_RECV, 1) == 1, "crash_at: %zu delivered", count(R_RECV, 1));
+    CHECK_MSG(core_double_count(CORE_RECV, 1) == 1, "crash_at: %zu delivered",
+              core_double_count(CORE_RECV, 1));
 }
 
 /* A held CPU handles nothing until the hold ends. */
@@ -358,8 +306,8 @@ static void test_hold(void)
     ftc_logp_hold(g_w, 1, 20);
     send1(&g_ctx[0], 1, 1);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK(t_of(R_RECV, 1, 0) == 21, "held receive at %" PRIu64,
-          t_of(R_RECV, 1, 0));
+    CHECK_MSG(t_of(CORE_RECV, 1, 0) == 21, "held receive at %" PRIu64,
+              t_of(CORE_RECV, 1, 0));
 }
 
 /* Timers: fire at the deadline; re-arming replaces; cancel cancels; far
@@ -376,19 +324,21 @@ static void test_timers(void)
     ops->timer_cancel(g_ctx[2].ep);
     ops->timer_arm(g_ctx[3].ep, 5000000);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK(count(R_TIMER, 0) == 1 && t_of(R_TIMER, 0, 0) == 30, "earlier wins");
-    CHECK(count(R_TIMER, 1) == 1 && t_of(R_TIMER, 1, 0) == 200, "later wins");
-    CHECK(count(R_TIMER, 2) == 0, "cancelled");
-    CHECK(t_of(R_TIMER, 3, 0) == 5000000, "far timer at %" PRIu64,
-          t_of(R_TIMER, 3, 0));
+    CHECK_MSG(core_double_count(CORE_TIMER, 0) == 1 && t_of(CORE_TIMER, 0, 0) == 30,
+              "earlier wins");
+    CHECK_MSG(core_double_count(CORE_TIMER, 1) == 1 && t_of(CORE_TIMER, 1, 0) == 200,
+              "later wins");
+    CHECK_MSG(core_double_count(CORE_TIMER, 2) == 0, "cancelled");
+    CHECK_MSG(t_of(CORE_TIMER, 3, 0) == 5000000, "far timer at %" PRIu64,
+              t_of(CORE_TIMER, 3, 0));
 
     world(3, 2, 1, 1, 1, 0);
     for (uint32_t r = 0; r < 3; r++)
         ops->timer_arm(g_ctx[2 - r].ep, 1000000);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK(g_n == 3 && g_recs[0].rank == 2 && g_recs[1].rank == 1
-              && g_recs[2].rank == 0,
-          "equal far deadlines fire in arming order");
+    CHECK_MSG(core_nrecords == 3 && core_records[0].rank == 2 && core_records[1].rank == 1 &&
+                  core_records[2].rank == 0,
+              "equal far deadlines fire in arming order");
 }
 
 /* Failure reports: detect_delay after the crash, or at watch time if the
@@ -403,15 +353,16 @@ static void test_watch(void)
     ops->unwatch(g_ctx[3].ep, 1);
     ftc_logp_crash_at(g_w, 1, 10);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK(t_of(R_PEER_FAILED, 0, 0) == 15 && find(R_PEER_FAILED, 0, 0)->a == 1,
-          "report at 15");
-    CHECK(t_of(R_PEER_FAILED, 2, 0) == 15, "second watcher");
-    CHECK(count(R_PEER_FAILED, 3) == 0, "unwatched");
+    CHECK_MSG(t_of(CORE_PEER_FAILED, 0, 0) == 15 &&
+                  core_double_find(CORE_PEER_FAILED, 0, 0)->a == 1,
+              "report at 15");
+    CHECK_MSG(t_of(CORE_PEER_FAILED, 2, 0) == 15, "second watcher");
+    CHECK_MSG(core_double_count(CORE_PEER_FAILED, 3) == 0, "unwatched");
     ftc_logp_run_until(g_w, 30, UINT64_MAX);
     ops->watch(g_ctx[3].ep, 1);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK(t_of(R_PEER_FAILED, 3, 0) == 30, "late watch reported at %" PRIu64,
-          t_of(R_PEER_FAILED, 3, 0));
+    CHECK_MSG(t_of(CORE_PEER_FAILED, 3, 0) == 30,
+              "late watch reported at %" PRIu64, t_of(CORE_PEER_FAILED, 3, 0));
 
     /* Many watches per rank (beyond the inline ones). */
     world(8, 2, 1, 1, 1, 0);
@@ -421,8 +372,8 @@ static void test_watch(void)
     ftc_logp_crash(g_w, 6);
     ftc_logp_crash(g_w, 2);
     ftc_logp_run(g_w, UINT64_MAX);
-    CHECK(count(R_PEER_FAILED, 0) == 1 && find(R_PEER_FAILED, 0, 0)->a == 6,
-          "only the watched crash is reported");
+    CHECK_MSG(core_double_count(CORE_PEER_FAILED, 0) == 1 && core_double_find(CORE_PEER_FAILED, 0, 0)->a == 6,
+              "only the watched crash is reported");
 }
 
 /* Bad configurations are refused. */
@@ -431,18 +382,20 @@ static void test_config(void)
     ftc_logp_config_t c;
     ftc_logp_world_t *w = NULL;
     ftc_logp_config_init(&c);
-    CHECK(ftc_logp_world_create(&c, &w) == FTC_EINVAL && w == NULL, "n = 0");
+    CHECK_MSG(ftc_logp_world_create(&c, &w) == FTC_EINVAL && w == NULL,
+              "n = 0");
     c.n = 4;
     c.parallelism = 3;
-    CHECK(ftc_logp_world_create(&c, &w) == FTC_EINVAL, "parallelism 3");
+    CHECK_MSG(ftc_logp_world_create(&c, &w) == FTC_EINVAL, "parallelism 3");
     c.parallelism = 1;
     c.queue = FTC_LOGP_QUEUE_PRIORITY;
-    CHECK(ftc_logp_world_create(&c, &w) == FTC_EINVAL, "priority without classify");
+    CHECK_MSG(ftc_logp_world_create(&c, &w) == FTC_EINVAL,
+              "priority without classify");
     c.queue = FTC_LOGP_QUEUE_FIFO;
-    CHECK(ftc_logp_world_create(&c, &w) == FTC_OK && w != NULL, "good");
-    CHECK(ftc_logp_ops()->send(ftc_logp_endpoint(w, 0), 9, "x", 1, NULL)
-              == FTC_EINVAL,
-          "destination out of range");
+    CHECK_MSG(ftc_logp_world_create(&c, &w) == FTC_OK && w != NULL, "good");
+    CHECK_MSG(ftc_logp_ops()->send(ftc_logp_endpoint(w, 0), 9, "x", 1, NULL) ==
+                  FTC_EINVAL,
+              "destination out of range");
     ftc_logp_world_destroy(w);
 }
 
@@ -454,13 +407,13 @@ static void test_many_ranks(void)
     ftc_logp_config_init(&c);
     c.n = n;
     ftc_logp_world_t *w;
-    CHECK(ftc_logp_world_create(&c, &w) == FTC_OK, "big world");
+    CHECK_MSG(ftc_logp_world_create(&c, &w) == FTC_OK, "big world");
     ftc_context_t *ctx = calloc(n, sizeof(*ctx));
     ftc_logp_world_t *saved = g_w;
     g_w = w;
-    g_n = sizeof(g_recs) / sizeof(g_recs[0]); /* stop recording */
+    core_recording = false;
     for (uint32_t r = 0; r < n; r++) {
-        ctx[r] = (ftc_context_t){r, ftc_logp_endpoint(w, r), -1, 0, 0};
+        core_double_init(&ctx[r], r, ftc_logp_endpoint(w, r));
         ftc_logp_attach(w, r, &ctx[r]);
     }
     for (uint32_t r = 0; r < n; r++)
@@ -468,13 +421,13 @@ static void test_many_ranks(void)
     ftc_logp_run(w, UINT64_MAX);
     ftc_logp_stats_t st;
     ftc_logp_stats(w, &st);
-    CHECK(st.messages_delivered == n && ftc_logp_now(w) == 4,
-          "ring of %u: %" PRIu64 " delivered, ends at %" PRIu64, n,
-          st.messages_delivered, ftc_logp_now(w));
+    CHECK_MSG(st.messages_delivered == n && ftc_logp_now(w) == 4,
+              "ring of %u: %" PRIu64 " delivered, ends at %" PRIu64, n,
+              st.messages_delivered, ftc_logp_now(w));
     ftc_logp_world_destroy(w);
     free(ctx);
     g_w = saved;
-    g_n = 0;
+    core_double_reset();
 }
 
 int main(void)
@@ -491,8 +444,8 @@ int main(void)
     test_watch();
     test_config();
     test_many_ranks();
-    CHECK(g_reentries == 0, "an entry point was called from inside another");
+    CHECK_MSG(core_reentries == 0,
+              "an entry point was called from inside another");
     ftc_logp_world_destroy(g_w);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_report();
 }

@@ -14,21 +14,7 @@
 
 #include "ftcoll/error.h"
 #include "ftcoll/topology.h"
-
-static unsigned passed, failed;
-
-#define CHECK(cond) check((cond), #cond, __LINE__)
-
-static bool check(bool ok, const char *what, int line)
-{
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(stderr, "test_topology.c:%d: FAILED: %s\n", line, what);
-    }
-    return ok;
-}
+#include "check.h"
 
 static ftc_tree_t mk(ftc_tree_kind_t kind, uint32_t k)
 {
@@ -911,6 +897,5 @@ int main(void)
     test_lame_ranges();
     test_huge_n();
     test_all_trees();
-    printf("%u passed, %u failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_report();
 }

@@ -16,18 +16,7 @@
 #include "wire/siphash.h"
 #include "wire/wire.h"
 #include "algo/corrected/kinds.h"
-
-static unsigned passed, failed;
-
-static void expect(bool ok, const char *what)
-{
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        printf("FAIL: %s\n", what);
-    }
-}
+#include "check.h"
 
 /* Report at most a few failures of one loop in detail. */
 static unsigned detail_budget = 40;
@@ -187,7 +176,7 @@ static void check_crc_all(const char *name, const void *buf, size_t len,
     snprintf(what, sizeof(what),
              "crc32c(%s) = %08x (sw %08x, ref %08x), want %08x", name,
              (unsigned)got, (unsigned)sw, (unsigned)ref, (unsigned)want);
-    expect(got == want && sw == want && ref == want, what);
+    CHECK_MSG(got == want && sw == want && ref == want, "%s", what);
 }
 
 static void test_crc_vectors(void)
@@ -205,9 +194,9 @@ static void test_crc_vectors(void)
         b[i] = (uint8_t)(31 - i);
     check_crc_all("31..0", b, 32, 0x113FDB5Cu);
     check_crc_all("empty", b, 0, 0);
-    expect(ftc_crc32c(0x12345678u, NULL, 0) == 0x12345678u
-               && ftc_crc32c_sw(0x12345678u, NULL, 0) == 0x12345678u,
-           "crc32c of nothing leaves the crc unchanged");
+    CHECK_MSG(ftc_crc32c(0x12345678u, NULL, 0) == 0x12345678u &&
+                  ftc_crc32c_sw(0x12345678u, NULL, 0) == 0x12345678u,
+              "crc32c of nothing leaves the crc unchanged");
 }
 
 static void test_crc_chaining(void)
@@ -235,9 +224,10 @@ static void test_crc_chaining(void)
                    (unsigned)three, (unsigned)whole);
         }
     }
-    expect(bad == 0, "crc32c(crc32c(0, a), b) == crc32c(0, a || b), all splits");
-    expect(ftc_crc32c(ftc_crc32c(0, "12345", 5), "6789", 4) == 0xE3069283u,
-           "chained \"12345\" + \"6789\" gives the check value");
+    CHECK_MSG(bad == 0,
+              "crc32c(crc32c(0, a), b) == crc32c(0, a || b), all splits");
+    CHECK_MSG(ftc_crc32c(ftc_crc32c(0, "12345", 5), "6789", 4) == 0xE3069283u,
+              "chained \"12345\" + \"6789\" gives the check value");
 }
 
 static void test_crc_sw_hw(void)
@@ -268,7 +258,7 @@ static void test_crc_sw_hw(void)
              "sw == hw == bitwise on lengths 0..300, alignments 0..15 "
              "(hardware path %s)",
              ftc_crc32c_hw_enabled() ? "on" : "off");
-    expect(bad == 0, what);
+    CHECK_MSG(bad == 0, "%s", what);
 }
 
 /* Every entry of every slicing table: one nonzero byte at each position of
@@ -290,7 +280,7 @@ static void test_crc_tables(void)
             }
         }
     }
-    expect(bad == 0, "every slicing-table entry matches the bitwise CRC");
+    CHECK_MSG(bad == 0, "every slicing-table entry matches the bitwise CRC");
 }
 
 /* ---- encoding --------------------------------------------------------- */
@@ -321,18 +311,18 @@ static void test_layout(void)
     memset(m, 0x5a, sizeof(m));
     memcpy(m + 64, "abc", 3);
     ftc_wire_encode(&h, m);
-    expect(memcmp(m, want, sizeof(m)) == 0,
-           "encoded bytes follow the layout in wire.h (little-endian)");
+    CHECK_MSG(memcmp(m, want, sizeof(m)) == 0,
+              "encoded bytes follow the layout in wire.h (little-endian)");
     if (!host_big_endian())
-        expect(rd32(m + 56) == 0x87e3f799u,
-               "golden checksum of the reference message");
-    expect(memcmp(m, "FTCL", 4) == 0, "magic reads \"FTCL\"");
+        CHECK_MSG(rd32(m + 56) == 0x87e3f799u,
+                  "golden checksum of the reference message");
+    CHECK_MSG(memcmp(m, "FTCL", 4) == 0, "magic reads \"FTCL\"");
 
     ftc_wire_header_t d;
-    expect(ftc_wire_decode(m, sizeof(m), h.job_token, 6, &d) == FTC_OK,
-           "reference message decodes");
+    CHECK_MSG(ftc_wire_decode(m, sizeof(m), h.job_token, 6, &d) == FTC_OK,
+              "reference message decodes");
     h.flags = (uint16_t)(h.flags | host_flag());
-    expect(hdr_eq(&d, &h), "reference message decodes to its header");
+    CHECK_MSG(hdr_eq(&d, &h), "reference message decodes to its header");
 }
 
 static void test_roundtrip(void)
@@ -392,7 +382,7 @@ static void test_roundtrip(void)
     }
     char what[80];
     snprintf(what, sizeof(what), "round trip of %u messages, every kind", n);
-    expect(bad == 0, what);
+    CHECK_MSG(bad == 0, "%s", what);
 }
 
 /* Messages at odd addresses: no code path may assume alignment. */
@@ -410,7 +400,7 @@ static void test_unaligned(void)
             bad++;
     }
     free(raw);
-    expect(bad == 0, "encode and decode at every alignment 0..15");
+    CHECK_MSG(bad == 0, "encode and decode at every alignment 0..15");
 }
 
 /* ---- damaged messages ------------------------------------------------- */
@@ -445,7 +435,7 @@ static void test_bitflips(void)
             }
             m[bit / 8] ^= (uint8_t)(1u << (bit % 8));
         }
-        expect(decode(m, len, &d) == FTC_OK, "message intact after flips");
+        CHECK_MSG(decode(m, len, &d) == FTC_OK, "message intact after flips");
         /* Two and three flipped bits: CRC32C's Hamming distance is at least
          * 4 at these lengths, so nothing gets through. */
         for (int it = 0; it < 20000; it++) {
@@ -470,8 +460,8 @@ static void test_bitflips(void)
     snprintf(what, sizeof(what),
              "each of %u single-bit flips gives EVERSION/ETRUNCATED/ECHECKSUM "
              "by position", n);
-    expect(bad == 0, what);
-    expect(multi_bad == 0, "no 2- or 3-bit flip is accepted");
+    CHECK_MSG(bad == 0, "%s", what);
+    CHECK_MSG(multi_bad == 0, "no 2- or 3-bit flip is accepted");
 }
 
 static void test_truncation(void)
@@ -479,8 +469,8 @@ static void test_truncation(void)
     static const uint32_t lens[] = {0, 5, 100};
     unsigned bad = 0;
     ftc_wire_header_t d;
-    expect(ftc_wire_decode(NULL, 0, TOKEN, WORLD, &d) == FTC_ETRUNCATED,
-           "empty message (NULL, 0) is ETRUNCATED");
+    CHECK_MSG(ftc_wire_decode(NULL, 0, TOKEN, WORLD, &d) == FTC_ETRUNCATED,
+              "empty message (NULL, 0) is ETRUNCATED");
     for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
         ftc_wire_header_t h = random_header(FTC_CORR_MSG_UPCORR, lens[li]);
         size_t len;
@@ -512,7 +502,7 @@ static void test_truncation(void)
         }
         free(m);
     }
-    expect(bad == 0, "every truncation and extension is ETRUNCATED");
+    CHECK_MSG(bad == 0, "every truncation and extension is ETRUNCATED");
 }
 
 static void test_length_lies(void)
@@ -533,11 +523,11 @@ static void test_length_lies(void)
                    ftc_err_name(rc));
         }
     }
-    expect(bad == 0, "a length field that disagrees with the size is "
-                     "ETRUNCATED, checksum or not");
+    CHECK_MSG(bad == 0, "a length field that disagrees with the size is "
+                        "ETRUNCATED, checksum or not");
     le32(m + 44, 40);
     recrc(m, len);
-    expect(decode(m, len, &d) == FTC_OK, "restored length decodes again");
+    CHECK_MSG(decode(m, len, &d) == FTC_OK, "restored length decodes again");
     free(m);
 }
 
@@ -546,13 +536,13 @@ static void test_foreign(void)
     ftc_wire_header_t h = random_header(FTC_CORR_MSG_NUDGE, 10), d;
     size_t len;
     uint8_t *m = make_msg(&h, &len);
-    expect(ftc_wire_decode(m, len, TOKEN + 1, WORLD, &d) == FTC_EFOREIGN,
-           "job token off by one is EFOREIGN");
-    expect(ftc_wire_decode(m, len, TOKEN ^ (UINT64_C(1) << 63), WORLD, &d)
-               == FTC_EFOREIGN,
-           "job token differing in bit 63 is EFOREIGN");
-    expect(ftc_wire_decode(m, len, 0, WORLD, &d) == FTC_EFOREIGN,
-           "job token 0 is EFOREIGN");
+    CHECK_MSG(ftc_wire_decode(m, len, TOKEN + 1, WORLD, &d) == FTC_EFOREIGN,
+              "job token off by one is EFOREIGN");
+    CHECK_MSG(ftc_wire_decode(m, len, TOKEN ^ (UINT64_C(1) << 63), WORLD, &d) ==
+                  FTC_EFOREIGN,
+              "job token differing in bit 63 is EFOREIGN");
+    CHECK_MSG(ftc_wire_decode(m, len, 0, WORLD, &d) == FTC_EFOREIGN,
+              "job token 0 is EFOREIGN");
     free(m);
 }
 
@@ -604,7 +594,7 @@ static void test_bad_fields(void)
         if (ftc_wire_decode(m, len, TOKEN, 0, &d) != FTC_EBADMSG)
             bad++;
         free(m);
-        expect(bad == 0, "sender >= world size is EBADMSG, world - 1 is OK");
+        CHECK_MSG(bad == 0, "sender >= world size is EBADMSG, world - 1 is OK");
         h.sender = 3;
     }
 
@@ -623,8 +613,8 @@ static void test_bad_fields(void)
                 DETAIL("kind %u: %s\n", k, ftc_err_name(rc));
             }
         }
-        expect(bad == 0, "kinds outside the families' and the core's with a "
-                         "valid checksum are EBADMSG");
+        CHECK_MSG(bad == 0, "kinds outside the families' and the core's "
+                            "with a valid checksum are EBADMSG");
     }
 
     /* algo and coll */
@@ -639,16 +629,16 @@ static void test_bad_fields(void)
                 != (v <= FTC_COLL_FINALIZE ? FTC_OK : FTC_EBADMSG))
                 bad++;
         }
-        expect(bad == 0, "a family's kind under algo 0 and coll > "
-                         "FTC_COLL_FINALIZE are EBADMSG, any family is "
-                         "allowed");
+        CHECK_MSG(bad == 0,
+                  "a family's kind under algo 0 and coll > FTC_COLL_FINALIZE "
+                  "are EBADMSG, any family is allowed");
         ftc_wire_header_t c = h;
         c.kind = FTC_MSG_PROBE;
         bad = 0;
         for (unsigned v = 0; v < 256; v++)
             if (decode_with_byte(&c, 6, (uint8_t)v, WORLD) != FTC_OK)
                 bad++;
-        expect(bad == 0, "a core kind decodes under any algo byte");
+        CHECK_MSG(bad == 0, "a core kind decodes under any algo byte");
     }
 
     /* reserved bytes 10-11 and 60-63 */
@@ -668,7 +658,7 @@ static void test_bad_fields(void)
         }
         snprintf(what, sizeof(what),
                  "any bit of the reserved fields is EBADMSG");
-        expect(bad == 0, what);
+        CHECK_MSG(bad == 0, "%s", what);
     }
 
     /* flags */
@@ -687,8 +677,8 @@ static void test_bad_fields(void)
                 bad++;
             free(m);
         }
-        expect(bad == 0, "reserved flag bits (outside FTC_WF_ALL) are "
-                         "EBADMSG");
+        CHECK_MSG(bad == 0, "reserved flag bits (outside FTC_WF_ALL) are "
+                            "EBADMSG");
 
         bad = 0;
         for (unsigned f = 0; f <= 0xFFFFu; f++) {
@@ -707,8 +697,8 @@ static void test_bad_fields(void)
                 bad++;
             free(m);
         }
-        expect(bad == 0, "every legal flag set decodes; the other byte "
-                         "order's payload is EBADMSG");
+        CHECK_MSG(bad == 0, "every legal flag set decodes; the other byte "
+                            "order's payload is EBADMSG");
     }
 }
 
@@ -722,27 +712,28 @@ static void test_check_order(void)
 
     m[0] ^= 1;
     m[70] ^= 1;
-    expect(decode(m, len, &d) == FTC_EVERSION, "bad magic beats bad checksum");
-    expect(decode(m, 63, &d) == FTC_ETRUNCATED, "short beats bad magic");
+    CHECK_MSG(decode(m, len, &d) == FTC_EVERSION,
+              "bad magic beats bad checksum");
+    CHECK_MSG(decode(m, 63, &d) == FTC_ETRUNCATED, "short beats bad magic");
     m[0] ^= 1;
     m[4] = FTC_WIRE_VERSION + 1;
     le32(m + 44, 5);
-    expect(decode(m, len, &d) == FTC_EVERSION,
-           "bad version beats bad length");
+    CHECK_MSG(decode(m, len, &d) == FTC_EVERSION,
+              "bad version beats bad length");
     m[4] = FTC_WIRE_VERSION;
-    expect(decode(m, len, &d) == FTC_ETRUNCATED,
-           "bad length beats bad checksum");
+    CHECK_MSG(decode(m, len, &d) == FTC_ETRUNCATED,
+              "bad length beats bad checksum");
     le32(m + 44, 20);
-    expect(ftc_wire_decode(m, len, TOKEN + 1, WORLD, &d) == FTC_ECHECKSUM,
-           "bad checksum beats foreign token");
+    CHECK_MSG(ftc_wire_decode(m, len, TOKEN + 1, WORLD, &d) == FTC_ECHECKSUM,
+              "bad checksum beats foreign token");
     m[70] ^= 1;
     m[5] = 0;
     m[10] = 1;
     recrc(m, len);
-    expect(ftc_wire_decode(m, len, TOKEN + 1, WORLD, &d) == FTC_EFOREIGN,
-           "foreign token beats bad kind and reserved bits");
-    expect(decode(m, len, &d) == FTC_EBADMSG,
-           "bad kind with our token is EBADMSG");
+    CHECK_MSG(ftc_wire_decode(m, len, TOKEN + 1, WORLD, &d) == FTC_EFOREIGN,
+              "foreign token beats bad kind and reserved bits");
+    CHECK_MSG(decode(m, len, &d) == FTC_EBADMSG,
+              "bad kind with our token is EBADMSG");
     free(m);
 }
 
@@ -758,9 +749,9 @@ static uint32_t sig_of(const uint64_t a[8])
 static void test_signature(void)
 {
     uint32_t s = ftc_wire_signature(1, 1, 0, 2, 3, 4, 1000, 0x120);
-    expect(s == ftc_wire_signature(1, 1, 0, 2, 3, 4, 1000, 0x120),
-           "signature is deterministic");
-    expect(s == 0xcc8a7f7cu, "signature golden value (same on every host)");
+    CHECK_MSG(s == ftc_wire_signature(1, 1, 0, 2, 3, 4, 1000, 0x120),
+              "signature is deterministic");
+    CHECK_MSG(s == 0xcc8a7f7cu, "signature golden value (same on every host)");
 
     unsigned bad = 0, n = 0;
     for (int it = 0; it < 20000; it++) {
@@ -793,13 +784,13 @@ static void test_signature(void)
     char what[100];
     snprintf(what, sizeof(what),
              "changing one argument changes the signature (%u cases)", n);
-    expect(bad == 0, what);
-    expect(ftc_wire_signature(1, 1, 2, 3, 3, 4, 1000, 0)
-               != ftc_wire_signature(1, 1, 3, 2, 3, 4, 1000, 0),
-           "signature depends on argument order (root/f swapped)");
-    expect(ftc_wire_signature(1, 1, 0, 0, 0, 0, UINT64_C(1) << 32, 0)
-               != ftc_wire_signature(1, 1, 0, 0, 0, 0, 0, 0),
-           "signature covers the high half of count");
+    CHECK_MSG(bad == 0, "%s", what);
+    CHECK_MSG(ftc_wire_signature(1, 1, 2, 3, 3, 4, 1000, 0) !=
+                  ftc_wire_signature(1, 1, 3, 2, 3, 4, 1000, 0),
+              "signature depends on argument order (root/f swapped)");
+    CHECK_MSG(ftc_wire_signature(1, 1, 0, 0, 0, 0, UINT64_C(1) << 32, 0) !=
+                  ftc_wire_signature(1, 1, 0, 0, 0, 0, 0, 0),
+              "signature covers the high half of count");
 }
 
 /* ---- authentication (SipHash-2-4 under the job key) -------------------- */
@@ -820,16 +811,16 @@ static void test_mac(void)
         k[i] = (uint8_t)i;
     for (int i = 0; i < 64; i++)
         msg[i] = (uint8_t)i;
-    expect(ftc_siphash(k, msg, 0) == UINT64_C(0x726fdb47dd0e0e31)
-               && ftc_siphash(k, msg, 15) == UINT64_C(0xa129ca6149be45e5)
-               && ftc_siphash(k, msg, 63) == UINT64_C(0x958a324ceb064572),
-           "SipHash-2-4 reference vectors (lengths 0, 15, 63)");
+    CHECK_MSG(ftc_siphash(k, msg, 0) == UINT64_C(0x726fdb47dd0e0e31) &&
+                  ftc_siphash(k, msg, 15) == UINT64_C(0xa129ca6149be45e5) &&
+                  ftc_siphash(k, msg, 63) == UINT64_C(0x958a324ceb064572),
+              "SipHash-2-4 reference vectors (lengths 0, 15, 63)");
     ftc_siphash_t st;
     ftc_siphash_init(&st, k);
     ftc_siphash_update(&st, msg, 5);
     ftc_siphash_update(&st, msg + 5, 58);
-    expect(ftc_siphash_final(&st) == UINT64_C(0x958a324ceb064572),
-           "SipHash-2-4 in pieces equals one shot");
+    CHECK_MSG(ftc_siphash_final(&st) == UINT64_C(0x958a324ceb064572),
+              "SipHash-2-4 in pieces equals one shot");
 
     uint8_t key[16], other[16];
     rnd_fill(key, sizeof(key));
@@ -882,14 +873,14 @@ static void test_mac(void)
         free(plain);
         free(m);
     }
-    expect(bad_rt == 0, "keyed round trip");
-    expect(bad_key == 0, "another key is FTC_EAUTH");
-    expect(bad_unkeyed == 0, "a keyed message to an unkeyed receiver is "
-                             "FTC_EFOREIGN");
-    expect(bad_nomac == 0, "a message without MAC is FTC_EAUTH");
-    expect(bad_forged == 0, "a rewritten sender (checksum fixed) is "
-                            "FTC_EAUTH");
-    expect(bad_flip == 0, "no single bit flip (checksum fixed) is accepted");
+    CHECK_MSG(bad_rt == 0, "keyed round trip");
+    CHECK_MSG(bad_key == 0, "another key is FTC_EAUTH");
+    CHECK_MSG(bad_unkeyed == 0, "a keyed message to an unkeyed receiver is "
+                                "FTC_EFOREIGN");
+    CHECK_MSG(bad_nomac == 0, "a message without MAC is FTC_EAUTH");
+    CHECK_MSG(bad_forged == 0, "a rewritten sender (checksum fixed) is "
+                               "FTC_EAUTH");
+    CHECK_MSG(bad_flip == 0, "no single bit flip (checksum fixed) is accepted");
 }
 
 int main(void)
@@ -911,6 +902,5 @@ int main(void)
     test_check_order();
     test_signature();
     test_mac();
-    printf("%u passed, %u failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_report();
 }

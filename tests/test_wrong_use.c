@@ -26,21 +26,7 @@
 
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
-
-static int passed, failed;
-
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (cond) {                                                            \
-            passed++;                                                          \
-        } else {                                                               \
-            failed++;                                                          \
-            fprintf(stderr, "FAIL [%s] %s:%d: ", current_case, __FILE__,      \
-                    __LINE__);                                                 \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
+#include "check.h"
 
 #define N 4
 #define OPS 3
@@ -48,8 +34,6 @@ static int passed, failed;
 #define SUSPECT_NS 1000000ull
 #define PROBE_NS 2000000ull
 #define TIMEOUT_NS 20000000ull
-
-static const char *current_case = "";
 
 typedef enum mistake {
     M_NONE,
@@ -185,7 +169,7 @@ static void start_next(rank_state_t *r)
 static void run_case(const tcase_t *t)
 {
     tc = t;
-    current_case = t->name;
+    check_set_context(t->name);
     ftc_lb_config_t lc;
     ftc_lb_config_init(&lc);
     lc.n = N;
@@ -230,18 +214,18 @@ static void run_case(const tcase_t *t)
     for (int r = 0; r < N; r++)
         start_next(&ranks[r]);
     uint64_t events = ftc_lb_run(world, 5000000);
-    EXPECT(events < 5000000, "the run did not end (%" PRIu64 " events)",
-           events);
+    CHECK_MSG(events < 5000000, "the run did not end (%" PRIu64 " events)",
+              events);
 
     /* Nobody hangs. */
     for (int r = 0; r < N; r++) {
         const rank_state_t *rs = &ranks[r];
-        EXPECT(rs->next == rs->nscript, "rank %d started %d of %d calls", r,
-               rs->next, rs->nscript);
+        CHECK_MSG(rs->next == rs->nscript, "rank %d started %d of %d calls", r,
+                  rs->next, rs->nscript);
         for (int k = 0; k < rs->nscript; k++)
-            EXPECT(rs->init_rc[k] != FTC_OK || rs->delivered[k] == 1,
-                   "rank %d op %d: init %s, delivered %d times", r, k,
-                   ftc_err_name(rs->init_rc[k]), rs->delivered[k]);
+            CHECK_MSG(rs->init_rc[k] != FTC_OK || rs->delivered[k] == 1,
+                      "rank %d op %d: init %s, delivered %d times", r, k,
+                      ftc_err_name(rs->init_rc[k]), rs->delivered[k]);
     }
     /* Operation 1: no two FTC_OK results differ; caught => no FTC_OK, and
      * a status naming the cause, in time. */
@@ -264,9 +248,10 @@ static void run_case(const tcase_t *t)
             if (ok_value == NULL)
                 ok_value = rs->out[1];
             else
-                EXPECT(memcmp(ok_value, rs->out[1], sizeof(rs->out[1])) == 0,
-                       "rank %d: an FTC_OK result that differs from "
-                       "another's", r);
+                CHECK_MSG(memcmp(ok_value, rs->out[1], sizeof(rs->out[1])) == 0,
+                          "rank %d: an FTC_OK result that differs from "
+                          "another's",
+                          r);
         }
         /* Who must not deliver FTC_OK: everybody for allreduce (its
          * result needs every member's contribution, so the mistake is seen
@@ -284,36 +269,39 @@ static void run_case(const tcase_t *t)
                                                      && r == 0)));
         if (!strict)
             continue;
-        EXPECT(st != FTC_OK, "rank %d delivered FTC_OK for a mistaken "
-               "operation", r);
-        EXPECT(st == FTC_EMISMATCH || st == FTC_EPEER_INVALID
-                   || st == FTC_ETIMEDOUT || st == FTC_EPEER_FAILED
-                   || st == FTC_EROOT_FAILED,
-               "rank %d ended with %s, which names no usage error", r,
-               ftc_err_name(st));
+        CHECK_MSG(st != FTC_OK,
+                  "rank %d delivered FTC_OK for a mistaken "
+                  "operation",
+                  r);
+        CHECK_MSG(st == FTC_EMISMATCH || st == FTC_EPEER_INVALID ||
+                      st == FTC_ETIMEDOUT || st == FTC_EPEER_FAILED ||
+                      st == FTC_EROOT_FAILED,
+                  "rank %d ended with %s, which names no usage error", r,
+                  ftc_err_name(st));
         uint64_t budget = t->timeout ? TIMEOUT_NS + SUSPECT_NS + PROBE_NS
                                      : SUSPECT_NS + PROBE_NS;
-        EXPECT(rs->at[1] <= last_start + budget,
-               "rank %d ended %" PRIu64 " ns after the last start (budget %"
-               PRIu64 ")", r, rs->at[1] - last_start, budget);
+        CHECK_MSG(rs->at[1] <= last_start + budget,
+                  "rank %d ended %" PRIu64
+                  " ns after the last start (budget %" PRIu64 ")",
+                  r, rs->at[1] - last_start, budget);
     }
     /* The culprit's refused call says why, at the culprit. */
     if (t->m >= M_NULL_SEND && t->m <= M_BAD_F && t->caught)
-        EXPECT(ranks[CULPRIT].init_rc[1] == FTC_EINVAL
-                   || ranks[CULPRIT].init_rc[1] == FTC_EOVERFLOW
-                   || ranks[CULPRIT].init_rc[1] == FTC_EMISMATCH,
-               "the culprit's call returned %s",
-               ftc_err_name(ranks[CULPRIT].init_rc[1]));
+        CHECK_MSG(ranks[CULPRIT].init_rc[1] == FTC_EINVAL ||
+                      ranks[CULPRIT].init_rc[1] == FTC_EOVERFLOW ||
+                      ranks[CULPRIT].init_rc[1] == FTC_EMISMATCH,
+                  "the culprit's call returned %s",
+                  ftc_err_name(ranks[CULPRIT].init_rc[1]));
     /* The stream goes on: the last allreduce of everyone but a culprit
      * that skipped or ran one more succeeds with the full sum. */
     if (t->m != M_SKIP && t->m != M_EXTRA) {
         for (int r = 0; r < N; r++) {
             const rank_state_t *rs = &ranks[r];
-            EXPECT(rs->delivered[2] == 1 && rs->status[2] == FTC_OK
-                       && rs->out[2][0] == N * (N + 1) / 2
-                       && rs->out[2][1] == 3000 * N,
-                   "rank %d: operation 2 after the mistake: %s, %" PRId64,
-                   r, ftc_err_name(rs->status[2]), rs->out[2][0]);
+            CHECK_MSG(rs->delivered[2] == 1 && rs->status[2] == FTC_OK &&
+                          rs->out[2][0] == N * (N + 1) / 2 &&
+                          rs->out[2][1] == 3000 * N,
+                      "rank %d: operation 2 after the mistake: %s, %" PRId64, r,
+                      ftc_err_name(rs->status[2]), rs->out[2][0]);
         }
     }
     for (int r = 0; r < N; r++)
@@ -386,6 +374,5 @@ int main(void)
             }
         }
     }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_report();
 }

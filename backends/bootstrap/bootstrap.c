@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "bootstrap_internal.h"
 
@@ -54,6 +55,51 @@ static int64_t env_u32(const char *name)
     return (int64_t)v;
 }
 
+int ftc_bootstrap_random_key(ftc_bootstrap_t *b, uint8_t key[16])
+{
+    size_t got = 0;
+    while (got < 16) {
+        ssize_t n = getrandom(key + got, 16 - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            ftc_bootstrap_seterr(b, "bootstrap: getrandom: %s",
+                                 strerror(errno));
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* FTCOLL_JOB_KEY: 1 (key filled), 0 unset, -1 malformed. */
+static int env_job_key(uint8_t key[16])
+{
+    const char *s = getenv(FTC_ENV_JOB_KEY);
+    if (s == NULL || *s == '\0')
+        return 0;
+    if (strlen(s) != 32)
+        return -1;
+    for (int i = 0; i < 16; i++) {
+        int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        key[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return 1;
+}
+
 static int single_allgather(ftc_bootstrap_t *b, const void *mine, size_t len,
                             void *all)
 {
@@ -81,6 +127,13 @@ static int single_open(ftc_bootstrap_t **out)
     b->timeout_ms = -1;
     b->allgather = single_allgather;
     b->close = plain_close;
+    /* Nobody to share it with, but a program that always authenticates
+     * runs alone unchanged. */
+    if (ftc_bootstrap_random_key(b, b->key) != 0) {
+        free(b);
+        return FTC_ETRANSPORT;
+    }
+    b->has_key = 1;
     *out = b;
     return FTC_OK;
 }
@@ -148,8 +201,20 @@ static int open_method(ftc_bootstrap_t **out, int timeout_ms, char *err,
                 return FTC_EINVAL;
             }
         }
-        return ftc_bootstrap_file_open(dir, (uint32_t)rank, (uint32_t)size,
-                                       token, timeout_ms, out, err, errlen);
+        uint8_t key[16];
+        int has_key = env_job_key(key);
+        if (has_key < 0) {
+            put_err(err, errlen, "FTCOLL_JOB_KEY must be 32 hexadecimal "
+                                 "digits (the 16-byte job key)");
+            return FTC_EINVAL;
+        }
+        int rc = ftc_bootstrap_file_open(dir, (uint32_t)rank, (uint32_t)size,
+                                         token, timeout_ms, out, err, errlen);
+        if (rc == FTC_OK && has_key) {
+            memcpy((*out)->key, key, sizeof(key));
+            (*out)->has_key = 1;
+        }
+        return rc;
     }
     if (getenv("PMIX_RANK") != NULL || getenv("PMIX_NAMESPACE") != NULL)
         return ftc_bootstrap_pmix_open(timeout_ms, out, err, errlen);
@@ -169,6 +234,18 @@ uint32_t ftc_bootstrap_size(const ftc_bootstrap_t *b)
 uint64_t ftc_bootstrap_job_token(const ftc_bootstrap_t *b)
 {
     return b != NULL ? b->token : 0;
+}
+
+int ftc_bootstrap_job_key(const ftc_bootstrap_t *b, uint8_t key[16])
+{
+    if (key == NULL)
+        return 0;
+    if (b == NULL || !b->has_key) {
+        memset(key, 0, 16);
+        return 0;
+    }
+    memcpy(key, b->key, 16);
+    return 1;
 }
 
 const char *ftc_bootstrap_method(const ftc_bootstrap_t *b)
@@ -199,8 +276,14 @@ const char *ftc_bootstrap_error(const ftc_bootstrap_t *b)
 
 void ftc_bootstrap_close(ftc_bootstrap_t *b)
 {
-    if (b != NULL)
-        b->close(b);
+    if (b == NULL)
+        return;
+    /* The key leaves no copy in freed memory. A volatile store is one
+     * the compiler may not drop as dead (explicit_bzero is not C11). */
+    volatile uint8_t *k = b->key;
+    for (size_t i = 0; i < sizeof(b->key); i++)
+        k[i] = 0;
+    b->close(b);
 }
 
 #ifndef FTC_HAVE_PMIX

@@ -18,6 +18,8 @@ struct ftc_bootstrap {
     const char *method;
     uint32_t rank, size;
     uint64_t token;
+    uint8_t key[16];            /* the job key, if has_key */
+    int has_key;
     int timeout_ms;             /* < 0: no limit */
     uint32_t round;             /* allgathers done: names the next one */
     int single_host;            /* 1, 0, -1: ftc_bootstrap_single_host */
@@ -46,6 +48,9 @@ typedef struct ftc_rdv_header {
     uint64_t token;
     uint64_t len;
 } ftc_rdv_header_t;
+
+/* 16 bytes from getrandom(): 0, or -1 with the message in b. */
+int ftc_bootstrap_random_key(ftc_bootstrap_t *b, uint8_t key[16]);
 
 /* The time limit from FTCOLL_BOOTSTRAP_TIMEOUT (seconds, fractions
  * allowed): milliseconds, or -1 with a message if it is malformed. */

@@ -5,6 +5,11 @@
  * allgather number k puts the blob under "ftcoll.ag.<k>", commits, fences
  * with PMIX_COLLECT_DATA (bounded by PMIX_TIMEOUT) and gets every peer's.
  *
+ * The job key: rank 0 draws it and puts it under "ftcoll.job_key"; after
+ * a fence every rank gets it from rank 0. PMIx's store is the job's own
+ * (the launcher serves it to the job's processes only), so the key
+ * reaches the ranks without ever crossing ftcoll's transports.
+ *
  * PMIx is not a failure detector here: with Open MPI's --enable-recovery
  * no event arrives when a rank dies (transport-facts.md). A rank that dies
  * before the fence makes the fence time out instead.
@@ -90,6 +95,66 @@ static int pmix_allgather(ftc_bootstrap_t *b, const void *mine, size_t len,
     return FTC_OK;
 }
 
+#define JOB_KEY_NAME "ftcoll.job_key"
+
+/* Rank 0's key to every rank: one fence, at open. */
+static int pmix_share_key(ftc_bootstrap_t *b, pmix_state_t *s)
+{
+    pmix_status_t rc = PMIX_SUCCESS;
+    if (b->rank == 0) {
+        if (ftc_bootstrap_random_key(b, b->key) != 0)
+            return FTC_ETRANSPORT;
+        pmix_value_t v;
+        memset(&v, 0, sizeof(v));
+        v.type = PMIX_BYTE_OBJECT;
+        v.data.bo.bytes = (char *)b->key;
+        v.data.bo.size = sizeof(b->key);
+        rc = PMIx_Put(PMIX_GLOBAL, JOB_KEY_NAME, &v);
+    }
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Commit();
+    if (rc != PMIX_SUCCESS) {
+        ftc_bootstrap_seterr(b, "bootstrap: PMIx_Put/Commit of the job key: "
+                                "%s", PMIx_Error_string(rc));
+        return FTC_ETRANSPORT;
+    }
+    pmix_info_t info[2];
+    bool collect = true;
+    int timeout_s = b->timeout_ms < 0 ? 0 : (b->timeout_ms + 999) / 1000;
+    PMIx_Info_load(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    PMIx_Info_load(&info[1], PMIX_TIMEOUT, &timeout_s, PMIX_INT);
+    rc = PMIx_Fence(NULL, 0, info, 2);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    if (rc != PMIX_SUCCESS) {
+        ftc_bootstrap_seterr(b, "bootstrap: rank %u: PMIx_Fence for the job "
+                                "key: %s", b->rank, PMIx_Error_string(rc));
+        return FTC_ETRANSPORT;
+    }
+    if (b->rank != 0) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, s->me.nspace, 0);
+        pmix_value_t *got = NULL;
+        rc = PMIx_Get(&p, JOB_KEY_NAME, NULL, 0, &got);
+        bool good = rc == PMIX_SUCCESS && got != NULL
+                    && got->type == PMIX_BYTE_OBJECT
+                    && got->data.bo.size == sizeof(b->key);
+        if (good)
+            memcpy(b->key, got->data.bo.bytes, sizeof(b->key));
+        if (got != NULL)
+            PMIX_VALUE_RELEASE(got);
+        if (!good) {
+            ftc_bootstrap_seterr(b, "bootstrap: PMIx_Get(" JOB_KEY_NAME
+                                    ") of rank 0: %s",
+                                 rc != PMIX_SUCCESS ? PMIx_Error_string(rc)
+                                                    : "wrong type or size");
+            return FTC_ETRANSPORT;
+        }
+    }
+    b->has_key = 1;
+    return FTC_OK;
+}
+
 static void pmix_close(ftc_bootstrap_t *b)
 {
     (void)PMIx_Finalize(NULL, 0);
@@ -152,6 +217,12 @@ int ftc_bootstrap_pmix_open(int timeout_ms, ftc_bootstrap_t **out, char *err,
     b->allgather = pmix_allgather;
     b->close = pmix_close;
     b->impl = s;
+    if (pmix_share_key(b, s) != FTC_OK) {
+        if (err != NULL && errlen > 0)
+            snprintf(err, errlen, "%s", b->err);
+        pmix_close(b);
+        return FTC_ETRANSPORT;
+    }
     *out = b;
     return FTC_OK;
 }

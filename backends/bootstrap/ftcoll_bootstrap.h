@@ -6,8 +6,8 @@
  * two implementations of it, and a runtime may bring its own.
  *
  *  - file: the rendezvous of ftcoll-run (one host). FTCOLL_RANK,
- *    FTCOLL_SIZE, FTCOLL_RENDEZVOUS (a directory) and FTCOLL_JOB_TOKEN
- *    come from the launcher. Each rank writes its blob to a file in the
+ *    FTCOLL_SIZE, FTCOLL_RENDEZVOUS (a directory), FTCOLL_JOB_TOKEN and
+ *    FTCOLL_JOB_KEY come from the launcher. Each rank writes its blob to a file in the
  *    directory (atomically: write, then rename) and polls until every
  *    rank's file exists.
  *  - pmix: under mpirun, srun --mpi=pmix or prterun. Rank and size from
@@ -65,6 +65,20 @@ uint32_t ftc_bootstrap_size(const ftc_bootstrap_t *b);
  * job token. FTCOLL_JOB_TOKEN (file), a hash of the namespace (pmix). */
 uint64_t ftc_bootstrap_job_token(const ftc_bootstrap_t *b);
 
+/*
+ * The job's secret: 16 bytes the same at every rank and known to no other
+ * process, for the core's ftc_config_t.auth_key (docs/security.md). It
+ * never travels on ftcoll's transports: file: FTCOLL_JOB_KEY, 32 hex
+ * digits that ftcoll-run draws from getrandom() for each job; pmix: rank 0
+ * draws it and the others get it from PMIx's job-private key-value store
+ * (Put, Commit, Fence, Get) while the bootstrap opens; single: drawn
+ * here. Returns 1 and fills key, or 0 (key zeroed) if the job has none:
+ * a file rendezvous whose launcher set no FTCOLL_JOB_KEY (the ranks then
+ * run unauthenticated, with the job token only). A malformed
+ * FTCOLL_JOB_KEY already failed ftc_bootstrap_open.
+ */
+int ftc_bootstrap_job_key(const ftc_bootstrap_t *b, uint8_t key[16]);
+
 /* "file", "pmix" or "single". */
 const char *ftc_bootstrap_method(const ftc_bootstrap_t *b);
 
@@ -99,6 +113,9 @@ void ftc_bootstrap_close(ftc_bootstrap_t *b);
 #define FTC_ENV_SIZE "FTCOLL_SIZE"
 #define FTC_ENV_RENDEZVOUS "FTCOLL_RENDEZVOUS"
 #define FTC_ENV_JOB_TOKEN "FTCOLL_JOB_TOKEN"
+/* The job key: exactly 32 hexadecimal digits (either case), byte i of the
+ * key being digits 2i and 2i+1. */
+#define FTC_ENV_JOB_KEY "FTCOLL_JOB_KEY"
 #define FTC_ENV_BOOTSTRAP_TIMEOUT "FTCOLL_BOOTSTRAP_TIMEOUT"
 /* 1 or 0: every rank on this host, or not (ftc_bootstrap_single_host);
  * the backends' ftc_*_config_from_env read it too. */

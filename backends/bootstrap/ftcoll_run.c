@@ -9,7 +9,10 @@
  *   WHEN is SECONDS, or CUE-RANK:TEXT
  *
  * Each rank gets FTCOLL_RANK, FTCOLL_SIZE, FTCOLL_RENDEZVOUS (a fresh
- * directory for the file bootstrap), FTCOLL_JOB_TOKEN (random) and
+ * directory for the file bootstrap), FTCOLL_JOB_TOKEN (random),
+ * FTCOLL_JOB_KEY (16 bytes from getrandom(), in hex: the job's secret for
+ * the core's message authentication, handed over in the environment as
+ * the rank is; docs/security.md says why not in a file) and
  * FTCOLL_BACKEND (from --backend; without it, as this launcher's
  * environment has it, else unset: the program's default). The transport
  * under a backend is chosen as the backend's library always does it
@@ -57,12 +60,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "line_relay.h"
 #include "shm_leftovers.h"
 
@@ -141,7 +146,10 @@ static void usage(FILE *f)
           "                  [--may-fail RANK,...]\n"
           "                  [--clock start|ready] [--timeout SECONDS]\n"
           "                  [--rendezvous DIR]\n"
-          "                  -- PROGRAM [ARGS...]\n"
+          "                  [--] PROGRAM [ARGS...]\n"
+          "       ftcoll-run -h|--help | -V|--version\n"
+          "Every --opt value may also be written --opt=value; everything from\n"
+          "PROGRAM (or after --) on is the program's, passed untouched.\n"
           "WHEN is SECONDS, or CUE-RANK:TEXT (as soon as rank CUE-RANK has\n"
           "written a line containing TEXT).\n"
           "Starts N processes of PROGRAM as ranks 0..N-1 of one job, with\n"
@@ -192,31 +200,61 @@ static int parse_action(const char *s, int sig, options_t *o)
     return 0;
 }
 
+/* Long-only options get distinct values above any character, so that
+ * getopt_long refuses a prefix of several ("--c") instead of taking the
+ * first. */
+enum {
+    OPT_BACKEND = 256,
+    OPT_CLOCK,
+    OPT_KILL,
+    OPT_STOP,
+    OPT_CONT,
+    OPT_TIMEOUT,
+    OPT_MAY_FAIL,
+    OPT_RENDEZVOUS,
+};
+
+static const struct option run_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"clock", required_argument, NULL, OPT_CLOCK},
+    {"kill", required_argument, NULL, OPT_KILL},
+    {"stop", required_argument, NULL, OPT_STOP},
+    {"cont", required_argument, NULL, OPT_CONT},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"may-fail", required_argument, NULL, OPT_MAY_FAIL},
+    {"rendezvous", required_argument, NULL, OPT_RENDEZVOUS},
+    {NULL, 0, NULL, 0},
+};
+
 static int parse_args(int argc, char **argv, options_t *o)
 {
     memset(o, 0, sizeof(*o));
     o->backend = getenv("FTCOLL_BACKEND");
-    int i;
-    /* Options come with a value: each turn consumes two arguments. */
-    for (i = 1; i < argc;) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+    /* '+': stop at PROGRAM (or after "--"), so that its own arguments
+     * reach it untouched, in order, whatever they look like. */
+    int opt;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+:hVn:", run_options, NULL)) !=
+           -1) {
+        const char *v = optarg;
+        switch (opt) {
+        case 'h':
             usage(stdout);
             exit(0);
-        }
-        if (v == NULL) {
-            if (a[0] == '-') {
-                fprintf(stderr, "ftcoll-run: %s needs a value\n", a);
-                return -1;
+        case 'V':
+            cli_print_version("ftcoll-run");
+            exit(0);
+        case 'n': {
+            /* mpirun's spelling "-np N" reads as -n with the value "p". */
+            if (strcmp(v, "p") == 0) {
+                if (optind >= argc) {
+                    fprintf(stderr, "ftcoll-run: -np needs a value\n");
+                    return -1;
+                }
+                v = argv[optind++];
             }
-            break;
-        }
-        if (strcmp(a, "-n") == 0 || strcmp(a, "-np") == 0) {
             char *end;
             errno = 0;
             unsigned long n = strtoul(v, &end, 10);
@@ -226,7 +264,9 @@ static int parse_args(int argc, char **argv, options_t *o)
                 return -1;
             }
             o->n = (uint32_t)n;
-        } else if (strcmp(a, "--backend") == 0) {
+            break;
+        }
+        case OPT_BACKEND:
             /* What the program has compiled in, it says itself; this is
              * only the launcher's check of the name. */
             if (strcmp(v, "zmq") != 0 && strcmp(v, "ucx") != 0
@@ -236,41 +276,52 @@ static int parse_args(int argc, char **argv, options_t *o)
                 return -1;
             }
             o->backend = v;
-        } else if (strcmp(a, "--clock") == 0) {
+            break;
+        case OPT_CLOCK:
             if (strcmp(v, "ready") == 0) {
                 o->clock_ready = true;
             } else if (strcmp(v, "start") != 0) {
                 fprintf(stderr, "ftcoll-run: --clock is start or ready\n");
                 return -1;
             }
-        } else if (strcmp(a, "--kill") == 0 || strcmp(a, "--stop") == 0
-                   || strcmp(a, "--cont") == 0) {
-            int sig = a[2] == 'k' ? SIGKILL : a[2] == 's' ? SIGSTOP : SIGCONT;
+            break;
+        case OPT_KILL:
+        case OPT_STOP:
+        case OPT_CONT: {
+            int sig = opt == OPT_KILL   ? SIGKILL
+                      : opt == OPT_STOP ? SIGSTOP
+                                        : SIGCONT;
             if (parse_action(v, sig, o) != 0) {
-                fprintf(stderr, "ftcoll-run: %s wants RANK@SECONDS%s or "
+                fprintf(stderr, "ftcoll-run: --%s wants RANK@SECONDS%s or "
                                 "RANK@CUE-RANK:TEXT, got '%s'\n",
-                        a, sig == SIGSTOP ? "[+SECONDS]" : "", v);
+                        opt == OPT_KILL ? "kill" : opt == OPT_STOP ? "stop"
+                                                                   : "cont",
+                        sig == SIGSTOP ? "[+SECONDS]" : "", v);
                 return -1;
             }
-        } else if (strcmp(a, "--timeout") == 0) {
+            break;
+        }
+        case OPT_TIMEOUT: {
             char *end;
             o->timeout = strtod(v, &end);
             if (*end != '\0' || !(o->timeout > 0)) {
                 fprintf(stderr, "ftcoll-run: --timeout wants seconds > 0\n");
                 return -1;
             }
-        } else if (strcmp(a, "--may-fail") == 0) {
-            o->may_fail = v;
-        } else if (strcmp(a, "--rendezvous") == 0) {
-            o->rendezvous = v;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "ftcoll-run: unknown option %s\n", a);
-            return -1;
-        } else {
             break;
         }
-        i += 2;
+        case OPT_MAY_FAIL:
+            o->may_fail = v;
+            break;
+        case OPT_RENDEZVOUS:
+            o->rendezvous = v;
+            break;
+        default:
+            cli_refuse("ftcoll-run", opt, argv, run_options);
+            return -1;
+        }
     }
+    int i = optind;
     if (o->n == 0 || i >= argc) {
         usage(stderr);
         return -1;
@@ -379,10 +430,32 @@ static uint64_t random_token(void)
     return t;
 }
 
+/* The job key, as FTCOLL_JOB_KEY carries it: 32 hex digits. No fallback:
+ * a guessable key is worse than none, so without getrandom() the job does
+ * not start. 0, or -1 (said on stderr). */
+static int random_key_hex(char out[33])
+{
+    uint8_t key[16];
+    size_t got = 0;
+    while (got < sizeof(key)) {
+        ssize_t n = getrandom(key + got, sizeof(key) - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            perror("ftcoll-run: getrandom (the job key)");
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < sizeof(key); i++)
+        snprintf(out + 2 * i, 3, "%02x", key[i]);
+    return 0;
+}
+
 /* The child side of a fork: never returns. */
 static void exec_rank(const options_t *o, const char *path, uint32_t r,
-                      const char *dir, uint64_t token, int out_fd, int err_fd,
-                      int status_fd)
+                      const char *dir, uint64_t token, const char *key_hex,
+                      int out_fd, int err_fd, int status_fd)
 {
     /* Die with the launcher: no orphaned ranks if it is killed. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -398,6 +471,7 @@ static void exec_rank(const options_t *o, const char *path, uint32_t r,
     setenv("FTCOLL_RENDEZVOUS", dir, 1);
     snprintf(buf, sizeof(buf), "%016llx", (unsigned long long)token);
     setenv("FTCOLL_JOB_TOKEN", buf, 1);
+    setenv("FTCOLL_JOB_KEY", key_hex, 1);
     if (o->backend != NULL && *o->backend != '\0')
         setenv("FTCOLL_BACKEND", o->backend, 1);
     signal(SIGPIPE, SIG_DFL);
@@ -408,7 +482,8 @@ static void exec_rank(const options_t *o, const char *path, uint32_t r,
 }
 
 static int spawn(const options_t *o, const char *path, uint32_t r,
-                 const char *dir, uint64_t token, rank_proc_t *p)
+                 const char *dir, uint64_t token, const char *key_hex,
+                 rank_proc_t *p)
 {
     int out[2], err[2], st[2];
     if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0
@@ -422,7 +497,7 @@ static int spawn(const options_t *o, const char *path, uint32_t r,
         return -1;
     }
     if (pid == 0)
-        exec_rank(o, path, r, dir, token, out[1], err[1], st[1]);
+        exec_rank(o, path, r, dir, token, key_hex, out[1], err[1], st[1]);
     close(out[1]);
     close(err[1]);
     close(st[1]);
@@ -524,8 +599,10 @@ static void say_end(uint32_t r, int status, const char *excuse)
 int main(int argc, char **argv)
 {
     options_t o;
-    if (parse_args(argc, argv, &o) != 0)
+    if (parse_args(argc, argv, &o) != 0) {
+        free(o.actions); /* what a refused command line had parsed */
         return 2;
+    }
 
     char path[4096];
     int rc = resolve_program(o.argv[0], path, sizeof(path));
@@ -582,10 +659,13 @@ int main(int argc, char **argv)
         procs[r].job = &job;
     }
     uint64_t token = random_token();
+    char key_hex[33];
+    if (random_key_hex(key_hex) != 0)
+        return 1;
     int exit_code = 0;
     bool timed_out = false;
     for (uint32_t r = 0; r < o.n; r++) {
-        rc = spawn(&o, path, r, dir, token, &procs[r]);
+        rc = spawn(&o, path, r, dir, token, key_hex, &procs[r]);
         if (rc != 0) {
             for (uint32_t k = 0; k <= r; k++)
                 if (procs[k].running)

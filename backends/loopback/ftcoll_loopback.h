@@ -39,8 +39,9 @@
  * nowhere (they return FTC_SEND_INLINE); its other operations are harmless.
  * Messages it sent before it crashed are still delivered; messages to it
  * are dropped. A rank that watches a crashed peer is told
- * (ftc_transport_peer_failed) detect_delay_ns after the crash, or when it
- * starts watching if that is later.
+ * (ftc_transport_peer_failed) detect_delay_ns after the crash (its own, if
+ * ftc_lb_set_detect_delay gave it one), or when it starts watching if that
+ * is later.
  *
  * Out of memory inside an op or a fault injection call aborts the process
  * with a message: a silently lost timer or message would falsify the run.
@@ -137,6 +138,15 @@ int ftc_lb_is_crashed(const ftc_lb_world_t *w, uint32_t rank);
 /* Messages rank sends from now on take extra_ns longer to arrive (a slow
  * process or link). Pair FIFO order still holds. */
 void ftc_lb_set_delay(ftc_lb_world_t *w, uint32_t rank, uint64_t extra_ns);
+
+/* Reports to rank of peers' crashes take delay_ns after the crash (or come
+ * when rank starts watching, if that is later) instead of the world's
+ * detect_delay_ns; UINT64_MAX: never. Real transports notice a death at
+ * each survivor at a different time (a keepalive per process, a
+ * connection reset racing the traffic); this spreads the reports the same
+ * way. Applies to crashes from now on and to watches started later. */
+void ftc_lb_set_detect_delay(ftc_lb_world_t *w, uint32_t rank,
+                             uint64_t delay_ns);
 
 /* Deliver a copy of len raw bytes to dest at virtual time at_ns (now, if in
  * the past) as if claimed_src (a rank or FTC_RANK_UNKNOWN) had sent them;

@@ -35,6 +35,7 @@ typedef struct lb_endpoint {
     int crashed;
     uint64_t crash_ns;
     uint64_t extra_delay_ns;
+    uint64_t detect_delay_ns;  /* reports of crashes TO this rank */
     uint64_t send_free_ns;     /* completion time of its latest send */
     uint64_t sends;
     uint64_t crash_countdown;  /* sends left before it crashes; 0: none */
@@ -116,11 +117,13 @@ static void lb_crash_now(ftc_lb_world_t *w, uint32_t rank)
     ep->timer_armed = 0;
     ep->crash_countdown = 0;
 
-    if (w->cfg.detect_delay_ns == UINT64_MAX)
-        return;
-    uint64_t at = sat_add(w->now, w->cfg.detect_delay_ns);
-    for (uint32_t i = ep->watchers; i != LB_NONE; i = w->watches[i].next)
-        lb_schedule_peer_failed(w, &w->watches[i], at);
+    /* Each watcher's transport takes its own time to notice. */
+    for (uint32_t i = ep->watchers; i != LB_NONE; i = w->watches[i].next) {
+        uint64_t delay = w->eps[w->watches[i].watcher].detect_delay_ns;
+        if (delay != UINT64_MAX)
+            lb_schedule_peer_failed(w, &w->watches[i],
+                                    sat_add(w->now, delay));
+    }
 }
 
 /* --- The transport ops -------------------------------------------------- */
@@ -278,9 +281,9 @@ static void lb_watch(void *tp, uint32_t peer)
     if (ftc_lb_map_put(&w->watch_index, ep->rank, peer, i) != 0)
         lb_out_of_memory();
 
-    if (pe->crashed && w->cfg.detect_delay_ns != UINT64_MAX)
+    if (pe->crashed && ep->detect_delay_ns != UINT64_MAX)
         lb_schedule_peer_failed(
-            w, wt, max_u64(sat_add(pe->crash_ns, w->cfg.detect_delay_ns),
+            w, wt, max_u64(sat_add(pe->crash_ns, ep->detect_delay_ns),
                            w->now));
 }
 
@@ -362,6 +365,7 @@ int ftc_lb_world_create(const ftc_lb_config_t *cfg, ftc_lb_world_t **out)
         w->eps[r].world = w;
         w->eps[r].rank = r;
         w->eps[r].watchers = LB_NONE;
+        w->eps[r].detect_delay_ns = cfg->detect_delay_ns;
     }
     ftc_lb_eq_init(&w->queue);
     ftc_lb_rng_seed(&w->rng, cfg->seed);
@@ -439,6 +443,13 @@ void ftc_lb_set_delay(ftc_lb_world_t *w, uint32_t rank, uint64_t extra_ns)
 {
     if (w != NULL && rank < w->cfg.n)
         w->eps[rank].extra_delay_ns = extra_ns;
+}
+
+void ftc_lb_set_detect_delay(ftc_lb_world_t *w, uint32_t rank,
+                             uint64_t delay_ns)
+{
+    if (w != NULL && rank < w->cfg.n)
+        w->eps[rank].detect_delay_ns = delay_ns;
 }
 
 void ftc_lb_inject(ftc_lb_world_t *w, uint32_t dest, uint32_t claimed_src,

@@ -66,8 +66,7 @@ typedef struct ftc_coll_args {
      * and every member is told, so a member that never calls (or calls a
      * collective the others do not) cannot hang the rest. Pick it well
      * above the operation's time with failures (suspect + probe timeout
-     * per failure). Added in 0.2: a caller compiled against the older,
-     * smaller struct (args.size) gets 0. */
+     * per failure). */
     uint64_t timeout_ns;
     /* 0 (default) or 1: checked mode. The operation is paired with a small
      * corrected allreduce of its argument signature (the two run side by
@@ -77,19 +76,21 @@ typedef struct ftc_coll_args {
      * the root, another collective, ...), which the default cannot catch
      * before some member delivers (docs/semantics.md, "Usage errors").
      * Every member must pass the same value. Costs one allreduce of 16
-     * bytes. Added in 0.2, with timeout_ns. */
+     * bytes. */
     uint32_t checked;
     /* The algorithm family's own parameters: a struct that starts with
      * its size_t size (ftcoll/corrected.h, ftcoll/tree.h), or NULL for
      * the family's defaults. Read during ftc_init_* only. A struct of an
-     * older, smaller size gets defaults for the fields it lacks. Added in
-     * 0.3, when the corrected family's fields moved there. */
+     * older, smaller size gets defaults for the fields it lacks. */
     const void *params;
 } ftc_coll_args_t;
 
 /* The smallest size accepted: the struct up to and including recvbuf.
  * Any size from there up to sizeof(ftc_coll_args_t) is accepted, the
- * fields past it taking their defaults (ftc_coll_args_init). */
+ * fields past it taking their defaults (ftc_coll_args_init). The layout
+ * is that of 0.3, when the corrected family's fields moved to its own
+ * struct (ftcoll/corrected.h): a program built against 0.2 or older must
+ * be rebuilt (the shared library's soname moved to libftcoll.so.1). */
 #define FTC_COLL_ARGS_SIZE_MIN                                              \
     (offsetof(ftc_coll_args_t, recvbuf) + sizeof(void *))
 

@@ -2,18 +2,18 @@
 /*
  * The registry table and what reads it: the API's family-specific checks
  * and dispatch, names, and ftcoll/algo.h for the tools. Adding a family is
- * one line in FTC_FAMILIES below (docs/architecture.md, "Adding a
- * family"): nothing else here names a family.
+ * one line in lib/algo/meson.build (docs/architecture.md, "Adding a
+ * family"): nothing here names a family.
  */
 #include <string.h>
 
+#include "algo/families.h"
 #include "algo/registry.h"
 
-/* The families of this library, in the order tools list them. */
-#define FTC_FAMILIES(X) \
-    X(corrected)        \
-    X(tree)             \
-    X(push_sum) X(push_flow) X(pcf)
+/* FTC_FAMILIES(X) lists the families, in the order tools list them
+ * (generated from the ftcoll_families list in lib/algo/meson.build: that
+ * list is the one line a family adds). Each provides, from its folder,
+ * const ftc_algo_entry_t ftc_algo_<name>. */
 
 #pragma GCC visibility push(hidden)
 #define FTC_DECLARE_FAMILY(name) extern const ftc_algo_entry_t ftc_algo_##name;

@@ -3,8 +3,8 @@
  * The algorithm registry: one entry per family, read by the API (checks
  * and dispatch), ftc_algo_parse/ftc_algo_name and the tools (ftcoll/algo.h).
  * A family provides its entry from its own folder (algo/<family>/family.c)
- * and takes one line in registry.c; docs/architecture.md, "Adding a
- * family", has the steps.
+ * and takes one line in lib/algo/meson.build; docs/architecture.md,
+ * "Adding a family", has the steps.
  */
 #ifndef FTC_ALGO_REGISTRY_H
 #define FTC_ALGO_REGISTRY_H
@@ -76,8 +76,8 @@ int ftc_algo_start(ftc_group_t *g, const ftc_coll_args_t *args,
 /*
  * For tests only: add a family at run time (tests/test_registry.c shows
  * that a family needs nothing but its entry). A library family is a line
- * in registry.c instead. FTC_EINVAL for a bad entry or a taken id or name,
- * FTC_ENOMEM when the few test slots are full.
+ * in lib/algo/meson.build instead. FTC_EINVAL for a bad entry or a taken
+ * id or name, FTC_ENOMEM when the few test slots are full.
  */
 int ftc_algo_register(const ftc_algo_entry_t *entry);
 

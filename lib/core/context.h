@@ -77,7 +77,7 @@ struct ftc_context {
     bool cont_timer;            /* a continuation waits for a timer turn */
     uint32_t timed_ops;         /* live operations with a deadline */
     uint32_t timer_ops;         /* live operations with a timer armed */
-    uint64_t rng[4];            /* xoshiro256** state (core/rng.c) */
+    uint64_t rng;               /* SplitMix64 state (core/rng.c) */
     bool settling;
     bool timer_armed;
     uint64_t timer_deadline;

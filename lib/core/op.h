@@ -129,9 +129,9 @@ uint64_t ftc_cop_now(const ftc_cop_t *op);
 
 /* ---- seeded randomness (core/rng.c) -----------------------------------
  *
- * A xoshiro256** stream per context, seeded from ftc_config_t.seed and the
- * rank (splitmix64), so a run is reproducible from its seed and ranks do
- * not draw the same numbers. */
+ * A SplitMix64 stream per context, seeded from ftc_config_t.seed and the
+ * rank, so a run is reproducible from its seed and ranks do not draw the
+ * same numbers. */
 uint64_t ftc_cop_random(ftc_cop_t *op);
 /* Uniform in [0, bound) (bound > 0). */
 uint64_t ftc_cop_random_below(ftc_cop_t *op, uint64_t bound);

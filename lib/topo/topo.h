@@ -23,12 +23,41 @@ static inline uint32_t ftc_physical(uint32_t logical, uint32_t root, uint32_t n)
     return (uint32_t)(((uint64_t)logical + root) % n);
 }
 
+static inline uint32_t ftc_bit_length32(uint32_t x)
+{
+    uint32_t b = 0;
+    for (; x != 0; x >>= 1)
+        b++;
+    return b;
+}
+
 /* How many children a rank can have in tree over n ranks: exact bounds
  * for the binomial, k-ary and I(f) trees, a guess for the others (an
- * estimate of space only: see core/op.h). */
-uint32_t ftc_tree_children_bound(const ftc_tree_t *tree, uint32_t n);
+ * estimate of space only: see core/op.h). Inline: every operation's
+ * create asks. */
+static inline uint32_t ftc_tree_children_bound(const ftc_tree_t *tree, uint32_t n)
+{
+    switch (tree->kind) {
+    case FTC_TREE_KARY:
+        return tree->k;
+    case FTC_TREE_IF:
+        return tree->k >= 1 ? tree->k + 1 : 2;
+    default:
+        /* Binomial: at most log2(n) rounded up; Lame trees are shallower
+         * and wider, and an underestimate only costs a chunk. */
+        return ftc_bit_length32(n);
+    }
+}
+
 /* What space estimates assume: a few children, at most the bound. */
-uint32_t ftc_tree_children_guess(const ftc_tree_t *tree, uint32_t n);
+static inline uint32_t ftc_tree_children_guess(const ftc_tree_t *tree, uint32_t n)
+{
+    /* Most ranks of a binomial or Lame tree have a child or two, only a
+     * few near the root have log2(n): plan for few, and let those take
+     * a chunk, rather than give every operation room for log2(n). */
+    uint32_t b = ftc_tree_children_bound(tree, n);
+    return b < 4 ? b : 4;
+}
 
 #pragma GCC visibility pop
 

@@ -12,6 +12,9 @@
  *     1 random message                           -> dropped_version
  *   per rank, a raw TCP connection that writes non-ZMTP garbage (ZeroMQ
  *   refuses the handshake; nothing reaches the core).
+ *   per rank, over the first DEALER: STRANGER_FORGED messages forged with
+ *   the job's token (stranger.h), which a job with the key drops
+ *                                                -> dropped_foreign
  *
  * Addresses come from the rendezvous files of ftcoll-run --rendezvous DIR
  * (ag0.<rank>, after the bootstrap header). Prints one JSON line with what
@@ -28,6 +31,8 @@
 
 #include <zmq.h>
 
+#include "cli.h"
+#include "stranger.h"
 #include "wire/wire.h"
 
 #define ADDR_MAX 128
@@ -89,11 +94,23 @@ static void *dealer(void *zc, const char *addr, const void *id, size_t idlen)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: ftcoll-foreign DIR N\n");
+    int usage_rc = cli_operands("ftcoll-foreign", "DIR N", argc, argv, 2);
+    if (usage_rc >= 0)
+        return usage_rc;
+    const char *dir = argv[optind];
+    unsigned long n_arg;
+    if (cli_count("ftcoll-foreign", "N", argv[optind + 1], 65536, &n_arg) != 0)
         return 2;
-    }
-    unsigned n = (unsigned)atoi(argv[2]);
+    unsigned n = (unsigned)n_arg;
+    /* The job token, as any process of this user can read it. */
+    unsigned char *blob = NULL;
+    size_t bloblen = 0;
+    uint64_t token = 0;
+    if (stranger_read_rdv(dir, 0, 0, 10000, &blob, &bloblen, &token) != 0)
+        return 1;
+    free(blob);
+    stranger_msgs_t forged;
+    stranger_msgs_init(&forged, token);
     void *zc = zmq_ctx_new();
     unsigned char random_bytes[100];
     srand((unsigned)time(NULL));
@@ -116,7 +133,7 @@ int main(int argc, char **argv)
     unsigned reached = 0;
     for (unsigned r = 0; r < n; r++) {
         char addr[ADDR_MAX];
-        if (read_addr(argv[1], r, addr) != 0) {
+        if (read_addr(dir, r, addr) != 0) {
             fprintf(stderr, "ftcoll-foreign: no address for rank %u\n", r);
             continue;
         }
@@ -126,6 +143,11 @@ int main(int argc, char **argv)
         zmq_send(d, "", 0, 0);
         zmq_send(d, other_job, sizeof(other_job), 0);
         zmq_send(d, broken, sizeof(broken), 0);
+        for (unsigned i = 0; i < STRANGER_FORGED; i++) {
+            size_t len;
+            const unsigned char *msg = stranger_forged(&forged, i, &len);
+            zmq_send(d, msg, len, 0);
+        }
         /* Claims rank 0, but not with this job's token. */
         unsigned char spoof[13] = {'F', 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8};
         void *s = dealer(zc, addr, spoof, sizeof(spoof));
@@ -142,7 +164,8 @@ int main(int argc, char **argv)
     zmq_ctx_term(zc);
     free(socks);
     printf("{\"foreign\":true,\"ranks\":%u,\"per_rank\":{\"version\":2,"
-           "\"truncated\":2,\"foreign\":1,\"checksum\":1,\"stranger\":6}}\n",
-           reached);
+           "\"truncated\":2,\"foreign\":1,\"checksum\":1,\"forged\":%d,"
+           "\"stranger\":%d}}\n",
+           reached, STRANGER_FORGED, 6 + STRANGER_FORGED);
     return reached == n ? 0 : 1;
 }

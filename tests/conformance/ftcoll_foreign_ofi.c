@@ -15,9 +15,12 @@
  *     1 random message                           -> dropped_version
  *   per rank, a message shorter than the backend header:
  *     1 of 5 bytes                     dropped by the backend, not the core
+ *   per rank, with a header of no rank and a wrong token:
+ *     STRANGER_FORGED messages forged with the job's token (stranger.h):
+ *     a job with the key drops each             -> dropped_foreign
  *
- * The backend counts all 7 in msgs_stranger and sequences none (on_recv in
- * backends/libfabric/progress.c); the first 6 reach the core as
+ * The backend counts all in msgs_stranger and sequences none (on_recv in
+ * backends/libfabric/progress.c); all but the 5-byte one reach the core as
  * FTC_RANK_UNKNOWN, whose decoder drops each and counts it as above.
  *
  * Addresses come from the rendezvous files of ftcoll-run --rendezvous DIR:
@@ -49,6 +52,7 @@
 
 #include "ofi_internal.h"
 #include "ofi_rdm_endpoint.h"
+#include "cli.h"
 #include "stranger.h"
 
 /* The blob's layout (backends/libfabric/address.c, where it is drawn). */
@@ -63,9 +67,10 @@ enum {
     FILE_WAIT_MS = 20000,   /* for the job to publish its addresses */
     SEND_WAIT_MS = 10000,   /* for the ranks to take our messages */
     LINGER_MS = 200,        /* for rxm to finish with the ranks */
-    NSENDS = 7,
+    NPLAIN = 7,             /* the garbage, before the forged ones */
+    NSENDS = NPLAIN + STRANGER_FORGED,
     SHORT_LEN = 5,          /* shorter than any backend header */
-    MSG_MAX = FTC_OFI_HDR + 100
+    MSG_MAX = FTC_OFI_HDR + STRANGER_MSG_MAX
 };
 
 typedef struct blob_info {
@@ -205,11 +210,11 @@ static void poll_cq(ofi_rdm_t *f)
 /* The messages: header (sequence, sender, token) and payload. */
 static void build(wire_t *w, const stranger_msgs_t *m, uint64_t wrong)
 {
-    const struct {
+    struct {
         uint32_t seq, sender;
         const void *data;
         size_t len;
-    } spec[NSENDS - 1] = {
+    } spec[NSENDS] = {
         {0, UINT32_MAX, m->random, sizeof(m->random)},
         {0, UINT32_MAX, m->random, 10},
         {0, UINT32_MAX, NULL, 0},
@@ -217,9 +222,17 @@ static void build(wire_t *w, const stranger_msgs_t *m, uint64_t wrong)
         {0, UINT32_MAX, m->broken, sizeof(m->broken)},
         /* Rank 0's, far ahead of the pair: the old header would hold it. */
         {1000, 0, m->random, sizeof(m->random)},
+        {0, 0, NULL, 0},    /* the short one: built apart */
     };
+    for (unsigned i = 0; i < STRANGER_FORGED; i++) {
+        spec[NPLAIN + i].seq = 0;
+        spec[NPLAIN + i].sender = UINT32_MAX;
+        spec[NPLAIN + i].data = stranger_forged(m, i, &spec[NPLAIN + i].len);
+    }
     memset(w, 0, sizeof(*w));
-    for (int i = 0; i < NSENDS - 1; i++) {
+    for (int i = 0; i < NSENDS; i++) {
+        if (i == NPLAIN - 1)
+            continue;   /* the short one, below */
         unsigned char *b = w->bytes[i];
         put_le(b, spec[i].seq, 4);
         put_le(b + 4, spec[i].sender, 4);
@@ -228,8 +241,8 @@ static void build(wire_t *w, const stranger_msgs_t *m, uint64_t wrong)
             memcpy(b + FTC_OFI_HDR, spec[i].data, spec[i].len);
         w->len[i] = FTC_OFI_HDR + spec[i].len;
     }
-    memcpy(w->bytes[NSENDS - 1], m->random, SHORT_LEN);
-    w->len[NSENDS - 1] = SHORT_LEN;
+    memcpy(w->bytes[NPLAIN - 1], m->random, SHORT_LEN);
+    w->len[NPLAIN - 1] = SHORT_LEN;
 }
 
 /* Post every send, retrying what the provider cannot take yet (rxm says
@@ -285,11 +298,15 @@ static void send_all(ofi_rdm_t *f, wire_t *w, const fi_addr_t *fa, op_t *ops,
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || atoi(argv[2]) <= 0) {
-        fprintf(stderr, "usage: ftcoll-foreign-ofi DIR N\n");
+    int usage_rc = cli_operands("ftcoll-foreign-ofi", "DIR N", argc, argv, 2);
+    if (usage_rc >= 0)
+        return usage_rc;
+    const char *dir = argv[optind];
+    unsigned long n_arg;
+    if (cli_count("ftcoll-foreign-ofi", "N", argv[optind + 1], 65536,
+                  &n_arg) != 0)
         return 2;
-    }
-    unsigned n = (unsigned)atoi(argv[2]);
+    unsigned n = (unsigned)n_arg;
     blob_info_t *blobs = calloc(n, sizeof(*blobs));
     fi_addr_t *fa = calloc(n, sizeof(*fa));
     op_t *ops = calloc((size_t)n * NSENDS, sizeof(*ops));
@@ -303,7 +320,7 @@ int main(int argc, char **argv)
         goto out;
     }
     for (unsigned r = 0; r < n; r++) {
-        if (read_blob(argv[1], r, &blobs[r], &token) != 0)
+        if (read_blob(dir, r, &blobs[r], &token) != 0)
             goto out;
         if (strcmp(blobs[r].provider, blobs[0].provider) != 0
             || blobs[r].addr_format != blobs[0].addr_format) {
@@ -349,7 +366,7 @@ out:
     free(w);
     printf("{\"foreign\":true,\"backend\":\"libfabric\",\"ranks\":%u,"
            "\"per_rank\":{\"version\":2,\"truncated\":2,\"foreign\":1,"
-           "\"checksum\":1,\"stranger\":%d}}\n",
-           reached, NSENDS);
+           "\"checksum\":1,\"forged\":%d,\"stranger\":%d}}\n",
+           reached, STRANGER_FORGED, NSENDS);
     return reached == n ? 0 : 1;
 }

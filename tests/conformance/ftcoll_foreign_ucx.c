@@ -14,8 +14,11 @@
  *     1 random message                           -> dropped_version
  *   per rank, with a 4-byte AM header (the backend's is 12):
  *     1 random message                           -> dropped_version
+ *   per rank, with a 12-byte AM header of no rank and a wrong token:
+ *     STRANGER_FORGED messages forged with the job's token (stranger.h):
+ *     a job with the key drops each             -> dropped_foreign
  *
- * The backend hands all 7 to the core as FTC_RANK_UNKNOWN (header_rank in
+ * The backend hands all of them to the core as FTC_RANK_UNKNOWN (header_rank in
  * backends/ucx/progress.c) and counts them in msgs_stranger; the core's
  * decoder drops each and counts it as above.
  *
@@ -47,13 +50,15 @@
 #include <ucp/api/ucp.h>
 
 #include "stranger.h"
+#include "cli.h"
 #include "ucx_internal.h"
 
 enum {
     FILE_WAIT_MS = 20000,   /* for the job to publish its addresses */
     SEND_WAIT_MS = 10000,   /* for the ranks to take our messages */
     CLOSE_WAIT_MS = 5000,   /* for the goodbyes */
-    NSENDS = 7,
+    NPLAIN = 7,             /* the garbage, before the forged ones */
+    NSENDS = NPLAIN + STRANGER_FORGED,
     SHORT_HDR_LEN = 4
 };
 
@@ -229,7 +234,7 @@ static int connect_rank(ucp_worker_h worker, target_t *t, const void *addr)
  * t->reqs. */
 static void send_all(target_t *t, const stranger_msgs_t *m)
 {
-    const struct {
+    struct {
         const void *hdr;
         size_t hdrlen;
         const void *data;
@@ -243,6 +248,11 @@ static void send_all(target_t *t, const stranger_msgs_t *m)
         {g_hdr_rank0, FTC_UCX_HDR_LEN, m->random, sizeof(m->random)},
         {g_hdr_short, SHORT_HDR_LEN, m->random, sizeof(m->random)},
     };
+    for (unsigned i = 0; i < STRANGER_FORGED; i++) {
+        sends[NPLAIN + i].hdr = g_hdr_none;
+        sends[NPLAIN + i].hdrlen = FTC_UCX_HDR_LEN;
+        sends[NPLAIN + i].data = stranger_forged(m, i, &sends[NPLAIN + i].len);
+    }
     ucp_request_param_t prm;
     memset(&prm, 0, sizeof(prm));
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -363,11 +373,15 @@ static void close_all(ucp_worker_h worker, target_t *ts, unsigned n)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || atoi(argv[2]) <= 0) {
-        fprintf(stderr, "usage: ftcoll-foreign-ucx DIR N\n");
+    int usage_rc = cli_operands("ftcoll-foreign-ucx", "DIR N", argc, argv, 2);
+    if (usage_rc >= 0)
+        return usage_rc;
+    const char *dir = argv[optind];
+    unsigned long n_arg;
+    if (cli_count("ftcoll-foreign-ucx", "N", argv[optind + 1], 65536,
+                  &n_arg) != 0)
         return 2;
-    }
-    unsigned n = (unsigned)atoi(argv[2]);
+    unsigned n = (unsigned)n_arg;
     /* UCX chose its log stream (stdout) when it was loaded: point that
      * descriptor at stderr, and keep the real stdout for our line. */
     fflush(stdout);
@@ -387,7 +401,7 @@ int main(int argc, char **argv)
     uint64_t token = 0;
     ucp_context_h ucp = NULL;
     ucp_worker_h worker = NULL;
-    if (read_addresses(argv[1], n, addrs, lens, &token) != 0
+    if (read_addresses(dir, n, addrs, lens, &token) != 0
         || open_worker(&ucp, &worker) != 0)
         goto out;
 
@@ -426,8 +440,9 @@ out:
     fflush(stdout);
     dprintf(out_fd, "{\"foreign\":true,\"backend\":\"ucx\",\"ranks\":%u,"
                     "\"per_rank\":{\"version\":3,\"truncated\":2,"
-                    "\"foreign\":1,\"checksum\":1,\"stranger\":%d}}\n",
-            reached, NSENDS);
+                    "\"foreign\":1,\"checksum\":1,\"forged\":%d,"
+                    "\"stranger\":%d}}\n",
+            reached, STRANGER_FORGED, NSENDS);
     close(out_fd);
     return reached == n ? 0 : 1;
 }

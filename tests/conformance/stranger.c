@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "bootstrap_internal.h"
+#include "ftcoll/ftcoll.h"
 #include "stranger.h"
+#include "algo/corrected/kinds.h"
 
 void stranger_msgs_init(stranger_msgs_t *m, uint64_t job_token)
 {
@@ -29,6 +31,64 @@ void stranger_msgs_init(stranger_msgs_t *m, uint64_t job_token)
     ftc_wire_encode(&h, m->other_job);
     memcpy(m->broken, m->other_job, sizeof(m->broken));
     m->broken[20] ^= 0x01;  /* the sender field: the CRC no longer matches */
+
+    /* Forged, with the job's token. */
+    memset(&h, 0, sizeof(h));
+    h.kind = FTC_MSG_EXCLUDED;
+    h.group_id = 1;
+    h.sender = 0;
+    h.job_token = job_token;
+    ftc_wire_encode(&h, m->excluded);
+
+    uint8_t guess[16];
+    for (size_t i = 0; i < sizeof(guess); i++)
+        guess[i] = (uint8_t)rand();
+    ftc_wire_encode_key(&h, m->guessed, guess);
+
+    memset(&h, 0, sizeof(h));
+    h.kind = FTC_CORR_MSG_TREE_UP;
+    h.algo = FTC_ALGO_CORRECTED;
+    h.coll = FTC_COLL_ALLREDUCE;
+    h.group_id = 1;
+    h.sender = 1;
+    h.seq = 250;
+    h.signature = ftc_wire_signature(FTC_COLL_ALLREDUCE, FTC_ALGO_CORRECTED,
+                                     0, 1, FTC_INT64, FTC_SUM, 1, 0);
+    h.payload_len = 8;
+    h.job_token = job_token;
+    int64_t big = 1000000000;
+    memcpy(m->inject + FTC_WIRE_HEADER_SIZE, &big, sizeof(big));
+    ftc_wire_encode(&h, m->inject);
+
+    memset(&h, 0, sizeof(h));
+    h.kind = FTC_CORR_MSG_UPCORR;
+    h.algo = FTC_ALGO_CORRECTED;
+    h.coll = FTC_COLL_REDUCE;
+    h.group_id = 0x57A6E;   /* no job makes this group */
+    h.sender = 1;
+    h.payload_len = STRANGER_FLOOD_PAYLOAD;
+    h.job_token = job_token;
+    memset(m->flood + FTC_WIRE_HEADER_SIZE, 0x5A, STRANGER_FLOOD_PAYLOAD);
+    ftc_wire_encode(&h, m->flood);
+}
+
+const unsigned char *stranger_forged(const stranger_msgs_t *m, unsigned i,
+                                     size_t *len)
+{
+    switch (i) {
+    case 0:
+        *len = sizeof(m->excluded);
+        return m->excluded;
+    case 1:
+        *len = sizeof(m->inject);
+        return m->inject;
+    case 2:
+        *len = sizeof(m->guessed);
+        return m->guessed;
+    default:
+        *len = sizeof(m->flood);
+        return m->flood;
+    }
 }
 
 uint64_t stranger_wrong_token(uint64_t job_token)

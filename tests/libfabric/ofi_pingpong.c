@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ofi_pingpong: the libfabric backend alone, against a stand-in for the
- * core (the ftc_transport_* entry points are defined below, so no
- * libftcoll is linked). Two ranks, started like ofi_rank:
+ * core (tests/support/core_double.h defines the ftc_transport_* entry
+ * points, so no libftcoll is linked). Two ranks, started like ofi_rank:
  *
  *   ofi_pingpong --pingpong K   8-byte messages back and forth K times:
  *                               the backend's own latency, to set beside
@@ -24,22 +24,21 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_bootstrap.h"
 #include "ftcoll_ofi.h"
+#include "core_double.h"
 
-/* --- The stand-in core --------------------------------------------------- */
+/* --- The stand-in core (tests/support/core_double.h) -------------------- */
 
-typedef struct fake_core {
-    uint32_t rank;
-    uint64_t received;
-    uint64_t next_seq;          /* --order: the next sequence expected */
+/* --order: what rank 1 checks of every message the backend hands it. */
+typedef struct order_check {
+    uint64_t next_seq;          /* the next sequence expected */
     uint64_t bad;
     char first_bad[256];
-    uint32_t last_src;
-    bool order_mode;
+    bool on;
     size_t max;
-} fake_core_t;
+} order_check_t;
 
-static fake_core_t core;
-static int timer_fires, peer_failures, send_dones;
+static ftc_context_t g_ctx;
+static order_check_t g_order;
 
 /* Message i of --order: its length and byte j. */
 static size_t order_len(uint64_t i, size_t max)
@@ -56,55 +55,23 @@ static unsigned char order_byte(uint64_t i, size_t j)
     return (unsigned char)(i * 131 + j * 7);
 }
 
-int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
-                       size_t len)
+static void order_on_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
+                          size_t len)
 {
-    (void)ctx;
-    core.received++;
-    core.last_src = src;
-    if (!core.order_mode || len < 8)
-        return FTC_OK;
+    if (!g_order.on || len < 8)
+        return;
     uint64_t seq;
     memcpy(&seq, buf, 8);
     const unsigned char *b = buf;
-    bool ok = seq == core.next_seq && len == order_len(seq, core.max)
+    bool ok = seq == g_order.next_seq && len == order_len(seq, g_order.max)
               && (src == 0 || src == FTC_RANK_UNKNOWN);
     for (size_t j = 8; ok && j < len; j++)
         ok = b[j] == order_byte(seq, j);
-    if (!ok && core.bad++ == 0)
-        snprintf(core.first_bad, sizeof(core.first_bad),
+    if (!ok && g_order.bad++ == 0)
+        snprintf(g_order.first_bad, sizeof(g_order.first_bad),
                  "message %" PRIu64 " (expected %" PRIu64 "), %zu bytes, "
-                 "source %u", seq, core.next_seq, len, src);
-    core.next_seq = seq + 1;
-    return FTC_OK;
-}
-
-void ftc_transport_send_done(ftc_context_t *ctx, void *cookie, int status)
-{
-    (void)ctx;
-    (void)cookie;
-    (void)status;
-    send_dones++;
-}
-
-void ftc_transport_timer_fired(ftc_context_t *ctx)
-{
-    (void)ctx;
-    timer_fires++;
-}
-
-void ftc_transport_peer_failed(ftc_context_t *ctx, uint32_t peer)
-{
-    (void)ctx;
-    (void)peer;
-    peer_failures++;
-}
-
-int ftc_context_is_failed(const ftc_context_t *ctx, uint32_t r)
-{
-    (void)ctx;
-    (void)r;
-    return 0;
+                 "source %u", seq, g_order.next_seq, len, src);
+    g_order.next_seq = seq + 1;
 }
 
 /* --- The program --------------------------------------------------------- */
@@ -128,11 +95,11 @@ static int cmp_u64(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* Progress until core.received reaches want, or 20 s pass. */
+/* Progress until g_ctx.recvs reaches want, or 20 s pass. */
 static bool wait_recv(ftc_ofi_t *z, uint64_t want, bool spin)
 {
     uint64_t end = now_ns() + 20000000000u;
-    while (core.received < want) {
+    while (g_ctx.recvs < want) {
         if (now_ns() > end)
             return false;
         (void)ftc_ofi_progress(z, spin ? 0 : 5);
@@ -160,10 +127,10 @@ static int pingpong(ftc_ofi_t *z, uint32_t rank, int iters)
             t0 = start;
         if (rank == 0) {
             if (do_send(z, 1, msg, 8) != 0
-                || !wait_recv(z, core.received + 1, true))
+                || !wait_recv(z, g_ctx.recvs + 1, true))
                 return 1;
         } else {
-            if (!wait_recv(z, core.received + 1, true)
+            if (!wait_recv(z, g_ctx.recvs + 1, true)
                 || do_send(z, 0, msg, 8) != 0)
                 return 1;
         }
@@ -186,14 +153,14 @@ static int pingpong(ftc_ofi_t *z, uint32_t rank, int iters)
 
 static int order(ftc_ofi_t *z, uint32_t rank, uint64_t m)
 {
-    core.order_mode = true;
-    core.max = ftc_ofi_max_msg_size(z);
+    g_order.on = true;
+    g_order.max = ftc_ofi_max_msg_size(z);
     if (rank == 0) {
-        unsigned char *buf = malloc(core.max);
+        unsigned char *buf = malloc(g_order.max);
         if (buf == NULL)
             return 1;
         for (uint64_t i = 0; i < m; i++) {
-            size_t len = order_len(i, core.max);
+            size_t len = order_len(i, g_order.max);
             memcpy(buf, &i, 8);
             for (size_t j = 8; j < len; j++)
                 buf[j] = order_byte(i, j);
@@ -208,7 +175,7 @@ static int order(ftc_ofi_t *z, uint32_t rank, uint64_t m)
                 (void)ftc_ofi_progress(z, 0);
         }
         free(buf);
-        core.order_mode = false;
+        g_order.on = false;
         /* Until rank 1 says it has them all. */
         bool ok = wait_recv(z, 1, false);
         ftc_ofi_stats_t st;
@@ -225,16 +192,16 @@ static int order(ftc_ofi_t *z, uint32_t rank, uint64_t m)
     ftc_ofi_stats_t st;
     ftc_ofi_stats(z, &st);
     printf("@1 ORDER received=%" PRIu64 " of %" PRIu64 " bad=%" PRIu64
-           " reordered_by_backend=%" PRIu64 " %s%s\n", core.received, m,
-           core.bad, st.msgs_reordered, core.bad ? "first: " : "",
-           core.first_bad);
+           " reordered_by_backend=%" PRIu64 " %s%s\n", g_ctx.recvs, m,
+           g_order.bad, st.msgs_reordered, g_order.bad ? "first: " : "",
+           g_order.first_bad);
     char done[8] = "done";
-    core.order_mode = false;
+    g_order.on = false;
     (void)do_send(z, 0, done, 8);
     uint64_t end = now_ns() + 100000000u;
     while (now_ns() < end)
         (void)ftc_ofi_progress(z, 1);
-    return ok && core.bad == 0 ? 0 : 1;
+    return ok && g_order.bad == 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -275,9 +242,10 @@ int main(int argc, char **argv)
         ftc_ofi_destroy(z);
         return 1;
     }
-    core.rank = rank;
+    core_double_init(&g_ctx, rank, NULL);
+    g_ctx.on_recv = order_on_recv;
     /* Any non-NULL context: the stand-in ignores it. */
-    ftc_ofi_attach(z, (ftc_context_t *)&core);
+    ftc_ofi_attach(z, &g_ctx);
     printf("@%u INFO %s\n", rank, ftc_ofi_describe(z));
     rc = strcmp(argv[1], "--pingpong") == 0 ? pingpong(z, rank, (int)k)
                                             : order(z, rank, (uint64_t)k);

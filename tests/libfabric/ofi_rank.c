@@ -8,13 +8,11 @@
  *   ofi_rank --mode coll                 reduce, bcast, allreduce (corrected
  *                                        f=0,1 and tree) at several sizes,
  *                                        concurrent ones, self-checked
- *   ofi_rank --mode kill --victim V [--at init|mid]
+ *   ofi_rank --mode kill --victim V
  *                                        V SIGKILLs itself during an 8-byte
- *                                        corrected allreduce (f=1)
- *   ofi_rank --mode stop --victim V      V SIGSTOPs itself instead
+ *                                        corrected allreduce (f=1), having
+ *                                        started it but heard nothing
  *   ofi_rank --mode oversize             a message above max_msg_size
- *   ofi_rank --mode bench [--iters K] [--spin]
- *                                        8-byte allreduce latency
  *
  * Options: --suspect-ms, --probe-ms (the core's keepalive), --linger-ms,
  * --report-listen (once set up, print where this rank listens, as
@@ -25,12 +23,10 @@
  *   @r INFO pid=<pid> <backend description>
  *   @r LISTEN n=<k> addrs=<a,b,..>  (--report-listen)
  *   @r FAIL <what>                  a self-check failed
- *   @r KILL t=<ns>  /  @r STOP t=<ns>   the victim, just before
+ *   @r KILL t=<ns>                  the victim, just before
  *   @r RES op=<k> status=<name> value=<v> failed=<a,b,..> t=<ns>
  *   @r DETECT how=<path> t=<ns> probes=<n>
  *   @r KNOWN victim=<v> failed=<0|1>  at the end: does it know v failed
- *   @r RESUMED delivered=<0|1> status=<name> excluded=<0|1>  (the victim)
- *   @r BENCH algo=<a> f=<f> iters=<k> avg_us=<x> med_us=<x> p90_us=<x>
  *   @r DONE ok=<k> fail=<m>
  * Exit status 0 when every self-check passed.
  */
@@ -56,9 +52,6 @@
 typedef struct opts {
     const char *mode;
     uint32_t victim;
-    const char *at;
-    int iters;
-    bool spin;
     bool report_listen;
     int suspect_ms, probe_ms, linger_ms;
 } opts_t;
@@ -70,7 +63,6 @@ typedef struct job {
     ftc_context_t *ctx;
     ftc_group_t *grp;
     int ok, fail;
-    bool spin;
 } job_t;
 
 typedef struct op_state {
@@ -133,7 +125,7 @@ static bool wait_all(job_t *j, op_state_t *s, int k, int timeout_ms)
             return true;
         if (now_ns() >= end)
             return false;
-        int rc = ftc_ofi_progress(j->z, j->spin ? 0 : 5);
+        int rc = ftc_ofi_progress(j->z, 5);
         if (rc < 0) {
             out("FAIL progress: %s", ftc_strerror(rc));
             return false;
@@ -499,12 +491,12 @@ static void farewell(job_t *j)
         (void)wait_all(j, &s, 1, 10000);
 }
 
-/* An 8-byte corrected allreduce that the victim leaves, by SIGKILL or
- * SIGSTOP, then one more among the survivors. */
-static void mode_fault(job_t *j, const opts_t *o, int sig)
+/* An 8-byte corrected allreduce that the victim leaves by SIGKILL, then
+ * one more among the survivors. (Kills later inside an operation, and
+ * SIGSTOP, are the conformance suite's: ftcoll-bench --crash, --stop.) */
+static void mode_fault(job_t *j, const opts_t *o)
 {
     uint32_t v = o->victim % j->n;
-    bool mid = o->at != NULL && strcmp(o->at, "mid") == 0;
     /* Warm up: connections exist, every rank is past its set-up. */
     run_one(j, FTC_COLL_ALLREDUCE, FTC_ALGO_CORRECTED, 1, 1, 0, 100);
     barrier(j);
@@ -516,11 +508,10 @@ static void mode_fault(job_t *j, const opts_t *o, int sig)
     base_args(&a, FTC_ALGO_CORRECTED, 1, 1, &s);
     a.sendbuf = &in;
     a.recvbuf = &res;
-    /* --at init: the victim starts the allreduce, then waits, without
-     * progressing, until every rank is about to start it, and leaves at
-     * once: it has started but can have heard nothing. Otherwise all
-     * start together. */
-    bool early = j->rank == v && !mid;
+    /* The victim starts the allreduce, then waits, without progressing,
+     * until every rank is about to start it, and leaves at once: it has
+     * started but can have heard nothing. */
+    bool early = j->rank == v;
     int rc = FTC_OK;
     if (early)
         rc = ftc_init_allreduce(j->grp, &a, NULL);
@@ -532,25 +523,8 @@ static void mode_fault(job_t *j, const opts_t *o, int sig)
         return;
 
     if (j->rank == v) {
-        if (mid) {
-            /* Die once the allreduce has heard from someone. */
-            ftc_counters_t c0, c;
-            ftc_context_counters(j->ctx, &c0);
-            uint64_t end = now_ns() + 2000000000u;
-            do {
-                (void)ftc_ofi_progress(j->z, 0);
-                ftc_context_counters(j->ctx, &c);
-            } while (c.msgs_received == c0.msgs_received && s.done == 0
-                     && now_ns() < end);
-        }
-        out("%s t=%" PRIu64 " pid=%d", sig == SIGKILL ? "KILL" : "STOP",
-            now_ns(), (int)getpid());
-        raise(sig);
-        /* SIGSTOP: resumed once the others are gone. Finish and leave. */
-        bool done = wait_all(j, &s, 1, 3000);
-        out("RESUMED delivered=%d status=%s excluded=%d", done,
-            done ? ftc_err_name(s.status) : "-",
-            ftc_context_is_excluded(j->ctx));
+        out("KILL t=%" PRIu64 " pid=%d", now_ns(), (int)getpid());
+        raise(SIGKILL);
         return;
     }
 
@@ -625,76 +599,6 @@ static void mode_oversize(job_t *j)
     linger(j, 200);
 }
 
-/* --- bench --------------------------------------------------------------- */
-
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
-static void mode_bench(job_t *j, const opts_t *o)
-{
-    const struct {
-        ftc_algo_t algo;
-        uint32_t f;
-        const char *name;
-    } cfgs[] = {
-        {FTC_ALGO_CORRECTED, 0, "corrected"},
-        {FTC_ALGO_CORRECTED, 1, "corrected"},
-        {FTC_ALGO_TREE, 0, "tree"},
-    };
-    int iters = o->iters > 0 ? o->iters : 2000;
-    int warm = iters / 10 + 10;
-    uint64_t *lat = calloc((size_t)iters, sizeof(uint64_t));
-    if (lat == NULL)
-        return;
-    int op = 0;
-    for (size_t c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
-        if (cfgs[c].f >= j->n)
-            continue;
-        barrier(j);
-        uint64_t t0 = 0;
-        for (int i = -warm; i < iters; i++) {
-            op_state_t s;
-            memset(&s, 0, sizeof(s));
-            int64_t in = input(j->rank, op, 0), res = 0;
-            ftc_coll_args_t a;
-            base_args(&a, cfgs[c].algo, cfgs[c].f, 1, &s);
-            a.sendbuf = &in;
-            a.recvbuf = &res;
-            uint64_t start = now_ns();
-            if (i == 0)
-                t0 = start;
-            int rc = ftc_init_allreduce(j->grp, &a, NULL);
-            bool done = rc == FTC_OK && wait_all(j, &s, 1, 10000);
-            if (!done || s.status != FTC_OK) {
-                check(j, false, "bench allreduce %d (%s f=%u): %s", i,
-                      cfgs[c].name, cfgs[c].f,
-                      rc != FTC_OK ? ftc_strerror(rc)
-                      : !done      ? "not delivered in 10 s"
-                                   : ftc_err_name(s.status));
-                free(lat);
-                return;
-            }
-            if (i >= 0)
-                lat[i] = now_ns() - start;
-            op++;
-        }
-        uint64_t total = now_ns() - t0;
-        qsort(lat, (size_t)iters, sizeof(uint64_t), cmp_u64);
-        if (j->rank == 0)
-            out("BENCH algo=%s f=%u n=%u iters=%d avg_us=%.2f med_us=%.2f "
-                "p90_us=%.2f poll=%s",
-                cfgs[c].name, cfgs[c].f, j->n, iters,
-                (double)total / iters / 1000.0, (double)lat[iters / 2] / 1000.0,
-                (double)lat[iters * 9 / 10] / 1000.0,
-                j->spin ? "spin" : "wait");
-    }
-    free(lat);
-    barrier(j);
-}
-
 /* --- main ---------------------------------------------------------------- */
 
 static int parse(int argc, char **argv, opts_t *o)
@@ -707,10 +611,6 @@ static int parse(int argc, char **argv, opts_t *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--spin") == 0) {
-            o->spin = true;
-            continue;
-        }
         if (strcmp(a, "--report-listen") == 0) {
             o->report_listen = true;
             continue;
@@ -722,10 +622,6 @@ static int parse(int argc, char **argv, opts_t *o)
             o->mode = v;
         else if (strcmp(a, "--victim") == 0)
             o->victim = (uint32_t)atoi(v);
-        else if (strcmp(a, "--at") == 0)
-            o->at = v;
-        else if (strcmp(a, "--iters") == 0)
-            o->iters = atoi(v);
         else if (strcmp(a, "--suspect-ms") == 0)
             o->suspect_ms = atoi(v);
         else if (strcmp(a, "--probe-ms") == 0)
@@ -742,8 +638,8 @@ int main(int argc, char **argv)
 {
     opts_t o;
     if (parse(argc, argv, &o) != 0) {
-        fprintf(stderr, "usage: %s --mode coll|kill|stop|oversize|bench "
-                        "[--victim R] [--at init|mid] [--iters K] [--spin] "
+        fprintf(stderr, "usage: %s --mode coll|kill|oversize "
+                        "[--victim R] "
                         "[--suspect-ms N] [--probe-ms N] [--linger-ms N] "
                         "[--report-listen]\n",
                 argv[0]);
@@ -751,7 +647,6 @@ int main(int argc, char **argv)
     }
     job_t j;
     memset(&j, 0, sizeof(j));
-    j.spin = o.spin;
     if (setup(&j, &o) != FTC_OK) {
         teardown(&j);
         return 1;
@@ -759,13 +654,9 @@ int main(int argc, char **argv)
     if (strcmp(o.mode, "coll") == 0)
         mode_coll(&j);
     else if (strcmp(o.mode, "kill") == 0)
-        mode_fault(&j, &o, SIGKILL);
-    else if (strcmp(o.mode, "stop") == 0)
-        mode_fault(&j, &o, SIGSTOP);
+        mode_fault(&j, &o);
     else if (strcmp(o.mode, "oversize") == 0)
         mode_oversize(&j);
-    else if (strcmp(o.mode, "bench") == 0)
-        mode_bench(&j, &o);
     else
         check(&j, false, "unknown mode %s", o.mode);
     ftc_ofi_stats_t st;

@@ -25,20 +25,7 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_ucx.h"
 #include "../listen_sockets.h"
-
-static int passed, failed;
-
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (cond) {                                                            \
-            passed++;                                                          \
-        } else {                                                               \
-            failed++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
+#include "check.h"
 
 #define MAXN 4
 #define COUNT 3
@@ -224,9 +211,10 @@ static void run_coll(world_t *W, ftc_coll_t coll, ftc_algo_t algo,
         int rc = coll == FTC_COLL_REDUCE ? ftc_init_reduce(W->g[r], &a, NULL)
                  : coll == FTC_COLL_BCAST ? ftc_init_bcast(W->g[r], &a, NULL)
                                           : ftc_init_allreduce(W->g[r], &a, NULL);
-        EXPECT(rc == FTC_OK, "%s: init at %u: %s", what, r, ftc_strerror(rc));
+        CHECK_MSG(rc == FTC_OK, "%s: init at %u: %s", what, r,
+                  ftc_strerror(rc));
     }
-    EXPECT(world_run(W, 5000) == 0, "%s: did not finish in 5 s", what);
+    CHECK_MSG(world_run(W, 5000) == 0, "%s: did not finish in 5 s", what);
     int64_t wsum = 0;
     for (uint32_t r = 0; r < W->n; r++)
         if (included & (1u << r))
@@ -235,18 +223,19 @@ static void run_coll(world_t *W, ftc_coll_t coll, ftc_algo_t algo,
         if (!W->alive[r])
             continue;
         rank_state_t *s = &W->st[r];
-        EXPECT(s->delivered == 1, "%s: rank %u delivered %d times", what, r,
-               s->delivered);
-        EXPECT(s->status == FTC_OK, "%s: rank %u status %s", what, r,
-               ftc_strerror(s->status));
+        CHECK_MSG(s->delivered == 1, "%s: rank %u delivered %d times", what, r,
+                  s->delivered);
+        CHECK_MSG(s->status == FTC_OK, "%s: rank %u status %s", what, r,
+                  ftc_strerror(s->status));
         int gets = coll != FTC_COLL_REDUCE || r == root;
         if (!gets || s->status != FTC_OK)
             continue;
         for (int i = 0; i < COUNT; i++) {
             int64_t want = coll == FTC_COLL_BCAST ? input(root, i)
                                                   : wsum * (i + 10);
-            EXPECT(s->out[i] == want, "%s: rank %u out[%d] = %lld, want %lld",
-                   what, r, i, (long long)s->out[i], (long long)want);
+            CHECK_MSG(s->out[i] == want,
+                      "%s: rank %u out[%d] = %lld, want %lld", what, r, i,
+                      (long long)s->out[i], (long long)want);
         }
     }
 }
@@ -255,36 +244,37 @@ static void test_config(void)
 {
     ftc_ucx_config_t c;
     ftc_ucx_config_init(&c);
-    EXPECT(c.size == sizeof(c) && c.eager_connect == 1 && c.max_sleep_ms == 100,
-           "defaults");
+    CHECK_MSG(c.size == sizeof(c) && c.eager_connect == 1 &&
+                  c.max_sleep_ms == 100,
+              "defaults");
     char err[128] = "";
     setenv("FTCOLL_UCX_CONNECT", "sometimes", 1);
-    EXPECT(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_EINVAL
-               && strstr(err, "FTCOLL_UCX_CONNECT") != NULL,
-           "bad FTCOLL_UCX_CONNECT: '%s'", err);
+    CHECK_MSG(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_EINVAL &&
+                  strstr(err, "FTCOLL_UCX_CONNECT") != NULL,
+              "bad FTCOLL_UCX_CONNECT: '%s'", err);
     setenv("FTCOLL_UCX_CONNECT", "lazy", 1);
     setenv("FTCOLL_UCX_SPIN_US", "25", 1);
     setenv("FTCOLL_UCX_GRACE_MS", "-3", 1);
-    EXPECT(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_EINVAL
-               && strstr(err, "FTCOLL_UCX_GRACE_MS") != NULL,
-           "negative grace: '%s'", err);
+    CHECK_MSG(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_EINVAL &&
+                  strstr(err, "FTCOLL_UCX_GRACE_MS") != NULL,
+              "negative grace: '%s'", err);
     setenv("FTCOLL_UCX_GRACE_MS", "3", 1);
-    EXPECT(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_OK
-               && c.eager_connect == 0 && c.spin_us == 25
-               && c.failure_grace_ms == 3,
-           "environment overrides");
+    CHECK_MSG(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_OK &&
+                  c.eager_connect == 0 && c.spin_us == 25 &&
+                  c.failure_grace_ms == 3,
+              "environment overrides");
     unsetenv("FTCOLL_UCX_CONNECT");
     unsetenv("FTCOLL_UCX_SPIN_US");
     unsetenv("FTCOLL_UCX_GRACE_MS");
 
     ftc_ucx_t *u = NULL;
     ftc_ucx_config_init(&c);
-    EXPECT(ftc_ucx_create(&c, &u) == FTC_EINVAL && u == NULL, "nranks 0");
+    CHECK_MSG(ftc_ucx_create(&c, &u) == FTC_EINVAL && u == NULL, "nranks 0");
     c.nranks = 2;
     c.rank = 2;
-    EXPECT(ftc_ucx_create(&c, &u) == FTC_EINVAL, "rank >= nranks");
-    EXPECT(ftc_ucx_create(NULL, &u) == FTC_EINVAL, "NULL config");
-    EXPECT(ftc_ucx_progress(NULL, 0) == FTC_EINVAL, "progress NULL");
+    CHECK_MSG(ftc_ucx_create(&c, &u) == FTC_EINVAL, "rank >= nranks");
+    CHECK_MSG(ftc_ucx_create(NULL, &u) == FTC_EINVAL, "NULL config");
+    CHECK_MSG(ftc_ucx_progress(NULL, 0) == FTC_EINVAL, "progress NULL");
     ftc_ucx_destroy(NULL);
 }
 
@@ -301,9 +291,10 @@ static void test_env_errors(void)
     unsetenv("UCX_MM_ERROR_HANDLING");
     logbuf[0] = '\0';
     int rc = ftc_ucx_create(&c, &u);
-    EXPECT(rc == FTC_ENOTSUP && u == NULL, "UCX_TLS=sm: %s", ftc_strerror(rc));
-    EXPECT(strstr(logbuf, "UCX_MM_ERROR_HANDLING=y") != NULL,
-           "the message names UCX_MM_ERROR_HANDLING: %s", logbuf);
+    CHECK_MSG(rc == FTC_ENOTSUP && u == NULL, "UCX_TLS=sm: %s",
+              ftc_strerror(rc));
+    CHECK_MSG(strstr(logbuf, "UCX_MM_ERROR_HANDLING=y") != NULL,
+              "the message names UCX_MM_ERROR_HANDLING: %s", logbuf);
 
     /* InfiniBand on a host without an HCA. (Skipped if there is one.) */
     setenv("UCX_TLS", "rc_x,ud_x", 1);
@@ -314,10 +305,11 @@ static void test_env_errors(void)
         u = NULL;
         fprintf(stderr, "note: this host has InfiniBand; check skipped\n");
     } else {
-        EXPECT(rc == FTC_ETRANSPORT, "UCX_TLS=rc_x,ud_x: %s", ftc_strerror(rc));
-        EXPECT(strstr(logbuf, "InfiniBand") != NULL
-                   && strstr(logbuf, "ucx_info -d") != NULL,
-               "the message says what is missing: %s", logbuf);
+        CHECK_MSG(rc == FTC_ETRANSPORT, "UCX_TLS=rc_x,ud_x: %s",
+                  ftc_strerror(rc));
+        CHECK_MSG(strstr(logbuf, "InfiniBand") != NULL &&
+                      strstr(logbuf, "ucx_info -d") != NULL,
+                  "the message says what is missing: %s", logbuf);
     }
     unsetenv("UCX_TLS");
 }
@@ -327,7 +319,7 @@ static void test_world(const char *label, int eager)
     world_t W;
     logbuf[0] = '\0';
     int rc = world_open(&W, 3, eager);
-    EXPECT(rc == FTC_OK, "%s: open: %s", label, ftc_strerror(rc));
+    CHECK_MSG(rc == FTC_OK, "%s: open: %s", label, ftc_strerror(rc));
     if (rc != FTC_OK)
         return;
     char what[128];
@@ -352,18 +344,19 @@ static void test_world(const char *label, int eager)
         }
     }
     ftc_ucx_peer_info_t pi;
-    EXPECT(ftc_ucx_peer_info(W.u[0], 1, &pi) == FTC_OK && pi.connected
-               && pi.transport[0] != '\0' && !pi.reported,
-           "%s: peer info", label);
+    CHECK_MSG(ftc_ucx_peer_info(W.u[0], 1, &pi) == FTC_OK && pi.connected &&
+                  pi.transport[0] != '\0' && !pi.reported,
+              "%s: peer info", label);
     fprintf(stderr, "%s: rank 0 reaches rank 1 over %s\n", label, pi.transport);
     ftc_ucx_stats_t s;
     ftc_ucx_stats(W.u[0], &s);
-    EXPECT(s.msgs_sent > 0 && s.msgs_received > 0 && s.peers_failed == 0
-               && s.msgs_rejected == 0,
-           "%s: stats sent %llu received %llu", label,
-           (unsigned long long)s.msgs_sent, (unsigned long long)s.msgs_received);
+    CHECK_MSG(s.msgs_sent > 0 && s.msgs_received > 0 && s.peers_failed == 0 &&
+                  s.msgs_rejected == 0,
+              "%s: stats sent %llu received %llu", label,
+              (unsigned long long)s.msgs_sent,
+              (unsigned long long)s.msgs_received);
     for (uint32_t r = 0; r < 3; r++)
-        EXPECT(ftc_ucx_flush(W.u[r], 1000) == 0, "%s: flush %u", label, r);
+        CHECK_MSG(ftc_ucx_flush(W.u[r], 1000) == 0, "%s: flush %u", label, r);
     world_close(&W);
 }
 
@@ -375,7 +368,7 @@ static void test_failure(void)
     setenv("UCX_TLS", "tcp", 1);
     world_t W;
     int rc = world_open(&W, 4, 1);
-    EXPECT(rc == FTC_OK, "failure: open: %s", ftc_strerror(rc));
+    CHECK_MSG(rc == FTC_OK, "failure: open: %s", ftc_strerror(rc));
     if (rc != FTC_OK) {
         unsetenv("UCX_TLS");
         return;
@@ -392,14 +385,15 @@ static void test_failure(void)
             continue;
         ftc_ucx_peer_info_t pi;
         ftc_ucx_peer_info(W.u[r], 2, &pi);
-        EXPECT(pi.reported && ftc_ucx_peer_reported(W.u[r], 2),
-               "failure: rank %u: UCX reported rank 2 (error '%s')", r,
-               pi.error);
-        EXPECT(ftc_context_is_failed(W.ctx[r], 2), "failure: rank %u knows", r);
+        CHECK_MSG(pi.reported && ftc_ucx_peer_reported(W.u[r], 2),
+                  "failure: rank %u: UCX reported rank 2 (error '%s')", r,
+                  pi.error);
+        CHECK_MSG(ftc_context_is_failed(W.ctx[r], 2), "failure: rank %u knows",
+                  r);
         ftc_counters_t cn;
         ftc_context_counters(W.ctx[r], &cn);
-        EXPECT(cn.probes_sent == 0, "failure: rank %u needed %llu probes", r,
-               (unsigned long long)cn.probes_sent);
+        CHECK_MSG(cn.probes_sent == 0, "failure: rank %u needed %llu probes", r,
+                  (unsigned long long)cn.probes_sent);
         if (r == 0)
             fprintf(stderr, "failure: rank 0: '%s' after %.3f ms; allreduce "
                             "delivered after %.3f ms\n", pi.error,
@@ -425,8 +419,8 @@ static void test_dead_before_connect(const char *label, int eager)
     world_t W;
     logbuf[0] = '\0';
     int rc = world_open_dead(&W, 4, eager, 2);
-    EXPECT(rc == FTC_OK, "%s: set-up with a dead rank: %s\n%s", label,
-           ftc_strerror(rc), logbuf);
+    CHECK_MSG(rc == FTC_OK, "%s: set-up with a dead rank: %s\n%s", label,
+              ftc_strerror(rc), logbuf);
     if (rc != FTC_OK) {
         for (uint32_t r = 0; r < W.n; r++) {
             if (W.ctx[r] != NULL)
@@ -447,15 +441,16 @@ static void test_dead_before_connect(const char *label, int eager)
         ftc_ucx_peer_info(W.u[r], 2, &pi);
         /* Lazy: only ranks that sent to it (or watched it) find out by
          * themselves; the others learn it from a failure list. */
-        EXPECT(!pi.connected && (pi.reported || !eager),
-               "%s: rank %u: the backend reported rank 2 (error '%s')", label,
-               r, pi.error);
-        EXPECT(ftc_context_is_failed(W.ctx[r], 2), "%s: rank %u knows", label,
-               r);
+        CHECK_MSG(!pi.connected && (pi.reported || !eager),
+                  "%s: rank %u: the backend reported rank 2 (error '%s')",
+                  label, r, pi.error);
+        CHECK_MSG(ftc_context_is_failed(W.ctx[r], 2), "%s: rank %u knows",
+                  label, r);
     }
-    EXPECT(strstr(logbuf, "takes no connection") != NULL,
-           "%s: the log says the peer refused, not that UCX_TLS is wrong:\n%s",
-           label, logbuf);
+    CHECK_MSG(
+        strstr(logbuf, "takes no connection") != NULL,
+        "%s: the log says the peer refused, not that UCX_TLS is wrong:\n%s",
+        label, logbuf);
     world_close(&W);
 }
 
@@ -478,8 +473,8 @@ static void test_no_transport(void)
         c.nranks = 2;
         c.log = log_keep;
         int rc = ftc_ucx_create(&c, &u[r]);
-        EXPECT(rc == FTC_OK, "no transport: create %u: %s", r,
-               ftc_strerror(rc));
+        CHECK_MSG(rc == FTC_OK, "no transport: create %u: %s", r,
+                  ftc_strerror(rc));
         if (rc != FTC_OK)
             goto out;
         addrs[r] = ftc_ucx_address(u[r], &lens[r]);
@@ -487,11 +482,11 @@ static void test_no_transport(void)
     setenv("UCX_TLS", tls[0], 1);   /* rank 0's environment */
     logbuf[0] = '\0';
     int rc = ftc_ucx_set_peers(u[0], addrs, lens);
-    EXPECT(rc == FTC_ETRANSPORT, "no transport: set_peers: %s",
-           ftc_strerror(rc));
-    EXPECT(strstr(logbuf, "UCX_TLS=tcp") != NULL
-               && strstr(logbuf, "takes no connection") == NULL,
-           "no transport: the log names the configuration: %s", logbuf);
+    CHECK_MSG(rc == FTC_ETRANSPORT, "no transport: set_peers: %s",
+              ftc_strerror(rc));
+    CHECK_MSG(strstr(logbuf, "UCX_TLS=tcp") != NULL &&
+                  strstr(logbuf, "takes no connection") == NULL,
+              "no transport: the log names the configuration: %s", logbuf);
 out:
     ftc_ucx_destroy(u[0]);
     ftc_ucx_destroy(u[1]);
@@ -537,47 +532,47 @@ static void test_listen(void)
         unsetenv("UCX_TLS");
         return;
     }
-    EXPECT(rc == FTC_OK && n > 0 && ftc_test_all_loopback(addrs),
-           "single host: listens on loopback only: %s (%s)", addrs,
-           ftc_strerror(rc));
+    CHECK_MSG(rc == FTC_OK && n > 0 && ftc_test_all_loopback(addrs),
+              "single host: listens on loopback only: %s (%s)", addrs,
+              ftc_strerror(rc));
     fprintf(stderr, "listen: single host: %s\n", addrs);
     n = listen_of(-1, "lo", addrs, sizeof(addrs), &rc);
-    EXPECT(rc == FTC_OK && n > 0 && ftc_test_all_loopback(addrs),
-           "net_devices lo: %s", addrs);
+    CHECK_MSG(rc == FTC_OK && n > 0 && ftc_test_all_loopback(addrs),
+              "net_devices lo: %s", addrs);
     n = listen_of(-1, NULL, addrs, sizeof(addrs), &rc);
     fprintf(stderr, "listen: unknown (UCX's default, every device): %s\n",
             addrs);
-    EXPECT(rc == FTC_OK && n > 0, "default: listens somewhere");
+    CHECK_MSG(rc == FTC_OK && n > 0, "default: listens somewhere");
     /* The job spans hosts: loopback-only devices cannot work. */
     logbuf[0] = '\0';
     setenv("UCX_NET_DEVICES", "lo", 1);
     n = listen_of(0, NULL, addrs, sizeof(addrs), &rc);
-    EXPECT(rc == FTC_EINVAL && strstr(logbuf, "UCX_NET_DEVICES") != NULL,
-           "several hosts, UCX_NET_DEVICES=lo: %s, %s", ftc_strerror(rc),
-           logbuf);
+    CHECK_MSG(rc == FTC_EINVAL && strstr(logbuf, "UCX_NET_DEVICES") != NULL,
+              "several hosts, UCX_NET_DEVICES=lo: %s, %s", ftc_strerror(rc),
+              logbuf);
     unsetenv("UCX_NET_DEVICES");
     logbuf[0] = '\0';
     n = listen_of(0, "lo", addrs, sizeof(addrs), &rc);
-    EXPECT(rc == FTC_EINVAL, "several hosts, net_devices lo: %s",
-           ftc_strerror(rc));
+    CHECK_MSG(rc == FTC_EINVAL, "several hosts, net_devices lo: %s",
+              ftc_strerror(rc));
     /* A single-host world: collectives over the loopback interface. */
     setenv("FTCOLL_SINGLE_HOST", "1", 1);
     ftc_ucx_config_t c;
     ftc_ucx_config_init(&c);
     char err[128];
-    EXPECT(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_OK
-               && c.single_host == 1,
-           "FTCOLL_SINGLE_HOST=1");
+    CHECK_MSG(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_OK &&
+                  c.single_host == 1,
+              "FTCOLL_SINGLE_HOST=1");
     setenv("FTCOLL_SINGLE_HOST", "maybe", 1);
-    EXPECT(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_EINVAL
-               && strstr(err, "FTCOLL_SINGLE_HOST") != NULL,
-           "bad FTCOLL_SINGLE_HOST: %s", err);
+    CHECK_MSG(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_EINVAL &&
+                  strstr(err, "FTCOLL_SINGLE_HOST") != NULL,
+              "bad FTCOLL_SINGLE_HOST: %s", err);
     unsetenv("FTCOLL_SINGLE_HOST");
     setenv("FTCOLL_UCX_NET_DEVICES", "lo", 1);
     ftc_ucx_config_init(&c);
-    EXPECT(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_OK
-               && c.net_devices != NULL && strcmp(c.net_devices, "lo") == 0,
-           "FTCOLL_UCX_NET_DEVICES");
+    CHECK_MSG(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_OK &&
+                  c.net_devices != NULL && strcmp(c.net_devices, "lo") == 0,
+              "FTCOLL_UCX_NET_DEVICES");
     unsetenv("FTCOLL_UCX_NET_DEVICES");
     unsetenv("UCX_TLS");
 }
@@ -589,7 +584,7 @@ static void test_stranger(void)
     setenv("UCX_TLS", "tcp", 1);
     world_t W;
     int rc = world_open(&W, 2, 1);
-    EXPECT(rc == FTC_OK, "stranger: open");
+    CHECK_MSG(rc == FTC_OK, "stranger: open");
     if (rc != FTC_OK) {
         unsetenv("UCX_TLS");
         return;
@@ -600,23 +595,23 @@ static void test_stranger(void)
     c.nranks = 2;
     c.job_token = 0x9999;
     ftc_ucx_t *s = NULL;
-    EXPECT(ftc_ucx_create(&c, &s) == FTC_OK, "stranger: create");
+    CHECK_MSG(ftc_ucx_create(&c, &s) == FTC_OK, "stranger: create");
     const void *addrs[2];
     size_t lens[2];
     addrs[0] = ftc_ucx_address(W.u[0], &lens[0]);
     addrs[1] = ftc_ucx_address(s, &lens[1]);
-    EXPECT(ftc_ucx_set_peers(s, addrs, lens) == FTC_OK, "stranger: peers");
+    CHECK_MSG(ftc_ucx_set_peers(s, addrs, lens) == FTC_OK, "stranger: peers");
     ftc_config_t cfg;
     ftc_config_init(&cfg);
     cfg.job_token = 0x9999;
     ftc_context_t *sctx = NULL;
-    EXPECT(ftc_context_create(1, 2, ftc_ucx_ops(), s, &cfg, &sctx) == FTC_OK,
-           "stranger: context");
+    CHECK_MSG(ftc_context_create(1, 2, ftc_ucx_ops(), s, &cfg, &sctx) == FTC_OK,
+              "stranger: context");
     ftc_ucx_attach(s, sctx);
     unsigned char junk[64];
     memset(junk, 0xA5, sizeof(junk));
     rc = ftc_ucx_ops()->send(s, 0, junk, sizeof(junk), NULL);
-    EXPECT(rc == FTC_SEND_INLINE || rc == FTC_OK, "stranger: send %d", rc);
+    CHECK_MSG(rc == FTC_SEND_INLINE || rc == FTC_OK, "stranger: send %d", rc);
     ftc_ucx_stats_t st;
     uint64_t end = now_ns() + 2000000000u;
     do {
@@ -625,14 +620,15 @@ static void test_stranger(void)
         ftc_ucx_progress(W.u[1], 0);
         ftc_ucx_stats(W.u[0], &st);
     } while (st.msgs_stranger == 0 && now_ns() < end);
-    EXPECT(st.msgs_stranger == 1 && st.msgs_rejected == 1,
-           "stranger: counted %llu, rejected %llu",
-           (unsigned long long)st.msgs_stranger,
-           (unsigned long long)st.msgs_rejected);
+    CHECK_MSG(st.msgs_stranger == 1 && st.msgs_rejected == 1,
+              "stranger: counted %llu, rejected %llu",
+              (unsigned long long)st.msgs_stranger,
+              (unsigned long long)st.msgs_rejected);
     ftc_counters_t cn;
     ftc_context_counters(W.ctx[0], &cn);
-    EXPECT(cn.dropped_foreign + cn.dropped_version + cn.dropped_truncated == 1,
-           "stranger: the core dropped it");
+    CHECK_MSG(cn.dropped_foreign + cn.dropped_version + cn.dropped_truncated ==
+                  1,
+              "stranger: the core dropped it");
     ftc_ucx_flush(s, 200);
     ftc_context_destroy(sctx);
     ftc_ucx_destroy(s);
@@ -645,12 +641,12 @@ static void test_fd(void)
 {
     world_t W;
     int rc = world_open(&W, 2, 1);
-    EXPECT(rc == FTC_OK, "fd: open");
+    CHECK_MSG(rc == FTC_OK, "fd: open");
     if (rc != FTC_OK)
         return;
     run_coll(&W, FTC_COLL_ALLREDUCE, FTC_ALGO_TREE, 0, 0, 3, "fd: warm-up");
     int fd = ftc_ucx_fd(W.u[1]);
-    EXPECT(fd >= 0, "fd: descriptor");
+    CHECK_MSG(fd >= 0, "fd: descriptor");
     while (ftc_ucx_progress(W.u[1], 0) > 0) {
     }
     int armed = ftc_ucx_arm(W.u[1]);
@@ -658,9 +654,9 @@ static void test_fd(void)
         ftc_ucx_progress(W.u[1], 0);
         armed = ftc_ucx_arm(W.u[1]);
     }
-    EXPECT(armed == FTC_OK, "fd: arm %d", armed);
+    CHECK_MSG(armed == FTC_OK, "fd: arm %d", armed);
     struct pollfd p = {.fd = fd, .events = POLLIN};
-    EXPECT(poll(&p, 1, 0) == 0, "fd: quiet while idle");
+    CHECK_MSG(poll(&p, 1, 0) == 0, "fd: quiet while idle");
     /* Rank 0 starts a bcast: rank 1's descriptor must wake. */
     for (uint32_t r = 0; r < 2; r++)
         memset(&W.st[r], 0, sizeof(W.st[r]));
@@ -675,19 +671,19 @@ static void test_fd(void)
     a.recvbuf = W.st[0].out;
     a.deliver = on_deliver;
     a.deliver_arg = &W.st[0];
-    EXPECT(ftc_init_bcast(W.g[0], &a, NULL) == FTC_OK, "fd: bcast");
+    CHECK_MSG(ftc_init_bcast(W.g[0], &a, NULL) == FTC_OK, "fd: bcast");
     int woke = 0;
     uint64_t end = now_ns() + 2000000000u;
     while (!woke && now_ns() < end) {
         ftc_ucx_progress(W.u[0], 0);
         woke = poll(&p, 1, 1) > 0;
     }
-    EXPECT(woke, "fd: woke for the message");
+    CHECK_MSG(woke, "fd: woke for the message");
     a.sendbuf = NULL;
     a.recvbuf = W.st[1].out;
     a.deliver_arg = &W.st[1];
-    EXPECT(ftc_init_bcast(W.g[1], &a, NULL) == FTC_OK, "fd: bcast at 1");
-    EXPECT(world_run(&W, 2000) == 0 && W.st[1].out[2] == 3, "fd: delivered");
+    CHECK_MSG(ftc_init_bcast(W.g[1], &a, NULL) == FTC_OK, "fd: bcast at 1");
+    CHECK_MSG(world_run(&W, 2000) == 0 && W.st[1].out[2] == 3, "fd: delivered");
     world_close(&W);
 }
 
@@ -721,6 +717,5 @@ int main(void)
     test_no_transport();
     test_listen();
     test_stranger();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_report();
 }

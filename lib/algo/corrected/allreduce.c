@@ -37,6 +37,8 @@ typedef struct allreduce_op {
     uint32_t root0;
     uint32_t round;
     uint32_t want_round;    /* > round: move there when it is safe */
+    bool tell_root;         /* moved on by our own knowledge of a failed
+                               root: nudge the new round's root */
     bool rp_live, bp_live;
     ftc_reduce_part_t rp;
     ftc_bcast_part_t bp;
@@ -142,8 +144,10 @@ static void ar_on_value(ftc_bcast_part_t *bp)
 static void ar_on_root_failed(ftc_bcast_part_t *bp)
 {
     allreduce_op_t *a = bp->owner;
-    if (!a->base.delivered && a->want_round <= a->round)
+    if (!a->base.delivered && a->want_round <= a->round) {
         a->want_round = a->round + 1;
+        a->tell_root = true;
+    }
 }
 
 static void ar_on_idle(ftc_bcast_part_t *bp)
@@ -239,11 +243,32 @@ static void nudge_children(allreduce_op_t *a)
     }
 }
 
+/* Being in round r means the roots of rounds 0 .. r-1 were declared
+ * failed: a round moves on only past a root that some process declared
+ * failed, through the monitor or its transport, and that declaration is
+ * final for the whole group (docs/semantics.md). So adopt it, as this
+ * process adopts a deciding root's failure list. Without this, a process
+ * pulled into round r by a message waits for a dead root of an earlier
+ * round (its up-correction peer or tree child in round r) until its OWN
+ * transport reports the death: with per-process keepalives (UCX shared
+ * memory) the round's delivery then waits for the last survivor's report
+ * instead of the first. */
+static void declare_passed_roots_failed(allreduce_op_t *a, uint32_t r)
+{
+    ftc_group_t *g = a->base.group;
+    for (uint32_t past = 0; past < r && past < g->n; past++) {
+        uint32_t root = (a->root0 + past) % g->n;
+        if (root != g->me)
+            ftc_ctx_declare_failed(g->ctx, ftc_group_world_rank(g, root));
+    }
+}
+
 static void enter_round(allreduce_op_t *a, uint32_t r)
 {
     ftc_cop_t *op = &a->base;
     uint32_t n = op->group->n;
     end_round(a);
+    declare_passed_roots_failed(a, r);
     a->round = r;
     if (r >= n) {
         /* Every member was tried as root: more than n-1 failed roots. */
@@ -270,12 +295,36 @@ static void enter_round(allreduce_op_t *a, uint32_t r)
     }
 }
 
+/* This process moved to a new round because it learnt first-hand that
+ * the old root failed (no message of the round had reached it yet).
+ * Others may learn it much later (each transport reports in its own
+ * time), and the round's root, until it joins, holds up the whole round:
+ * nudged, it joins at once and its tree follows within its depth in hops
+ * (nudge_children). Without this, the round spreads from this process
+ * only as its subtree's values climb the tree, one level after another. At
+ * most one header per process and failed root, none without failures. */
+static void nudge_root(allreduce_op_t *a)
+{
+    ftc_cop_t *op = &a->base;
+    a->tell_root = false;
+    if (op->finished || a->round == 0 || a->round >= op->group->n)
+        return;
+    uint32_t root = (a->root0 + a->round) % op->group->n;
+    if (root == op->group->me || ftc_group_member_failed(op->group, root))
+        return;
+    ftc_wire_header_t hdr;
+    ftc_cop_header(op, &hdr, FTC_CORR_MSG_NUDGE, a->round);
+    (void)ftc_cop_send(op, root, &hdr, NULL, 0, false);
+}
+
 /* Move forward to the round asked for, as often as it takes (a root
  * already known failed asks for the next one at once). */
 static void settle_rounds(allreduce_op_t *a)
 {
     while (!a->base.finished && a->want_round > a->round)
         enter_round(a, a->want_round);
+    if (a->tell_root)
+        nudge_root(a);
 }
 
 static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The command lines of ftcoll's tools (bench/cli.h and the examples).
+
+For every tool: --help and -h exit 0 and print a usage; --version prints
+the project's version; an unknown flag exits 2 naming the flag as unknown;
+a flag missing its value exits 2 naming the flag. For the tools with
+valued flags, --opt=value means --opt value, and a nonsensical value is
+refused naming the flag. ftcoll-run hands everything after '--' (or from
+PROGRAM on) to the program untouched.
+
+  test_tools_cli.py VERSION --sim P --bench P --core P --run P
+                    --example P [--example-zmq P] [--foreign P]...
+
+The last line says 'N passed, M failed'; exit status 1 on any failure.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+passed = 0
+failed = 0
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL " + what, flush=True)
+    return ok
+
+
+def run(argv, **kw):
+    env = dict(os.environ)
+    env.pop("FTCOLL_BACKEND", None)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=30,
+                          env=env, **kw)
+
+
+def common(prog, name, version):
+    """What every tool does alike."""
+    for h in ("--help", "-h"):
+        r = run([prog, h])
+        check(r.returncode == 0 and "usage" in r.stdout,
+              f"{name} {h}: exit {r.returncode}, stdout {r.stdout[:80]!r}")
+    for v in ("--version", "-V"):
+        r = run([prog, v])
+        check(r.returncode == 0 and version in r.stdout
+              and name in r.stdout,
+              f"{name} {v}: exit {r.returncode}, {r.stdout!r}")
+    r = run([prog, "--no-such-flag"])
+    check(r.returncode == 2 and "unknown" in r.stderr
+          and "--no-such-flag" in r.stderr,
+          f"{name} --no-such-flag: exit {r.returncode}, {r.stderr!r}")
+    r = run([prog, "--no-such-flag=3"])
+    check(r.returncode == 2 and "unknown" in r.stderr
+          and "--no-such-flag" in r.stderr,
+          f"{name} --no-such-flag=3: exit {r.returncode}, {r.stderr!r}")
+    r = run([prog, "-Z"])
+    check(r.returncode == 2 and "-Z" in r.stderr,
+          f"{name} -Z: exit {r.returncode}, {r.stderr!r}")
+
+
+def refuses(argv, flag, name, why=""):
+    r = run(argv)
+    return check(r.returncode == 2 and flag in r.stderr,
+                 f"{name} {' '.join(argv[1:])}: want exit 2 naming {flag}"
+                 f"{why}; got {r.returncode}, {r.stderr!r}")
+
+
+def test_sim(prog, version):
+    common(prog, "ftcoll-sim", version)
+    a = run([prog, "-n", "8", "--coll", "bcast", "--json"])
+    b = run([prog, "-n8", "--coll=bcast", "--json"])
+    norm = lambda s: [x for x in s.split(",") if "_s\"" not in x
+                      and "peak_rss" not in x]
+    check(a.returncode == 0 and b.returncode == 0
+          and norm(a.stdout) == norm(b.stdout),
+          f"ftcoll-sim --coll=bcast means --coll bcast ({b.returncode})")
+    refuses([prog, "--coll"], "--coll", "ftcoll-sim", " needs a value")
+    refuses([prog, "--json=yes"], "--json", "ftcoll-sim", " takes no value")
+    refuses([prog, "-n", "0"], "-n", "ftcoll-sim")
+    refuses([prog, "--coll=gather"], "--coll", "ftcoll-sim")
+    refuses([prog, "-n", "4", "-f", "4"], "-f", "ftcoll-sim")
+    refuses([prog, "--co", "bcast"], "--co", "ftcoll-sim", " (ambiguous)")
+    refuses([prog, "stray"], "stray", "ftcoll-sim")
+    refuses([prog, "--model", "loopback", "-L", "3"], "-L", "ftcoll-sim")
+
+
+def test_bench(prog, version):
+    common(prog, "ftcoll-bench", version)
+    # Parsing ends before the bootstrap: a refusal needs no launcher.
+    refuses([prog, "--coll=gather"], "--coll", "ftcoll-bench")
+    refuses([prog, "--iters"], "--iters", "ftcoll-bench", " needs a value")
+    refuses([prog, "--sizes", "0"], "--sizes", "ftcoll-bench")
+    refuses([prog, "--kill", "3"], "--kill", "ftcoll-bench")
+    refuses([prog, "--quiet=1"], "--quiet", "ftcoll-bench")
+    refuses([prog, "-f", "x"], "-f", "ftcoll-bench")
+    refuses([prog, "--bad-arg=nonsense@1"], "--bad-arg", "ftcoll-bench")
+    refuses([prog, "--no-auth=yes"], "--no-auth", "ftcoll-bench")
+    refuses([prog, "--die-after-exchange", "-1"], "--die-after-exchange",
+            "ftcoll-bench")
+
+
+def test_core(prog, version):
+    common(prog, "bench_core", version)
+    refuses([prog, "--n", "0"], "--n", "bench_core")
+    refuses([prog, "--reps=x"], "--reps", "bench_core")
+    refuses([prog, "--steady", "nonsense:1"], "--steady", "bench_core")
+    r = run([prog, "--steady=tree:0", "--n=2", "--iters=50"])
+    check(r.returncode == 0 and "tree:0" in r.stdout,
+          f"bench_core --steady=tree:0 --n=2 --iters=50: {r.returncode} "
+          f"{r.stderr!r}")
+
+
+def test_run(prog, version):
+    common(prog, "ftcoll-run", version)
+    refuses([prog, "-n", "0", "true"], "-n", "ftcoll-run")
+    refuses([prog, "--timeout=-1", "-n", "1", "true"], "--timeout",
+            "ftcoll-run")
+    refuses([prog, "--backend", "tcp", "-n", "1", "true"], "--backend",
+            "ftcoll-run")
+    refuses([prog, "-n", "2", "--kill", "5@1", "true"], "--kill",
+            "ftcoll-run", " (rank not below -n)")
+    # The program's arguments, flags of ftcoll-run's among them, reach it
+    # untouched and in order, after '--' and without it.
+    tail = ["--help", "-n", "9", "--", "--version", "a b", "--x=y"]
+    for sep in (["--"], []):
+        r = run([prog, "-n", "1", "--timeout=20"] + sep +
+                [sys.executable, "-c",
+                 "import sys; print(repr(sys.argv[1:]))"] + tail)
+        check(r.returncode == 0 and repr(tail) in r.stdout,
+              f"ftcoll-run {'-- ' if sep else ''}PROGRAM ARGS: "
+              f"{r.returncode} {r.stdout!r} {r.stderr!r}")
+    r = run([prog, "-np", "2", "--timeout", "20", "--", "true"])
+    check(r.returncode == 0, f"ftcoll-run -np 2: {r.returncode} {r.stderr!r}")
+
+
+def test_examples(prog, prog_zmq, version):
+    common(prog, "allreduce_loopback", version)
+    refuses([prog, "4"], "N", "allreduce_loopback")
+    refuses([prog, "16", "99"], "F", "allreduce_loopback")
+    if prog_zmq:
+        common(prog_zmq, "allreduce_zmq", version)
+        refuses([prog_zmq, "--iters=0"], "--iters", "allreduce_zmq")
+        refuses([prog_zmq, "--die", "3"], "--die", "allreduce_zmq")
+
+
+def test_foreign(prog, version):
+    name = os.path.basename(prog)
+    common(prog, name, version)
+    refuses([prog, "/nonexistent", "0"], "N", name)
+    refuses([prog, "/nonexistent"], "operands", name)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("version")
+    ap.add_argument("--sim", required=True)
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--core", required=True)
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--example", required=True)
+    ap.add_argument("--example-zmq")
+    ap.add_argument("--foreign", action="append", default=[])
+    a = ap.parse_args()
+    test_sim(a.sim, a.version)
+    test_bench(a.bench, a.version)
+    test_core(a.core, a.version)
+    test_run(a.run, a.version)
+    test_examples(a.example, a.example_zmq, a.version)
+    for f in a.foreign:
+        test_foreign(f, a.version)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
