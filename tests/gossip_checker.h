@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ftcoll/ftcoll.h"
+#include "ftcoll/gossip.h"
 
 #define GC_MAX_CRASH 4
 

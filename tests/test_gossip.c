@@ -23,6 +23,7 @@
 
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
+#include "ftcoll/gossip.h"
 #include "algo/gossip/neighbours.h"
 #include "gossip_checker.h"
 

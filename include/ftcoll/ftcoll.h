@@ -13,7 +13,6 @@
 #include "ftcoll/algo.h"
 #include "ftcoll/corrected.h"
 #include "ftcoll/tree.h"
-#include "ftcoll/gossip.h"
 
 
 #endif
