@@ -353,6 +353,18 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
     /* A failure after the first delivery: push-flow's fall-back moves the
      * survivors' value after some have delivered the old one (docs). */
     bool late = out->crashed > C.crashed_at_first;
+    out->late_failure = late;
+    long double *agg_all = calloc(count ? count : 1, sizeof(long double));
+    for (uint32_t q = 0; q < n; q++)
+        in_set[q] = true;
+    aggregate(run, C.rs, in_set, agg_all);
+    for (uint32_t q = 0; q < n; q++)
+        if (live[q] && C.rs[q].delivered == 1 && C.rs[q].status == FTC_OK) {
+            double e = rel_error(count, C.rs[q].out, agg_all);
+            if (!(e <= out->max_err_vs_all))
+                out->max_err_vs_all = e;
+        }
+    free(agg_all);
     long double total_x[1] = {0}, total_mass[1] = {0}, abs_x = 0;
     for (uint32_t r = 0; r < n; r++) {
         rank_state_t *rs = &C.rs[r];
@@ -366,6 +378,16 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
         if (!rs->final_seen || rs->still_ticking)
             fail(out, "rank %u: its operation had not stopped when the "
                       "network went quiet", r);
+        /* The report: a failure-free run converges by the local test,
+         * whose last value is within target. */
+        if (!faults && n > 1 && rs->status == FTC_OK
+            && (rs->report.converged != 1 || rs->report.iterations == 0
+                || !(rs->report.error_estimate <= target)
+                || rs->report.neighbours_lost != 0))
+            fail(out, "rank %u: report converged %u, %llu iterations, error "
+                      "estimate %.3g, %u lost", r, rs->report.converged,
+                 (unsigned long long)rs->report.iterations,
+                 rs->report.error_estimate, rs->report.neighbours_lost);
         if (rs->report.iterations > out->max_iterations)
             out->max_iterations = rs->report.iterations;
         if (sum_root_lost) {

@@ -46,6 +46,10 @@ typedef struct gc_outcome {
     uint32_t missed_crashes;     /* scheduled after a send the rank never
                                     made (it did not crash) */
     uint64_t dropped;            /* messages the loopback lost */
+    bool late_failure;           /* a crash after the first delivery */
+    double max_err_vs_all;       /* largest error of a live process's
+                                    value against the aggregate over
+                                    every process (OK statuses) */
 } gc_outcome_t;
 
 /* Defaults: PCF, full neighbourhood, average of one double, seed 1. */

@@ -291,6 +291,53 @@ static void test_runs(void)
         }
 }
 
+/* ---- the paper's section II-C and III-C: one failure late in the run ----- */
+
+/* The same run, the same seeds, one process crashing at four fifths of
+ * its run: PCF's survivors still deliver the aggregate over everyone to
+ * the target (no fall-back, the paper's Figure 7), push-flow's fall back
+ * to the survivors' aggregate (Figure 4). */
+static void test_late_failure(void)
+{
+    uint32_t n = 16;
+    gc_run_t run;
+    gc_run_init(&run, n);
+    run.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
+    run.seed = 21;
+    for (unsigned a = 0; a < 2; a++) {
+        run.algo = a == 0 ? FTC_ALGO_PCF : FTC_ALGO_PUSH_FLOW;
+        run.ncrash = 0;
+        gc_outcome_t ff;
+        gc_check(&run, &ff);
+        EXPECT(ff.ok, "failure-free: %s", ff.why);
+        /* Rank 5 crashes at four fifths of its failure-free sends. */
+        run.ncrash = 1;
+        run.crash[0] = (gc_crash_t){5, false, ff.sends[5] * 4 / 5};
+        gc_outcome_t o;
+        gc_check(&run, &o);
+        EXPECT(o.ok && o.crashed == 1, "%s, late failure: %s",
+               algo_name(run.algo), o.why);
+        if (a == 0)
+            EXPECT(o.max_err_vs_all <= 4.0 * n * 1e-14,
+                   "PCF keeps the aggregate over everyone (%.3g)",
+                   o.max_err_vs_all);
+        else
+            EXPECT(o.max_err_vs_all > 1e-6,
+                   "push-flow falls back to the survivors' (%.3g from "
+                   "everyone's)", o.max_err_vs_all);
+    }
+    /* Push-sum under loss is wrong by what was lost (why flows exist). */
+    gc_run_init(&run, n);
+    run.algo = FTC_ALGO_PUSH_SUM;
+    run.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
+    run.drop_prob = 0.05;
+    gc_outcome_t o;
+    gc_check(&run, &o);
+    EXPECT(o.ok && o.dropped > 0, "push-sum under loss ends: %s", o.why);
+    EXPECT(o.max_err_vs_all > 1e-6, "push-sum under loss is off (%.3g)",
+           o.max_err_vs_all);
+}
+
 /* ---- every crash schedule for small n ------------------------------------ */
 
 static uint64_t exhaustive(ftc_algo_t algo, uint32_t nmax,
@@ -443,6 +490,7 @@ int main(int argc, char **argv)
         test_bad_input();
         test_shapes();
         test_runs();
+        test_late_failure();
     } else {
         fprintf(stderr, "usage: test_gossip [--exhaustive ALGO N [all] | --random "
                         "ALGO N RUNS SEED [SHAPE]]\n");
