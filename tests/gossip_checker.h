@@ -29,9 +29,16 @@ typedef struct gc_run {
     uint32_t count;
     uint64_t seed;
     double drop_prob;            /* loopback message loss */
+    double flip_prob;            /* loopback: one bit flipped per message,
+                                    with the checksum off, so the flip
+                                    reaches the algorithm */
     uint32_t ncrash;
     gc_crash_t crash[GC_MAX_CRASH];
     bool mixed_signs;            /* inputs in [-1, 1) instead of [1, 2) */
+    bool accuracy_recorded_only; /* measure max_rel_error, do not assert
+                                    it (or the mass account): bit flips
+                                    at a rate the floating point does not
+                                    survive (docs/gossip.md) */
 } gc_run_t;
 
 typedef struct gc_outcome {
@@ -46,6 +53,9 @@ typedef struct gc_outcome {
     uint32_t missed_crashes;     /* scheduled after a send the rank never
                                     made (it did not crash) */
     uint64_t dropped;            /* messages the loopback lost */
+    uint64_t flipped;            /* messages the loopback corrupted */
+    uint64_t dropped_badmsg;     /* ... that the receivers' decoding or the
+                                    family's checks dropped */
     bool late_failure;           /* a crash after the first delivery */
     double max_err_vs_all;       /* largest error of a live process's
                                     value against the aggregate over
