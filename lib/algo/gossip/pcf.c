@@ -131,8 +131,19 @@ static void pcf_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
      * undo our swap and leave both ends ignoring each other for good. */
     if (l->c != cj && l->r == rj && cj == (rj & 1u))
         l->c = (uint8_t)cj;
-    if (l->c != cj)
+    if (l->c != cj) {
+        /* A sender that cancelled and has not swapped yet, while we did:
+         * its active flow is our passive one. Its push on it is not lost:
+         * sync that flow as line 24 would; the other (cancelled at both
+         * ends) and our active flow are left alone. */
+        if (l->r == rj) {
+            read_flow(payload, m, cj, neg);
+            for (uint32_t k = 0; k < m; k++)
+                neg[k] = -neg[k];
+            set_flow(g, l, cj, neg);
+        }
         return;
+    }
     unsigned a = l->c, p = 1u - a;
     /* Lines 11-12: the active flow, as push-flow. */
     read_flow(payload, m, a, neg);
