@@ -155,11 +155,13 @@ static void deliver(ftc_gossip_op_t *g, bool converged)
     g->rules->mass(g, g->scratch);
     if (!ftc_gossip_estimate(g->m, g->scratch, g->est)) {
         /* No positive weight here: none ever arrived (FTC_ETIMEDOUT), or
-         * a failure took it (PCF's exclusion of flows after an early
-         * failure: FTC_EPEER_FAILED). There is no estimate to give. */
+         * a failure took it, here or elsewhere in the component (PCF's
+         * exclusion of flows after an early failure: FTC_EPEER_FAILED).
+         * There is no estimate to give. */
         if (g->params.report != NULL)
             g->params.report->converged = 0;
-        ftc_cop_complete(op, g->lost > 0 ? FTC_EPEER_FAILED : FTC_ETIMEDOUT);
+        bool failure = g->lost > 0 || op->group->ctx->nfailed > 0;
+        ftc_cop_complete(op, failure ? FTC_EPEER_FAILED : FTC_ETIMEDOUT);
         return;
     }
     write_result(g);
