@@ -407,10 +407,12 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
             if (rs->status != FTC_OK && rs->status != FTC_EROOT_FAILED)
                 fail(out, "rank %u: status %d with the sum's root failed", r,
                      rs->status);
-        } else if (rs->status == FTC_EPEER_FAILED && failures
+        } else if ((rs->status == FTC_EPEER_FAILED
+                    || rs->status == FTC_ETIMEDOUT) && failures
                    && run->algo == FTC_ALGO_PCF
                    && run->params.exclusion != FTC_GOSSIP_EXCLUDE_ALL) {
-            /* PCF's exclusion of flows left no positive weight here. */
+            /* PCF's exclusion of flows left no positive weight here
+             * (FTC_ETIMEDOUT where this process knows of no failure). */
         } else if (rs->status == FTC_ETIMEDOUT && run->accuracy_recorded_only) {
             /* A flip left no positive weight here: no estimate to give. */
         } else if (rs->status != FTC_OK) {
