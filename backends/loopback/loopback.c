@@ -39,6 +39,8 @@ typedef struct lb_endpoint {
     uint64_t send_free_ns;     /* completion time of its latest send */
     uint64_t sends;
     uint64_t crash_countdown;  /* sends left before it crashes; 0: none */
+    int deaf;                  /* every message to it is dropped */
+    uint64_t deaf_countdown;   /* sends left before it goes deaf; 0: none */
     int timer_armed;
     uint64_t timer_ns;
     uint64_t timer_gen;        /* bumped by every arm and cancel */
@@ -69,6 +71,9 @@ struct ftc_lb_world {
     uint32_t watches_free;
     uint64_t next_watch_id;
     ftc_lb_stats_t stats;
+    /* The event handled last, if it handed a message to a core. */
+    int last_was_arrival;
+    uint32_t last_src, last_dest;
 };
 
 /* A lost timer or message would silently change what a test checks, and
@@ -185,6 +190,8 @@ static int lb_send(void *tp, uint32_t dest, const void *buf, size_t len,
         lb_schedule(w, &ev);
     }
 
+    if (ep->deaf_countdown > 0 && --ep->deaf_countdown == 0)
+        ep->deaf = 1;
     if (ep->crash_countdown > 0 && --ep->crash_countdown == 0) {
         lb_crash_now(w, ep->rank);
         return FTC_SEND_INLINE;
@@ -442,6 +449,29 @@ int ftc_lb_is_crashed(const ftc_lb_world_t *w, uint32_t rank)
     return w != NULL && rank < w->cfg.n && w->eps[rank].crashed;
 }
 
+void ftc_lb_deafen(ftc_lb_world_t *w, uint32_t rank)
+{
+    if (w == NULL || rank >= w->cfg.n)
+        return;
+    w->eps[rank].deaf = 1;
+    w->eps[rank].deaf_countdown = 0;
+}
+
+void ftc_lb_deafen_after_sends(ftc_lb_world_t *w, uint32_t rank, uint64_t k)
+{
+    if (w == NULL || rank >= w->cfg.n || w->eps[rank].deaf)
+        return;
+    if (k == 0)
+        ftc_lb_deafen(w, rank);
+    else
+        w->eps[rank].deaf_countdown = k;
+}
+
+int ftc_lb_is_deaf(const ftc_lb_world_t *w, uint32_t rank)
+{
+    return w != NULL && rank < w->cfg.n && w->eps[rank].deaf;
+}
+
 void ftc_lb_set_delay(ftc_lb_world_t *w, uint32_t rank, uint64_t extra_ns)
 {
     if (w != NULL && rank < w->cfg.n)
@@ -502,9 +532,14 @@ static int lb_dispatch(ftc_lb_world_t *w, const ftc_lb_event_t *ev)
         int handled = 0;
         if (ep->crashed) {
             w->stats.dropped_dead++;
+        } else if (ep->deaf) {
+            w->stats.dropped_deaf++;
         } else if (!lb_absent(w, ep)) {
             w->now = ev->time;
             w->stats.messages_delivered++;
+            w->last_was_arrival = 1;
+            w->last_src = ev->peer;
+            w->last_dest = ev->rank;
             if (ftc_transport_recv(ep->ctx, ev->peer, msg->data, msg->len) !=
                 FTC_OK)
                 w->stats.messages_rejected++;
@@ -570,6 +605,7 @@ static uint64_t lb_run(ftc_lb_world_t *w, uint64_t until_ns,
             break;
         ftc_lb_event_t ev;
         ftc_lb_eq_pop(&w->queue, &ev);
+        w->last_was_arrival = 0;
         if (lb_dispatch(w, &ev)) {
             handled++;
             w->stats.events++;
@@ -599,6 +635,18 @@ int ftc_lb_step(ftc_lb_world_t *w)
 {
     int drained;
     return lb_run(w, UINT64_MAX, 1, &drained) == 1;
+}
+
+int ftc_lb_last_arrival(const ftc_lb_world_t *w, uint32_t *src,
+                        uint32_t *dest)
+{
+    if (w == NULL || !w->last_was_arrival)
+        return 0;
+    if (src != NULL)
+        *src = w->last_src;
+    if (dest != NULL)
+        *dest = w->last_dest;
+    return 1;
 }
 
 uint64_t ftc_lb_now(const ftc_lb_world_t *w)

@@ -73,6 +73,15 @@ typedef enum ftc_msg_kind {
     FTC_MSG_CORE_MAX = 0xF5
 } ftc_msg_kind_t;
 
+/* The aux word of FTC_MSG_EXCLUDED: why the sender excluded us. Only a
+ * verdict of the sender's own expired probe can be refuted by a receiver
+ * that answered that probe (core/cutoff.c); a notice told again to a
+ * process others excluded (aux 0, as from older versions) is accepted. */
+enum {
+    FTC_EXCLUDED_TOLD_AGAIN = 0,
+    FTC_EXCLUDED_PROBE_EXPIRED = 1
+};
+
 enum {
     FTC_WF_BIG_ENDIAN = 1u << 0,  /* payload values are big-endian */
     FTC_WF_OP_ENDED = 1u << 5,    /* PROBE_ACK: the operation ended here
