@@ -81,6 +81,10 @@ typedef struct ftc_lb_config {
     double drop_prob;          /* per message, in [0, 1]; default 0 */
     double corrupt_prob;       /* per message, in [0, 1]: one random bit
                                   flipped; default 0 */
+    size_t corrupt_skip;       /* the flipped bit lies at or past this byte
+                                  (a shorter message is left alone): to
+                                  corrupt payloads and not headers;
+                                  default 0 */
 } ftc_lb_config_t;
 
 /* What the world has counted since it was created. */

@@ -184,8 +184,11 @@ static int lb_send(void *tp, uint32_t dest, const void *buf, size_t len,
     if (w->cfg.jitter_ns > 0)
         jitter = ftc_lb_rng_upto(&w->rng, w->cfg.jitter_ns);
     int drop = ftc_lb_rng_chance(&w->rng, w->cfg.drop_prob);
-    if (ftc_lb_rng_chance(&w->rng, w->cfg.corrupt_prob) && len > 0) {
-        uint64_t bit = ftc_lb_rng_upto(&w->rng, (uint64_t)len * 8 - 1);
+    if (ftc_lb_rng_chance(&w->rng, w->cfg.corrupt_prob)
+        && len > w->cfg.corrupt_skip) {
+        uint64_t span = (uint64_t)(len - w->cfg.corrupt_skip) * 8;
+        uint64_t bit = (uint64_t)w->cfg.corrupt_skip * 8
+                       + ftc_lb_rng_upto(&w->rng, span - 1);
         msg->data[bit / 8] ^= (unsigned char)(1u << (bit % 8));
         w->stats.corrupted++;
     }

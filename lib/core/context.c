@@ -187,3 +187,8 @@ void ftc_ctx_become_excluded(ftc_context_t *ctx)
             ctx->ops.unwatch(ctx->tp, ctx->watches[i].peer);
     ctx->nwatches = 0;
 }
+
+void ftc_ctx_test_skip_checksum(ftc_context_t *ctx, bool skip)
+{
+    ctx->skip_checksum = skip;
+}

@@ -61,6 +61,7 @@ struct ftc_context {
     uint32_t *fail_queue;       /* declared, not yet told to operations */
     uint32_t fail_queue_len, fail_queue_cap;
     bool excluded;
+    bool skip_checksum;         /* tests only: ftc_ctx_test_skip_checksum */
 
     ftc_counters_t counters;
     ftc_group_t *groups;
@@ -126,6 +127,11 @@ void ftc_ctx_declare_observed_failed(ftc_context_t *ctx, uint32_t r);
 
 /* Seed the context's random stream (core/rng.c). */
 void ftc_ctx_rng_seed(ftc_context_t *ctx, uint64_t seed);
+
+/* For tests only: accept messages whose checksum is wrong (unkeyed
+ * contexts), so that a bit flipped in flight reaches the algorithm: the
+ * gossip family's tolerance of corrupted flows is tested this way. */
+void ftc_ctx_test_skip_checksum(ftc_context_t *ctx, bool skip);
 
 /* Per-operation timers (core/timer.c): the earliest, and fire the due. */
 uint64_t ftc_ctx_next_op_timer(const ftc_context_t *ctx);

@@ -181,9 +181,9 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
     if (ctx == NULL || (buf == NULL && len > 0))
         return FTC_EINVAL;
     ftc_wire_header_t hdr;
-    int rc = ftc_wire_decode_key(buf, len, ctx->cfg.job_token,
-                                 ctx->cfg.auth ? ctx->cfg.auth_key : NULL,
-                                 ctx->size, &hdr);
+    int rc = ftc_wire_decode_opts(buf, len, ctx->cfg.job_token,
+                                  ctx->cfg.auth ? ctx->cfg.auth_key : NULL,
+                                  ctx->size, !ctx->skip_checksum, &hdr);
     if (rc == FTC_OK && src != FTC_RANK_UNKNOWN && src != hdr.sender)
         rc = FTC_EBADMSG;   /* the header lies about who sent it */
     if (rc == FTC_OK && hdr.sender == ctx->rank)

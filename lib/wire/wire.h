@@ -37,6 +37,7 @@
 #ifndef FTC_LIB_WIRE_H
 #define FTC_LIB_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -149,6 +150,13 @@ void ftc_wire_encode_key(const ftc_wire_header_t *hdr, uint8_t *msg,
 int ftc_wire_decode_key(const void *buf, size_t len, uint64_t job_token,
                         const uint8_t *key, uint32_t world_size,
                         ftc_wire_header_t *hdr);
+/* The same; verify_crc false skips the checksum of an unkeyed message
+ * (everything else is still checked). For tests only: a corrupted message
+ * then reaches the algorithm, whose own tolerance of bit flips is what
+ * such a test exercises (ftc_ctx_test_skip_checksum). */
+int ftc_wire_decode_opts(const void *buf, size_t len, uint64_t job_token,
+                         const uint8_t *key, uint32_t world_size,
+                         bool verify_crc, ftc_wire_header_t *hdr);
 
 /* A 32-bit digest of the arguments all members must agree on; peers that
  * disagree see a signature mismatch instead of garbage. */
