@@ -9,7 +9,7 @@ valued flags, --opt=value means --opt value, and a nonsensical value is
 refused naming the flag. ftcoll-run hands everything after '--' (or from
 PROGRAM on) to the program untouched.
 
-  test_tools_cli.py VERSION --sim P --bench P --core P --run P
+  test_tools_cli.py VERSION --sim P --bench P --core P --run P [--info P]
                     --example P [--example-zmq P] [--foreign P]...
 
 The last line says 'N passed, M failed'; exit status 1 on any failure.
@@ -163,6 +163,7 @@ def main():
     ap.add_argument("--bench", required=True)
     ap.add_argument("--core", required=True)
     ap.add_argument("--run", required=True)
+    ap.add_argument("--info")
     ap.add_argument("--example", required=True)
     ap.add_argument("--example-zmq")
     ap.add_argument("--foreign", action="append", default=[])
@@ -171,6 +172,8 @@ def main():
     test_bench(a.bench, a.version)
     test_core(a.core, a.version)
     test_run(a.run, a.version)
+    if a.info:
+        common(a.info, "ftcoll-info", a.version)
     test_examples(a.example, a.example_zmq, a.version)
     for f in a.foreign:
         test_foreign(f, a.version)
