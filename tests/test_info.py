@@ -12,21 +12,12 @@ that section only; an unknown flag or a stray operand exits 2 naming it.
 The last line says 'N passed, M failed'; exit status 1 on any failure.
 """
 import json
+import os
 import subprocess
 import sys
 
-passed = 0
-failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL " + what, flush=True)
-    return ok
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "support"))
+from tally import check, finish  # noqa: E402
 
 
 def run(argv):
@@ -128,8 +119,7 @@ def main():
     r = run([info, "--help"])
     check(r.returncode == 0 and "usage" in r.stdout, "--help")
 
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -19,18 +19,8 @@ import os
 import subprocess
 import sys
 
-passed = 0
-failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL " + what, flush=True)
-    return ok
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "support"))
+from tally import check, finish  # noqa: E402
 
 
 def run(argv, **kw):
@@ -177,8 +167,7 @@ def main():
     test_examples(a.example, a.example_zmq, a.version)
     for f in a.foreign:
         test_foreign(f, a.version)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":
