@@ -151,9 +151,9 @@ static void backends_json(json_t *j)
 
 /* ---- algorithms ---------------------------------------------------------- */
 
-static const ftc_coll_t colls[] = {FTC_COLL_REDUCE, FTC_COLL_BCAST,
-                                   FTC_COLL_ALLREDUCE};
-enum { NCOLLS = sizeof(colls) / sizeof(colls[0]) };
+/* Every bit of a family's collectives, named: a family that brings a new
+ * collective is listed without a change here. */
+enum { NCOLL_BITS = 32 };
 
 static void algos_text(void)
 {
@@ -161,16 +161,17 @@ static void algos_text(void)
     for (uint32_t i = 0; i < ftc_algo_count(); i++) {
         const ftc_algo_info_t *a = ftc_algo_info(i);
         printf("  %-10s", a->name);
-        for (int c = 0; c < NCOLLS; c++)
-            if (a->colls & FTC_COLL_BIT(colls[c]))
-                printf(" %s", ftc_coll_name(colls[c]));
+        for (int c = 0; c < NCOLL_BITS; c++)
+            if (a->colls & FTC_COLL_BIT(c))
+                printf(" %s", ftc_coll_name((ftc_coll_t)c));
         printf("\n      %s\n", a->summary);
-        printf("      parameters: %s", a->params_type);
-        if (a->nparams == 0)
-            printf(" (none)");
-        printf("\n");
+        if (a->nparams == 0) {
+            printf("      no parameters\n");
+            continue;
+        }
+        printf("      parameters (%s):\n", a->params_type);
         for (uint32_t p = 0; p < a->nparams; p++)
-            printf("        %-12s = %-10s %s\n", a->params[p].name,
+            printf("        %s = %s\n            %s\n", a->params[p].name,
                    a->params[p].default_value, a->params[p].meaning);
     }
 }
@@ -188,9 +189,9 @@ static void algos_json(json_t *j)
         json_uint(j, (uint64_t)a->id);
         json_key(j, "collectives");
         json_array_begin(j);
-        for (int c = 0; c < NCOLLS; c++)
-            if (a->colls & FTC_COLL_BIT(colls[c]))
-                json_string(j, ftc_coll_name(colls[c]));
+        for (int c = 0; c < NCOLL_BITS; c++)
+            if (a->colls & FTC_COLL_BIT(c))
+                json_string(j, ftc_coll_name((ftc_coll_t)c));
         json_array_end(j);
         json_key(j, "summary");
         json_string(j, a->summary);

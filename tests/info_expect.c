@@ -3,12 +3,14 @@
  * What ftcoll-info must list, read straight from the library's and the
  * tools' tables, for tests/test_info.py to hold its output against:
  *
- *   algo NAME NPARAMS COLLECTIVES...   one per registered family
+ *   algo NAME NPARAMS COLLECTIVES...   one per registered family, each
+ *                                      collective bit by ftc_coll_name
  *   knob OWNER NAME                    one per entry of every knob table
  *
  * OWNER is the name ftcoll-info gives the table. This program walks the
  * tables on its own, so a table the tool forgets to list fails the test.
  */
+#include <stdint.h>
 #include <stdio.h>
 
 #include "ftcoll/algo.h"
@@ -38,8 +40,10 @@ int main(void)
     for (uint32_t i = 0; i < ftc_algo_count(); i++) {
         const ftc_algo_info_t *a = ftc_algo_info(i);
         printf("algo %s %u", a->name, (unsigned)a->nparams);
-        for (int c = FTC_COLL_REDUCE; c <= FTC_COLL_ALLREDUCE; c++)
-            if (a->colls & FTC_COLL_BIT(c))
+        /* Every bit set, by its value: a name the library does not know
+         * ("?") fails the test. */
+        for (uint32_t c = 0; c < 32; c++)
+            if (a->colls & (UINT32_C(1) << c))
                 printf(" %s", ftc_coll_name((ftc_coll_t)c));
         printf("\n");
     }

@@ -62,6 +62,8 @@ def main():
         a = got_algos.get(name, {})
         check(a.get("collectives") == colls,
               f"{name}: collectives {a.get('collectives')}, want {colls}")
+        check(len(colls) > 0 and "?" not in colls,
+              f"{name}: provides named collectives {colls}")
         params = a.get("params", [])
         check(len(params) == nparams
               and all(p.get("name") and p.get("default") and p.get("meaning")

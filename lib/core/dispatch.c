@@ -135,6 +135,15 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
         ftc_cop_abort_ex(op, -(int)hdr->aux, false);
         return;
     }
+    if (hdr->kind == FTC_MSG_STOPPED) {
+        int st = -(int)hdr->aux;
+        if (g == NULL || gr < 0 || st >= 0 || st <= -FTC_ERROR_COUNT) {
+            ctx->counters.dropped_badmsg++;
+            return;
+        }
+        ftc_group_stop(g, st);
+        return;
+    }
     if (hdr->kind == FTC_MSG_ENDED) {
         int st = -(int)hdr->aux;
         if (g == NULL || gr < 0 || !ftc_is_usage_status(st)) {
@@ -221,7 +230,7 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
 
     rc = FTC_OK;
     if (hdr.kind == FTC_MSG_PROBE || hdr.kind == FTC_MSG_PROBE_ACK
-        || hdr.kind == FTC_MSG_ENDED) {
+        || hdr.kind == FTC_MSG_ENDED || hdr.kind == FTC_MSG_STOPPED) {
         handle_control(ctx, &hdr);
     } else {
         ftc_group_t *g = ftc_group_find(ctx, hdr.group_id, hdr.epoch);
