@@ -9,7 +9,7 @@ valued flags, --opt=value means --opt value, and a nonsensical value is
 refused naming the flag. ftcoll-run hands everything after '--' (or from
 PROGRAM on) to the program untouched.
 
-  test_tools_cli.py VERSION --sim P --bench P --core P --run P
+  test_tools_cli.py VERSION --sim P --bench P --core P --run P [--info P]
                     --example P [--example-zmq P] [--foreign P]...
 
 The last line says 'N passed, M failed'; exit status 1 on any failure.
@@ -19,18 +19,8 @@ import os
 import subprocess
 import sys
 
-passed = 0
-failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL " + what, flush=True)
-    return ok
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "support"))
+from tally import check, finish  # noqa: E402
 
 
 def run(argv, **kw):
@@ -163,6 +153,7 @@ def main():
     ap.add_argument("--bench", required=True)
     ap.add_argument("--core", required=True)
     ap.add_argument("--run", required=True)
+    ap.add_argument("--info")
     ap.add_argument("--example", required=True)
     ap.add_argument("--example-zmq")
     ap.add_argument("--foreign", action="append", default=[])
@@ -171,11 +162,12 @@ def main():
     test_bench(a.bench, a.version)
     test_core(a.core, a.version)
     test_run(a.run, a.version)
+    if a.info:
+        common(a.info, "ftcoll-info", a.version)
     test_examples(a.example, a.example_zmq, a.version)
     for f in a.foreign:
         test_foreign(f, a.version)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@
 #include "wire/wire.h"
 #include "algo/corrected/kinds.h"
 #include "check.h"
+#include "wire_header_eq.h"
 
 /* Report at most a few failures of one loop in detail. */
 static unsigned detail_budget = 40;
@@ -96,17 +97,6 @@ static void recrc(uint8_t *msg, size_t len)
 {
     le32(msg + 56, 0);
     le32(msg + 56, crc_ref(0, msg, len));
-}
-
-static bool hdr_eq(const ftc_wire_header_t *a, const ftc_wire_header_t *b)
-{
-    return a->kind == b->kind && a->algo == b->algo && a->coll == b->coll
-           && a->flags == b->flags && a->group_id == b->group_id
-           && a->epoch == b->epoch && a->sender == b->sender
-           && a->seq == b->seq && a->word == b->word && a->aux == b->aux
-           && a->signature == b->signature
-           && a->payload_len == b->payload_len
-           && a->job_token == b->job_token;
 }
 
 #define TOKEN UINT64_C(0xfeedfacecafebeef)
@@ -323,7 +313,8 @@ static void test_layout(void)
     CHECK_MSG(ftc_wire_decode(m, sizeof(m), h.job_token, 6, &d) == FTC_OK,
               "reference message decodes");
     h.flags = (uint16_t)(h.flags | host_flag());
-    CHECK_MSG(hdr_eq(&d, &h), "reference message decodes to its header");
+    CHECK_MSG(ftc_test_wire_header_eq(&d, &h),
+              "reference message decodes to its header");
 }
 
 static void test_roundtrip(void)
@@ -353,7 +344,7 @@ static void test_roundtrip(void)
             want.flags = (uint16_t)((h.flags & ~FTC_WF_BIG_ENDIAN)
                                     | host_flag());
             n++;
-            if (rc != FTC_OK || !hdr_eq(&d, &want)
+            if (rc != FTC_OK || !ftc_test_wire_header_eq(&d, &want)
                 || memcmp(payload, m + 64, plen) != 0) {
                 bad++;
                 DETAIL("kind %u plen %u: %s\n", kind, (unsigned)plen,
@@ -397,7 +388,7 @@ static void test_unaligned(void)
         rnd_fill(m + 64, 100);
         ftc_wire_encode(&h, m);
         h.flags = (uint16_t)((h.flags & ~FTC_WF_BIG_ENDIAN) | host_flag());
-        if (decode(m, 164, &d) != FTC_OK || !hdr_eq(&d, &h))
+        if (decode(m, 164, &d) != FTC_OK || !ftc_test_wire_header_eq(&d, &h))
             bad++;
     }
     free(raw);

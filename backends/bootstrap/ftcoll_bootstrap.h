@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ftcoll/knob.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -120,6 +122,10 @@ void ftc_bootstrap_close(ftc_bootstrap_t *b);
 /* 1 or 0: every rank on this host, or not (ftc_bootstrap_single_host);
  * the backends' ftc_*_config_from_env read it too. */
 #define FTC_ENV_SINGLE_HOST "FTCOLL_SINGLE_HOST"
+
+/* The variables above, described for people (ftcoll-info): a const array
+ * ending with an entry whose name is NULL, as each backend's knobs. */
+const ftc_knob_t *ftc_bootstrap_knobs(void);
 
 #ifdef __cplusplus
 }

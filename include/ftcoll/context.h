@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ftcoll/knob.h"
 #include "ftcoll/transport.h"
 
 #ifdef __cplusplus
@@ -75,12 +76,9 @@ void ftc_config_init(ftc_config_t *cfg);
  */
 int ftc_config_from_env(ftc_config_t *cfg, const char **bad);
 
-/* One FTCOLL_* knob, for tools that list them (ftcoll-info). */
-typedef struct ftc_knob_info {
-    const char *name;           /* the environment variable */
-    const char *default_value;  /* as text */
-    const char *meaning;        /* one line */
-} ftc_knob_info_t;
+/* One FTCOLL_* knob, for tools that list them (ftcoll-info): the same
+ * struct as the backends' and the bootstrap's knob tables. */
+typedef ftc_knob_t ftc_knob_info_t;
 
 /* How many knobs there are; ftc_config_knob(i) below it gives each (NULL
  * beyond). */

@@ -31,7 +31,6 @@
 
 #include <zmq.h>
 
-#include "cli.h"
 #include "stranger.h"
 #include "wire/wire.h"
 
@@ -94,14 +93,11 @@ static void *dealer(void *zc, const char *addr, const void *id, size_t idlen)
 
 int main(int argc, char **argv)
 {
-    int usage_rc = cli_operands("ftcoll-foreign", "DIR N", argc, argv, 2);
+    const char *dir;
+    unsigned n;
+    int usage_rc = stranger_args("ftcoll-foreign", argc, argv, &dir, &n);
     if (usage_rc >= 0)
         return usage_rc;
-    const char *dir = argv[optind];
-    unsigned long n_arg;
-    if (cli_count("ftcoll-foreign", "N", argv[optind + 1], 65536, &n_arg) != 0)
-        return 2;
-    unsigned n = (unsigned)n_arg;
     /* The job token, as any process of this user can read it. */
     unsigned char *blob = NULL;
     size_t bloblen = 0;

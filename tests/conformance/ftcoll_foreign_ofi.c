@@ -52,7 +52,6 @@
 
 #include "ofi_internal.h"
 #include "ofi_rdm_endpoint.h"
-#include "cli.h"
 #include "stranger.h"
 
 /* The blob's layout (backends/libfabric/address.c, where it is drawn). */
@@ -298,15 +297,11 @@ static void send_all(ofi_rdm_t *f, wire_t *w, const fi_addr_t *fa, op_t *ops,
 
 int main(int argc, char **argv)
 {
-    int usage_rc = cli_operands("ftcoll-foreign-ofi", "DIR N", argc, argv, 2);
+    const char *dir;
+    unsigned n;
+    int usage_rc = stranger_args("ftcoll-foreign-ofi", argc, argv, &dir, &n);
     if (usage_rc >= 0)
         return usage_rc;
-    const char *dir = argv[optind];
-    unsigned long n_arg;
-    if (cli_count("ftcoll-foreign-ofi", "N", argv[optind + 1], 65536,
-                  &n_arg) != 0)
-        return 2;
-    unsigned n = (unsigned)n_arg;
     blob_info_t *blobs = calloc(n, sizeof(*blobs));
     fi_addr_t *fa = calloc(n, sizeof(*fa));
     op_t *ops = calloc((size_t)n * NSENDS, sizeof(*ops));

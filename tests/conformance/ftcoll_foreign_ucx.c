@@ -50,7 +50,6 @@
 #include <ucp/api/ucp.h>
 
 #include "stranger.h"
-#include "cli.h"
 #include "ucx_internal.h"
 
 enum {
@@ -373,15 +372,11 @@ static void close_all(ucp_worker_h worker, target_t *ts, unsigned n)
 
 int main(int argc, char **argv)
 {
-    int usage_rc = cli_operands("ftcoll-foreign-ucx", "DIR N", argc, argv, 2);
+    const char *dir;
+    unsigned n;
+    int usage_rc = stranger_args("ftcoll-foreign-ucx", argc, argv, &dir, &n);
     if (usage_rc >= 0)
         return usage_rc;
-    const char *dir = argv[optind];
-    unsigned long n_arg;
-    if (cli_count("ftcoll-foreign-ucx", "N", argv[optind + 1], 65536,
-                  &n_arg) != 0)
-        return 2;
-    unsigned n = (unsigned)n_arg;
     /* UCX chose its log stream (stdout) when it was loaded: point that
      * descriptor at stderr, and keep the real stdout for our line. */
     fflush(stdout);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bootstrap_internal.h"
+#include "cli.h"
 #include "ftcoll/ftcoll.h"
 #include "stranger.h"
 #include "algo/corrected/kinds.h"
@@ -142,4 +143,18 @@ out:
     free(buf);
     fclose(f);
     return rc;
+}
+
+int stranger_args(const char *prog, int argc, char *argv[], const char **dir,
+                  unsigned *n)
+{
+    int usage_rc = cli_operands(prog, "DIR N", argc, argv, 2);
+    if (usage_rc >= 0)
+        return usage_rc;
+    unsigned long n_arg;
+    if (cli_count(prog, "N", argv[optind + 1], 65536, &n_arg) != 0)
+        return 2;
+    *dir = argv[optind];
+    *n = (unsigned)n_arg;
+    return -1;
 }

@@ -84,4 +84,13 @@ int stranger_read_rdv(const char *dir, unsigned round, unsigned rank,
                       int timeout_ms, unsigned char **data, size_t *len,
                       uint64_t *token);
 
+/*
+ * Every stranger's command line, "PROG DIR N" (bench/cli.h's rules): -1
+ * with *dir (the job's rendezvous) and *n (its size, 1 .. 65536) set, to
+ * go on with; otherwise the exit status (0 after --help or --version, 2
+ * after a bad command line, said on stderr).
+ */
+int stranger_args(const char *prog, int argc, char *argv[], const char **dir,
+                  unsigned *n);
+
 #endif

@@ -22,6 +22,7 @@
 #include "ftcoll/collective.h"
 #include "ftcoll/error.h"
 #include "wire/wire.h"
+#include "wire_header_eq.h"
 
 #define FUZZ_TOKEN UINT64_C(0x0123456789abcdef)
 #define FUZZ_WORLD 64u
@@ -110,17 +111,6 @@ static void fail(const char *what, int rc, int want, size_t len)
     abort();
 }
 
-static int same_header(const ftc_wire_header_t *a, const ftc_wire_header_t *b)
-{
-    return a->kind == b->kind && a->algo == b->algo && a->coll == b->coll
-           && a->flags == b->flags && a->group_id == b->group_id
-           && a->epoch == b->epoch && a->sender == b->sender
-           && a->seq == b->seq && a->word == b->word && a->aux == b->aux
-           && a->signature == b->signature
-           && a->payload_len == b->payload_len
-           && a->job_token == b->job_token;
-}
-
 /* Decode m, compare with the reference, and check that an accepted message
  * survives encode/decode unchanged. Returns the verdict. */
 static int check_one(const uint8_t *m, size_t len, const char *what)
@@ -152,7 +142,7 @@ static int check_one(const uint8_t *m, size_t len, const char *what)
     int rc2 = ftc_wire_decode(copy, len, FUZZ_TOKEN, FUZZ_WORLD, &h2);
     if (rc2 != FTC_OK)
         fail("decode(encode(hdr))", rc2, FTC_OK, len);
-    if (!same_header(&h, &h2))
+    if (!ftc_test_wire_header_eq(&h, &h2))
         fail("decode(encode(hdr)) != hdr", rc2, FTC_OK, len);
     free(copy);
     return rc;

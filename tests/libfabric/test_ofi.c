@@ -801,6 +801,47 @@ static void dead_before_connect(const char *prov)
     ftc_ofi_destroy(z);
 }
 
+/* Ranks 0 and 1 over tcp;ofi_rxm on 127.0.0.1; rank 0 connects eagerly
+ * with connect_timeout_ms, rank 1 (whose blob says eager or lazy) never
+ * progresses. Returns what rank 0's ftc_ofi_set_peers returned, or the
+ * error that kept either endpoint from being created; *took is how long
+ * set_peers took, and g_log holds what rank 0 logged. */
+static int connect_to_silent_peer(int connect_timeout_ms,
+                                  int silent_eager, double *took)
+{
+    ftc_ofi_config_t c;
+    ftc_ofi_t *a = NULL, *b = NULL;
+    ftc_ofi_config_init(&c);
+    c.nranks = 2;
+    c.job_token = 43;
+    c.log = log_keep;
+    c.node = "127.0.0.1";
+    c.provider = "tcp;ofi_rxm";
+    c.connect_timeout_ms = connect_timeout_ms;
+    c.eager_connect = 1;
+    c.rank = 0;
+    int rc = ftc_ofi_create(&c, &a);
+    c.rank = 1;
+    c.eager_connect = silent_eager;
+    int rb = ftc_ofi_create(&c, &b);
+    *took = 0;
+    g_log[0] = '\0';
+    if (rc == FTC_OK && rb == FTC_OK) {
+        unsigned char blobs[2 * FTC_OFI_BLOB_SIZE];
+        memcpy(blobs, ftc_ofi_local_blob(a), FTC_OFI_BLOB_SIZE);
+        memcpy(blobs + FTC_OFI_BLOB_SIZE, ftc_ofi_local_blob(b),
+               FTC_OFI_BLOB_SIZE);
+        double t0 = now_s();
+        rc = ftc_ofi_set_peers(a, blobs);
+        *took = now_s() - t0;
+    } else if (rc == FTC_OK) {
+        rc = rb;
+    }
+    ftc_ofi_destroy(a);
+    ftc_ofi_destroy(b);
+    return rc;
+}
+
 /* A child process publishes rank `rank`'s address into blobs (nranks
  * slots) and exits, cleanly: with shm its region is gone once it is
  * reaped, as ftcoll-run leaves a killed rank's. true if it did. */
@@ -1094,75 +1135,28 @@ static void local_checks(const char *avail)
      * given its peers): set_peers gives up after connect_timeout_ms and
      * reports it, instead of hanging or failing. */
     if (ftc_ofi_provider_available("tcp;ofi_rxm")) {
-        ftc_ofi_t *a = NULL, *b = NULL;
-        ftc_ofi_config_init(&c);
-        c.nranks = 2;
-        c.job_token = 43;
-        c.log = log_keep;
-        c.node = "127.0.0.1";
-        c.provider = "tcp;ofi_rxm";
-        c.connect_timeout_ms = 300;
-        c.rank = 0;
-        int ra = ftc_ofi_create(&c, &a);
-        c.rank = 1;
-        int rb = ftc_ofi_create(&c, &b);
-        if (ra == FTC_OK && rb == FTC_OK) {
-            unsigned char blobs[2 * FTC_OFI_BLOB_SIZE];
-            memcpy(blobs, ftc_ofi_local_blob(a), FTC_OFI_BLOB_SIZE);
-            memcpy(blobs + FTC_OFI_BLOB_SIZE, ftc_ofi_local_blob(b),
-                   FTC_OFI_BLOB_SIZE);
-            g_log[0] = '\0';
-            double t0 = now_s();
-            rc = ftc_ofi_set_peers(a, blobs);
-            double took = now_s() - t0;
-            /* At least the timeout (a bound no machine can break); that
-             * it returned at all shows it gave up. */
-            CHECK_MSG(rc == FTC_OK && took >= 0.25 &&
-                          strstr(g_log, "rank 1 failed (connect") != NULL,
-                      "eager connect gives up on a silent peer after "
-                      "connect_timeout_ms and reports it (%.2f s)",
-                      took);
-            if (strstr(g_log, "rank 1 failed (connect") == NULL)
-                printf("     log: %s\n", g_log);
-        } else {
-            CHECK_MSG(false, "create two tcp;ofi_rxm endpoints (%s, %s)",
-                      ftc_strerror(ra), ftc_strerror(rb));
-        }
-        ftc_ofi_destroy(a);
-        ftc_ofi_destroy(b);
+        double took;
+        rc = connect_to_silent_peer(300, 1, &took);
+        /* At least the timeout (a bound no machine can break); that it
+         * returned at all shows it gave up. */
+        CHECK_MSG(rc == FTC_OK && took >= 0.25
+                      && strstr(g_log, "rank 1 failed (connect") != NULL,
+                  "eager connect gives up on a silent peer after "
+                  "connect_timeout_ms and reports it (%.2f s, %s)",
+                  took, ftc_strerror(rc));
+        if (strstr(g_log, "rank 1 failed (connect") == NULL)
+            printf("     log: %s\n", g_log);
 
         /* The same silent peer, but its blob says it connects lazily:
          * not waited for, not reported. The connect timeout is a minute
          * here, so that "not waited for" is no guess about how fast this
          * machine is: waiting would take that minute. */
-        a = b = NULL;
-        c.rank = 0;
-        c.eager_connect = 1;
-        c.connect_timeout_ms = 60000;
-        ra = ftc_ofi_create(&c, &a);
-        c.rank = 1;
-        c.eager_connect = 0;
-        rb = ftc_ofi_create(&c, &b);
-        if (ra == FTC_OK && rb == FTC_OK) {
-            unsigned char blobs[2 * FTC_OFI_BLOB_SIZE];
-            memcpy(blobs, ftc_ofi_local_blob(a), FTC_OFI_BLOB_SIZE);
-            memcpy(blobs + FTC_OFI_BLOB_SIZE, ftc_ofi_local_blob(b),
-                   FTC_OFI_BLOB_SIZE);
-            g_log[0] = '\0';
-            double t0 = now_s();
-            rc = ftc_ofi_set_peers(a, blobs);
-            double took = now_s() - t0;
-            CHECK_MSG(rc == FTC_OK && took < 30 &&
-                          strstr(g_log, "failed (connect") == NULL,
-                      "eager connect skips a peer that connects lazily "
-                      "(%.3f s)",
-                      took);
-        } else {
-            CHECK_MSG(false, "create two tcp;ofi_rxm endpoints (%s, %s)",
-                      ftc_strerror(ra), ftc_strerror(rb));
-        }
-        ftc_ofi_destroy(a);
-        ftc_ofi_destroy(b);
+        rc = connect_to_silent_peer(60000, 0, &took);
+        CHECK_MSG(rc == FTC_OK && took < 30
+                      && strstr(g_log, "failed (connect") == NULL,
+                  "eager connect skips a peer that connects lazily "
+                  "(%.3f s, %s)",
+                  took, ftc_strerror(rc));
     }
 }
 
