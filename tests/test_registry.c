@@ -467,6 +467,32 @@ static void test_version_and_env(void)
     unsetenv("FTCOLL_SUSPECT_TIMEOUT_NS");
     unsetenv("FTCOLL_SEED");
     CHECK_MSG(ftc_config_from_env(NULL, NULL) == FTC_EINVAL, "NULL config");
+
+    /* The job token and key as ftcoll-run hands them out: the token in
+     * hexadecimal without 0x, the key as 32 hexadecimal digits. */
+    ftc_config_init(&cfg);
+    setenv("FTCOLL_JOB_TOKEN", "00000000deadbeef", 1);
+    setenv("FTCOLL_JOB_KEY", "000102030405060708090a0b0c0d0e0F", 1);
+    CHECK_OK(ftc_config_from_env(&cfg, &bad));
+    CHECK_EQ(cfg.job_token, 0xdeadbeefull);
+    CHECK_EQ(cfg.auth, 1u);
+    CHECK_EQ(cfg.auth_key[0], 0u);
+    CHECK_EQ(cfg.auth_key[15], 15u);
+    setenv("FTCOLL_JOB_KEY", "0001020304", 1);
+    ftc_config_init(&cfg);
+    before = cfg;
+    CHECK_MSG(ftc_config_from_env(&cfg, &bad) == FTC_EINVAL && bad != NULL
+                  && strcmp(bad, "FTCOLL_JOB_KEY") == 0,
+              "a short key is named");
+    CHECK_MSG(memcmp(&before, &cfg, sizeof(cfg)) == 0, "and changes nothing");
+    setenv("FTCOLL_JOB_KEY", "zz0102030405060708090a0b0c0d0e0f", 1);
+    CHECK_RC(ftc_config_from_env(&cfg, NULL), FTC_EINVAL);
+    unsetenv("FTCOLL_JOB_KEY");
+    unsetenv("FTCOLL_JOB_TOKEN");
+    bool listed = false;
+    for (uint32_t i = 0; i < ftc_config_knob_count(); i++)
+        listed |= strcmp(ftc_config_knob(i)->name, "FTCOLL_JOB_KEY") == 0;
+    CHECK_MSG(listed, "FTCOLL_JOB_KEY is in the knob table");
 }
 
 int main(void)

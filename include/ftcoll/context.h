@@ -71,8 +71,11 @@ void ftc_config_init(ftc_config_t *cfg);
  * table below lists them), leaving the others as they are: call
  * ftc_config_init first. FTC_OK, or FTC_EINVAL if a variable is set to
  * something that is not a valid value for it; cfg is then unchanged and,
- * when bad is not NULL, *bad names the variable. The library never reads
- * the environment on its own: the embedder decides whether to call this.
+ * when bad is not NULL, *bad names the variable. FTCOLL_JOB_TOKEN is
+ * hexadecimal, as ftcoll-run writes it; FTCOLL_JOB_KEY (32 hexadecimal
+ * digits, made by ftcoll-run or the PMIx bootstrap) sets auth = 1 and
+ * auth_key. The library never reads the environment on its own: the
+ * embedder decides whether to call this.
  */
 int ftc_config_from_env(ftc_config_t *cfg, const char **bad);
 

@@ -16,44 +16,82 @@ typedef struct knob {
     ftc_knob_info_t info;
     size_t offset;      /* of the uint64_t field in ftc_config_t */
     bool nonzero;       /* 0 is not a valid value */
+    bool hex;           /* hexadecimal, 0x optional (as ftcoll-run writes
+                           FTCOLL_JOB_TOKEN); else decimal or 0x hex */
 } knob_t;
 
 static const knob_t knobs[] = {
     {{"FTCOLL_SUSPECT_TIMEOUT_NS", "100000000",
       "silence from a waited-on peer before it is probed (ns)"},
-     offsetof(ftc_config_t, suspect_timeout_ns), true},
+     offsetof(ftc_config_t, suspect_timeout_ns), true, false},
     {{"FTCOLL_PROBE_TIMEOUT_NS", "200000000",
       "unanswered probe before the peer is declared failed (ns)"},
-     offsetof(ftc_config_t, probe_timeout_ns), true},
+     offsetof(ftc_config_t, probe_timeout_ns), true, false},
     {{"FTCOLL_JOB_TOKEN", "0",
-      "token every message carries; other jobs' messages are dropped"},
-     offsetof(ftc_config_t, job_token), false},
+      "token every message carries, hexadecimal; other jobs' messages are "
+      "dropped"},
+     offsetof(ftc_config_t, job_token), false, true},
     {{"FTCOLL_SEED", "0", "seed of the operations' random stream"},
-     offsetof(ftc_config_t, seed), false},
+     offsetof(ftc_config_t, seed), false, false},
 };
+
+/* Not a number, so not in the table above: the job key (docs/security.md).
+ * Set, it turns authentication on (auth = 1) with that key. */
+static const ftc_knob_info_t job_key_knob = {
+    "FTCOLL_JOB_KEY", "unset",
+    "the job's 16-byte secret as 32 hexadecimal digits (ftcoll-run and the "
+    "PMIx bootstrap make one); set, every message is authenticated with it"};
 enum { NKNOBS = sizeof(knobs) / sizeof(knobs[0]) };
 
 uint32_t ftc_config_knob_count(void)
 {
-    return NKNOBS;
+    return NKNOBS + 1;
 }
 
 const ftc_knob_info_t *ftc_config_knob(uint32_t i)
 {
-    return i < NKNOBS ? &knobs[i].info : NULL;
+    if (i < NKNOBS)
+        return &knobs[i].info;
+    return i == NKNOBS ? &job_key_knob : NULL;
 }
 
-/* A whole decimal (or 0x hexadecimal) uint64_t, nothing else. */
-static bool parse_u64(const char *s, uint64_t *out)
+/* A whole decimal (or 0x hexadecimal) uint64_t, nothing else; with hex,
+ * hexadecimal whether or not 0x leads. */
+static bool parse_u64(const char *s, bool hex, uint64_t *out)
 {
     if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ')
         return false;
     errno = 0;
     char *end = NULL;
-    unsigned long long v = strtoull(s, &end, 0);
+    unsigned long long v = strtoull(s, &end, hex ? 16 : 0);
     if (errno != 0 || end == s || *end != '\0')
         return false;
     *out = (uint64_t)v;
+    return true;
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Exactly 32 hexadecimal digits: the 16 bytes of the key. */
+static bool parse_key(const char *s, uint8_t key[16])
+{
+    if (strlen(s) != 32)
+        return false;
+    for (int i = 0; i < 16; i++) {
+        int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        key[i] = (uint8_t)(hi << 4 | lo);
+    }
     return true;
 }
 
@@ -70,12 +108,21 @@ int ftc_config_from_env(ftc_config_t *cfg, const char **bad)
         if (v == NULL)
             continue;
         uint64_t x;
-        if (!parse_u64(v, &x) || (knobs[i].nonzero && x == 0)) {
+        if (!parse_u64(v, knobs[i].hex, &x) || (knobs[i].nonzero && x == 0)) {
             if (bad != NULL)
                 *bad = knobs[i].info.name;
             return FTC_EINVAL;
         }
         memcpy((char *)&next + knobs[i].offset, &x, sizeof(x));
+    }
+    const char *key = getenv(job_key_knob.name);
+    if (key != NULL && *key != '\0') {
+        if (!parse_key(key, next.auth_key)) {
+            if (bad != NULL)
+                *bad = job_key_knob.name;
+            return FTC_EINVAL;
+        }
+        next.auth = 1;
     }
     *cfg = next;
     return FTC_OK;
