@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "segment.h"
 
 /* One outstanding send that the backend completes later. */
 typedef struct ftc_send_link {
@@ -40,6 +41,8 @@ void ftc_config_init(ftc_config_t *cfg)
     cfg->job_token = 0;
     cfg->suspect_timeout_ns = 100ull * 1000 * 1000;
     cfg->probe_timeout_ns = 200ull * 1000 * 1000;
+    cfg->segment_size = FTC_SEGMENT_SIZE_DEFAULT;
+    cfg->segment_window = FTC_SEGMENT_WINDOW_DEFAULT;
 }
 
 /* Outstanding sends hang off a sentinel stored after the context. */
@@ -108,7 +111,8 @@ int ftc_context_create(uint32_t rank, uint32_t size,
     if (cfg != NULL && cfg->size != sizeof(ftc_config_t))
         return FTC_EINVAL;
     if (cfg != NULL && (cfg->suspect_timeout_ns == 0 || cfg->probe_timeout_ns == 0
-                        || cfg->auth > 1))
+                        || cfg->auth > 1
+                        || cfg->segment_size > FTC_WIRE_MAX_PAYLOAD))
         return FTC_EINVAL;
 
     ftc_context_impl_t *impl = calloc(1, sizeof(*impl));
@@ -227,6 +231,7 @@ void ftc_context_destroy(ftc_context_t *ctx)
         head->next = l->next;
         free(l);
     }
+    ftc_segment_destroy(ctx);
     pending_free_list(ctx->orphans);
     free(((ftc_context_impl_t *)ctx)->spare);
     free(ctx->watches);
@@ -462,7 +467,9 @@ void ftc_op_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
     hdr->signature = op->signature;
 }
 
-/* Encode and hand to the transport. Returns the transport's verdict. */
+/* Encode and hand to the transport, or to the segment queue (a payload
+ * longer than a segment, or data behind one: segment.h). Returns the
+ * transport's verdict. */
 static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
                         ftc_wire_header_t *hdr, const ftc_iov_t *iov,
                         int iovcnt, ftc_cop_t *notify_op, bool *inline_done)
@@ -472,6 +479,22 @@ static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
         plen += iov[i].len;
     if (plen > FTC_WIRE_MAX_PAYLOAD)
         return FTC_EOVERFLOW;
+    if (ftc_segment_wanted(ctx, dest, hdr->kind, plen)) {
+        /* Queued bytes are copied: for the caller the send is done. */
+        *inline_done = true;
+        return ftc_segment_send(ctx, dest, hdr, iov, iovcnt);
+    }
+    return ftc_ctx_send_wire(ctx, dest, hdr, iov, iovcnt, notify_op,
+                             inline_done);
+}
+
+int ftc_ctx_send_wire(ftc_context_t *ctx, uint32_t dest,
+                      ftc_wire_header_t *hdr, const ftc_iov_t *iov,
+                      int iovcnt, ftc_cop_t *notify_op, bool *inline_done)
+{
+    size_t plen = 0;
+    for (int i = 0; i < iovcnt; i++)
+        plen += iov[i].len;
     hdr->sender = ctx->rank;
     hdr->job_token = ctx->cfg.job_token;
     hdr->payload_len = (uint32_t)plen;
@@ -839,6 +862,7 @@ void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r)
     ctx->nfailed++;
     if (ctx->ops.peer_down != NULL)
         ctx->ops.peer_down(ctx->tp, r);
+    ftc_segment_peer_down(ctx, r);
     ctx->counters.failures_detected++;
     ftc_monitor_forget(ctx, r);
     if (ctx->fail_queue_len == ctx->fail_queue_cap) {
@@ -1272,12 +1296,23 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
         ctx_settle(ctx);
         return FTC_OK;
     }
+    /* Every segment counts: a peer streaming a large value is alive. */
     ftc_monitor_heard(ctx, hdr.sender);
 
+    uint8_t *whole = NULL;
+    if (hdr.flags & FTC_WF_SEGMENT) {
+        rc = ftc_segment_recv(ctx, &hdr, &payload, &whole);
+        if (rc <= 0) {
+            ctx_settle(ctx);
+            return rc;
+        }
+    }
     rc = FTC_OK;
     if (hdr.kind == FTC_MSG_PROBE || hdr.kind == FTC_MSG_PROBE_ACK
         || hdr.kind == FTC_MSG_ENDED) {
         handle_control(ctx, &hdr);
+    } else if (hdr.kind == FTC_MSG_SEG_CREDIT) {
+        ftc_segment_credit(ctx, hdr.sender, hdr.round);
     } else {
         ftc_group_t *g = find_group(ctx, hdr.group_id, hdr.epoch);
         if (g == NULL) {
@@ -1310,6 +1345,7 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
             }
         }
     }
+    ftc_segment_release(ctx, whole, hdr.payload_len);
     ctx_settle(ctx);
     return rc;
 }

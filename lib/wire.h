@@ -57,7 +57,10 @@ typedef enum ftc_msg_kind {
     FTC_MSG_ENDED = 11,     /* "operation seq ended with error -aux here"
                                (control): a usage error every member must
                                see (mismatch, a refused call) */
-    FTC_MSG_KIND_MAX = 11
+    FTC_MSG_SEG_CREDIT = 12, /* "round segments from you received so far"
+                               (control): the sender's window moves on
+                               (lib/segment.h) */
+    FTC_MSG_KIND_MAX = 12
 } ftc_msg_kind_t;
 
 enum {
@@ -71,8 +74,25 @@ enum {
     FTC_WF_MAC = 1u << 6,         /* the job-token field holds the
                                      message's SipHash-2-4 under the job
                                      key, not the token */
-    FTC_WF_ALL = (1u << 7) - 1
+    FTC_WF_SEGMENT = 1u << 7,     /* one segment of a longer message: the
+                                     payload starts with the segment
+                                     sub-header below (lib/segment.h) */
+    FTC_WF_ALL = (1u << 8) - 1
 };
+
+/*
+ * Segment sub-header: the first FTC_WIRE_SEGMENT_HDR bytes of the payload
+ * of a message with FTC_WF_SEGMENT, little-endian, then the segment's
+ * bytes. Every other header field is the whole message's, the same in
+ * each of its segments.
+ *
+ *   off size field
+ *     0  4   message id (per sender, distinct for every segmented message)
+ *     4  4   offset of this segment's bytes in the whole payload
+ *     8  4   total length of the whole payload
+ *    12  4   reserved, must be 0
+ */
+#define FTC_WIRE_SEGMENT_HDR 16u
 
 typedef struct ftc_wire_header {
     uint8_t kind, algo, coll;

@@ -50,13 +50,29 @@ typedef struct ftc_config {
      * in every message). */
     uint32_t auth;
     uint8_t auth_key[16];
+    /* Added in 0.3 (an older, smaller struct gets the defaults). A message
+     * whose payload is longer than segment_size bytes travels as segments
+     * of at most that many payload bytes (fewer if the transport's
+     * max_msg_size says so), at most segment_window of them in flight per
+     * destination at once, so a keepalive answer never waits behind more
+     * than segment_window segments and a peer streaming a large value is
+     * heard from with every segment (docs/decisions.md). 0 picks the
+     * default: FTC_SEGMENT_SIZE_DEFAULT, FTC_SEGMENT_WINDOW_DEFAULT. */
+    uint64_t segment_size;
+    uint32_t segment_window;
 } ftc_config_t;
+
+#define FTC_SEGMENT_SIZE_DEFAULT ((uint64_t)256 * 1024)
+#define FTC_SEGMENT_WINDOW_DEFAULT 4u
 
 /* sizeof(ftc_config_t) in 0.1, still accepted. */
 #define FTC_CONFIG_SIZE_0_1 offsetof(ftc_config_t, auth)
+/* sizeof(ftc_config_t) in 0.2, still accepted. */
+#define FTC_CONFIG_SIZE_0_2 offsetof(ftc_config_t, segment_size)
 
 /* Defaults: job token 0, suspect after 100 ms, declare failed after a
- * further 200 ms without an answer. */
+ * further 200 ms without an answer, segments of 256 KiB, 4 in flight per
+ * destination. */
 void ftc_config_init(ftc_config_t *cfg);
 
 /*
