@@ -61,6 +61,7 @@ typedef struct ftc_stream {
     uint64_t seed, latency_ns, jitter_ns, send_cost_ns;
     uint64_t detect_delay_ns;   /* UINT64_MAX: keepalives only */
     uint64_t suspect_timeout_ns, probe_timeout_ns;
+    uint64_t segment_size;      /* ftc_config_t's; 0: the library default */
     uint32_t nfaults;
     ftc_stream_fault_t faults[FTC_STREAM_MAX_FAULTS];
     uint64_t max_events;        /* 0: 20M */
