@@ -417,6 +417,8 @@ static int take(ftc_context_t *ctx, seg_peer_t *p, ftc_wire_header_t *hdr,
         return drop(ctx);
 
     if (off == 0) {
+        if (p->partial && p->id == id)
+            return drop(ctx);   /* the first segment again */
         /* A sender starts a message only after its last one ended: a
          * partial one left over is from a sender that lies. */
         if (p->partial) {
