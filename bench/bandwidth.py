@@ -88,6 +88,14 @@ class Runner:
         return e
 
     def run(self, name, cmd, env, timeout):
+        """Run one job; its rows, or none if anything went wrong in it
+        (a time from a job with a failed rank or a wrong result is not a
+        measurement of the collective)."""
+        before = len(self.problems)
+        rows = self.run_job(name, cmd, env, timeout)
+        return rows if len(self.problems) == before else {}
+
+    def run_job(self, name, cmd, env, timeout):
         try:
             p = subprocess.run(cmd, env=env, capture_output=True, text=True,
                                timeout=timeout)

@@ -1084,6 +1084,15 @@ static void setup(bench_t *b)
                    "1 .. 2^31", seg);
         cfg.segment_size = v;
     }
+    const char *win = getenv("FTCOLL_SEGMENT_WINDOW");
+    if (win != NULL && *win != '\0') {
+        char *end;
+        unsigned long v = strtoul(win, &end, 10);
+        if (*end != '\0' || v == 0 || v > 1024)
+            die(2, "FTCOLL_SEGMENT_WINDOW: %s is no count in 1 .. 1024",
+                win);
+        cfg.segment_window = (uint32_t)v;
+    }
     /* The core keeps every message within what the backend sends. */
     ftc_transport_ops_t ops = *b->be->ops();
     if (b->be->max_msg != NULL)
