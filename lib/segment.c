@@ -281,6 +281,32 @@ static void pump(ftc_context_t *ctx, uint32_t dest)
     }
 }
 
+/* Is the same message (header and bytes) still waiting, wholly or partly,
+ * in p's queue? Then the peer will have it: a second copy is waste. */
+static bool queued_already(const seg_peer_t *p, const ftc_wire_header_t *hdr,
+                           const ftc_iov_t *iov, int iovcnt, size_t len)
+{
+    for (const seg_msg_t *m = p->head; m != NULL; m = m->next) {
+        const ftc_wire_header_t *q = &m->hdr;
+        if (m->len != len || q->kind != hdr->kind || q->flags != hdr->flags
+            || q->group_id != hdr->group_id || q->epoch != hdr->epoch
+            || q->seq != hdr->seq || q->round != hdr->round
+            || q->aux != hdr->aux || q->signature != hdr->signature)
+            continue;
+        size_t at = 0;
+        bool same = true;
+        for (int i = 0; i < iovcnt && same; i++) {
+            if (iov[i].len > 0
+                && memcmp(m->data + at, iov[i].base, iov[i].len) != 0)
+                same = false;
+            at += iov[i].len;
+        }
+        if (same)
+            return true;
+    }
+    return false;
+}
+
 int ftc_segment_send(ftc_context_t *ctx, uint32_t dest,
                      const ftc_wire_header_t *hdr, const ftc_iov_t *iov,
                      int iovcnt)
@@ -291,6 +317,12 @@ int ftc_segment_send(ftc_context_t *ctx, uint32_t dest,
     size_t len = 0;
     for (int i = 0; i < iovcnt; i++)
         len += iov[i].len;
+    /* A peer that probes us while our copy of a large value is still on
+     * its way gets another copy from a broadcast (on_probe); on a slow
+     * host every probe would add a whole value to the queue, and the
+     * longer queue cause more probes. */
+    if (queued_already(p, hdr, iov, iovcnt, len))
+        return FTC_OK;
     seg_msg_t *m = msg_get(ctx->seg, len);
     if (m == NULL)
         return FTC_ENOMEM;
