@@ -53,6 +53,9 @@ struct ftc_context {
     bool excluded;
 
     ftc_counters_t counters;
+    /* Segment queues and partial messages (core/segment.c); NULL until a
+     * large message is sent or received. */
+    struct ftc_seg_state *seg;
     ftc_group_t *groups;
     ftc_pending_msg_t *orphans; /* messages for groups not created yet */
     size_t orphan_bytes;        /* held there, bounded by FTC_ORPHAN_MAX_BYTES */

@@ -9,6 +9,7 @@
 
 #include "core/monitor.h"
 #include "core/op.h"
+#include "core/segment.h"
 #include "core/send.h"
 
 
@@ -217,12 +218,23 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
         ftc_ctx_settle(ctx);
         return FTC_OK;
     }
+    /* Every segment counts: a peer streaming a large value is alive. */
     ftc_monitor_heard(ctx, hdr.sender);
 
+    uint8_t *whole = NULL;
+    if (hdr.flags & FTC_WF_SEGMENT) {
+        rc = ftc_segment_recv(ctx, &hdr, &payload, &whole);
+        if (rc <= 0) {
+            ftc_ctx_settle(ctx);
+            return rc;
+        }
+    }
     rc = FTC_OK;
     if (hdr.kind == FTC_MSG_PROBE || hdr.kind == FTC_MSG_PROBE_ACK
         || hdr.kind == FTC_MSG_ENDED) {
         handle_control(ctx, &hdr);
+    } else if (hdr.kind == FTC_MSG_SEG_CREDIT) {
+        ftc_segment_credit(ctx, hdr.sender, hdr.word);
     } else {
         ftc_group_t *g = ftc_group_find(ctx, hdr.group_id, hdr.epoch);
         if (g == NULL) {
@@ -255,6 +267,7 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
             }
         }
     }
+    ftc_segment_release(ctx, whole, hdr.payload_len);
     ftc_ctx_settle(ctx);
     return rc;
 }
