@@ -83,6 +83,10 @@ struct ftc_context {
     uint64_t rng;               /* SplitMix64 state (core/rng.c) */
     bool settling;
     bool timer_armed;
+    /* Nesting depth of the entry points that time this process's own
+     * work (core/monitor.c, "away"): only the outermost counts. */
+    uint32_t away_depth;
+    uint64_t away_ns;           /* discounted so far (tests read it) */
     uint64_t timer_deadline;
 };
 

@@ -229,6 +229,12 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
             return rc;
         }
     }
+    /* A large value costs this process time proportional to its size
+     * (reduce, copy, queue, the deliver callback): not the peers'
+     * silence (core/monitor.c). Small ones are not worth two clock
+     * reads. */
+    bool timed = hdr.payload_len >= FTC_AWAY_MIN_BYTES;
+    uint64_t since = timed ? ftc_monitor_away_begin(ctx) : 0;
     rc = FTC_OK;
     if (hdr.kind == FTC_MSG_PROBE || hdr.kind == FTC_MSG_PROBE_ACK
         || hdr.kind == FTC_MSG_ENDED) {
@@ -269,5 +275,7 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
     }
     ftc_segment_release(ctx, whole, hdr.payload_len);
     ftc_ctx_settle(ctx);
+    if (timed)
+        ftc_monitor_away_end(ctx, since);
     return rc;
 }
