@@ -169,13 +169,21 @@ void ftc_monitor_away_end(ftc_context_t *ctx, uint64_t since)
     uint64_t now = ctx->ops.now(ctx->tp);
     if (now <= since)
         return;
-    uint64_t away = now - since;
+    ctx->away_ns += now - since;
     for (uint32_t i = 0; i < ctx->nwatches; i++) {
         ftc_watch_t *w = &ctx->watches[i];
+        /* The watch counts silence from ref (the last word heard, or the
+         * probe sent) on; the part of it spent in this call is ours. */
+        uint64_t span = w->probing ? ctx->cfg.probe_timeout_ns
+                                   : ctx->cfg.suspect_timeout_ns;
+        uint64_t ref = w->deadline > span ? w->deadline - span : 0;
+        uint64_t from = ref > since ? ref : since;
+        if (now <= from)
+            continue;
+        uint64_t away = now - from;
         w->deadline = w->deadline > UINT64_MAX - away ? UINT64_MAX
                                                       : w->deadline + away;
     }
-    ctx->away_ns += away;
 }
 
 uint64_t ftc_monitor_next_deadline(const ftc_context_t *ctx)
