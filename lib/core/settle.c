@@ -151,7 +151,11 @@ void ftc_transport_timer_fired(ftc_context_t *ctx)
     if (ctx == NULL)
         return;
     ctx->timer_armed = false;
-    uint64_t now = ctx->ops.now(ctx->tp);
+    /* Timed like a large value's handling (core/monitor.h): the
+     * continuations below may send one, and the clock is read anyway. */
+    uint64_t now = ftc_monitor_away_begin(ctx);
+    if (now == 0)
+        now = ctx->ops.now(ctx->tp);    /* nested: not the outermost */
     if (!ctx->excluded) {
         ftc_monitor_expire(ctx, now);
         expire_ops(ctx, now);
@@ -170,6 +174,7 @@ void ftc_transport_timer_fired(ftc_context_t *ctx)
         ftc_cop_maybe_reap(op);
     }
     ftc_ctx_settle(ctx);
+    ftc_monitor_away_end(ctx, now);
 }
 
 void ftc_transport_peer_failed(ftc_context_t *ctx, uint32_t peer)
