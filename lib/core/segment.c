@@ -331,6 +331,8 @@ int ftc_segment_send(ftc_context_t *ctx, uint32_t dest,
         return FTC_OK;
     /* Copying a large value in is this process's own work, whatever
      * small message or timer made it send (core/monitor.h). */
+    if (len < FTC_AWAY_MIN_BYTES)
+        return queue_and_pump(ctx, p, dest, hdr, iov, iovcnt, len);
     uint64_t since = ftc_monitor_away_begin(ctx);
     int rc = queue_and_pump(ctx, p, dest, hdr, iov, iovcnt, len);
     ftc_monitor_away_end(ctx, since);
