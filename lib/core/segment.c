@@ -41,7 +41,15 @@ typedef struct seg_peer {
     uint32_t id, total, got;
     ftc_wire_header_t hdr;  /* the first segment's, as the message's */
     uint8_t *buf;
+    uint32_t parked;        /* its messages waiting in the parking queue */
 } seg_peer_t;
+
+/* A received message whose handling waits for the timer's turn. */
+typedef struct seg_parked {
+    struct seg_parked *next;
+    ftc_wire_header_t hdr;
+    uint8_t *buf;           /* hdr.payload_len bytes, ours */
+} seg_parked_t;
 
 typedef struct ftc_seg_state {
     seg_peer_t *peers;
@@ -55,6 +63,7 @@ typedef struct ftc_seg_state {
     seg_msg_t *spare_msg;
     uint8_t *spare_buf;
     size_t spare_buf_cap;
+    seg_parked_t *parked_head, *parked_tail;
 } ftc_seg_state_t;
 
 static bool is_control(uint8_t kind)
@@ -380,6 +389,24 @@ void ftc_segment_credit(ftc_context_t *ctx, uint32_t peer, uint32_t count)
     pump(ctx, peer);
 }
 
+/* Free the parked messages from peer (UINT32_MAX: from anyone). */
+static void parked_drop(ftc_seg_state_t *st, uint32_t peer)
+{
+    seg_parked_t **pp = &st->parked_head, *last = NULL;
+    while (*pp != NULL) {
+        seg_parked_t *q = *pp;
+        if (peer != UINT32_MAX && q->hdr.sender != peer) {
+            last = q;
+            pp = &q->next;
+            continue;
+        }
+        *pp = q->next;
+        buf_put(st, q->buf, q->hdr.payload_len);
+        free(q);
+    }
+    st->parked_tail = last;
+}
+
 void ftc_segment_peer_down(ftc_context_t *ctx, uint32_t peer)
 {
     seg_peer_t *p = peer_find(ctx, peer);
@@ -387,6 +414,73 @@ void ftc_segment_peer_down(ftc_context_t *ctx, uint32_t peer)
         return;
     queue_drop(ctx->seg, p);
     partial_drop(ctx->seg, p);
+    /* What it sent may be lost now that it failed (the failure model):
+     * its parked messages go, as a partial one does. */
+    if (p->parked > 0)
+        parked_drop(ctx->seg, peer);
+    p->parked = 0;
+}
+
+bool ftc_segment_parked_from(const ftc_context_t *ctx, uint32_t peer)
+{
+    const seg_peer_t *p = peer_find(ctx, peer);
+    return p != NULL && p->parked > 0;
+}
+
+bool ftc_segment_has_parked(const ftc_context_t *ctx)
+{
+    return ctx->seg != NULL && ctx->seg->parked_head != NULL;
+}
+
+int ftc_segment_park(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
+                     const uint8_t *payload, uint8_t *whole)
+{
+    seg_peer_t *p = peer_get(ctx, hdr->sender);
+    seg_parked_t *q = p != NULL ? malloc(sizeof(*q)) : NULL;
+    uint8_t *buf = whole;
+    if (q != NULL && buf == NULL) {
+        buf = malloc(hdr->payload_len > 0 ? hdr->payload_len : 1);
+        if (buf != NULL && hdr->payload_len > 0)
+            memcpy(buf, payload, hdr->payload_len);
+    }
+    if (q == NULL || buf == NULL) {
+        free(q);
+        buf_put(ctx->seg, whole, hdr->payload_len);
+        return FTC_ENOMEM;
+    }
+    q->next = NULL;
+    q->hdr = *hdr;
+    q->buf = buf;
+    if (ctx->seg->parked_tail != NULL)
+        ctx->seg->parked_tail->next = q;
+    else
+        ctx->seg->parked_head = q;
+    ctx->seg->parked_tail = q;
+    p->parked++;
+    return FTC_OK;
+}
+
+bool ftc_segment_unpark(ftc_context_t *ctx, bool no_large,
+                        ftc_wire_header_t *hdr, const uint8_t **payload,
+                        uint8_t **buf)
+{
+    ftc_seg_state_t *st = ctx->seg;
+    if (st == NULL || st->parked_head == NULL)
+        return false;
+    seg_parked_t *q = st->parked_head;
+    if (no_large && q->hdr.payload_len >= FTC_AWAY_MIN_BYTES)
+        return false;
+    st->parked_head = q->next;
+    if (st->parked_head == NULL)
+        st->parked_tail = NULL;
+    seg_peer_t *p = peer_find(ctx, q->hdr.sender);
+    if (p != NULL && p->parked > 0)
+        p->parked--;
+    *hdr = q->hdr;
+    *payload = q->buf;
+    *buf = q->buf;
+    free(q);
+    return true;
 }
 
 void ftc_segment_destroy(ftc_context_t *ctx)
@@ -401,6 +495,7 @@ void ftc_segment_destroy(ftc_context_t *ctx)
         partial_drop(st, p);
         free(p);
     }
+    parked_drop(st, UINT32_MAX);
     free(st->spare_msg);
     free(st->spare_buf);
     free(st);

@@ -97,6 +97,34 @@ int ftc_segment_recv(ftc_context_t *ctx, ftc_wire_header_t *hdr,
  * payload_len), once handled: kept for the next one, or freed. */
 void ftc_segment_release(ftc_context_t *ctx, uint8_t *whole, size_t len);
 
+/*
+ * Parking. A whole message reassembled here (a large value) is not
+ * handled inside the ftc_transport_recv that completed it: it waits for
+ * the timer's next turn (ftc_ctx_rearm asks for one at once), so that
+ * the messages the transport already holds are handed over first and a
+ * keepalive probe among them is answered before this process spends
+ * time proportional to the value on it (reduce, copy, send on). Until
+ * then every later message from the same sender waits behind it, in
+ * order, except a probe and a credit, which read no operation's state
+ * that the waiting message would change. One large message is handled
+ * per turn. The parked messages of a sender declared failed are dropped,
+ * as the failure model allows.
+ */
+/* Is a message from peer waiting here? */
+bool ftc_segment_parked_from(const ftc_context_t *ctx, uint32_t peer);
+bool ftc_segment_has_parked(const ftc_context_t *ctx);
+/* Keep the message (whole: the buffer ftc_segment_recv returned, which
+ * is the queue's now; NULL: copy payload). FTC_OK or FTC_ENOMEM (dropped). */
+int ftc_segment_park(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
+                     const uint8_t *payload, uint8_t *whole);
+/* The oldest parked message, unless no_large and it is large: false when
+ * none is taken. Its bytes go back with ftc_segment_release. */
+bool ftc_segment_unpark(ftc_context_t *ctx, bool no_large,
+                        ftc_wire_header_t *hdr, const uint8_t **payload,
+                        uint8_t **buf);
+/* Handle what is parked (core/dispatch.c; the timer's turn calls it). */
+void ftc_dispatch_parked(ftc_context_t *ctx);
+
 /* Bytes held in partial messages (tests check the bound). */
 size_t ftc_segment_held_bytes(const ftc_context_t *ctx);
 

@@ -9,6 +9,7 @@
 
 #include "core/monitor.h"
 #include "core/op.h"
+#include "core/segment.h"
 
 
 static void notify_failed(ftc_context_t *ctx, uint32_t r)
@@ -71,7 +72,7 @@ void ftc_ctx_rearm(ftc_context_t *ctx)
 {
     uint64_t want = UINT64_MAX;
     bool urgent = ctx->done_head != NULL || ctx->fail_queue_len > 0
-                  || ctx->cont_timer;
+                  || ctx->cont_timer || ftc_segment_has_parked(ctx);
     if (urgent)
         want = ctx->ops.now(ctx->tp);
     uint64_t mon = ftc_monitor_next_deadline(ctx);
@@ -161,6 +162,7 @@ void ftc_transport_timer_fired(ftc_context_t *ctx)
         expire_ops(ctx, now);
         if (ctx->timer_ops > 0)
             ftc_ctx_fire_op_timers(ctx, now);
+        ftc_dispatch_parked(ctx);
     }
     ctx->cont_timer = false;
     ftc_cop_t *list = ctx->cont_head;
