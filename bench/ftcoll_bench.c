@@ -37,8 +37,10 @@
  * over before a time comes, on a faster or idler machine): --cue R@G makes
  * rank R print {"rank":R,"event":"cue","iter":G} as it starts iteration G,
  * which ftcoll-run acts on (--kill R@R:'"cue","iter":G}'), and --hold R@H
- * makes R, a victim from outside, wait before iteration H (progressing,
- * so it still answers its peers) until it has been killed or stopped: the
+ * makes R, a victim from outside, wait before iteration H until it has
+ * been killed or stopped (without progressing until the signal lands, so
+ * that it is never killed in the middle of a send; after a stop it
+ * progresses again, to learn that it was excluded): the
  * fault lands somewhere in [G, H], wherever the launcher's signal finds
  * it, but always inside the stream. --gate H:FILE makes every rank wait
  * before iteration H until FILE exists (a driver's cue to go on). A hold
@@ -868,6 +870,59 @@ static void maybe_die(bench_t *b, bool mid)
     }
 }
 
+/* A SIGCONT reached this process (it was stopped and resumed). */
+static volatile sig_atomic_t continued;
+
+static void on_sigcont(int sig)
+{
+    (void)sig;
+    continued = 1;
+}
+
+/* From the start, so that a stop that lands before the hold is known
+ * there too. false: the hold will progress instead of waiting quietly. */
+static bool watch_sigcont(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_sigcont;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(SIGCONT, &sa, NULL) == 0;
+}
+
+static bool sigcont_watched;
+
+/*
+ * A held victim waits for its signal without progressing: nothing of this
+ * process (the core's sends, UCX's keepalive messages) is being written
+ * into a peer when the signal lands. A process killed in the middle of a
+ * send over shared memory leaves the receiver's FIFO (UCX sm and posix:
+ * one FIFO per receiver, shared by every sender) with a slot it claimed
+ * and never filled, and the receiver reads nothing more from anyone, for
+ * good (docs/backends.md section 7). Progressing at its hold, a victim
+ * killed right after it printed the hold was sometimes still writing the
+ * tail of its last iteration: a healthy peer went deaf at that instant,
+ * timed everybody out and excluded the group (2 to 4 jobs in 150 of the
+ * kill-from-outside case at n = 8). A SIGKILL ends the process in here; a
+ * SIGSTOP stops it here, and once resumed (or if it had been stopped and
+ * resumed before it came to the hold) the hold progresses, so that the
+ * rank learns that it was excluded.
+ */
+static void quiet_hold(bench_t *b, uint64_t limit)
+{
+    if (!sigcont_watched)
+        return;
+    while (!continued) {
+        if (now_ns() > limit)
+            die(3, "rank %u: HANG: held before iteration %" PRIu64
+                   " for %.0f s: nothing killed or stopped it",
+                b->rank, b->g, b->o.op_timeout_s);
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* Iteration g is about to start: print this rank's cues, then wait at its
  * holds and gates. Returns false if the rank learnt meanwhile that it was
  * excluded (it was stopped, and the others went on). */
@@ -883,6 +938,8 @@ static bool before_iteration(bench_t *b)
         print_event(b->rank, h->file != NULL ? "gate" : "hold", b->g, false);
         fflush(stdout);
         uint64_t limit = now_ns() + (uint64_t)(b->o.op_timeout_s * 1e9);
+        if (h->file == NULL)
+            quiet_hold(b, limit);
         while (h->file == NULL || access(h->file, F_OK) != 0) {
             if (ftc_context_is_excluded(b->ctx)) {
                 b->excluded = true;
@@ -1468,6 +1525,7 @@ int main(int argc, char **argv)
     if (b == NULL)
         die(4, "out of memory");
     parse_opts(argc, argv, &b->o);
+    sigcont_watched = watch_sigcont();
     setup(b);
 
     if (b->o.pingpong)

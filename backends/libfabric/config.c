@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Defaults of the libfabric backend and their environment overrides. */
-#include <errno.h>
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
+/* Defaults of the libfabric backend, their environment overrides and the
+ * table that describes them (ftc_ofi_knobs). */
 #include <string.h>
 
+#include "env.h"
 #include "ofi_internal.h"
 
 void ftc_ofi_config_init(ftc_ofi_config_t *cfg)
@@ -30,110 +28,97 @@ void ftc_ofi_config_init(ftc_ofi_config_t *cfg)
     cfg->single_host = -1;
 }
 
-/* An unsigned number from the environment; 1 if set, 0 if unset, -1 bad. */
-static int env_num(const char *name, unsigned long long max,
-                   unsigned long long *out)
-{
-    const char *s = getenv(name);
-    if (s == NULL || *s == '\0')
-        return 0;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0' || s[0] == '-' || v > max)
-        return -1;
-    *out = v;
-    return 1;
-}
+static const ftc_knob_t knobs[] = {
+    {"FTCOLL_OFI_PROVIDER", "unset (libfabric's first choice)",
+     "The libfabric provider, e.g. tcp;ofi_rxm, shm, verbs;ofi_rxm, cxi, "
+     "efa, psm3 (provider); FI_PROVIDER still applies inside libfabric."},
+    {"FTCOLL_OFI_NODE", "unset (the provider's default interface)",
+     "The local address to bind, passed to fi_getinfo with FI_SOURCE "
+     "(node)."},
+    {"FTCOLL_OFI_SERVICE", "unset (an ephemeral port)",
+     "The local port to bind (service)."},
+    {"FTCOLL_OFI_DOMAIN", "unset (any)",
+     "fi_getinfo's domain name, e.g. mlx5_0 or lo (domain)."},
+    {"FTCOLL_OFI_MAX_MSG", "65536",
+     "Longest message in bytes, and the size of each receive buffer "
+     "(max_msg_size)."},
+    {"FTCOLL_OFI_RX_DEPTH", "64",
+     "Receive buffers pre-posted, capped at the provider's rx size "
+     "(rx_depth)."},
+    {"FTCOLL_OFI_TX_DEPTH", "256",
+     "Sends in flight at once, capped at the provider's tx size; more "
+     "wait in the per-peer queue (tx_depth)."},
+    {"FTCOLL_OFI_INJECT", "256",
+     "Inject size to ask for when the provider's is smaller; 0: the "
+     "provider's (inject_size)."},
+    {"FTCOLL_OFI_ZCOPY_MIN", "0",
+     "Messages of at least this many bytes are sent from the core's "
+     "buffer instead of a copy; 0: always copy (zcopy_min)."},
+    {"FTCOLL_OFI_FI_SOURCE", "0",
+     "1: ask for FI_SOURCE and drop a message whose header names another "
+     "sender than the provider does (use_fi_source)."},
+    {"FTCOLL_OFI_WAIT_FD", "1",
+     "1: ask for a CQ with a wait descriptor to sleep on (use_wait_fd)."},
+    {"FTCOLL_OFI_PID_MONITOR", "1",
+     "1: watch local peers' processes and report their exits "
+     "(pid_monitor)."},
+    {"FTCOLL_OFI_GRACE_MS", "2",
+     "Delay between a local peer's exit and its report, so that its last "
+     "messages are read first (report_grace_ms)."},
+    {"FTCOLL_OFI_MR_LOCAL", "0",
+     "Test aid: 1 registers buffers as if the provider wanted FI_MR_LOCAL "
+     "(force_mr_local)."},
+    {"FTCOLL_OFI_CONNECT", "eager",
+     "eager: connect to every peer before ftc_ofi_set_peers returns; lazy: "
+     "on the first send (eager_connect)."},
+    {"FTCOLL_OFI_CONNECT_MS", "10000",
+     "How long the eager connect waits for a peer before reporting it "
+     "failed (connect_timeout_ms)."},
+    FTC_BK_KNOB_SINGLE_HOST,
+    {NULL, NULL, NULL},
+};
 
-static const char *env_str(const char *name)
+const ftc_knob_t *ftc_ofi_knobs(void)
 {
-    const char *s = getenv(name);
-    return s != NULL && *s != '\0' ? s : NULL;
+    return knobs;
 }
-
-enum { T_SIZE, T_U32, T_INT, T_BOOL };
 
 int ftc_ofi_config_from_env(ftc_ofi_config_t *cfg, char *err, size_t errlen)
 {
 #define F(field) offsetof(ftc_ofi_config_t, field)
-    static const struct {
-        const char *name;
-        int type;
-        size_t off;
-    } nums[] = {
-        {"FTCOLL_OFI_MAX_MSG", T_SIZE, F(max_msg_size)},
-        {"FTCOLL_OFI_RX_DEPTH", T_U32, F(rx_depth)},
-        {"FTCOLL_OFI_TX_DEPTH", T_U32, F(tx_depth)},
-        {"FTCOLL_OFI_INJECT", T_SIZE, F(inject_size)},
-        {"FTCOLL_OFI_ZCOPY_MIN", T_SIZE, F(zcopy_min)},
-        {"FTCOLL_OFI_FI_SOURCE", T_BOOL, F(use_fi_source)},
-        {"FTCOLL_OFI_WAIT_FD", T_BOOL, F(use_wait_fd)},
-        {"FTCOLL_OFI_PID_MONITOR", T_BOOL, F(pid_monitor)},
-        {"FTCOLL_OFI_GRACE_MS", T_INT, F(report_grace_ms)},
-        {"FTCOLL_OFI_MR_LOCAL", T_BOOL, F(force_mr_local)},
-        {"FTCOLL_OFI_CONNECT_MS", T_INT, F(connect_timeout_ms)},
+#define BOOL(name, field)                                                    \
+    {name, FTC_BK_ENV_CHOICE, F(field), 0, 0, "0=0 1=1", NULL}
+#define STR(name, field) {name, FTC_BK_ENV_STRING, F(field), 0, 0, NULL, NULL}
+    static const ftc_bk_env_t env[] = {
+        {"FTCOLL_OFI_MAX_MSG", FTC_BK_ENV_SIZE, F(max_msg_size), 0, 0, NULL,
+         NULL},
+        {"FTCOLL_OFI_RX_DEPTH", FTC_BK_ENV_U32, F(rx_depth), 0, 0, NULL,
+         NULL},
+        {"FTCOLL_OFI_TX_DEPTH", FTC_BK_ENV_U32, F(tx_depth), 0, 0, NULL,
+         NULL},
+        {"FTCOLL_OFI_INJECT", FTC_BK_ENV_SIZE, F(inject_size), 0, 0, NULL,
+         NULL},
+        {"FTCOLL_OFI_ZCOPY_MIN", FTC_BK_ENV_SIZE, F(zcopy_min), 0, 0, NULL,
+         NULL},
+        BOOL("FTCOLL_OFI_FI_SOURCE", use_fi_source),
+        BOOL("FTCOLL_OFI_WAIT_FD", use_wait_fd),
+        BOOL("FTCOLL_OFI_PID_MONITOR", pid_monitor),
+        {"FTCOLL_OFI_GRACE_MS", FTC_BK_ENV_INT, F(report_grace_ms), 0, 0,
+         NULL, NULL},
+        BOOL("FTCOLL_OFI_MR_LOCAL", force_mr_local),
+        {"FTCOLL_OFI_CONNECT_MS", FTC_BK_ENV_INT, F(connect_timeout_ms), 0,
+         0, NULL, NULL},
+        {"FTCOLL_OFI_CONNECT", FTC_BK_ENV_CHOICE, F(eager_connect), 0, 0,
+         "eager=1 lazy=0", NULL},
+        FTC_BK_ENV_SINGLE_HOST(ftc_ofi_config_t),
+        STR("FTCOLL_OFI_PROVIDER", provider),
+        STR("FTCOLL_OFI_NODE", node),
+        STR("FTCOLL_OFI_SERVICE", service),
+        STR("FTCOLL_OFI_DOMAIN", domain),
     };
+#undef STR
+#undef BOOL
 #undef F
-    if (cfg == NULL)
-        return FTC_EINVAL;
-    for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
-        unsigned long long max = nums[i].type == T_SIZE  ? SIZE_MAX
-                                 : nums[i].type == T_U32 ? UINT32_MAX
-                                 : nums[i].type == T_INT ? INT_MAX
-                                                         : 1;
-        unsigned long long v;
-        int rc = env_num(nums[i].name, max, &v);
-        if (rc < 0) {
-            if (err != NULL && errlen > 0)
-                snprintf(err, errlen, "%s must be %s", nums[i].name,
-                         nums[i].type == T_BOOL ? "0 or 1"
-                                                : "a non-negative integer");
-            return FTC_EINVAL;
-        }
-        if (rc == 0)
-            continue;
-        char *field = (char *)cfg + nums[i].off;
-        if (nums[i].type == T_SIZE) {
-            size_t s = (size_t)v;
-            memcpy(field, &s, sizeof(s));
-        } else if (nums[i].type == T_U32) {
-            uint32_t u = (uint32_t)v;
-            memcpy(field, &u, sizeof(u));
-        } else {
-            int n = (int)v;
-            memcpy(field, &n, sizeof(n));
-        }
-    }
-    const char *s;
-    if ((s = env_str("FTCOLL_OFI_CONNECT")) != NULL) {
-        if (strcmp(s, "eager") == 0) {
-            cfg->eager_connect = 1;
-        } else if (strcmp(s, "lazy") == 0) {
-            cfg->eager_connect = 0;
-        } else {
-            if (err != NULL && errlen > 0)
-                snprintf(err, errlen, "FTCOLL_OFI_CONNECT must be eager or "
-                                      "lazy");
-            return FTC_EINVAL;
-        }
-    }
-    if ((s = env_str("FTCOLL_SINGLE_HOST")) != NULL) {
-        if (strcmp(s, "1") == 0 || strcmp(s, "0") == 0) {
-            cfg->single_host = s[0] - '0';
-        } else {
-            if (err != NULL && errlen > 0)
-                snprintf(err, errlen, "FTCOLL_SINGLE_HOST must be 1 or 0");
-            return FTC_EINVAL;
-        }
-    }
-    if ((s = env_str("FTCOLL_OFI_PROVIDER")) != NULL)
-        cfg->provider = s;
-    if ((s = env_str("FTCOLL_OFI_NODE")) != NULL)
-        cfg->node = s;
-    if ((s = env_str("FTCOLL_OFI_SERVICE")) != NULL)
-        cfg->service = s;
-    if ((s = env_str("FTCOLL_OFI_DOMAIN")) != NULL)
-        cfg->domain = s;
-    return FTC_OK;
+    return ftc_bk_env_apply(env, sizeof(env) / sizeof(env[0]), knobs, cfg,
+                            err, errlen);
 }

@@ -122,21 +122,21 @@ void ftc_ofi_connect_all(ftc_ofi_t *z)
     }
     if (want == 0)
         return;
-    uint64_t start = ftc_ofi_now_ns();
+    uint64_t start = ftc_bk_now_ns();
     uint64_t deadline = start + (uint64_t)z->cfg.connect_timeout_ms * 1000000u;
     uint64_t last_event = start, next_collect = start;
     long nap_ns = NAP_MIN_NS;
     uint32_t left;
     for (;;) {
         int events = 0;
-        uint64_t now = ftc_ofi_now_ns();
+        uint64_t now = ftc_bk_now_ns();
         if (now >= next_collect) {
             events += ftc_ofi_collect(z, 0);
             next_collect = now + COLLECT_EVERY_NS;
         }
         events += ftc_ofi_read_cq(z);
         left = post_and_count(z, &events);
-        now = ftc_ofi_now_ns();
+        now = ftc_bk_now_ns();
         if (left == 0 || now >= deadline)
             break;
         if (events > 0) {
@@ -150,7 +150,7 @@ void ftc_ofi_connect_all(ftc_ofi_t *z)
                 nap_ns *= 2;
         }
     }
-    uint64_t took = ftc_ofi_now_ns() - start;
+    uint64_t took = ftc_bk_now_ns() - start;
     z->stats.connect_ns = took;
     uint32_t silent = 0;
     for (uint32_t r = 0; r < z->cfg.nranks; r++) {

@@ -144,6 +144,7 @@
 #include <stdint.h>
 
 #include "ftcoll/context.h"
+#include "ftcoll/knob.h"
 #include "ftcoll/transport.h"
 
 #ifdef __cplusplus
@@ -243,6 +244,10 @@ typedef struct ftc_ofi_config {
 
 /* Defaults as above; rank 0, nranks 0 (set them). */
 void ftc_ofi_config_init(ftc_ofi_config_t *cfg);
+
+/* Every environment variable ftc_ofi_config_from_env reads, with its
+ * default and meaning; the last entry's name is NULL. */
+const ftc_knob_t *ftc_ofi_knobs(void);
 
 /*
  * Override cfg from the environment, for launcher-started programs:

@@ -7,7 +7,9 @@
  *   progress.c   the event loop: CQ, reports, the core's timer, waiting
  *   connect.c    eager connection set-up: a hello to every peer
  *   procmon.c    local peers' exits through pidfds
- *   config.c     defaults and environment overrides
+ *   config.c     defaults, environment overrides and their knob table
+ * The clock, log, timerfd, core timer, grace reporter and send queue are
+ * the backends' common ones (backends/common).
  */
 #ifndef FTC_OFI_INTERNAL_H
 #define FTC_OFI_INTERNAL_H
@@ -22,6 +24,15 @@
 
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_ofi.h"
+
+#include "clock.h"
+#include "core_timer.h"
+#include "grace.h"
+#include "log.h"
+#include "progress.h"
+#include "rank_set.h"
+#include "send_queue.h"
+#include "timerfd.h"
 
 /* What an epoll entry stands for: the kind in the high 32 bits of its
  * data, a peer's rank in the low ones. */
@@ -61,21 +72,9 @@ enum {
  * completed with ftc_transport_send_done; the header is built when it is
  * posted). Copies keep their bytes in data[], so a queued copy can be
  * handed to a tx slot without copying again. The same type holds received
- * messages that arrived ahead of their turn. */
-typedef struct ftc_ofi_qmsg {
-    struct ftc_ofi_qmsg *next;
-    uint32_t dest;
-    uint32_t seq;
-    size_t len;                 /* bytes in data[], or of ref */
-    void *cookie;
-    const void *ref;
-    unsigned char data[];
-} ftc_ofi_qmsg_t;
-
-typedef struct ftc_ofi_queue {
-    ftc_ofi_qmsg_t *head, *tail;
-    size_t bytes, count;
-} ftc_ofi_queue_t;
+ * messages that arrived ahead of their turn. The message and queue types
+ * are the common ones (ftc_bk_qmsg_t, ftc_bk_send_queue_t:
+ * backends/common/send_queue.h). */
 
 /* A send in flight. The fi_context2 comes first: libfabric owns it until
  * the completion (FI_CONTEXT/FI_CONTEXT2 modes). */
@@ -85,7 +84,7 @@ typedef struct ftc_ofi_tx {
     int32_t next_free;          /* free list link; -1 ends it */
     size_t len;
     void *cookie;               /* zero-copy: the core's, else NULL */
-    ftc_ofi_qmsg_t *owned;      /* a long copy, freed on completion */
+    ftc_bk_qmsg_t *owned;      /* a long copy, freed on completion */
     struct fid_mr *mr;          /* per-send registration (FI_MR_LOCAL) */
     bool busy;
     bool hello;                 /* the eager connect's hello to dest */
@@ -113,19 +112,17 @@ typedef enum ftc_ofi_hello {
 } ftc_ofi_hello_t;
 
 typedef struct ftc_ofi_peer {
-    ftc_ofi_queue_t q;          /* sends the provider could not take */
+    ftc_bk_send_queue_t q;          /* sends the provider could not take */
     uint32_t tx_seq;            /* sequence number of our next message */
     uint32_t rx_next;           /* sequence number we deliver next */
-    ftc_ofi_qmsg_t *held;       /* arrived early, by sequence number */
+    ftc_bk_qmsg_t *held;       /* arrived early, by sequence number */
     int pidfd;                  /* local peer's process, or -1 */
     uint8_t state;              /* ftc_ofi_peer_state_t */
     uint8_t detect;             /* ftc_ofi_detect_t of the report */
     uint8_t hello;              /* ftc_ofi_hello_t of our hello to it */
     bool hello_in;              /* its hello to us has arrived */
     bool eager;                 /* its blob says it connects eagerly */
-    bool on_queued_list;
     uint32_t watched;           /* watch() - unwatch() */
-    uint64_t report_at_ns;      /* LOST: when to tell the core */
     uint64_t reported_ns;       /* FAILED: when it was told */
 } ftc_ofi_peer_t;
 
@@ -193,15 +190,12 @@ struct ftc_ofi {
 
     /* Peers with a pending report, and peers with queued sends: ranks,
      * at most nranks each. */
-    uint32_t *lost;
-    uint32_t nlost;
-    uint32_t *queued;
-    uint32_t nqueued;
+    ftc_bk_grace_t lost;
+    ftc_bk_rank_set_t queued;
 
-    ftc_ofi_queue_t self_q;     /* messages to our own rank */
+    ftc_bk_send_queue_t self_q;     /* messages to our own rank */
 
-    bool timer_armed;
-    uint64_t timer_deadline;
+    ftc_bk_core_timer_t timer;  /* the core's */
     bool in_progress;
     /* Messages read before ftc_ofi_attach (during the eager connect) wait
      * in their peers' held lists for the first progress call. */
@@ -222,11 +216,8 @@ struct ftc_ofi {
 #define FTC_OFI_RETRY_NS 1000000u
 
 /* transport.c */
-uint64_t ftc_ofi_now_ns(void);
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-void ftc_ofi_logf(const ftc_ofi_t *z, const char *fmt, ...);
+#define ftc_ofi_logf(z, ...) \
+    ftc_bk_logf((z)->cfg.log, (z)->cfg.log_arg, __VA_ARGS__)
 /* Set the timerfd for the next deadline (core timer, pending reports,
  * send retries). true if one is due already: run a pass, do not sleep. */
 bool ftc_ofi_rearm(ftc_ofi_t *z);
@@ -257,10 +248,6 @@ void ftc_ofi_tx_release(ftc_ofi_t *z, ftc_ofi_tx_t *t);
 /* Drop r's queue: copies are freed, zero-copy sends are completed to the
  * core with status (from progress only). */
 void ftc_ofi_drop_queue(ftc_ofi_t *z, uint32_t r, int status);
-void ftc_ofi_queue_clear(ftc_ofi_queue_t *q);
-ftc_ofi_qmsg_t *ftc_ofi_queue_take(ftc_ofi_queue_t *q);
-int ftc_ofi_queue_push_copy(ftc_ofi_queue_t *q, uint32_t dest,
-                            const void *buf, size_t len);
 
 /* progress.c */
 /* Step 1 of a pass: epoll (timer, pidfds, CQ descriptor); returns the

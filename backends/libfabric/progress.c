@@ -61,8 +61,7 @@ void ftc_ofi_peer_lost(ftc_ofi_t *z, uint32_t r, ftc_ofi_detect_t how,
                  ftc_ofi_detect_name(how), why);
     p->state = FTC_OFI_PEER_LOST;
     p->detect = (uint8_t)how;
-    p->report_at_ns = ftc_ofi_now_ns() + delay_ns;
-    z->lost[z->nlost++] = r;
+    ftc_bk_grace_add(&z->lost, r, ftc_bk_now_ns() + delay_ns);
     (void)ftc_ofi_rearm(z);
 }
 
@@ -94,8 +93,7 @@ int ftc_ofi_collect(ftc_ofi_t *z, int timeout_ms)
             uint32_t r = (uint32_t)evs[i].data.u64;
             switch (tag) {
             case FTC_OFI_TAG_TIMER: {
-                uint64_t expirations;
-                if (read(z->tfd, &expirations, sizeof(expirations)) > 0)
+                if (ftc_bk_timerfd_clear(z->tfd))
                     z->tfd_deadline = UINT64_MAX;   /* spent: re-arm anew */
                 break;
             }
@@ -145,7 +143,7 @@ static uint32_t get_u32(const unsigned char *p)
 void ftc_ofi_held_clear(ftc_ofi_peer_t *p)
 {
     while (p->held != NULL) {
-        ftc_ofi_qmsg_t *m = p->held;
+        ftc_bk_qmsg_t *m = p->held;
         p->held = m->next;
         free(m);
     }
@@ -169,18 +167,17 @@ static void deliver(ftc_ofi_t *z, uint32_t from, const unsigned char *wire,
 static void hold(ftc_ofi_t *z, ftc_ofi_peer_t *p, uint32_t seq,
                  const unsigned char *wire, size_t len, bool early)
 {
-    ftc_ofi_qmsg_t *m = malloc(sizeof(*m) + len);
+    ftc_bk_qmsg_t *m = ftc_bk_qmsg_new(len);
     if (m == NULL) {
         /* Cannot keep it: the pair would wait for ever. Lose it as a
          * failure would, and let the keepalive sort it out. */
         z->stats.msgs_bad_header++;
         return;
     }
-    memset(m, 0, sizeof(*m));
     m->seq = seq;
     m->len = len;
     memcpy(m->data, wire, len);
-    ftc_ofi_qmsg_t **pp = &p->held;
+    ftc_bk_qmsg_t **pp = &p->held;
     while (*pp != NULL && (int32_t)((*pp)->seq - seq) < 0)
         pp = &(*pp)->next;
     m->next = *pp;
@@ -263,7 +260,7 @@ static void on_recv(ftc_ofi_t *z, ftc_ofi_rx_t *rx, size_t len, fi_addr_t src)
     repost(z, rx);
     /* The ones that were waiting for it. */
     while (p->held != NULL && p->held->seq == p->rx_next) {
-        ftc_ofi_qmsg_t *m = p->held;
+        ftc_bk_qmsg_t *m = p->held;
         p->held = m->next;
         p->rx_next++;
         deliver(z, from, m->data, m->len);
@@ -279,7 +276,7 @@ static int release_held(ftc_ofi_t *z)
     for (uint32_t r = 0; r < z->cfg.nranks; r++) {
         ftc_ofi_peer_t *p = &z->peers[r];
         while (p->held != NULL && p->held->seq == p->rx_next) {
-            ftc_ofi_qmsg_t *m = p->held;
+            ftc_bk_qmsg_t *m = p->held;
             p->held = m->next;
             p->rx_next++;
             deliver(z, r, m->data, m->len);
@@ -381,70 +378,34 @@ int ftc_ofi_read_cq(ftc_ofi_t *z)
     return handled;
 }
 
-/* Step 3. */
-static int drain_self(ftc_ofi_t *z)
+/* Step 4, for one peer with queued sends: retry them, or drop them when
+ * the peer is known dead (the core may have declared it on its own). */
+static int flush_peer(void *arg, uint32_t r, bool *keep)
 {
-    int handled = 0;
-    /* Only what is queued now: feeding may queue more. */
-    size_t n = z->self_q.count;
-    for (size_t i = 0; i < n; i++) {
-        ftc_ofi_qmsg_t *m = ftc_ofi_queue_take(&z->self_q);
-        z->stats.msgs_received++;
-        z->stats.bytes_received += m->len;
-        if (ftc_transport_recv(z->ctx, z->cfg.rank, m->data, m->len) != FTC_OK)
-            z->stats.msgs_rejected++;
-        free(m);
-        handled++;
-    }
-    return handled;
-}
-
-/* Step 4. */
-static int flush_queued(ftc_ofi_t *z)
-{
+    ftc_ofi_t *z = arg;
+    ftc_ofi_peer_t *p = &z->peers[r];
     int sent = 0;
-    for (uint32_t i = 0; i < z->nqueued;) {
-        uint32_t r = z->queued[i];
-        ftc_ofi_peer_t *p = &z->peers[r];
-        if (p->q.count > 0) {
-            if (p->state == FTC_OFI_PEER_FAILED
-                || ftc_context_is_failed(z->ctx, r))
-                ftc_ofi_drop_queue(z, r, FTC_EPEER_FAILED);
-            else
-                sent += ftc_ofi_flush_peer(z, r);
-        }
-        if (p->q.count == 0) {
-            p->on_queued_list = false;
-            z->queued[i] = z->queued[--z->nqueued];
-        } else {
-            i++;
-        }
+    if (p->q.count > 0) {
+        if (p->state == FTC_OFI_PEER_FAILED || ftc_context_is_failed(z->ctx, r))
+            ftc_ofi_drop_queue(z, r, FTC_EPEER_FAILED);
+        else
+            sent = ftc_ofi_flush_peer(z, r);
     }
+    *keep = p->q.count > 0;
     return sent;
 }
 
-/* Step 5. */
-static int report_due(ftc_ofi_t *z, uint64_t now)
+/* Step 5, for one peer whose grace period is over. */
+static void mark_failed(void *arg, uint32_t r, uint64_t now)
 {
-    int reported = 0;
-    for (uint32_t i = 0; i < z->nlost;) {
-        uint32_t r = z->lost[i];
-        ftc_ofi_peer_t *p = &z->peers[r];
-        if (p->report_at_ns > now) {
-            i++;
-            continue;
-        }
-        z->lost[i] = z->lost[--z->nlost];
-        p->state = FTC_OFI_PEER_FAILED;
-        p->reported_ns = now;
-        z->stats.peers_failed++;
-        close_pidfd(z, r);
-        ftc_ofi_held_clear(p);
-        ftc_ofi_drop_queue(z, r, FTC_EPEER_FAILED);
-        ftc_transport_peer_failed(z->ctx, r);
-        reported++;
-    }
-    return reported;
+    ftc_ofi_t *z = arg;
+    ftc_ofi_peer_t *p = &z->peers[r];
+    p->state = FTC_OFI_PEER_FAILED;
+    p->reported_ns = now;
+    z->stats.peers_failed++;
+    close_pidfd(z, r);
+    ftc_ofi_held_clear(p);
+    ftc_ofi_drop_queue(z, r, FTC_EPEER_FAILED);
 }
 
 static int pass(ftc_ofi_t *z, int timeout_ms)
@@ -454,12 +415,12 @@ static int pass(ftc_ofi_t *z, int timeout_ms)
      * against the clock. Ask it now and then, not on every call: a
      * system call per poll is most of shm's latency. */
     int n = 0;
-    uint64_t now = ftc_ofi_now_ns();
+    uint64_t now = ftc_bk_now_ns();
     if (timeout_ms != 0 && ftc_ofi_rearm(z))
         timeout_ms = 0;   /* something is due: look, do not sleep */
     if (timeout_ms != 0 || now >= z->next_collect_ns) {
         n = ftc_ofi_collect(z, timeout_ms);
-        z->next_collect_ns = ftc_ofi_now_ns() + COLLECT_EVERY_NS;
+        z->next_collect_ns = ftc_bk_now_ns() + COLLECT_EVERY_NS;
     }
     if (z->held_before_attach)
         n += release_held(z);
@@ -467,15 +428,16 @@ static int pass(ftc_ofi_t *z, int timeout_ms)
     n += z->last_cq;
     if (z->rx_unposted > 0)
         (void)ftc_ofi_repost(z);
-    n += drain_self(z);
-    n += flush_queued(z);
-    n += report_due(z, ftc_ofi_now_ns());
-    /* Step 6, with a fresh clock: feeding the core took time. */
-    if (z->timer_armed && z->timer_deadline <= ftc_ofi_now_ns()) {
-        z->timer_armed = false;
-        ftc_transport_timer_fired(z->ctx);
-        n++;
-    }
+    /* Step 3. */
+    n += ftc_bk_sq_feed_self(&z->self_q, z->ctx, z->cfg.rank,
+                             &z->stats.msgs_received,
+                             &z->stats.bytes_received,
+                             &z->stats.msgs_rejected);
+    n += ftc_bk_rank_set_sweep(&z->queued, flush_peer, z);
+    n += ftc_bk_grace_report_due(&z->lost, ftc_bk_now_ns(), z->ctx,
+                                 mark_failed, z);
+    /* Step 6. */
+    n += ftc_bk_core_timer_fire_due(&z->timer, z->ctx);
     return n;
 }
 
@@ -526,11 +488,11 @@ static void nap(void)
 /* Nothing was ready: wait up to timeout_ms (-1 for ever) for something. */
 static int wait_for_work(ftc_ofi_t *z, int timeout_ms)
 {
-    uint64_t start = ftc_ofi_now_ns();
+    uint64_t start = ftc_bk_now_ns();
     uint64_t end = timeout_ms < 0 ? UINT64_MAX
                                   : start + (uint64_t)timeout_ms * 1000000u;
     for (;;) {
-        uint64_t now = ftc_ofi_now_ns();
+        uint64_t now = ftc_bk_now_ns();
         if (now >= end)
             return 0;
         int n;
@@ -556,6 +518,11 @@ static int wait_for_work(ftc_ofi_t *z, int timeout_ms)
     }
 }
 
+static int busy_pass(void *z)
+{
+    return pass(z, 0);
+}
+
 int ftc_ofi_progress(ftc_ofi_t *z, int timeout_ms)
 {
     if (z == NULL || z->ctx == NULL)
@@ -563,13 +530,7 @@ int ftc_ofi_progress(ftc_ofi_t *z, int timeout_ms)
     if (z->in_progress)
         return 0;   /* called from a deliver callback: the outer call runs */
     z->in_progress = true;
-    int total = 0;
-    for (int i = 0; i < MAX_PASSES; i++) {
-        int n = pass(z, 0);
-        total += n;
-        if (n == 0)
-            break;
-    }
+    int total = ftc_bk_run_passes(busy_pass, z, MAX_PASSES);
     if (total == 0 && timeout_ms != 0) {
         total = wait_for_work(z, timeout_ms);
     } else if (total == 0 && z->cq_sleep_ok) {

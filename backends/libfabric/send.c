@@ -42,13 +42,12 @@ static void put_hdr(const ftc_ofi_t *z, unsigned char *h, uint32_t seq)
 /* --- Queues -------------------------------------------------------------- */
 
 /* A copy of header + payload. */
-static ftc_ofi_qmsg_t *qmsg_wire(const ftc_ofi_t *z, uint32_t dest,
+static ftc_bk_qmsg_t *qmsg_wire(const ftc_ofi_t *z, uint32_t dest,
                                  uint32_t seq, const void *buf, size_t len)
 {
-    ftc_ofi_qmsg_t *m = malloc(sizeof(*m) + FTC_OFI_HDR + len);
+    ftc_bk_qmsg_t *m = ftc_bk_qmsg_new(FTC_OFI_HDR + len);
     if (m == NULL)
         return NULL;
-    memset(m, 0, sizeof(*m));
     m->dest = dest;
     m->seq = seq;
     m->len = FTC_OFI_HDR + len;
@@ -58,61 +57,13 @@ static ftc_ofi_qmsg_t *qmsg_wire(const ftc_ofi_t *z, uint32_t dest,
     return m;
 }
 
-static void queue_push(ftc_ofi_queue_t *q, ftc_ofi_qmsg_t *m)
-{
-    m->next = NULL;
-    if (q->tail != NULL)
-        q->tail->next = m;
-    else
-        q->head = m;
-    q->tail = m;
-    q->bytes += m->len;
-    q->count++;
-}
-
-ftc_ofi_qmsg_t *ftc_ofi_queue_take(ftc_ofi_queue_t *q)
-{
-    ftc_ofi_qmsg_t *m = q->head;
-    if (m == NULL)
-        return NULL;
-    q->head = m->next;
-    if (q->head == NULL)
-        q->tail = NULL;
-    q->bytes -= m->len;
-    q->count--;
-    m->next = NULL;
-    return m;
-}
-
-int ftc_ofi_queue_push_copy(ftc_ofi_queue_t *q, uint32_t dest,
-                            const void *buf, size_t len)
-{
-    ftc_ofi_qmsg_t *m = malloc(sizeof(*m) + len);
-    if (m == NULL)
-        return -1;
-    memset(m, 0, sizeof(*m));
-    m->dest = dest;
-    m->len = len;
-    if (len > 0)
-        memcpy(m->data, buf, len);
-    queue_push(q, m);
-    return 0;
-}
-
-void ftc_ofi_queue_clear(ftc_ofi_queue_t *q)
-{
-    ftc_ofi_qmsg_t *m;
-    while ((m = ftc_ofi_queue_take(q)) != NULL)
-        free(m);
-}
-
 void ftc_ofi_drop_queue(ftc_ofi_t *z, uint32_t r, int status)
 {
     /* Detach first: send_done may run callbacks that send to r again. */
-    ftc_ofi_queue_t q = z->peers[r].q;
+    ftc_bk_send_queue_t q = z->peers[r].q;
     memset(&z->peers[r].q, 0, sizeof(z->peers[r].q));
-    ftc_ofi_qmsg_t *m;
-    while ((m = ftc_ofi_queue_take(&q)) != NULL) {
+    ftc_bk_qmsg_t *m;
+    while ((m = ftc_bk_sq_take(&q)) != NULL) {
         z->stats.msgs_dropped++;
         void *cookie = m->cookie;
         free(m);
@@ -124,10 +75,7 @@ void ftc_ofi_drop_queue(ftc_ofi_t *z, uint32_t r, int status)
 static void mark_queued(ftc_ofi_t *z, uint32_t r)
 {
     ftc_ofi_peer_t *p = &z->peers[r];
-    if (!p->on_queued_list) {
-        p->on_queued_list = true;
-        z->queued[z->nqueued++] = r;
-    }
+    ftc_bk_rank_set_add(&z->queued, r);
     if (p->q.count > z->stats.max_queue_depth)
         z->stats.max_queue_depth = p->q.count;
 }
@@ -227,7 +175,7 @@ static int post_bounce(ftc_ofi_t *z, uint32_t dest, const unsigned char *hdr,
 }
 
 /* Send m's own bytes; on success the slot owns m. */
-static int post_owned(ftc_ofi_t *z, ftc_ofi_qmsg_t *m)
+static int post_owned(ftc_ofi_t *z, ftc_bk_qmsg_t *m)
 {
     ftc_ofi_tx_t *t = tx_get(z);
     if (t == NULL)
@@ -322,7 +270,7 @@ int ftc_ofi_post_hello(ftc_ofi_t *z, uint32_t r)
 }
 
 /* One queued message: POSTED (m is consumed), AGAIN, or an error. */
-static int post_queued(ftc_ofi_t *z, ftc_ofi_qmsg_t *m)
+static int post_queued(ftc_ofi_t *z, ftc_bk_qmsg_t *m)
 {
     int rc;
     if (m->cookie != NULL) {
@@ -347,22 +295,16 @@ int ftc_ofi_flush_peer(ftc_ofi_t *z, uint32_t r)
     ftc_ofi_peer_t *p = &z->peers[r];
     int sent = 0;
     while (p->q.head != NULL) {
-        ftc_ofi_qmsg_t *m = p->q.head;
-        size_t len = m->len;
+        ftc_bk_qmsg_t *m = p->q.head;
         /* Take it off first: on success it is gone or owned by a slot. */
-        (void)ftc_ofi_queue_take(&p->q);
+        (void)ftc_bk_sq_take(&p->q);
         int rc = post_queued(z, m);
         if (rc == POSTED) {
             sent++;
             continue;
         }
         /* Put it back at the head. */
-        m->next = p->q.head;
-        p->q.head = m;
-        if (p->q.tail == NULL)
-            p->q.tail = m;
-        p->q.bytes += len;
-        p->q.count++;
+        ftc_bk_sq_prepend(&p->q, m);
         if (rc != AGAIN) {
             /* The report (from progress) drops the queue. */
             ftc_ofi_peer_lost(z, r, FTC_OFI_DETECT_SEND, 0, fi_strerror(-rc));
@@ -377,7 +319,7 @@ int ftc_ofi_flush_peer(ftc_ofi_t *z, uint32_t r)
 /* First attempt, nothing queued ahead. */
 static int post_now(ftc_ofi_t *z, uint32_t dest, uint32_t seq, const void *buf,
                     size_t len, void *cookie, bool zcopy,
-                    ftc_ofi_qmsg_t **own)
+                    ftc_bk_qmsg_t **own)
 {
     size_t wire = FTC_OFI_HDR + len;
     unsigned char hdr[FTC_OFI_HDR];
@@ -416,7 +358,7 @@ int ftc_ofi_send(ftc_ofi_t *z, uint32_t dest, const void *buf, size_t len,
     }
     if (dest == z->cfg.rank) {
         /* Fed back from progress: never into the core from an op. */
-        if (ftc_ofi_queue_push_copy(&z->self_q, dest, buf, len) != 0)
+        if (ftc_bk_sq_push(&z->self_q, buf, len) != 0)
             return FTC_ENOMEM;
         return FTC_SEND_INLINE;
     }
@@ -432,7 +374,7 @@ int ftc_ofi_send(ftc_ofi_t *z, uint32_t dest, const void *buf, size_t len,
     /* The sequence number is taken once the message is posted or queued:
      * a refused one leaves no gap. */
     uint32_t seq = p->tx_seq;
-    ftc_ofi_qmsg_t *own = NULL;
+    ftc_bk_qmsg_t *own = NULL;
     if (p->q.count == 0) {
         int rc = post_now(z, dest, seq, buf, len, cookie, zcopy, &own);
         if (rc == POSTED) {
@@ -448,7 +390,7 @@ int ftc_ofi_send(ftc_ofi_t *z, uint32_t dest, const void *buf, size_t len,
             if (p->state == FTC_OFI_PEER_OK) {
                 p->state = FTC_OFI_PEER_FAILED;
                 p->detect = FTC_OFI_DETECT_SEND;
-                p->reported_ns = ftc_ofi_now_ns();
+                p->reported_ns = ftc_bk_now_ns();
             }
             return rc == -FI_ENOMEM ? FTC_ENOMEM : FTC_ETRANSPORT;
         }
@@ -477,7 +419,7 @@ int ftc_ofi_send(ftc_ofi_t *z, uint32_t dest, const void *buf, size_t len,
             return FTC_ENOMEM;
     }
     p->tx_seq++;
-    queue_push(&p->q, own);
+    ftc_bk_sq_append(&p->q, own);
     z->stats.msgs_queued++;
     mark_queued(z, dest);
     return zcopy ? FTC_OK : FTC_SEND_INLINE;

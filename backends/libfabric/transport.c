@@ -6,12 +6,10 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
@@ -28,41 +26,20 @@
 /* Bounce buffer of each tx slot: longer copies are allocated per send. */
 #define COPY_SMALL 1024u
 
-uint64_t ftc_ofi_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void ftc_ofi_logf(const ftc_ofi_t *z, const char *fmt, ...)
-{
-    if (z->cfg.log == NULL)
-        return;
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    z->cfg.log(z->cfg.log_arg, line);
-}
-
 bool ftc_ofi_rearm(ftc_ofi_t *z)
 {
-    uint64_t want = z->timer_armed ? z->timer_deadline : UINT64_MAX;
-    uint64_t now = ftc_ofi_now_ns();
+    uint64_t want = ftc_bk_core_timer_next(&z->timer);
+    uint64_t now = ftc_bk_now_ns();
     /* Queued sends wait for the provider, whose progress need not wake
      * the CQ's descriptor (a connection being set up): retry soon. */
-    if (z->nqueued > 0 || z->rx_unposted > 0) {
+    if (z->queued.count > 0 || z->rx_unposted > 0) {
         uint64_t retry = now + FTC_OFI_RETRY_NS;
         if (retry < want)
             want = retry;
     }
-    for (uint32_t i = 0; i < z->nlost; i++) {
-        uint64_t t = z->peers[z->lost[i]].report_at_ns;
-        if (t < want)
-            want = t;
-    }
+    uint64_t report = ftc_bk_grace_next(&z->lost);
+    if (report < want)
+        want = report;
     /* Due already: the caller runs a pass instead of sleeping. The core
      * asks for "now" once per completed operation (to deliver it from
      * the timer); a timerfd_settime for that, and another to move it
@@ -75,15 +52,7 @@ bool ftc_ofi_rearm(ftc_ofi_t *z)
      * leaving it saves a system call per pass while sends are queued. */
     if (z->tfd_deadline < want && z->tfd_deadline > now)
         return false;
-    struct itimerspec its;
-    memset(&its, 0, sizeof(its));
-    if (want != UINT64_MAX) {
-        /* An all-zero it_value disarms: a deadline of 0 means "now". */
-        uint64_t t = want == 0 ? 1 : want;
-        its.it_value.tv_sec = (time_t)(t / 1000000000u);
-        its.it_value.tv_nsec = (long)(t % 1000000000u);
-    }
-    (void)timerfd_settime(z->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+    ftc_bk_timerfd_set(z->tfd, want);
     z->tfd_deadline = want;
     return false;
 }
@@ -120,8 +89,7 @@ static int ot_send(void *tp, uint32_t dest, const void *buf, size_t len,
 static void ot_timer_arm(void *tp, uint64_t deadline_ns)
 {
     ftc_ofi_t *z = tp;
-    z->timer_armed = true;
-    z->timer_deadline = deadline_ns;
+    ftc_bk_core_timer_arm(&z->timer, deadline_ns);
     /* Inside progress, the timerfd is set once, before anyone may sleep
      * (ftc_ofi_progress); outside, the embedder may sleep next. */
     if (!z->in_progress)
@@ -131,13 +99,8 @@ static void ot_timer_arm(void *tp, uint64_t deadline_ns)
 static void ot_timer_cancel(void *tp)
 {
     ftc_ofi_t *z = tp;
-    z->timer_armed = false;   /* a stale timerfd wake-up is harmless */
-}
-
-static uint64_t ot_now(void *tp)
-{
-    (void)tp;
-    return ftc_ofi_now_ns();
+    /* A stale timerfd wake-up is harmless. */
+    ftc_bk_core_timer_cancel(&z->timer);
 }
 
 /* Reports do not depend on watching (a death is a death, and an RDM
@@ -166,7 +129,7 @@ static const ftc_transport_ops_t ot_ops = {
     .send = ot_send,
     .timer_arm = ot_timer_arm,
     .timer_cancel = ot_timer_cancel,
-    .now = ot_now,
+    .now = ftc_bk_now_op,
     .watch = ot_watch,
     .unwatch = ot_unwatch,
     .progress = ot_progress,
@@ -699,7 +662,7 @@ static int open_all(ftc_ofi_t *z)
 static int open_fds(ftc_ofi_t *z)
 {
     z->epfd = epoll_create1(EPOLL_CLOEXEC);
-    z->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    z->tfd = ftc_bk_timerfd_open();
     if (z->epfd < 0 || z->tfd < 0) {
         ftc_ofi_logf(z, "epoll/timerfd: %s", strerror(errno));
         return FTC_ETRANSPORT;
@@ -781,9 +744,9 @@ int ftc_ofi_create(const ftc_ofi_config_t *cfg, ftc_ofi_t **out)
 
     int rc = FTC_ENOMEM;
     z->peers = calloc(cfg->nranks, sizeof(*z->peers));
-    z->lost = calloc(cfg->nranks, sizeof(uint32_t));
-    z->queued = calloc(cfg->nranks, sizeof(uint32_t));
-    if (z->peers == NULL || z->lost == NULL || z->queued == NULL)
+    int lost_rc = ftc_bk_grace_init(&z->lost, cfg->nranks);
+    int queued_rc = ftc_bk_rank_set_init(&z->queued, cfg->nranks);
+    if (z->peers == NULL || lost_rc != 0 || queued_rc != 0)
         goto err;
     for (uint32_t r = 0; r < cfg->nranks; r++)
         z->peers[r].pidfd = -1;
@@ -834,13 +797,13 @@ void ftc_ofi_destroy(ftc_ofi_t *z)
         fi_freeinfo(z->info);
     if (z->peers != NULL) {
         for (uint32_t r = 0; r < z->cfg.nranks; r++) {
-            ftc_ofi_queue_clear(&z->peers[r].q);
+            ftc_bk_sq_clear(&z->peers[r].q);
             ftc_ofi_held_clear(&z->peers[r]);
             if (z->peers[r].pidfd >= 0)
                 close(z->peers[r].pidfd);
         }
     }
-    ftc_ofi_queue_clear(&z->self_q);
+    ftc_bk_sq_clear(&z->self_q);
     if (z->tfd >= 0)
         close(z->tfd);
     if (z->epfd >= 0)
@@ -851,8 +814,8 @@ void ftc_ofi_destroy(ftc_ofi_t *z)
     free(z->tx_mem);
     free(z->scratch);
     free(z->peers);
-    free(z->lost);
-    free(z->queued);
+    ftc_bk_grace_fini(&z->lost);
+    ftc_bk_rank_set_fini(&z->queued);
     free(z);
 }
 

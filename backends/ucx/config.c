@@ -15,13 +15,12 @@
  * the same way.)
  */
 #include <dirent.h>
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "env.h"
 #include "ucx_internal.h"
 
 void ftc_ucx_config_init(ftc_ucx_config_t *cfg)
@@ -36,85 +35,70 @@ void ftc_ucx_config_init(ftc_ucx_config_t *cfg)
     cfg->max_sleep_ms = 100;
     cfg->max_inflight_bytes = (size_t)64 << 20;
     cfg->close_timeout_ms = 200;
+    cfg->handshake_timeout_ms = 30000;
     cfg->single_host = -1;
     cfg->net_devices = NULL;
 }
 
-/* A non-negative integer from the environment: 1 set, 0 unset, -1 bad. */
-static int env_ull(const char *name, unsigned long long max,
-                   unsigned long long *out)
-{
-    const char *s = getenv(name);
-    if (s == NULL || *s == '\0')
-        return 0;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0' || s[0] == '-' || v > max)
-        return -1;
-    *out = v;
-    return 1;
-}
+static const ftc_knob_t knobs[] = {
+    {"FTCOLL_UCX_CONNECT", "eager",
+     "eager: create every endpoint when the peers are set; lazy: on the "
+     "first send to, or watch of, a peer (eager_connect)."},
+    {"FTCOLL_UCX_GRACE_MS", "0",
+     "Delay between UCX's report of a dead peer and the core's "
+     "(failure_grace_ms)."},
+    {"FTCOLL_UCX_SPIN_US", "0",
+     "ftc_ucx_progress with a timeout busy-polls this long before it "
+     "sleeps (spin_us)."},
+    {"FTCOLL_UCX_MAX_SLEEP_MS", "100",
+     "Longest sleep inside progress, so that UCX's keepalive runs; 0: no "
+     "limit (max_sleep_ms)."},
+    {"FTCOLL_UCX_CLOSE_TIMEOUT_MS", "200",
+     "How long ftc_ucx_destroy waits for endpoints to close "
+     "(close_timeout_ms)."},
+    {"FTCOLL_UCX_HANDSHAKE_MS", "30000",
+     "How long set-up waits for a silent peer's handshake before it counts "
+     "the peer failed; 0 skips the handshake (handshake_timeout_ms)."},
+    {"FTCOLL_UCX_MAX_INFLIGHT", "67108864",
+     "Bytes in flight to one peer beyond which it is taken as not reading "
+     "(max_inflight_bytes)."},
+    {"FTCOLL_UCX_NET_DEVICES", "unset (UCX_NET_DEVICES, else as "
+     "FTCOLL_SINGLE_HOST says)",
+     "UCX_NET_DEVICES for this backend's UCP context, e.g. eth0 or "
+     "mlx5_0:1 (net_devices)."},
+    FTC_BK_KNOB_SINGLE_HOST,
+    {NULL, NULL, NULL},
+};
 
-static int bad(char *err, size_t errlen, const char *name, const char *what)
+const ftc_knob_t *ftc_ucx_knobs(void)
 {
-    if (err != NULL && errlen > 0)
-        snprintf(err, errlen, "%s must be %s", name, what);
-    return FTC_EINVAL;
+    return knobs;
 }
 
 int ftc_ucx_config_from_env(ftc_ucx_config_t *cfg, char *err, size_t errlen)
 {
-    static const struct {
-        const char *name;
-        size_t off;
-    } ints[] = {
-        {"FTCOLL_UCX_GRACE_MS", offsetof(ftc_ucx_config_t, failure_grace_ms)},
-        {"FTCOLL_UCX_SPIN_US", offsetof(ftc_ucx_config_t, spin_us)},
-        {"FTCOLL_UCX_MAX_SLEEP_MS", offsetof(ftc_ucx_config_t, max_sleep_ms)},
-        {"FTCOLL_UCX_CLOSE_TIMEOUT_MS",
-         offsetof(ftc_ucx_config_t, close_timeout_ms)},
+#define F(field) offsetof(ftc_ucx_config_t, field)
+    static const ftc_bk_env_t env[] = {
+        {"FTCOLL_UCX_GRACE_MS", FTC_BK_ENV_INT, F(failure_grace_ms), 0, 0,
+         NULL, NULL},
+        {"FTCOLL_UCX_SPIN_US", FTC_BK_ENV_INT, F(spin_us), 0, 0, NULL, NULL},
+        {"FTCOLL_UCX_MAX_SLEEP_MS", FTC_BK_ENV_INT, F(max_sleep_ms), 0, 0,
+         NULL, NULL},
+        {"FTCOLL_UCX_CLOSE_TIMEOUT_MS", FTC_BK_ENV_INT, F(close_timeout_ms),
+         0, 0, NULL, NULL},
+        {"FTCOLL_UCX_HANDSHAKE_MS", FTC_BK_ENV_INT, F(handshake_timeout_ms),
+         0, 0, NULL, NULL},
+        {"FTCOLL_UCX_MAX_INFLIGHT", FTC_BK_ENV_SIZE, F(max_inflight_bytes),
+         1, 0, NULL, "a byte count > 0"},
+        FTC_BK_ENV_SINGLE_HOST(ftc_ucx_config_t),
+        {"FTCOLL_UCX_NET_DEVICES", FTC_BK_ENV_STRING, F(net_devices), 0, 0,
+         NULL, NULL},
+        {"FTCOLL_UCX_CONNECT", FTC_BK_ENV_CHOICE, F(eager_connect), 0, 0,
+         "eager=1 lazy=0", NULL},
     };
-    if (cfg == NULL)
-        return FTC_EINVAL;
-    for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
-        unsigned long long v;
-        int rc = env_ull(ints[i].name, INT_MAX, &v);
-        if (rc < 0)
-            return bad(err, errlen, ints[i].name, "a non-negative integer");
-        if (rc > 0) {
-            int iv = (int)v;
-            memcpy((char *)cfg + ints[i].off, &iv, sizeof(iv));
-        }
-    }
-    unsigned long long v;
-    int rc = env_ull("FTCOLL_UCX_MAX_INFLIGHT", SIZE_MAX, &v);
-    if (rc < 0 || (rc > 0 && v == 0))
-        return bad(err, errlen, "FTCOLL_UCX_MAX_INFLIGHT", "a byte count > 0");
-    if (rc > 0)
-        cfg->max_inflight_bytes = (size_t)v;
-    const char *s = getenv("FTCOLL_SINGLE_HOST");
-    if (s != NULL && *s != '\0') {
-        if (strcmp(s, "1") == 0)
-            cfg->single_host = 1;
-        else if (strcmp(s, "0") == 0)
-            cfg->single_host = 0;
-        else
-            return bad(err, errlen, "FTCOLL_SINGLE_HOST", "1 or 0");
-    }
-    s = getenv("FTCOLL_UCX_NET_DEVICES");
-    if (s != NULL && *s != '\0')
-        cfg->net_devices = s;
-    s = getenv("FTCOLL_UCX_CONNECT");
-    if (s != NULL && *s != '\0') {
-        if (strcmp(s, "eager") == 0)
-            cfg->eager_connect = 1;
-        else if (strcmp(s, "lazy") == 0)
-            cfg->eager_connect = 0;
-        else
-            return bad(err, errlen, "FTCOLL_UCX_CONNECT", "eager or lazy");
-    }
-    return FTC_OK;
+#undef F
+    return ftc_bk_env_apply(env, sizeof(env) / sizeof(env[0]), knobs, cfg,
+                            err, errlen);
 }
 
 /* --- What UCX_TLS allows ------------------------------------------------ */

@@ -27,7 +27,7 @@ static void ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     if (p->ep != ep || p->state != FTC_UCX_PEER_UP)
         return;     /* an endpoint we already gave up on */
     snprintf(p->error, sizeof(p->error), "%s", ucs_status_string(status));
-    p->detected_ns = ftc_ucx_now_ns();
+    p->detected_ns = ftc_bk_now_ns();
     ftc_ucx_peer_lost(u, p->rank,
                       (uint64_t)u->cfg.failure_grace_ms * 1000000u, p->error);
 }
@@ -180,15 +180,14 @@ void ftc_ucx_peer_lost(ftc_ucx_t *u, uint32_t r, uint64_t delay_ns,
     if (why != p->error)
         snprintf(p->error, sizeof(p->error), "%s", why);
     if (p->detected_ns == 0)
-        p->detected_ns = ftc_ucx_now_ns();
+        p->detected_ns = ftc_bk_now_ns();
     if (!u->closing_down)
         ftc_ucx_logf(u, "rank %u: peer %u (%s): %s", u->cfg.rank, r,
                      p->transport[0] != '\0' ? p->transport : "no endpoint",
                      p->error);
     p->state = FTC_UCX_PEER_LOST;
-    p->report_at_ns = p->detected_ns + delay_ns;
     p->close_pending = p->ep != NULL;
-    u->lost[u->nlost++] = r;
+    ftc_bk_grace_add(&u->lost, r, p->detected_ns + delay_ns);
     if (u->fd_armed)
         ftc_ucx_kick(u);
 }
@@ -228,8 +227,8 @@ static void close_ep(ftc_ucx_t *u, ftc_ucx_peer_t *p)
 int ftc_ucx_close_pending(ftc_ucx_t *u)
 {
     int n = 0;
-    for (uint32_t i = 0; i < u->nlost; i++) {
-        ftc_ucx_peer_t *p = &u->peers[u->lost[i]];
+    for (uint32_t i = 0; i < u->lost.count; i++) {
+        ftc_ucx_peer_t *p = &u->peers[u->lost.ranks[i]];
         if (p->close_pending) {
             close_ep(u, p);
             n++;

@@ -8,8 +8,11 @@
  * Endpoints. Each rank has one UCP worker; ranks swap worker addresses
  * out of band (ftc_ucx_exchange) and create one endpoint per peer, to all
  * peers at once (eager_connect, the default) or on the first send or
- * watch. Every endpoint asks for UCP_ERR_HANDLING_MODE_PEER, so UCX only
- * picks transports that can report a dead peer: with UCX_TLS=sm that
+ * watch. With eager endpoints ftc_ucx_exchange ends with a handshake
+ * (ftc_ucx_handshake) that finishes UCX's wire-up of every endpoint
+ * before the first collective. Every endpoint asks for
+ * UCP_ERR_HANDLING_MODE_PEER, so UCX only picks transports that can
+ * report a dead peer: with UCX_TLS=sm that
  * needs UCX_MM_ERROR_HANDLING=y, and ftc_ucx_create says so instead of
  * letting the first endpoint fail with "Destination is unreachable".
  * Messages are eager active messages (never rendezvous, so each pair's
@@ -80,6 +83,7 @@
 #include <stdint.h>
 
 #include "ftcoll/context.h"
+#include "ftcoll/knob.h"
 #include "ftcoll/transport.h"
 
 #ifdef __cplusplus
@@ -134,16 +138,24 @@ typedef struct ftc_ucx_config {
      * "mlx5_0:1,ib0", ...; copied by ftc_ucx_create), or NULL: UCX's own
      * UCX_NET_DEVICES, else as single_host says, else every device. */
     const char *net_devices;
+    /* With eager_connect, ftc_ucx_exchange ends with ftc_ucx_handshake
+     * (below) with this timeout; 0: no handshake. Default 30000. */
+    int handshake_timeout_ms;
 } ftc_ucx_config_t;
 
 /* Defaults as above; rank 0, nranks 0 (set them). */
 void ftc_ucx_config_init(ftc_ucx_config_t *cfg);
 
+/* Every environment variable ftc_ucx_config_from_env reads, with its
+ * default and meaning; the last entry's name is NULL. */
+const ftc_knob_t *ftc_ucx_knobs(void);
+
 /*
  * Override cfg from the environment, for launcher-started programs:
  * FTCOLL_UCX_CONNECT (eager|lazy), FTCOLL_UCX_GRACE_MS,
  * FTCOLL_UCX_SPIN_US, FTCOLL_UCX_MAX_SLEEP_MS, FTCOLL_UCX_MAX_INFLIGHT
- * (bytes), FTCOLL_UCX_CLOSE_TIMEOUT_MS, FTCOLL_UCX_NET_DEVICES,
+ * (bytes), FTCOLL_UCX_CLOSE_TIMEOUT_MS, FTCOLL_UCX_HANDSHAKE_MS,
+ * FTCOLL_UCX_NET_DEVICES,
  * FTCOLL_SINGLE_HOST (1 or 0: single_host). UCX reads its own UCX_*
  * variables (UCX_TLS, UCX_NET_DEVICES, UCX_KEEPALIVE_INTERVAL,
  * UCX_MM_ERROR_HANDLING, ...) as it always does. Returns FTC_OK, or
@@ -177,7 +189,8 @@ const void *ftc_ucx_address(const ftc_ucx_t *u, size_t *len);
  * or does not answer (it died after it published its address; over tcp
  * on one host UCX calls that "Destination is unreachable" too) is no
  * error here: it is reported to the core as failed, as a peer dying
- * later would be. May be called once.
+ * later would be. May be called once. Then call ftc_ucx_handshake on
+ * every rank (ftc_ucx_exchange does both).
  */
 int ftc_ucx_set_peers(ftc_ucx_t *u, const void *const *addrs,
                       const size_t *lens);
@@ -193,6 +206,21 @@ int ftc_ucx_exchange(ftc_ucx_t *u,
                      int (*allgather)(void *arg, const void *mine,
                                       size_t len, void *all),
                      void *arg);
+
+/*
+ * Finish UCX's wire-up of every endpoint before the first collective:
+ * send each peer a HELLO and progress the worker until every peer's HELLO
+ * has arrived and ours has gone out, which UCP allows only once the
+ * endpoint's wire-up is done. Collective: every rank calls it after
+ * ftc_ucx_set_peers (ftc_ucx_exchange does, with eager_connect). Without
+ * it the wire-up runs during the first collectives, and UCX 1.13 aborts
+ * a process when a peer dies while a wire-up message to that peer is
+ * still queued on shared memory (docs/ucx.md). A peer lost meanwhile is
+ * not waited for; one that neither answers nor dies within timeout_ms is
+ * reported failed. Lazy endpoints connected later are not covered.
+ * FTC_OK, or FTC_EINVAL (no peers set, timeout_ms < 0).
+ */
+int ftc_ucx_handshake(ftc_ucx_t *u, int timeout_ms);
 
 /* Route events to ctx, created on u with ftc_ucx_ops(); NULL detaches.
  * Before the first progress call. */

@@ -34,8 +34,8 @@ enum {
 
 /* --- Callbacks (inside ucp_worker_progress) ----------------------------- */
 
-static uint32_t header_rank(const ftc_ucx_t *u, const void *header,
-                            size_t header_length)
+uint32_t ftc_ucx_header_rank(const ftc_ucx_t *u, const void *header,
+                             size_t header_length)
 {
     if (header == NULL || header_length != FTC_UCX_HDR_LEN)
         return FTC_RANK_UNKNOWN;
@@ -68,7 +68,7 @@ ucs_status_t ftc_ucx_am_recv_cb(void *arg, const void *header,
         return UCS_OK;
     }
     ev->kind = FTC_UCX_EV_RECV;
-    ev->peer = header_rank(u, header, header_length);
+    ev->peer = ftc_ucx_header_rank(u, header, header_length);
     ucs_status_t ret = UCS_OK;
     if (length > sizeof(ev->inl)
         && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA)) {
@@ -153,26 +153,13 @@ static int drain_self(ftc_ucx_t *u)
     return n;
 }
 
-/* Step 5. The core may lose more peers while we report: index, do not
- * hold pointers across the call. */
-static int report_due(ftc_ucx_t *u, uint64_t now)
+/* Step 5, for one peer whose grace period is over. */
+static void mark_failed(void *arg, uint32_t r, uint64_t now)
 {
-    int n = 0;
-    for (uint32_t i = 0; i < u->nlost;) {
-        uint32_t r = u->lost[i];
-        ftc_ucx_peer_t *p = &u->peers[r];
-        if (p->report_at_ns > now) {
-            i++;
-            continue;
-        }
-        u->lost[i] = u->lost[--u->nlost];
-        p->state = FTC_UCX_PEER_FAILED;
-        p->reported_ns = now;
-        u->stats.peers_failed++;
-        ftc_transport_peer_failed(u->ctx, r);
-        n++;
-    }
-    return n;
+    ftc_ucx_t *u = arg;
+    u->peers[r].state = FTC_UCX_PEER_FAILED;
+    u->peers[r].reported_ns = now;
+    u->stats.peers_failed++;
 }
 
 /* Clear the timerfd and eventfd once they may have fired (a busy poller
@@ -184,7 +171,7 @@ static void clear_fds(ftc_ucx_t *u)
         (void)!read(u->kfd, &v, sizeof(v));
         u->kicked = false;
     }
-    if (u->tfd_deadline != UINT64_MAX && ftc_ucx_now_ns() >= u->tfd_deadline) {
+    if (u->tfd_deadline != UINT64_MAX && ftc_bk_now_ns() >= u->tfd_deadline) {
         (void)!read(u->tfd, &v, sizeof(v));
         u->tfd_deadline = UINT64_MAX;
     }
@@ -204,7 +191,7 @@ static int pass(ftc_ucx_t *u)
      * reach the core first. */
     u->stats.worker_progress++;
     if (ucp_worker_progress(u->worker) != 0
-        && (u->nlost > 0 || (u->events.count == 0 && u->self_q.count == 0))) {
+        && (u->lost.count > 0 || (u->events.count == 0 && u->self_q.count == 0))) {
         for (int i = 1; i < WORKER_SPINS; i++) {
             u->stats.worker_progress++;
             if (ucp_worker_progress(u->worker) == 0)
@@ -216,14 +203,10 @@ static int pass(ftc_ucx_t *u)
     ftc_ucx_close_pending(u);
     if (u->nclosing > 0)
         ftc_ucx_reap_closing(u);
-    if (u->nlost > 0)
-        n += report_due(u, ftc_ucx_now_ns());
-    /* With a fresh clock: feeding the core took time. */
-    if (u->timer_armed && u->timer_deadline <= ftc_ucx_now_ns()) {
-        u->timer_armed = false;
-        ftc_transport_timer_fired(u->ctx);
-        n++;
-    }
+    if (u->lost.count > 0)
+        n += ftc_bk_grace_report_due(&u->lost, ftc_bk_now_ns(), u->ctx,
+                                     mark_failed, u);
+    n += ftc_bk_core_timer_fire_due(&u->timer, u->ctx);
     return n;
 }
 
@@ -240,7 +223,7 @@ static ucs_status_t arm_worker(ftc_ucx_t *u)
 
 static void sleep_until(ftc_ucx_t *u, uint64_t deadline)
 {
-    uint64_t now = ftc_ucx_now_ns();
+    uint64_t now = ftc_bk_now_ns();
     if (deadline <= now)
         return;
     u->stats.sleeps++;
@@ -265,21 +248,21 @@ static void sleep_until(ftc_ucx_t *u, uint64_t deadline)
 
 static int wait_and_pass(ftc_ucx_t *u, int timeout_ms)
 {
-    uint64_t start = ftc_ucx_now_ns();
+    uint64_t start = ftc_bk_now_ns();
     uint64_t end = timeout_ms < 0 ? UINT64_MAX
                                   : start + (uint64_t)timeout_ms * 1000000u;
     if (u->cfg.spin_us > 0) {
         uint64_t spin_end = start + (uint64_t)u->cfg.spin_us * 1000u;
         if (spin_end > end)
             spin_end = end;
-        while (ftc_ucx_now_ns() < spin_end) {
+        while (ftc_bk_now_ns() < spin_end) {
             int n = pass(u);
             if (n > 0)
                 return n;
         }
     }
     for (;;) {
-        uint64_t now = ftc_ucx_now_ns();
+        uint64_t now = ftc_bk_now_ns();
         if (now >= end)
             return 0;
         if (arm_worker(u) == UCS_ERR_BUSY) {
@@ -347,10 +330,10 @@ int ftc_ucx_flush(ftc_ucx_t *u, int timeout_ms)
     if (u == NULL || u->ctx == NULL)
         return FTC_EINVAL;
     uint64_t end = timeout_ms < 0 ? UINT64_MAX
-                                  : ftc_ucx_now_ns()
+                                  : ftc_bk_now_ns()
                                         + (uint64_t)timeout_ms * 1000000u;
     while (u->ninflight > 0 || u->events.count > 0 || u->self_q.count > 0) {
-        if (ftc_ucx_now_ns() >= end)
+        if (ftc_bk_now_ns() >= end)
             break;
         int rc = ftc_ucx_progress(u, 1);
         if (rc < 0)

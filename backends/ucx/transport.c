@@ -4,36 +4,15 @@
  * counters. The contract is in ftcoll_ucx.h.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ucx_internal.h"
-
-uint64_t ftc_ucx_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void ftc_ucx_logf(const ftc_ucx_t *u, const char *fmt, ...)
-{
-    if (u->cfg.log == NULL)
-        return;
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    u->cfg.log(u->cfg.log_arg, line);
-}
 
 void ftc_ucx_kick(ftc_ucx_t *u)
 {
@@ -46,14 +25,12 @@ void ftc_ucx_kick(ftc_ucx_t *u)
 
 uint64_t ftc_ucx_next_deadline(const ftc_ucx_t *u)
 {
-    uint64_t want = u->timer_armed ? u->timer_deadline : UINT64_MAX;
-    for (uint32_t i = 0; i < u->nlost; i++) {
-        uint64_t t = u->peers[u->lost[i]].report_at_ns;
-        if (t < want)
-            want = t;
-    }
+    uint64_t want = ftc_bk_core_timer_next(&u->timer);
+    uint64_t report = ftc_bk_grace_next(&u->lost);
+    if (report < want)
+        want = report;
     if (u->cfg.max_sleep_ms > 0) {
-        uint64_t t = ftc_ucx_now_ns()
+        uint64_t t = ftc_bk_now_ns()
                      + (uint64_t)u->cfg.max_sleep_ms * 1000000u;
         if (t < want)
             want = t;
@@ -68,15 +45,7 @@ void ftc_ucx_rearm(ftc_ucx_t *u)
     uint64_t want = ftc_ucx_next_deadline(u);
     if (want == u->tfd_deadline)
         return;
-    struct itimerspec its;
-    memset(&its, 0, sizeof(its));
-    if (want != UINT64_MAX) {
-        /* An all-zero it_value disarms: a deadline of 0 means "now". */
-        uint64_t t = want == 0 ? 1 : want;
-        its.it_value.tv_sec = (time_t)(t / 1000000000u);
-        its.it_value.tv_nsec = (long)(t % 1000000000u);
-    }
-    (void)timerfd_settime(u->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+    ftc_bk_timerfd_set(u->tfd, want);
     u->tfd_deadline = want;
 }
 
@@ -170,8 +139,7 @@ static int ut_send(void *tp, uint32_t dest, const void *buf, size_t len,
 static void ut_timer_arm(void *tp, uint64_t deadline_ns)
 {
     ftc_ucx_t *u = tp;
-    u->timer_armed = true;
-    u->timer_deadline = deadline_ns;
+    ftc_bk_core_timer_arm(&u->timer, deadline_ns);
     if (u->fd_armed)
         ftc_ucx_rearm(u);   /* the poller sleeps: move its alarm */
 }
@@ -179,13 +147,8 @@ static void ut_timer_arm(void *tp, uint64_t deadline_ns)
 static void ut_timer_cancel(void *tp)
 {
     ftc_ucx_t *u = tp;
-    u->timer_armed = false; /* a stale timerfd wake-up is harmless */
-}
-
-static uint64_t ut_now(void *tp)
-{
-    (void)tp;
-    return ftc_ucx_now_ns();
+    /* A stale timerfd wake-up is harmless. */
+    ftc_bk_core_timer_cancel(&u->timer);
 }
 
 /* Reports do not depend on watching (a death is a death); a watch only
@@ -219,7 +182,7 @@ static const ftc_transport_ops_t ut_ops = {
     .send = ut_send,
     .timer_arm = ut_timer_arm,
     .timer_cancel = ut_timer_cancel,
-    .now = ut_now,
+    .now = ftc_bk_now_op,
     .watch = ut_watch,
     .unwatch = ut_unwatch,
     .progress = ut_progress,
@@ -238,7 +201,8 @@ static int config_ok(const ftc_ucx_config_t *c)
            && c->nranks <= INT32_MAX && c->rank < c->nranks
            && c->failure_grace_ms >= 0 && c->spin_us >= 0
            && c->max_sleep_ms >= 0 && c->max_inflight_bytes > 0
-           && c->close_timeout_ms >= 0 && c->single_host >= -1
+           && c->close_timeout_ms >= 0 && c->handshake_timeout_ms >= 0
+           && c->single_host >= -1
            && c->single_host <= 1;
 }
 
@@ -254,7 +218,7 @@ static int epoll_add(int epfd, int fd)
 static int open_fds(ftc_ucx_t *u)
 {
     u->epfd = epoll_create1(EPOLL_CLOEXEC);
-    u->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    u->tfd = ftc_bk_timerfd_open();
     u->kfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (u->epfd < 0 || u->tfd < 0 || u->kfd < 0 || epoll_add(u->epfd, u->tfd)
         || epoll_add(u->epfd, u->kfd)
@@ -336,6 +300,14 @@ static int open_ucx(ftc_ucx_t *u)
                      u->cfg.rank, ucs_status_string(st));
         return -1;
     }
+    hp.id = FTC_UCX_HELLO_AM_ID;
+    hp.cb = ftc_ucx_hello_recv_cb;
+    st = ucp_worker_set_am_recv_handler(u->worker, &hp);
+    if (st != UCS_OK) {
+        ftc_ucx_logf(u, "rank %u: ucp_worker_set_am_recv_handler (hello): %s",
+                     u->cfg.rank, ucs_status_string(st));
+        return -1;
+    }
     st = ucp_worker_get_efd(u->worker, &u->efd);
     if (st != UCS_OK) {
         u->efd = -1;
@@ -370,8 +342,7 @@ int ftc_ucx_create(const ftc_ucx_config_t *cfg, ftc_ucx_t **out)
 
     int rc = FTC_ENOMEM;
     u->peers = calloc(cfg->nranks, sizeof(*u->peers));
-    u->lost = calloc(cfg->nranks, sizeof(*u->lost));
-    if (u->peers == NULL || u->lost == NULL)
+    if (u->peers == NULL || ftc_bk_grace_init(&u->lost, cfg->nranks) != 0)
         goto err;
     for (uint32_t r = 0; r < cfg->nranks; r++) {
         u->peers[r].u = u;
@@ -406,9 +377,9 @@ void ftc_ucx_destroy(ftc_ucx_t *u)
         /* Force: no flush towards the dead, and in-flight sends (whose
          * buffers the core may have freed) are cancelled, not read. */
         ftc_ucx_close_all(u);
-        uint64_t end = ftc_ucx_now_ns()
+        uint64_t end = ftc_bk_now_ns()
                        + (uint64_t)u->cfg.close_timeout_ms * 1000000u;
-        while (ftc_ucx_reap_closing(u) > 0 && ftc_ucx_now_ns() < end)
+        while (ftc_ucx_reap_closing(u) > 0 && ftc_bk_now_ns() < end)
             ucp_worker_progress(u->worker);
         ftc_ucx_evq_clear(u, &u->events, true);
     }
@@ -448,7 +419,7 @@ void ftc_ucx_destroy(ftc_ucx_t *u)
         for (uint32_t r = 0; r < u->cfg.nranks; r++)
             free(u->peers[r].addr);
     free(u->peers);
-    free(u->lost);
+    ftc_bk_grace_fini(&u->lost);
     free(u);
 }
 
@@ -557,6 +528,10 @@ int ftc_ucx_exchange(ftc_ucx_t *u,
     for (size_t r = 0; r < n; r++)
         addrs[r] = all + r * max;
     rc = ftc_ucx_set_peers(u, addrs, lens);
+    /* Every rank is here: finish UCX's wire-up of every endpoint now, not
+     * during the first collectives (handshake.c says why). */
+    if (rc == FTC_OK && u->cfg.eager_connect && u->cfg.handshake_timeout_ms > 0)
+        rc = ftc_ucx_handshake(u, u->cfg.handshake_timeout_ms);
 out:
     free(all);
     free(mine);

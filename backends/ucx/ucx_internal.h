@@ -5,7 +5,10 @@
  *   endpoint.c   one UCP endpoint per peer: create, error callback, close
  *   progress.c   the event loop: worker, event queue, reports, timer
  *   event.c      the queue of what callbacks saw, fed after progress
- *   config.c     defaults, environment, what UCX_TLS can do
+ *   handshake.c  every endpoint wired up before the first collective
+ *   config.c     defaults, environment, knob table, what UCX_TLS can do
+ * The clock, log, timerfd, core timer and grace reporter are the
+ * backends' common ones (backends/common).
  */
 #ifndef FTC_UCX_INTERNAL_H
 #define FTC_UCX_INTERNAL_H
@@ -19,10 +22,18 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_ucx.h"
 
+#include "clock.h"
+#include "core_timer.h"
+#include "grace.h"
+#include "log.h"
+#include "timerfd.h"
+
 /* Our active-message id; the AM header is the sender's rank (u32 LE) and
  * the job token (u64 LE). */
 #define FTC_UCX_AM_ID 0x4654u
 #define FTC_UCX_HDR_LEN 12
+/* The set-up handshake's HELLO (handshake.c): same header, no payload. */
+#define FTC_UCX_HELLO_AM_ID 0x4655u
 
 /* Messages up to this size are copied into the event itself. */
 #define FTC_UCX_EV_INLINE 232
@@ -72,8 +83,11 @@ typedef struct ftc_ucx_peer {
     ftc_ucx_peer_state_t state;
     bool watched;
     bool close_pending;         /* ep to force-close in progress */
+    bool hello_seen;            /* its set-up HELLO arrived */
+    bool hello_sent;            /* ours to it completed (wire-up done) */
+    bool hello_pending;         /* ours to it is in flight */
     size_t inflight_bytes;
-    uint64_t detected_ns, report_at_ns, reported_ns;
+    uint64_t detected_ns, reported_ns;
     char transport[48];
     char error[64];
 } ftc_ucx_peer_t;
@@ -98,8 +112,7 @@ struct ftc_ucx {
     ftc_context_t *ctx;
     ftc_ucx_peer_t *peers;      /* nranks entries */
     bool peers_set;
-    uint32_t *lost;             /* ranks with a pending report */
-    uint32_t nlost;
+    ftc_bk_grace_t lost;        /* ranks with a pending report */
     void **closing;             /* ep close requests not done yet */
     size_t nclosing, capclosing;
 
@@ -110,8 +123,7 @@ struct ftc_ucx {
     ftc_ucx_ev_t *free_evs;     /* recycled events */
     size_t nfree;
 
-    bool timer_armed;
-    uint64_t timer_deadline;
+    ftc_bk_core_timer_t timer;  /* the core's */
     bool in_progress;
     bool closing_down;          /* ftc_ucx_destroy runs */
     bool diag_logged;           /* the unreachable diagnosis, once */
@@ -122,11 +134,8 @@ struct ftc_ucx {
 };
 
 /* transport.c */
-uint64_t ftc_ucx_now_ns(void);
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-void ftc_ucx_logf(const ftc_ucx_t *u, const char *fmt, ...);
+#define ftc_ucx_logf(u, ...) \
+    ftc_bk_logf((u)->cfg.log, (u)->cfg.log_arg, __VA_ARGS__)
 /* Write the eventfd once so a poller of ftc_ucx_fd wakes up. */
 void ftc_ucx_kick(ftc_ucx_t *u);
 /* Set the timerfd for the earliest of the core's deadline, pending
@@ -171,6 +180,10 @@ size_t ftc_ucx_reap_closing(ftc_ucx_t *u);
 void ftc_ucx_ep_transport(ucp_ep_h ep, char *out, size_t outlen);
 
 /* progress.c */
+/* The sender's rank from an AM header of ours (rank, job token), or
+ * FTC_RANK_UNKNOWN if it is not one or names no peer. */
+uint32_t ftc_ucx_header_rank(const ftc_ucx_t *u, const void *header,
+                             size_t header_length);
 /* The AM receive callback (set on the worker by ftc_ucx_create). */
 ucs_status_t ftc_ucx_am_recv_cb(void *arg, const void *header,
                                 size_t header_length, void *data,
@@ -178,6 +191,13 @@ ucs_status_t ftc_ucx_am_recv_cb(void *arg, const void *header,
                                 const ucp_am_recv_param_t *param);
 /* The send completion callback (user_data: the SEND event). */
 void ftc_ucx_send_cb(void *request, ucs_status_t status, void *user_data);
+
+/* handshake.c */
+/* The HELLO receive callback (set on the worker by ftc_ucx_create). */
+ucs_status_t ftc_ucx_hello_recv_cb(void *arg, const void *header,
+                                   size_t header_length, void *data,
+                                   size_t length,
+                                   const ucp_am_recv_param_t *param);
 
 /* config.c */
 /* What UCX_TLS and the MM settings allow; logs notes. 0 fine; -1 only

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Defaults of the ZeroMQ backend and their environment overrides. */
-#include <errno.h>
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
 #include "zmq_internal.h"
 
 void ftc_zmq_config_init(ftc_zmq_config_t *cfg)
@@ -29,79 +28,74 @@ void ftc_zmq_config_init(ftc_zmq_config_t *cfg)
     cfg->max_payload = (size_t)32 << 20;
 }
 
-/* A non-negative int from the environment; 1 if set, 0 if unset, -1 bad. */
-static int env_int(const char *name, int *out)
+static const ftc_knob_t knobs[] = {
+    {"FTCOLL_ZMQ_BIND", "tcp://127.0.0.1:*",
+     "Where the ROUTER listens (bind_endpoint): tcp://<interface or "
+     "address>:<port or *>, or ipc://<path>."},
+    {"FTCOLL_ZMQ_HOST", "unset (the host name)",
+     "The host name peers connect to when FTCOLL_ZMQ_BIND binds a "
+     "wildcard address (advertise_host)."},
+    {"FTCOLL_ZMQ_HEARTBEAT_MS", "500",
+     "ZMTP heartbeat interval in ms (heartbeat_ivl_ms); 0: no heartbeats."},
+    {"FTCOLL_ZMQ_HEARTBEAT_TIMEOUT_MS", "2000 (4 x the interval if only "
+     "that is set)",
+     "A connection silent this long is lost (heartbeat_timeout_ms)."},
+    {"FTCOLL_ZMQ_CONNECT_RETRIES", "3",
+     "Failed connection attempts, before the first success, after which a "
+     "peer is reported unreachable (connect_retries)."},
+    {"FTCOLL_ZMQ_GRACE_MS", "2",
+     "Delay between a lost connection and its report to the core, for the "
+     "peer's last messages to arrive (disconnect_grace_ms)."},
+    {"FTCOLL_ZMQ_LINGER_MS", "500",
+     "How long ftc_zmq_destroy waits for queued messages to live peers "
+     "(linger_ms)."},
+    FTC_BK_KNOB_SINGLE_HOST,
+    {"FTCOLL_ZMQ_MAX_PAYLOAD", "33554432",
+     "The largest collective buffer in bytes, the same on every rank "
+     "(max_payload); it bounds the largest message a rank accepts. 0: no "
+     "limit."},
+    {NULL, NULL, NULL},
+};
+
+const ftc_knob_t *ftc_zmq_knobs(void)
 {
-    const char *s = getenv(name);
-    if (s == NULL || *s == '\0')
-        return 0;
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v < 0 || v > INT_MAX)
-        return -1;
-    *out = (int)v;
-    return 1;
+    return knobs;
 }
 
 int ftc_zmq_config_from_env(ftc_zmq_config_t *cfg, char *err, size_t errlen)
 {
-    static const struct {
-        const char *name;
-        size_t off;
-    } ints[] = {
-        {"FTCOLL_ZMQ_HEARTBEAT_MS", offsetof(ftc_zmq_config_t, heartbeat_ivl_ms)},
-        {"FTCOLL_ZMQ_HEARTBEAT_TIMEOUT_MS",
-         offsetof(ftc_zmq_config_t, heartbeat_timeout_ms)},
-        {"FTCOLL_ZMQ_CONNECT_RETRIES", offsetof(ftc_zmq_config_t, connect_retries)},
-        {"FTCOLL_ZMQ_GRACE_MS", offsetof(ftc_zmq_config_t, disconnect_grace_ms)},
-        {"FTCOLL_ZMQ_LINGER_MS", offsetof(ftc_zmq_config_t, linger_ms)},
+#define F(field) offsetof(ftc_zmq_config_t, field)
+    static const ftc_bk_env_t env[] = {
+        {"FTCOLL_ZMQ_HEARTBEAT_MS", FTC_BK_ENV_INT, F(heartbeat_ivl_ms), 0, 0,
+         NULL, NULL},
+        {"FTCOLL_ZMQ_HEARTBEAT_TIMEOUT_MS", FTC_BK_ENV_INT,
+         F(heartbeat_timeout_ms), 0, 0, NULL, NULL},
+        {"FTCOLL_ZMQ_CONNECT_RETRIES", FTC_BK_ENV_INT, F(connect_retries), 0,
+         0, NULL, NULL},
+        {"FTCOLL_ZMQ_GRACE_MS", FTC_BK_ENV_INT, F(disconnect_grace_ms), 0, 0,
+         NULL, NULL},
+        {"FTCOLL_ZMQ_LINGER_MS", FTC_BK_ENV_INT, F(linger_ms), 0, 0, NULL,
+         NULL},
+        FTC_BK_ENV_SINGLE_HOST(ftc_zmq_config_t),
+        {"FTCOLL_ZMQ_MAX_PAYLOAD", FTC_BK_ENV_SIZE, F(max_payload), 0,
+         SIZE_MAX / 4, NULL, "a byte count (0: no limit)"},
+        {"FTCOLL_ZMQ_BIND", FTC_BK_ENV_STRING, F(bind_endpoint), 0, 0, NULL,
+         NULL},
+        {"FTCOLL_ZMQ_HOST", FTC_BK_ENV_STRING, F(advertise_host), 0, 0, NULL,
+         NULL},
     };
+#undef F
     if (cfg == NULL)
         return FTC_EINVAL;
-    for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
-        int v;
-        int rc = env_int(ints[i].name, &v);
-        if (rc < 0) {
-            if (err != NULL && errlen > 0)
-                snprintf(err, errlen, "%s must be a non-negative integer",
-                         ints[i].name);
-            return FTC_EINVAL;
-        }
-        if (rc > 0)
-            memcpy((char *)cfg + ints[i].off, &v, sizeof(v));
-    }
+    int rc = ftc_bk_env_apply(env, sizeof(env) / sizeof(env[0]), knobs, cfg,
+                              err, errlen);
+    if (rc != FTC_OK)
+        return rc;
     /* A heartbeat interval without a timeout would never fire. */
     if (getenv("FTCOLL_ZMQ_HEARTBEAT_MS") != NULL
         && getenv("FTCOLL_ZMQ_HEARTBEAT_TIMEOUT_MS") == NULL)
-        cfg->heartbeat_timeout_ms = 4 * cfg->heartbeat_ivl_ms;
-    const char *s = getenv("FTCOLL_SINGLE_HOST");
-    if (s != NULL && *s != '\0') {
-        if (strcmp(s, "1") != 0 && strcmp(s, "0") != 0) {
-            if (err != NULL && errlen > 0)
-                snprintf(err, errlen, "FTCOLL_SINGLE_HOST must be 1 or 0");
-            return FTC_EINVAL;
-        }
-        cfg->single_host = s[0] - '0';
-    }
-    s = getenv("FTCOLL_ZMQ_MAX_PAYLOAD");
-    if (s != NULL && *s != '\0') {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno != 0 || *end != '\0' || s[0] == '-' || v > SIZE_MAX / 4) {
-            if (err != NULL && errlen > 0)
-                snprintf(err, errlen, "FTCOLL_ZMQ_MAX_PAYLOAD must be a byte "
-                                      "count (0: no limit)");
-            return FTC_EINVAL;
-        }
-        cfg->max_payload = (size_t)v;
-    }
-    s = getenv("FTCOLL_ZMQ_BIND");
-    if (s != NULL && *s != '\0')
-        cfg->bind_endpoint = s;
-    s = getenv("FTCOLL_ZMQ_HOST");
-    if (s != NULL && *s != '\0')
-        cfg->advertise_host = s;
+        cfg->heartbeat_timeout_ms = cfg->heartbeat_ivl_ms > INT_MAX / 4
+                                        ? INT_MAX
+                                        : 4 * cfg->heartbeat_ivl_ms;
     return FTC_OK;
 }

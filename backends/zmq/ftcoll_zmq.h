@@ -68,6 +68,7 @@
 #include <stdint.h>
 
 #include "ftcoll/context.h"
+#include "ftcoll/knob.h"
 #include "ftcoll/transport.h"
 
 #ifdef __cplusplus
@@ -138,6 +139,10 @@ typedef struct ftc_zmq_config {
 
 /* Defaults as above; rank 0, nranks 0 (set them). */
 void ftc_zmq_config_init(ftc_zmq_config_t *cfg);
+
+/* Every environment variable ftc_zmq_config_from_env reads, with its
+ * default and meaning; the last entry's name is NULL. */
+const ftc_knob_t *ftc_zmq_knobs(void);
 
 /*
  * Override cfg from the environment, for launcher-started programs:
@@ -216,7 +221,9 @@ int ftc_zmq_progress(ftc_zmq_t *z, int timeout_ms);
 typedef struct ftc_zmq_stats {
     uint64_t msgs_sent, msgs_received, bytes_sent, bytes_received;
     uint64_t msgs_queued;       /* sends that waited in the local queue */
-    uint64_t msgs_dropped;      /* to failed peers whose queue was full */
+    uint64_t msgs_dropped;      /* to failed peers whose queue was full, or
+                                   queued when the core declared the peer
+                                   failed (peer_down) */
     uint64_t msgs_rejected;     /* received, refused by the core's decoder */
     uint64_t msgs_stranger;     /* received on a connection with an unknown
                                    routing id */

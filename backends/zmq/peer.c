@@ -37,15 +37,6 @@ static void make_routing_id(const ftc_zmq_t *z, unsigned char id[FTC_ZMQ_ID_LEN]
     memcpy(id + 5, z->id_token, 8);
 }
 
-static void peer_queued_list_add(ftc_zmq_t *z, uint32_t r)
-{
-    ftc_zmq_peer_t *p = &z->peers[r];
-    if (!p->on_queued_list) {
-        p->on_queued_list = true;
-        z->queued[z->nqueued++] = r;
-    }
-}
-
 void ftc_zmq_peer_lost(ftc_zmq_t *z, uint32_t r, uint64_t delay_ns,
                        const char *why)
 {
@@ -54,10 +45,9 @@ void ftc_zmq_peer_lost(ftc_zmq_t *z, uint32_t r, uint64_t delay_ns,
         return;
     ftc_zmq_logf(z, "rank %u: peer %u (%s): %s", z->cfg.rank, r, p->addr, why);
     p->state = FTC_ZMQ_PEER_LOST;
-    p->lost_ns = ftc_zmq_now_ns();
-    p->report_at_ns = p->lost_ns + delay_ns;
+    p->lost_ns = ftc_bk_now_ns();
     snprintf(p->why, sizeof(p->why), "%s", why);
-    z->lost[z->nlost++] = r;
+    ftc_bk_grace_add(&z->lost, r, p->lost_ns + delay_ns);
     ftc_zmq_rearm(z);
 }
 
@@ -162,7 +152,7 @@ void ftc_zmq_peer_close(ftc_zmq_t *z, uint32_t r, int linger_ms)
         zmq_close(p->mon);
         p->mon = NULL;
     }
-    ftc_zmq_sq_clear(&p->q);
+    ftc_bk_sq_clear(&p->q);
 }
 
 /* One attempt to connect failed. */
@@ -261,13 +251,13 @@ int ftc_zmq_peer_flush(ftc_zmq_t *z, uint32_t r)
 {
     ftc_zmq_peer_t *p = &z->peers[r];
     int sent = 0;
-    ftc_zmq_qmsg_t *m;
-    while (p->dealer != NULL && (m = ftc_zmq_sq_peek(&p->q)) != NULL) {
+    ftc_bk_qmsg_t *m;
+    while (p->dealer != NULL && (m = ftc_bk_sq_peek(&p->q)) != NULL) {
         if (zmq_send(p->dealer, m->data, m->len, ZMQ_DONTWAIT) < 0)
             break;
         z->stats.msgs_sent++;
         z->stats.bytes_sent += m->len;
-        ftc_zmq_sq_pop(&p->q);
+        ftc_bk_sq_pop(&p->q);
         sent++;
     }
     return sent;
@@ -302,9 +292,9 @@ int ftc_zmq_peer_send(ftc_zmq_t *z, uint32_t r, const void *buf, size_t len)
                      z->cfg.rank, r, p->q.bytes);
         return FTC_ETRANSPORT;
     }
-    if (ftc_zmq_sq_push(&p->q, buf, len) != 0)
+    if (ftc_bk_sq_push(&p->q, buf, len) != 0)
         return FTC_ENOMEM;
     z->stats.msgs_queued++;
-    peer_queued_list_add(z, r);
+    ftc_bk_rank_set_add(&z->queued, r);
     return FTC_SEND_INLINE;
 }

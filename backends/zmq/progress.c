@@ -50,8 +50,7 @@ static int collect(ftc_zmq_t *z, int timeout_ms)
                 z->router_dirty = true;
                 break;
             case FTC_ZMQ_TAG_TIMER: {
-                uint64_t expirations;
-                if (read(z->tfd, &expirations, sizeof(expirations)) > 0)
+                if (ftc_bk_timerfd_clear(z->tfd))
                     z->tfd_deadline = UINT64_MAX;   /* spent: re-arm anew */
                 break;
             }
@@ -139,77 +138,48 @@ static int drain_router(ftc_zmq_t *z)
     return handled;
 }
 
-/* Step 3. */
-static int drain_self(ftc_zmq_t *z)
+/* Step 4, for one peer with queued sends. */
+static int flush_peer(void *arg, uint32_t r, bool *keep)
 {
-    int handled = 0;
-    /* Only what is queued now: feeding may queue more. */
-    size_t n = z->self_q.count;
-    for (size_t i = 0; i < n; i++) {
-        ftc_zmq_qmsg_t *m = ftc_zmq_sq_take(&z->self_q);
-        feed(z, z->cfg.rank, m->data, m->len);
-        free(m);
-        handled++;
-    }
-    return handled;
-}
-
-/* Step 4. */
-static int flush_queued(ftc_zmq_t *z)
-{
-    int sent = 0;
-    for (uint32_t i = 0; i < z->nqueued;) {
-        uint32_t r = z->queued[i];
-        ftc_zmq_peer_t *p = &z->peers[r];
-        sent += ftc_zmq_peer_flush(z, r);
-        if (p->q.count == 0 || p->dealer == NULL) {
-            ftc_zmq_sq_clear(&p->q);
-            p->on_queued_list = false;
-            z->queued[i] = z->queued[--z->nqueued];
-        } else {
-            i++;
-        }
+    ftc_zmq_t *z = arg;
+    ftc_zmq_peer_t *p = &z->peers[r];
+    int sent = ftc_zmq_peer_flush(z, r);
+    if (p->q.count == 0 || p->dealer == NULL) {
+        ftc_bk_sq_clear(&p->q);
+        *keep = false;
     }
     return sent;
 }
 
-/* Step 5. The core may run callbacks that lose more peers: index, do not
- * hold pointers. */
-static int report_due(ftc_zmq_t *z, uint64_t now)
+/* Step 5, for one peer whose grace period is over. */
+static void mark_failed(void *arg, uint32_t r, uint64_t now)
 {
-    int reported = 0;
-    for (uint32_t i = 0; i < z->nlost;) {
-        uint32_t r = z->lost[i];
-        ftc_zmq_peer_t *p = &z->peers[r];
-        if (p->report_at_ns > now) {
-            i++;
-            continue;
-        }
-        z->lost[i] = z->lost[--z->nlost];
-        p->state = FTC_ZMQ_PEER_FAILED;
-        p->reported_ns = now;
-        z->stats.peers_failed++;
-        ftc_transport_peer_failed(z->ctx, r);
-        reported++;
-    }
-    return reported;
+    ftc_zmq_t *z = arg;
+    z->peers[r].state = FTC_ZMQ_PEER_FAILED;
+    z->peers[r].reported_ns = now;
+    z->stats.peers_failed++;
 }
 
 static int pass(ftc_zmq_t *z, int timeout_ms)
 {
     int n = collect(z, timeout_ms);
     n += drain_router(z);
-    n += drain_self(z);
-    n += flush_queued(z);
-    uint64_t now = ftc_zmq_now_ns();
-    n += report_due(z, now);
-    /* Step 6, with a fresh clock: feeding the core took time. */
-    if (z->timer_armed && z->timer_deadline <= ftc_zmq_now_ns()) {
-        z->timer_armed = false;
-        ftc_transport_timer_fired(z->ctx);
-        n++;
-    }
+    /* Step 3. */
+    n += ftc_bk_sq_feed_self(&z->self_q, z->ctx, z->cfg.rank,
+                             &z->stats.msgs_received,
+                             &z->stats.bytes_received,
+                             &z->stats.msgs_rejected);
+    n += ftc_bk_rank_set_sweep(&z->queued, flush_peer, z);
+    n += ftc_bk_grace_report_due(&z->lost, ftc_bk_now_ns(), z->ctx,
+                                 mark_failed, z);
+    /* Step 6. */
+    n += ftc_bk_core_timer_fire_due(&z->timer, z->ctx);
     return n;
+}
+
+static int busy_pass(void *z)
+{
+    return pass(z, 0);
 }
 
 int ftc_zmq_progress(ftc_zmq_t *z, int timeout_ms)
@@ -219,13 +189,7 @@ int ftc_zmq_progress(ftc_zmq_t *z, int timeout_ms)
     if (z->in_progress)
         return 0;   /* called from a deliver callback: the outer call runs */
     z->in_progress = true;
-    int total = 0;
-    for (int i = 0; i < MAX_PASSES; i++) {
-        int n = pass(z, 0);
-        total += n;
-        if (n == 0)
-            break;
-    }
+    int total = ftc_bk_run_passes(busy_pass, z, MAX_PASSES);
     /* Block only when there was nothing to do: the timerfd in the epoll
      * set wakes us for the core's deadline and pending reports. */
     if (total == 0 && timeout_ms != 0) {

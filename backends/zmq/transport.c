@@ -4,12 +4,10 @@
  * The contract is in ftcoll_zmq.h.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,36 +15,13 @@
 
 #include "zmq_internal.h"
 
-uint64_t ftc_zmq_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void ftc_zmq_logf(const ftc_zmq_t *z, const char *fmt, ...)
-{
-    if (z->cfg.log == NULL)
-        return;
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    z->cfg.log(z->cfg.log_arg, line);
-}
-
 /* The earliest thing we must wake up for: the core's deadline or a
  * pending report. */
 static uint64_t next_deadline(const ftc_zmq_t *z)
 {
-    uint64_t want = z->timer_armed ? z->timer_deadline : UINT64_MAX;
-    for (uint32_t i = 0; i < z->nlost; i++) {
-        uint64_t t = z->peers[z->lost[i]].report_at_ns;
-        if (t < want)
-            want = t;
-    }
-    return want;
+    uint64_t want = ftc_bk_core_timer_next(&z->timer);
+    uint64_t report = ftc_bk_grace_next(&z->lost);
+    return report < want ? report : want;
 }
 
 void ftc_zmq_sync_timerfd(ftc_zmq_t *z)
@@ -57,13 +32,7 @@ void ftc_zmq_sync_timerfd(ftc_zmq_t *z)
      * less than a system call each time. */
     if (want >= z->tfd_deadline)
         return;
-    struct itimerspec its;
-    memset(&its, 0, sizeof(its));
-    /* An all-zero it_value disarms: a deadline of 0 means "now". */
-    uint64_t t = want == 0 ? 1 : want;
-    its.it_value.tv_sec = (time_t)(t / 1000000000u);
-    its.it_value.tv_nsec = (long)(t % 1000000000u);
-    (void)timerfd_settime(z->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+    ftc_bk_timerfd_set(z->tfd, want);
     z->tfd_deadline = want;
 }
 
@@ -101,17 +70,11 @@ static int zt_send(void *tp, uint32_t dest, const void *buf, size_t len,
         /* Fed back from progress: never into the core from an op. Outside
          * progress, make the descriptor readable so an embedder that polls
          * it comes to fetch the message. */
-        if (ftc_zmq_sq_push(&z->self_q, buf, len) != 0)
+        if (ftc_bk_sq_push(&z->self_q, buf, len) != 0)
             return FTC_ENOMEM;
         if (!z->in_progress) {
-            z->tfd_deadline = UINT64_MAX;
-            bool armed = z->timer_armed;
-            uint64_t deadline = z->timer_deadline;
-            z->timer_armed = true;
-            z->timer_deadline = 0;
-            ftc_zmq_sync_timerfd(z);
-            z->timer_armed = armed;
-            z->timer_deadline = deadline;
+            ftc_bk_timerfd_set(z->tfd, 0);
+            z->tfd_deadline = 0;
         }
         return FTC_SEND_INLINE;
     }
@@ -133,22 +96,15 @@ static int zt_send(void *tp, uint32_t dest, const void *buf, size_t len,
 static void zt_timer_arm(void *tp, uint64_t deadline_ns)
 {
     ftc_zmq_t *z = tp;
-    z->timer_armed = true;
-    z->timer_deadline = deadline_ns;
+    ftc_bk_core_timer_arm(&z->timer, deadline_ns);
     ftc_zmq_rearm(z);
 }
 
 static void zt_timer_cancel(void *tp)
 {
     ftc_zmq_t *z = tp;
-    z->timer_armed = false;
+    ftc_bk_core_timer_cancel(&z->timer);
     ftc_zmq_rearm(z);
-}
-
-static uint64_t zt_now(void *tp)
-{
-    (void)tp;
-    return ftc_zmq_now_ns();
 }
 
 /* Reports do not depend on watching (a death is a death); a watch only
@@ -169,6 +125,20 @@ static void zt_unwatch(void *tp, uint32_t peer)
     (void)peer;
 }
 
+/* The core declared peer failed. What still waits in our queue for it
+ * would only hold memory until destroy: drop it (counted in
+ * msgs_dropped). The connection stays: a peer that was only slow still
+ * gets the core's exclusion notice over it. */
+static void zt_peer_down(void *tp, uint32_t peer)
+{
+    ftc_zmq_t *z = tp;
+    if (peer >= z->cfg.nranks || peer == z->cfg.rank)
+        return;
+    ftc_zmq_peer_t *p = &z->peers[peer];
+    z->stats.msgs_dropped += p->q.count;
+    ftc_bk_sq_clear(&p->q);   /* progress takes it off the queued set */
+}
+
 static int zt_progress(void *tp)
 {
     return ftc_zmq_progress(tp, 0);
@@ -179,10 +149,11 @@ static const ftc_transport_ops_t zt_ops = {
     .send = zt_send,
     .timer_arm = zt_timer_arm,
     .timer_cancel = zt_timer_cancel,
-    .now = zt_now,
+    .now = ftc_bk_now_op,
     .watch = zt_watch,
     .unwatch = zt_unwatch,
     .progress = zt_progress,
+    .peer_down = zt_peer_down,
 };
 
 const ftc_transport_ops_t *ftc_zmq_ops(void)
@@ -284,20 +255,20 @@ int ftc_zmq_create(const ftc_zmq_config_t *cfg, ftc_zmq_t **out)
     z->cfg.advertise_host = z->advertise_host;
     for (int i = 0; i < 8; i++)
         z->id_token[i] = (unsigned char)(cfg->job_token >> (8 * i));
-    ftc_zmq_sq_init(&z->self_q);
+    ftc_bk_sq_init(&z->self_q);
 
     int rc = FTC_ENOMEM;
     z->peers = calloc(cfg->nranks, sizeof(*z->peers));
-    z->lost = calloc(cfg->nranks, sizeof(uint32_t));
-    z->queued = calloc(cfg->nranks, sizeof(uint32_t));
-    if (z->peers == NULL || z->lost == NULL || z->queued == NULL)
+    int lost_rc = ftc_bk_grace_init(&z->lost, cfg->nranks);
+    int queued_rc = ftc_bk_rank_set_init(&z->queued, cfg->nranks);
+    if (z->peers == NULL || lost_rc != 0 || queued_rc != 0)
         goto err;
     for (uint32_t r = 0; r < cfg->nranks; r++)
-        ftc_zmq_sq_init(&z->peers[r].q);
+        ftc_bk_sq_init(&z->peers[r].q);
 
     rc = FTC_ETRANSPORT;
     z->epfd = epoll_create1(EPOLL_CLOEXEC);
-    z->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    z->tfd = ftc_bk_timerfd_open();
     if (z->epfd < 0 || z->tfd < 0) {
         ftc_zmq_logf(z, "epoll/timerfd: %s", strerror(errno));
         goto err;
@@ -377,18 +348,18 @@ err:
 /* Give queued messages to live peers a bounded chance to leave. */
 static void drain_queues(ftc_zmq_t *z)
 {
-    uint64_t end = ftc_zmq_now_ns() + (uint64_t)z->cfg.linger_ms * 1000000u;
+    uint64_t end = ftc_bk_now_ns() + (uint64_t)z->cfg.linger_ms * 1000000u;
     for (;;) {
         size_t left = 0;
-        for (uint32_t i = 0; i < z->nqueued; i++) {
-            uint32_t r = z->queued[i];
+        for (uint32_t i = 0; i < z->queued.count; i++) {
+            uint32_t r = z->queued.ranks[i];
             ftc_zmq_peer_t *p = &z->peers[r];
             if (p->state == FTC_ZMQ_PEER_FAILED || p->state == FTC_ZMQ_PEER_LOST)
                 continue;
             ftc_zmq_peer_flush(z, r);
             left += p->q.count;
         }
-        if (left == 0 || ftc_zmq_now_ns() >= end)
+        if (left == 0 || ftc_bk_now_ns() >= end)
             return;
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
@@ -416,10 +387,10 @@ void ftc_zmq_destroy(ftc_zmq_t *z)
         close(z->tfd);
     if (z->epfd >= 0)
         close(z->epfd);
-    ftc_zmq_sq_clear(&z->self_q);
+    ftc_bk_sq_clear(&z->self_q);
     free(z->peers);
-    free(z->lost);
-    free(z->queued);
+    ftc_bk_grace_fini(&z->lost);
+    ftc_bk_rank_set_fini(&z->queued);
     free(z);
 }
 

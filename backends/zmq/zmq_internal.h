@@ -4,7 +4,9 @@
  *   transport.c  life cycle, the ops table, addresses
  *   peer.c       one DEALER per peer: connect, monitor events, send queue
  *   progress.c   the event loop: ROUTER, reports, the core's timer
- *   config.c     defaults and environment overrides
+ *   config.c     defaults, environment overrides and their knob table
+ * The clock, log, timerfd, core timer, grace reporter and send queue are
+ * the backends' common ones (backends/common).
  */
 #ifndef FTC_ZMQ_INTERNAL_H
 #define FTC_ZMQ_INTERNAL_H
@@ -15,7 +17,14 @@
 
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_zmq.h"
+#include "clock.h"
+#include "core_timer.h"
+#include "grace.h"
+#include "log.h"
+#include "progress.h"
+#include "rank_set.h"
 #include "send_queue.h"
+#include "timerfd.h"
 
 /* Routing id of a rank's DEALER: 'F', rank (u32 LE), job token (u64 LE).
  * ROUTER ids may not start with a zero byte (ZeroMQ reserves those). */
@@ -45,13 +54,11 @@ typedef struct ftc_zmq_peer {
     void *mon;                  /* PAIR that receives the DEALER's events */
     ftc_zmq_peer_state_t state;
     bool ever_up;               /* a connection succeeded once */
-    bool on_queued_list;
     uint32_t failed_attempts;   /* before ever_up */
-    uint64_t report_at_ns;      /* LOST: when to tell the core */
     uint64_t lost_ns;           /* when the loss was seen (0: never) */
     uint64_t reported_ns;       /* when the core was told (0: not yet) */
     char why[64];               /* what was seen, for ftc_zmq_peer_info */
-    ftc_zmq_send_queue_t q;     /* sends ZeroMQ could not take yet */
+    ftc_bk_send_queue_t q;     /* sends ZeroMQ could not take yet */
 } ftc_zmq_peer_t;
 
 struct ftc_zmq {
@@ -74,30 +81,24 @@ struct ftc_zmq {
 
     /* Peers with a pending report, and peers with queued sends: ranks,
      * at most nranks each, so they never grow while an op runs. */
-    uint32_t *lost;
-    uint32_t nlost;
-    uint32_t *queued;
-    uint32_t nqueued;
+    ftc_bk_grace_t lost;
+    ftc_bk_rank_set_t queued;
 
-    ftc_zmq_send_queue_t self_q; /* messages to our own rank */
+    ftc_bk_send_queue_t self_q; /* messages to our own rank */
 
     size_t max_msg;             /* ftc_zmq_max_message(); 0: no limit */
     bool oversize_logged;
 
     bool router_dirty;
-    bool timer_armed;
-    uint64_t timer_deadline;
+    ftc_bk_core_timer_t timer;  /* the core's */
     bool in_progress;
 
     ftc_zmq_stats_t stats;
 };
 
 /* transport.c */
-uint64_t ftc_zmq_now_ns(void);
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-void ftc_zmq_logf(const ftc_zmq_t *z, const char *fmt, ...);
+#define ftc_zmq_logf(z, ...) \
+    ftc_bk_logf((z)->cfg.log, (z)->cfg.log_arg, __VA_ARGS__)
 /* A deadline changed: make sure the timerfd fires no later than the
  * earliest of the core's deadline and the pending reports (now, or at the
  * end of the progress call that is running). */

@@ -370,6 +370,40 @@ static void test_unreachable(void)
     ftc_zmq_destroy(nodes[0].z);
 }
 
+/* peer_down: what waits in the backend's queue for a peer the core
+ * declared failed is dropped at once, and counted. A send high-water mark
+ * of 1 to an address nobody listens on makes the sends queue. */
+static void test_peer_down(void)
+{
+    ftc_zmq_config_t c;
+    ftc_zmq_config_init(&c);
+    c.nranks = 2;
+    c.sndhwm = 1;
+    c.connect_retries = 1000;   /* no report while the test runs */
+    c.linger_ms = 0;
+    c.log = log_to_buffer;
+    ftc_zmq_t *z = NULL;
+    if (!CHECK_EQ(ftc_zmq_create(&c, &z), FTC_OK))
+        return;
+    const char *addrs[2] = {"", "tcp://127.0.0.1:9"};
+    CHECK_EQ(ftc_zmq_set_peers(z, addrs), FTC_OK);
+    const ftc_transport_ops_t *ops = ftc_zmq_ops();
+    CHECK_MSG(ops->peer_down != NULL, "the ZeroMQ backend implements peer_down");
+    uint64_t seq = 0;
+    for (int i = 0; i < 8; i++)
+        CHECK_EQ(ops->send(z, 1, &seq, 8, NULL), FTC_SEND_INLINE);
+    ftc_zmq_stats_t before, after;
+    ftc_zmq_stats(z, &before);
+    CHECK_MSG(before.msgs_queued > 0, "sends waited in the queue");
+    ops->peer_down(z, 1);
+    ftc_zmq_stats(z, &after);
+    /* Every queued message dropped, none sent: no progress ran. */
+    CHECK_EQ(after.msgs_dropped - before.msgs_dropped, before.msgs_queued);
+    ops->peer_down(z, 0);       /* itself: nothing happens */
+    ops->peer_down(z, 7);       /* out of range: nothing happens */
+    ftc_zmq_destroy(z);
+}
+
 /* A stranger's DEALER (no or a wrong routing id) is fed as
  * FTC_RANK_UNKNOWN and counted; a spoofed rank without the token too. */
 static void test_stranger(void)
@@ -673,6 +707,7 @@ int main(void)
     test_timer_and_fd();
     test_disconnect();
     test_unreachable();
+    test_peer_down();
     test_stranger();
     test_listen();
     test_max_message();

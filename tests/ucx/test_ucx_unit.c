@@ -266,6 +266,16 @@ static void test_config(void)
     unsetenv("FTCOLL_UCX_CONNECT");
     unsetenv("FTCOLL_UCX_SPIN_US");
     unsetenv("FTCOLL_UCX_GRACE_MS");
+    CHECK_MSG(c.handshake_timeout_ms == 30000, "handshake default");
+    setenv("FTCOLL_UCX_HANDSHAKE_MS", "soon", 1);
+    CHECK_MSG(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_EINVAL
+               && strstr(err, "FTCOLL_UCX_HANDSHAKE_MS") != NULL,
+           "bad FTCOLL_UCX_HANDSHAKE_MS: '%s'", err);
+    setenv("FTCOLL_UCX_HANDSHAKE_MS", "0", 1);
+    CHECK_MSG(ftc_ucx_config_from_env(&c, err, sizeof(err)) == FTC_OK
+               && c.handshake_timeout_ms == 0,
+           "FTCOLL_UCX_HANDSHAKE_MS=0 turns the handshake off");
+    unsetenv("FTCOLL_UCX_HANDSHAKE_MS");
 
     ftc_ucx_t *u = NULL;
     ftc_ucx_config_init(&c);
@@ -275,6 +285,18 @@ static void test_config(void)
     CHECK_MSG(ftc_ucx_create(&c, &u) == FTC_EINVAL, "rank >= nranks");
     CHECK_MSG(ftc_ucx_create(NULL, &u) == FTC_EINVAL, "NULL config");
     CHECK_MSG(ftc_ucx_progress(NULL, 0) == FTC_EINVAL, "progress NULL");
+    CHECK_MSG(ftc_ucx_handshake(NULL, 100) == FTC_EINVAL, "handshake NULL");
+    ftc_ucx_config_init(&c);
+    c.nranks = 2;
+    c.handshake_timeout_ms = -1;
+    CHECK_MSG(ftc_ucx_create(&c, &u) == FTC_EINVAL, "negative handshake timeout");
+    c.handshake_timeout_ms = 30000;
+    if (ftc_ucx_create(&c, &u) == FTC_OK) {
+        CHECK_MSG(ftc_ucx_handshake(u, 100) == FTC_EINVAL,
+               "handshake before the peers are set");
+        ftc_ucx_destroy(u);
+        u = NULL;
+    }
     ftc_ucx_destroy(NULL);
 }
 
