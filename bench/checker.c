@@ -408,7 +408,12 @@ int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
         }
         break;
     case FTC_COLL_FINALIZE:
-        ftc_report_violation(&rep, "finalize is not a scenario collective");
+    case FTC_COLL_AGREE:
+    case FTC_COLL_SHRINK:
+        /* (agreement and shrink have their own checker,
+         * tests/test_ulfm_properties.c) */
+        ftc_report_violation(&rep, "%s is not a scenario collective",
+                             ftc_coll_name(s->coll));
         break;
     }
     return rep.violations;

@@ -116,7 +116,8 @@ static bool hdr_eq(const ftc_wire_header_t *a, const ftc_wire_header_t *b)
  * family's algo byte) and every core kind. */
 static const uint8_t valid_kinds[] = {
     1, 2, 3, 4, 5, 6, 7, 16, 100, FTC_MSG_FAMILY_MAX, FTC_MSG_PROBE,
-    FTC_MSG_PROBE_ACK, FTC_MSG_EXCLUDED, FTC_MSG_LEAVE, FTC_MSG_ENDED};
+    FTC_MSG_PROBE_ACK, FTC_MSG_EXCLUDED, FTC_MSG_LEAVE, FTC_MSG_ENDED,
+    FTC_MSG_STOPPED};
 #define NVALID_KINDS (sizeof(valid_kinds) / sizeof(valid_kinds[0]))
 
 static uint8_t random_kind(void)
@@ -603,8 +604,8 @@ static void test_bad_fields(void)
         unsigned bad = 0;
         for (unsigned k = 0; k < 256; k++) {
             /* h names a family: its kinds 1..0xEF and the core's
-             * 0xF0..0xF5 decode, 0 and 0xF6.. do not. */
-            int want = (k >= 1 && k <= 0xEF) || (k >= 0xF0 && k <= 0xF5)
+             * 0xF0..FTC_MSG_CORE_MAX decode, 0 and above it do not. */
+            int want = (k >= 1 && k <= 0xEF) || (k >= 0xF0 && k <= FTC_MSG_CORE_MAX)
                            ? FTC_OK
                            : FTC_EBADMSG;
             int rc = decode_with_byte(&h, 5, (uint8_t)k, WORLD);
@@ -626,11 +627,11 @@ static void test_bad_fields(void)
                 != (v != 0 ? FTC_OK : FTC_EBADMSG))
                 bad++;
             if (decode_with_byte(&h, 7, (uint8_t)v, WORLD)
-                != (v <= FTC_COLL_FINALIZE ? FTC_OK : FTC_EBADMSG))
+                != (v <= FTC_COLL_SHRINK ? FTC_OK : FTC_EBADMSG))
                 bad++;
         }
         CHECK_MSG(bad == 0,
-                  "a family's kind under algo 0 and coll > FTC_COLL_FINALIZE "
+                  "a family's kind under algo 0 and coll > FTC_COLL_SHRINK "
                   "are EBADMSG, any family is allowed");
         ftc_wire_header_t c = h;
         c.kind = FTC_MSG_PROBE;
@@ -830,7 +831,7 @@ static void test_mac(void)
              bad_forged = 0, bad_flip = 0;
     for (int it = 0; it < 300; it++) {
         ftc_wire_header_t h = random_header(random_kind(), rnd_below(200));
-        h.coll = (uint8_t)rnd_below(FTC_COLL_FINALIZE + 1);
+        h.coll = (uint8_t)rnd_below(FTC_COLL_SHRINK + 1);
         size_t len = FTC_WIRE_HEADER_SIZE + h.payload_len;
         uint8_t *m = malloc(len);
         if (m == NULL)

@@ -13,7 +13,8 @@
  *   416  FNV-1a 64 of bytes 0..415
  *
  * Ranks are inserted into the FI_AV_TABLE address vector in rank order,
- * one at a time, so rank r's fi_addr_t is r (checked).
+ * one at a time, and each peer keeps the fi_addr_t it was given: usually
+ * its rank, but a provider may lose a peer's address (insert_peers).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,9 +156,13 @@ static void watch_process(ftc_ofi_t *z, uint32_t r, const unsigned char *b)
     if (fd == FTC_OFI_PID_GONE) {
         /* It died after it published its address (and was reaped): a
          * failure like any other, reported now rather than after the
-         * eager connect's connect_timeout_ms of waiting for its hello. */
-        ftc_ofi_peer_lost(z, r, FTC_OFI_DETECT_EXIT,
-                          (uint64_t)z->cfg.report_grace_ms * 1000000u,
+         * eager connect's connect_timeout_ms of waiting for its hello.
+         * No grace (report_grace_ms is for reading a dying peer's last
+         * messages): before our set-up it can have sent us nothing but a
+         * hello, and a rank whose peers have waited for it can finish a
+         * whole run of collectives within the grace (seen: 20
+         * allreduces in 1.5 ms, the report never made). */
+        ftc_ofi_peer_lost(z, r, FTC_OFI_DETECT_EXIT, 0,
                           "its process exited before set-up");
         return;
     }
@@ -174,6 +179,122 @@ static void watch_process(ftc_ofi_t *z, uint32_t r, const unsigned char *b)
     z->peers[r].pidfd = fd;
 }
 
+/* Does address vector entry fa hold the address of blob b? 1 yes, 0 no,
+ * -1 the provider cannot say. */
+static int entry_holds(ftc_ofi_t *z, fi_addr_t fa, const unsigned char *b)
+{
+    unsigned char got[FTC_OFI_ADDR_MAX];
+    size_t len = sizeof(got);
+    size_t want = (size_t)get_le(b + OFF_ADDRLEN, 2);
+    if (fi_av_lookup(z->av, fa, got, &len) != 0 || len > sizeof(got))
+        return -1;
+    return len == want && memcmp(got, b + OFF_ADDR, want) == 0;
+}
+
+/* The rank before r that was given fa, or UINT32_MAX. */
+static uint32_t fi_addr_owner(const ftc_ofi_t *z, const uint32_t *owner,
+                              uint32_t r, fi_addr_t fa)
+{
+    if (fa < z->cfg.nranks)
+        return owner[fa];
+    for (uint32_t q = 0; q < r; q++)
+        if (z->peers[q].fi_addr == fa)
+            return q;
+    return UINT32_MAX;
+}
+
+/*
+ * Insert every rank's address, in rank order, one at a time. A peer whose
+ * address the provider cannot take is a failed peer, not a set-up error:
+ * it was alive at the exchange and is unreachable now (dead, or its
+ * address no longer means anything), which is a failure like any other
+ * (docs/libfabric.md, "A peer gone at set-up"). Only our own address
+ * failing, or a state we cannot read, refuses the set-up.
+ *
+ * Two ways a provider shows it. It may refuse the insertion (a count
+ * other than 1; FI_SYNC_ERR gives the reason where the provider fills it
+ * in). Or, as libfabric 1.17's shm does, it may accept the address of a
+ * peer whose region is gone (shm_open: ENOENT, turned into success) but
+ * leave its slot in the provider's peer map free: the next peer's
+ * address takes that slot, and since the address vector's entries are
+ * keyed by slot, fi_av_insert hands the next peer the lost peer's
+ * fi_addr_t ("addr already in AV"). The entry now leads to the later
+ * peer, so the earlier one is unreachable and every later rank's fi_addr_t
+ * is one below its rank. fi_av_lookup says which of the two the shared
+ * entry holds; the other is reported failed and never sent to.
+ */
+static int insert_peers(ftc_ofi_t *z, const unsigned char *all)
+{
+    uint32_t n = z->cfg.nranks, me = z->cfg.rank;
+    uint32_t *owner = malloc((size_t)n * sizeof(*owner));
+    if (owner == NULL)
+        return FTC_ENOMEM;
+    for (uint32_t r = 0; r < n; r++)
+        owner[r] = UINT32_MAX;
+    int ret = FTC_OK;
+    for (uint32_t r = 0; r < n && ret == FTC_OK; r++) {
+        const unsigned char *b = all + (size_t)r * FTC_OFI_BLOB_SIZE;
+        fi_addr_t fa = FI_ADDR_NOTAVAIL;
+        int status = 0;
+        int rc = fi_av_insert(z->av, b + OFF_ADDR, 1, &fa, FI_SYNC_ERR,
+                              &status);
+        if (rc != 1 || fa == FI_ADDR_NOTAVAIL) {
+            int err = rc < 0 ? -rc : status;
+            char why[128];
+            snprintf(why, sizeof(why), "libfabric refused its address "
+                                       "(fi_av_insert: %s)",
+                     err != 0 ? fi_strerror(err) : "nothing inserted");
+            if (r == me) {
+                ftc_ofi_logf(z, "rank %u: %s: our own", me, why);
+                ret = FTC_ETRANSPORT;
+            } else {
+                ftc_ofi_peer_lost(z, r, FTC_OFI_DETECT_ADDRESS, 0, why);
+            }
+            continue;
+        }
+        uint32_t q = fi_addr_owner(z, owner, r, fa);
+        if (q != UINT32_MAX) {
+            int holds_r = entry_holds(z, fa, b);
+            int holds_q = entry_holds(z, fa,
+                                      all + (size_t)q * FTC_OFI_BLOB_SIZE);
+            uint32_t lost = holds_r == 1 && holds_q == 0   ? q
+                            : holds_r == 0 && holds_q == 1 ? r
+                                                           : UINT32_MAX;
+            if (lost == UINT32_MAX || lost == me) {
+                ftc_ofi_logf(z, "rank %u: fi_av_insert gave rank %u the "
+                                "fi_addr of rank %u (%llu), and %s",
+                             me, r, q, (unsigned long long)fa,
+                             lost == me ? "lost our own address"
+                                        : "fi_av_lookup cannot tell whose "
+                                          "it is now");
+                ret = FTC_ETRANSPORT;
+                continue;
+            }
+            char why[128];
+            snprintf(why, sizeof(why), "its address vector entry leads to "
+                                       "rank %u: libfabric lost its address",
+                     lost == q ? r : q);
+            if (lost == q)
+                z->peers[q].fi_addr = FI_ADDR_NOTAVAIL;
+            else
+                fa = FI_ADDR_NOTAVAIL;
+            ftc_ofi_peer_lost(z, lost, FTC_OFI_DETECT_ADDRESS, 0, why);
+        }
+        z->peers[r].fi_addr = fa;
+        if (fa < n)
+            owner[fa] = r;
+        if (fa != FI_ADDR_NOTAVAIL)
+            watch_process(z, r, b);
+        /* A peer connects eagerly only if it says so (a blob from before
+         * the flag says 0): hellos go only between eager ranks, so a job
+         * that mixes FTCOLL_OFI_CONNECT settings connects the rest
+         * lazily instead of waiting for hellos that never come. */
+        z->peers[r].eager = (get_le(b + OFF_FLAGS, 4) & FLAG_EAGER) != 0;
+    }
+    free(owner);
+    return ret;
+}
+
 int ftc_ofi_set_peers(ftc_ofi_t *z, const void *blobs)
 {
     if (z == NULL || blobs == NULL || z->peers_set)
@@ -182,24 +303,9 @@ int ftc_ofi_set_peers(ftc_ofi_t *z, const void *blobs)
     for (uint32_t r = 0; r < z->cfg.nranks; r++)
         if (blob_check(z, r, all + (size_t)r * FTC_OFI_BLOB_SIZE) != 0)
             return FTC_EINVAL;
-    for (uint32_t r = 0; r < z->cfg.nranks; r++) {
-        const unsigned char *b = all + (size_t)r * FTC_OFI_BLOB_SIZE;
-        fi_addr_t fa = FI_ADDR_NOTAVAIL;
-        int rc = fi_av_insert(z->av, b + OFF_ADDR, 1, &fa, 0, NULL);
-        if (rc != 1 || fa != (fi_addr_t)r) {
-            ftc_ofi_logf(z, "rank %u: fi_av_insert of rank %u's address: %s "
-                            "(fi_addr %llu)", z->cfg.rank, r,
-                         rc < 0 ? fi_strerror(-rc) : "not inserted in order",
-                         (unsigned long long)fa);
-            return FTC_ETRANSPORT;
-        }
-        watch_process(z, r, b);
-        /* A peer connects eagerly only if it says so (a blob from before
-         * the flag says 0): hellos go only between eager ranks, so a job
-         * that mixes FTCOLL_OFI_CONNECT settings connects the rest
-         * lazily instead of waiting for hellos that never come. */
-        z->peers[r].eager = (get_le(b + OFF_FLAGS, 4) & FLAG_EAGER) != 0;
-    }
+    int rc = insert_peers(z, all);
+    if (rc != FTC_OK)
+        return rc;
     z->peers_set = true;
     if (z->cfg.eager_connect)
         ftc_ofi_connect_all(z);

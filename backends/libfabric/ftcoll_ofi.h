@@ -21,8 +21,10 @@
  * Addresses. Every rank's fi_getname() address travels, in a fixed-size
  * blob that also names the provider, through an out-of-band allgather
  * (ftc_ofi_exchange) and is inserted into the address vector in rank
- * order, so a peer's fi_addr_t is its rank. Ranks on another provider
- * are refused with a message naming both.
+ * order; each peer keeps the fi_addr_t it is given. Ranks on another
+ * provider are refused with a message naming both. A peer whose address
+ * libfabric cannot take or loses (it died after the exchange) is
+ * reported failed, FTC_OFI_DETECT_ADDRESS, not a set-up error.
  *
  * Messages. Each rank pre-posts rx_depth receive buffers of max_msg_size
  * (+ 16) bytes (default 64 KiB: 64 x 64 KiB = 4 MiB per process); a send
@@ -84,10 +86,13 @@
  *    through a pidfd, checked against the process's start time so a
  *    recycled pid is never mistaken for it: its exit (SIGKILL included),
  *    seen within milliseconds, is reported after
- *    report_grace_ms, during which the CQ keeps being drained. This covers
+ *    report_grace_ms, during which the CQ keeps being drained (a peer
+ *    gone already when its address arrives, at once). This covers
  *    shm, whose sends keep succeeding into a dead peer's memory, and tcp,
  *    where the provider often says nothing. A hung (SIGSTOPped) peer
- *    does not exit: only the keepalive finds it.
+ *    does not exit: only the keepalive finds it;
+ *  - a peer whose address the provider refuses or loses at set-up
+ *    (ftc_ofi_set_peers) is reported failed.
  * Reports are for any peer, watched or not, and final. watch() and
  * unwatch() only keep count.
  *
@@ -287,7 +292,10 @@ const void *ftc_ofi_local_blob(const ftc_ofi_t *z);
  * an allgather of ftc_ofi_local_blob() produces it. Checks each (format,
  * rank, job token, same provider), inserts the addresses into the address
  * vector and opens the pidfds of local peers. FTC_EINVAL names the first
- * bad blob in the log; FTC_ETRANSPORT if libfabric refused an address.
+ * bad blob in the log; FTC_ETRANSPORT if libfabric refused our own
+ * address or left it unclear which rank an entry leads to. A peer whose
+ * address it refused or lost is reported failed (FTC_OFI_DETECT_ADDRESS,
+ * or FTC_OFI_DETECT_EXIT when the exit monitor saw it gone first).
  * With eager_connect (the default) it then connects to every peer, which
  * takes every rank calling it at about the same time (as after the
  * exchange's allgather), and returns once all are connected, or after
@@ -351,7 +359,9 @@ typedef enum ftc_ofi_detect {
     FTC_OFI_DETECT_CQ_ERROR = 1,  /* a send to it completed in error */
     FTC_OFI_DETECT_EXIT = 2,      /* local peer's process exited (pidfd) */
     FTC_OFI_DETECT_SEND = 3,      /* the provider refused a send to it */
-    FTC_OFI_DETECT_CONNECT = 4    /* eager connect: no answer in time */
+    FTC_OFI_DETECT_CONNECT = 4,   /* eager connect: no answer in time */
+    FTC_OFI_DETECT_ADDRESS = 5    /* its address could not be inserted in
+                                     the address vector (gone at set-up) */
 } ftc_ofi_detect_t;
 
 /* Whether the backend has reported peer failed, how, and when (on the

@@ -112,6 +112,10 @@ typedef enum ftc_ofi_hello {
 } ftc_ofi_hello_t;
 
 typedef struct ftc_ofi_peer {
+    /* Its address vector entry, FI_ADDR_NOTAVAIL until inserted or when
+     * the provider could not take its address (address.c): usually its
+     * rank, but not after a peer the provider lost at insertion. */
+    fi_addr_t fi_addr;
     ftc_bk_send_queue_t q;          /* sends the provider could not take */
     uint32_t tx_seq;            /* sequence number of our next message */
     uint32_t rx_next;           /* sequence number we deliver next */

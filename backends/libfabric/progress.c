@@ -230,7 +230,7 @@ static void on_recv(ftc_ofi_t *z, ftc_ofi_rx_t *rx, size_t len, fi_addr_t src)
     if (ok && z->has_source) {
         if (src == FI_ADDR_NOTAVAIL)
             z->stats.msgs_unknown_src++;
-        else if (src != (fi_addr_t)from)
+        else if (src != z->peers[from].fi_addr)
             ok = false;   /* the provider knows better than the header */
     }
     if (!ok) {

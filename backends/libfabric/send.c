@@ -137,7 +137,7 @@ static int fi_rc(ftc_ofi_t *z, ssize_t rc)
 static int post_inject(ftc_ofi_t *z, uint32_t dest, const void *wire,
                        size_t len)
 {
-    ssize_t rc = fi_inject(z->ep, wire, len, (fi_addr_t)dest);
+    ssize_t rc = fi_inject(z->ep, wire, len, z->peers[dest].fi_addr);
     if (rc != 0)
         return fi_rc(z, rc);
     z->stats.msgs_injected++;
@@ -164,7 +164,8 @@ static int post_bounce(ftc_ofi_t *z, uint32_t dest, const unsigned char *hdr,
     }
     t->dest = dest;
     t->len = wire;
-    ssize_t rc = fi_send(z->ep, b, wire, z->tx_desc, (fi_addr_t)dest, &t->fctx);
+    ssize_t rc = fi_send(z->ep, b, wire, z->tx_desc, z->peers[dest].fi_addr,
+                         &t->fctx);
     if (rc != 0) {
         ftc_ofi_tx_release(z, t);
         return fi_rc(z, rc);
@@ -194,8 +195,8 @@ static int post_owned(ftc_ofi_t *z, ftc_bk_qmsg_t *m)
     }
     t->dest = m->dest;
     t->len = m->len;
-    ssize_t rc = fi_send(z->ep, m->data, m->len, desc, (fi_addr_t)m->dest,
-                         &t->fctx);
+    ssize_t rc = fi_send(z->ep, m->data, m->len, desc,
+                         z->peers[m->dest].fi_addr, &t->fctx);
     if (rc != 0) {
         ftc_ofi_tx_release(z, t);
         return fi_rc(z, rc);
@@ -230,7 +231,8 @@ static int post_zcopy(ftc_ofi_t *z, uint32_t dest, uint32_t seq,
     struct iovec iov[2] = {{h, FTC_OFI_HDR}, {(void *)(uintptr_t)data, len}};
     t->dest = dest;
     t->len = FTC_OFI_HDR + len;
-    ssize_t rc = fi_sendv(z->ep, iov, desc, 2, (fi_addr_t)dest, &t->fctx);
+    ssize_t rc = fi_sendv(z->ep, iov, desc, 2, z->peers[dest].fi_addr,
+                          &t->fctx);
     if (rc != 0) {
         ftc_ofi_tx_release(z, t);
         return fi_rc(z, rc);
@@ -258,8 +260,8 @@ int ftc_ofi_post_hello(ftc_ofi_t *z, uint32_t r)
     t->dest = r;
     t->len = FTC_OFI_HDR;
     t->hello = true;
-    ssize_t rc = fi_send(z->ep, b, FTC_OFI_HDR, z->tx_desc, (fi_addr_t)r,
-                         &t->fctx);
+    ssize_t rc = fi_send(z->ep, b, FTC_OFI_HDR, z->tx_desc,
+                         z->peers[r].fi_addr, &t->fctx);
     if (rc != 0) {
         ftc_ofi_tx_release(z, t);
         if (rc == -FI_EAGAIN)
@@ -363,6 +365,12 @@ int ftc_ofi_send(ftc_ofi_t *z, uint32_t dest, const void *buf, size_t len,
         return FTC_SEND_INLINE;
     }
     ftc_ofi_peer_t *p = &z->peers[dest];
+    if (p->fi_addr == FI_ADDR_NOTAVAIL) {
+        /* Its address was lost at set-up and it is reported failed
+         * (address.c): nothing can reach it. */
+        z->stats.msgs_dropped++;
+        return FTC_SEND_INLINE;
+    }
     if (p->state == FTC_OFI_PEER_FAILED && p->q.count > 0) {
         /* Reported dead and stuck: best effort only (transport.h:
          * completion never means delivery). */

@@ -748,8 +748,10 @@ int ftc_ofi_create(const ftc_ofi_config_t *cfg, ftc_ofi_t **out)
     int queued_rc = ftc_bk_rank_set_init(&z->queued, cfg->nranks);
     if (z->peers == NULL || lost_rc != 0 || queued_rc != 0)
         goto err;
-    for (uint32_t r = 0; r < cfg->nranks; r++)
+    for (uint32_t r = 0; r < cfg->nranks; r++) {
         z->peers[r].pidfd = -1;
+        z->peers[r].fi_addr = FI_ADDR_NOTAVAIL;
+    }
 
     rc = open_fds(z);
     if (rc == FTC_OK)
@@ -881,6 +883,7 @@ const char *ftc_ofi_detect_name(ftc_ofi_detect_t d)
     case FTC_OFI_DETECT_EXIT: return "process-exit";
     case FTC_OFI_DETECT_SEND: return "send-refused";
     case FTC_OFI_DETECT_CONNECT: return "connect";
+    case FTC_OFI_DETECT_ADDRESS: return "address";
     }
     return "?";
 }

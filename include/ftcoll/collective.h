@@ -26,7 +26,9 @@ typedef enum ftc_coll {
     FTC_COLL_REDUCE = 1,
     FTC_COLL_BCAST = 2,
     FTC_COLL_ALLREDUCE = 3,
-    FTC_COLL_FINALIZE = 4   /* ftc_group_finalize's completion */
+    FTC_COLL_FINALIZE = 4,  /* ftc_group_finalize's completion */
+    FTC_COLL_AGREE = 5,     /* ftc_init_agree (ftcoll/mitigation.h) */
+    FTC_COLL_SHRINK = 6     /* ftc_init_shrink (ftcoll/mitigation.h) */
 } ftc_coll_t;
 
 /* The algorithm families. A family's id is declared here for the first

@@ -40,11 +40,16 @@ typedef enum ftc_error {
                                own call was refused (bad arguments there) */
     FTC_ETIMEDOUT = -20,    /* the operation's timeout_ns passed at some
                                member before it delivered */
-    FTC_EAUTH = -21         /* message failed authentication (no or wrong
+    FTC_EAUTH = -21,        /* message failed authentication (no or wrong
                                MAC: forged, altered, or another key) */
+    /* The failure-mitigation classes (MPI chapter 17; ftcoll/mitigation.h). */
+    FTC_EPROC_FAILED = -22, /* an operation involving a failed process could
+                               not complete (MPI_ERR_PROC_FAILED) */
+    FTC_EINVALIDATED = -23  /* the group was invalidated (MPI_ERR_REVOKED /
+                               MPI_ERR_INVALIDATED) */
 } ftc_error_t;
 
-#define FTC_ERROR_COUNT 22
+#define FTC_ERROR_COUNT 24
 
 /* A static, human-readable description; never NULL, even for unknown codes. */
 const char *ftc_strerror(int err);

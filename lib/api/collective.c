@@ -31,6 +31,8 @@ const char *ftc_coll_name(ftc_coll_t coll)
     case FTC_COLL_BCAST: return "bcast";
     case FTC_COLL_ALLREDUCE: return "allreduce";
     case FTC_COLL_FINALIZE: return "finalize";
+    case FTC_COLL_AGREE: return "agree";
+    case FTC_COLL_SHRINK: return "shrink";
     }
     return "?";
 }
@@ -98,6 +100,12 @@ static int init_checked(ftc_group_t *g, const ftc_coll_args_t *args,
         return FTC_EINVAL;
     if (g->ctx->excluded)
         return FTC_EEXCLUDED;
+    if (g->stopped != 0) {
+        /* Stopped (ftc_group_stop): the call keeps its place in the
+         * sequence, and nobody needs telling. */
+        g->next_seq += args != NULL && args->checked == 1 ? 2 : 1;
+        return g->stopped;
+    }
     /* A caller built against an older, smaller struct: the fields it
      * knows, defaults for the rest; a larger one is from a newer library
      * than this one. */

@@ -136,6 +136,15 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
         ftc_cop_abort_ex(op, -(int)hdr->aux, false);
         return;
     }
+    if (hdr->kind == FTC_MSG_STOPPED) {
+        int st = -(int)hdr->aux;
+        if (g == NULL || gr < 0 || st >= 0 || st <= -FTC_ERROR_COUNT) {
+            ctx->counters.dropped_badmsg++;
+            return;
+        }
+        ftc_group_stop(g, st);
+        return;
+    }
     if (hdr->kind == FTC_MSG_ENDED) {
         int st = -(int)hdr->aux;
         if (g == NULL || gr < 0 || !ftc_is_usage_status(st)) {
@@ -208,7 +217,8 @@ static int dispatch_data(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
 static int dispatch_any(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
                         const uint8_t *payload)
 {
-    if (hdr->kind == FTC_MSG_PROBE_ACK || hdr->kind == FTC_MSG_ENDED) {
+    if (hdr->kind == FTC_MSG_PROBE_ACK || hdr->kind == FTC_MSG_ENDED
+        || hdr->kind == FTC_MSG_STOPPED) {
         handle_control(ctx, hdr);
         return FTC_OK;
     }

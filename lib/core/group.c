@@ -62,6 +62,13 @@ void ftc_group_destroy(ftc_group_t *g)
         }
     }
     ftc_pending_free_list(g->pending);
+    while (g->ext != NULL) {
+        struct ftc_group_ext *e = g->ext;
+        g->ext = e->next;
+        if (e->free_fn != NULL)
+            e->free_fn(e->data);
+        free(e);
+    }
     free(g->spare_op);
     free(g->members);
     free(g->by_world);

@@ -50,6 +50,10 @@ struct ftc_group {
         int status;
     } told_ended[8];
     uint32_t ntold_ended;
+    /* 0, or the status the group was stopped with (core/stop.c). */
+    int stopped;
+    /* State families keep per group (ftc_group_ext). */
+    struct ftc_group_ext *ext;
     ftc_group_t *next;
 };
 
@@ -77,6 +81,36 @@ void ftc_group_refused(ftc_group_t *g, int status);
 int ftc_group_ended_status(const ftc_group_t *g, uint64_t seq);
 /* A status that ends an operation at every member (mismatch, ...). */
 bool ftc_is_usage_status(int status);
+
+/* ---- the group stop (core/stop.c) -------------------------------------
+ *
+ * Stop g with status (negative) at every live member: each member that
+ * learns it, by this call or from a peer, tells every other live member
+ * once, so every live member learns it even when members crash meanwhile
+ * (O(n) messages per member: an error path). Every live operation of g
+ * that has not delivered ends with status, except those whose table says
+ * survives_stop; from then on ftc_init_* on g returns status (the call
+ * still takes its place in the sequence, silently: the members are
+ * stopped too). Idempotent; the first status stays. A family builds on
+ * it (the ulfm family's invalidate); the core gives it no meaning. */
+void ftc_group_stop(ftc_group_t *g, int status);
+
+/* ---- per-family group state ---------------------------------------------
+ *
+ * A family may keep state per group, keyed by its algorithm id, freed
+ * with free_fn when the group is destroyed. */
+struct ftc_group_ext {
+    struct ftc_group_ext *next;
+    uint32_t algo;
+    void *data;
+    void (*free_fn)(void *data);
+};
+/* The state algo keeps on g, or NULL. */
+void *ftc_group_ext_get(const ftc_group_t *g, uint32_t algo);
+/* Keep data for algo on g (replacing none: FTC_EINVAL if there is some);
+ * FTC_ENOMEM. */
+int ftc_group_ext_set(ftc_group_t *g, uint32_t algo, void *data,
+                      void (*free_fn)(void *data));
 
 /* A delivery happened on g: retire the lingerers whose time has come. */
 void ftc_group_retire_lingering(ftc_group_t *g);

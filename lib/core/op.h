@@ -44,6 +44,9 @@ typedef struct ftc_cop_vtable {
     /* The operation's own timer (ftc_cop_timer_arm) expired. */
     void (*on_timer)(ftc_cop_t *op);
     void (*destroy)(ftc_cop_t *op);
+    /* The operation goes on when its group is stopped (ftc_group_stop):
+     * the ulfm family's agreement, which is how members get past it. */
+    bool survives_stop;
 } ftc_cop_vtable_t;
 
 struct ftc_cop {

@@ -70,7 +70,7 @@ static bool is_control(uint8_t kind)
 {
     return kind == FTC_MSG_PROBE || kind == FTC_MSG_PROBE_ACK
            || kind == FTC_MSG_EXCLUDED || kind == FTC_MSG_ENDED
-           || kind == FTC_MSG_SEG_CREDIT;
+           || kind == FTC_MSG_STOPPED || kind == FTC_MSG_SEG_CREDIT;
 }
 
 size_t ftc_segment_payload_max(const ftc_context_t *ctx)

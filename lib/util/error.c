@@ -34,6 +34,9 @@ static const struct error_entry error_table[FTC_ERROR_COUNT] = {
                       "(a member never started it, or is stuck)"},
     {"FTC_EAUTH", "message failed authentication (forged, altered, or "
                   "another job key)"},
+    {"FTC_EPROC_FAILED", "an operation involving a failed process could not "
+                         "complete"},
+    {"FTC_EINVALIDATED", "the group was invalidated"},
 };
 
 const char *ftc_strerror(int err)

@@ -36,7 +36,7 @@ enum {
 
 /* Largest valid value of the coll byte (0: control message). Any algo
  * byte may name a family (the registry is above this layer). */
-#define WIRE_COLL_MAX ((unsigned)FTC_COLL_FINALIZE)
+#define WIRE_COLL_MAX ((unsigned)FTC_COLL_SHRINK)
 
 static void put16(uint8_t *p, uint16_t v)
 {

@@ -55,7 +55,7 @@
  * family numbers its own (lib/algo/<family>/) and checks its own kinds
  * and flags (its operations' msg_valid hook). The kinds from
  * FTC_MSG_CORE_MIN up are the core's: keepalives, exclusion, the usage
- * error notice, and finalize's LEAVE.
+ * error notice, the group stop, and finalize's LEAVE.
  */
 #define FTC_MSG_FAMILY_MAX 0xEFu
 typedef enum ftc_msg_kind {
@@ -67,10 +67,12 @@ typedef enum ftc_msg_kind {
     FTC_MSG_ENDED = 0xF4,     /* "operation seq ended with error -aux here"
                                  (control): a usage error every member
                                  must see (mismatch, a refused call) */
-    FTC_MSG_SEG_CREDIT = 0xF5, /* "word segments from you received so far"
+    FTC_MSG_STOPPED = 0xF5,   /* "the group is stopped with error -aux"
+                                 (control; core/stop.c) */
+    FTC_MSG_SEG_CREDIT = 0xF6, /* "word segments from you received so far"
                                   (control): the sender's window moves on
                                   (lib/core/segment.h) */
-    FTC_MSG_CORE_MAX = 0xF5
+    FTC_MSG_CORE_MAX = 0xF6
 } ftc_msg_kind_t;
 
 enum {

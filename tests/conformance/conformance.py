@@ -97,13 +97,6 @@ TRANSPORTS = {
 # where the victim holds (not sending) instead of at a random point.
 KILL_MID_SEND_WEDGES = {("ucx", "sm"), ("ucx", "posix"), ("libfabric", "shm")}
 
-# Where a rank dead since the address exchange still fails the others'
-# set-up (a backend bug this suite found; startup_deaths skips it with a
-# note until it is fixed): libfabric's shm backend leaves the dead rank's
-# address out of the address vector, the next insertion lands at the
-# wrong fi_addr ("not inserted in order") and the exchange is refused.
-STARTUP_DEATH_BROKEN = {("libfabric", "shm")}
-
 # Where the large-message case (large_messages) does not yet pass
 # reliably on a loaded shared host: it runs in the soak suite only there
 # (docs/running.md, "Large messages in the soak suite", says what fails).
@@ -424,13 +417,10 @@ class Suite:
         nobody serves. That is a failure like any other, not a set-up
         error: the survivors run every operation without it and agree.
         Eager endpoints (UCX, libfabric) find it at set-up: every
-        survivor's backend must report it."""
-        if (self.args.backend, self.args.transport) in STARTUP_DEATH_BROKEN:
-            self.notes.append("death right after the address exchange: "
-                              "skipped on %s %s, a known backend bug "
-                              "(STARTUP_DEATH_BROKEN)"
-                              % (self.args.backend, self.args.transport))
-            return
+        survivor's backend must report it. (Found libfabric's shm backend
+        refusing its set-up when the dead rank was not the last: the
+        provider gave the next rank the dead one's fi_addr;
+        docs/libfabric.md, "A peer gone at set-up".)"""
         for n, v in ((4, self.rng.randint(1, 3)), (5, 0)):
             name = "death right after the address exchange allreduce n=%d " \
                    "victim=%d" % (n, v)

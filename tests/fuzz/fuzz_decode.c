@@ -92,9 +92,9 @@ static int reference_verdict(const uint8_t *m, size_t len)
     if (rd64(m + 48) != FUZZ_TOKEN || (flags & FTC_WF_MAC))
         return FTC_EFOREIGN;
     /* Kinds: a family's (1..0xEF) under a non-zero algo byte, or the
-     * core's (0xF0..0xF5) under any. */
-    bool kind_ok = m[5] >= 0xF0 ? m[5] <= 0xF5 : m[5] >= 1 && m[6] != 0;
-    if (!kind_ok || m[7] > FTC_COLL_FINALIZE
+     * core's (0xF0..FTC_MSG_CORE_MAX) under any. */
+    bool kind_ok = m[5] >= 0xF0 ? m[5] <= FTC_MSG_CORE_MAX : m[5] >= 1 && m[6] != 0;
+    if (!kind_ok || m[7] > FTC_COLL_SHRINK
         || m[10] != 0 || m[11] != 0 || rd32(m + 60) != 0
         || (flags & ~(unsigned)FTC_WF_ALL) != 0
         || (flags & FTC_WF_BIG_ENDIAN) != host_flag()

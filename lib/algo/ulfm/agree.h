@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The ulfm family's agreement operation (agree.c): a rotating-coordinator
+ * consensus over trees, with Paxos's "highest accepted value" rule, that
+ * decides a 64-bit AND and a failed set (docs/ulfm.md).
+ */
+#ifndef FTC_ULFM_AGREE_H
+#define FTC_ULFM_AGREE_H
+
+#include "algo/algo.h"
+#include "algo/ulfm/idset.h"
+
+#pragma GCC visibility push(hidden)
+
+typedef struct ftc_agree ftc_agree_t;
+
+/* What an operation built on the agreement does once it decided. The
+ * agreement has written the value and the failed set (sorted group
+ * ranks) and will linger to serve members behind; decided must complete
+ * the operation (ftc_cop_complete). */
+typedef struct ftc_agree_hooks {
+    void (*decided)(ftc_agree_t *a, uint64_t value, const uint32_t *failed,
+                    uint32_t nfailed);
+} ftc_agree_hooks_t;
+
+enum ftc_agree_phase {
+    FTC_AGREE_GATHER,       /* collecting the subtree's contributions */
+    FTC_AGREE_WAIT_PROPOSE, /* sent them up, waiting for the proposal */
+    FTC_AGREE_ACKS,         /* accepted it, collecting the subtree's acks */
+    FTC_AGREE_WAIT_DECIDE,  /* sent the acks up, waiting for the decision */
+    FTC_AGREE_DECIDED
+};
+
+struct ftc_agree {
+    ftc_cop_t base;
+    const ftc_agree_hooks_t *hooks;
+    uint64_t input;
+    uint32_t ballot;            /* = its coordinator's group rank */
+    enum ftc_agree_phase phase;
+    uint32_t parent;            /* where up messages go now (UINT32_MAX: root) */
+    /* The gather aggregate of this ballot: AND of the contributions seen,
+     * members known failed on the way, the highest accepted proposal. */
+    uint64_t and_acc;
+    ftc_idset_t fail_acc;
+    bool has_acc;
+    uint32_t acc_ballot;
+    uint64_t acc_value;
+    ftc_idset_t acc_failed;
+    /* Who sent a gather / an ack in this ballot; down: who waits on us
+     * for the proposal and the decision. */
+    ftc_idset_t got_gather, got_ack, down;
+    ftc_idset_t watching;       /* peers we hold a monitor watch on */
+    uint64_t value;             /* decided */
+    ftc_idset_t failed;
+    bool oom;
+};
+
+/* Start the agreement as operation coll of g (agree, or shrink's first
+ * step): op_size bytes (at least sizeof(ftc_agree_t), for a caller that
+ * embeds it), registered, started, early messages replayed. prepare
+ * (when not NULL) fills the caller's part first: the agreement may
+ * decide at once (a group of one). */
+int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
+                    void *recvbuf, ftc_deliver_fn deliver, void *deliver_arg,
+                    size_t op_size, const ftc_agree_hooks_t *hooks,
+                    void (*prepare)(ftc_agree_t *a, void *arg),
+                    void *prepare_arg, ftc_agree_t **out);
+
+#pragma GCC visibility pop
+
+#endif

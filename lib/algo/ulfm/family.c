@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The ulfm family: its registry entry and its public entry points
+ * (ftcoll/mitigation.h). Its operations are not reduce, bcast or
+ * allreduce, so the entry offers none of those (ftc_init_allreduce with
+ * FTC_ALGO_ULFM is FTC_ENOTSUP); they start from ftc_init_agree and
+ * ftc_init_shrink. Invalidation is the core's group stop with
+ * FTC_EINVALIDATED (core/stop.c); acknowledged failures are the family's
+ * per-group state.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/registry.h"
+#include "algo/ulfm/agree.h"
+#include "ftcoll/mitigation.h"
+
+/* The family takes no parameters; the registry wants a struct that
+ * starts with its size. */
+typedef struct ulfm_params {
+    size_t size;
+} ulfm_params_t;
+
+static const ulfm_params_t defaults = {.size = sizeof(ulfm_params_t)};
+
+const ftc_algo_entry_t ftc_algo_ulfm = {
+    .info = {
+        .id = FTC_ALGO_ULFM,
+        .name = "ulfm",
+        .colls = FTC_COLL_BIT(FTC_COLL_AGREE) | FTC_COLL_BIT(FTC_COLL_SHRINK),
+        .summary = "failure mitigation (MPI chapter 17): invalidate, "
+                   "uniform agreement on a 64-bit AND and a failed set "
+                   "despite any number of failures, shrink, failure ack",
+        .params_type = "none",
+        .params = NULL,
+        .nparams = 0,
+    },
+    .params_size = sizeof(ulfm_params_t),
+    .params_default = &defaults,
+    .check = NULL,
+    .create = {NULL},
+};
+
+/* ---- agreement ---------------------------------------------------------- */
+
+static void agree_decided(ftc_agree_t *a, uint64_t value,
+                          const uint32_t *failed, uint32_t nfailed)
+{
+    ftc_cop_t *op = &a->base;
+    if (op->args.recvbuf != NULL)
+        memcpy(op->args.recvbuf, &value, sizeof(value));
+    int rc = ftc_cop_set_failed(op, failed, nfailed);
+    ftc_cop_complete(op, rc);
+}
+
+static const ftc_agree_hooks_t agree_hooks = {.decided = agree_decided};
+
+int ftc_init_agree(ftc_group_t *group, uint64_t value, uint64_t *result,
+                   ftc_deliver_fn deliver, void *deliver_arg, uint64_t *seq)
+{
+    if (group == NULL)
+        return FTC_EINVAL;
+    if (group->ctx->excluded)
+        return FTC_EEXCLUDED;
+    uint64_t my_seq = group->next_seq;
+    ftc_agree_t *a = NULL;
+    int rc = result == NULL || deliver == NULL
+                 ? FTC_EINVAL
+                 : ftc_agree_start(group, FTC_COLL_AGREE, value, result,
+                                   deliver, deliver_arg, sizeof(ftc_agree_t),
+                                   &agree_hooks, NULL, NULL, &a);
+    if (rc != FTC_OK) {
+        /* It keeps its place in the sequence, as any refused call. */
+        ftc_group_refused(group, rc);
+        ftc_ctx_after_init(group->ctx);
+        return rc;
+    }
+    ftc_cop_started(&a->base);
+    if (seq != NULL)
+        *seq = my_seq;
+    ftc_ctx_after_init(group->ctx);
+    return FTC_OK;
+}
+
+/* ---- the blocking helper ---------------------------------------------- */
+
+/* Heap state: if the caller gives up, the callback still has somewhere
+ * to write, and frees it. */
+typedef struct blocking_agree {
+    bool done, abandoned;
+    int status;
+    uint64_t value;
+    uint32_t nfailed;
+    uint32_t *failed;
+} blocking_agree_t;
+
+static void blocking_deliver(const ftc_completion_t *c, void *arg)
+{
+    blocking_agree_t *b = arg;
+    if (b->abandoned) {
+        free(b);
+        return;
+    }
+    b->done = true;
+    b->status = c->status;
+    b->nfailed = c->nfailed;
+    if (c->nfailed > 0) {
+        b->failed = malloc(sizeof(uint32_t) * c->nfailed);
+        if (b->failed == NULL)
+            b->status = FTC_ENOMEM;
+        else
+            memcpy(b->failed, c->failed, sizeof(uint32_t) * c->nfailed);
+    }
+}
+
+int ftc_agree(ftc_group_t *group, uint64_t *value, uint32_t *failed,
+              uint32_t max_failed, uint32_t *nfailed, ftc_progress_fn progress,
+              void *progress_arg)
+{
+    if (group == NULL || value == NULL
+        || (progress == NULL && group->ctx->ops.progress == NULL))
+        return FTC_EINVAL;
+    blocking_agree_t *b = calloc(1, sizeof(*b));
+    if (b == NULL)
+        return FTC_ENOMEM;
+    int rc = ftc_init_agree(group, *value, &b->value, blocking_deliver, b,
+                            NULL);
+    if (rc != FTC_OK) {
+        free(b);
+        return rc;
+    }
+    ftc_context_t *ctx = group->ctx;
+    while (!b->done) {
+        int p = progress != NULL ? progress(progress_arg) : ftc_progress(ctx);
+        if (p < 0 && !b->done) {
+            b->abandoned = true;
+            return p;
+        }
+    }
+    rc = b->status;
+    if (rc == FTC_OK) {
+        *value = b->value;
+        for (uint32_t i = 0; failed != NULL && i < b->nfailed && i < max_failed;
+             i++)
+            failed[i] = b->failed[i];
+        if (nfailed != NULL)
+            *nfailed = b->nfailed;
+    }
+    free(b->failed);
+    free(b);
+    return rc;
+}
+
+/* ---- invalidation --------------------------------------------------------- */
+
+int ftc_group_invalidate(ftc_group_t *group)
+{
+    if (group == NULL)
+        return FTC_EINVAL;
+    if (group->ctx->excluded)
+        return FTC_EEXCLUDED;
+    ftc_group_stop(group, FTC_EINVALIDATED);
+    /* Operations it ended deliver from the next entry point. */
+    ftc_ctx_after_init(group->ctx);
+    return FTC_OK;
+}
+
+int ftc_group_is_invalidated(const ftc_group_t *group)
+{
+    return group != NULL && group->stopped == FTC_EINVALIDATED;
+}
+
+/* ---- acknowledged failures ----------------------------------------------- */
+
+static void acked_free(void *data)
+{
+    ftc_idset_t *s = data;
+    ftc_idset_free(s);
+    free(s);
+}
+
+int ftc_group_failure_ack(ftc_group_t *group)
+{
+    if (group == NULL)
+        return FTC_EINVAL;
+    ftc_idset_t *acked = ftc_group_ext_get(group, FTC_ALGO_ULFM);
+    if (acked == NULL) {
+        acked = calloc(1, sizeof(*acked));
+        if (acked == NULL)
+            return FTC_ENOMEM;
+        int rc = ftc_group_ext_set(group, FTC_ALGO_ULFM, acked, acked_free);
+        if (rc != FTC_OK) {
+            free(acked);
+            return rc;
+        }
+    }
+    uint32_t k = ftc_group_failed(group, NULL, 0);
+    uint32_t *now = k > 0 ? malloc(sizeof(uint32_t) * k) : NULL;
+    if (k > 0 && now == NULL)
+        return FTC_ENOMEM;
+    k = ftc_group_failed(group, now, k);
+    /* Failures are final: the set only grows. */
+    for (uint32_t i = 0; i < k; i++)
+        if (!ftc_idset_add(acked, now[i])) {
+            free(now);
+            return FTC_ENOMEM;
+        }
+    free(now);
+    return FTC_OK;
+}
+
+uint32_t ftc_group_failure_get_acked(const ftc_group_t *group, uint32_t *out,
+                                     uint32_t max)
+{
+    if (group == NULL)
+        return 0;
+    const ftc_idset_t *acked = ftc_group_ext_get(group, FTC_ALGO_ULFM);
+    if (acked == NULL)
+        return 0;
+    for (uint32_t i = 0; i < acked->n && i < max && out != NULL; i++)
+        out[i] = acked->v[i];
+    return acked->n;
+}
+
+/* ---- shrink ---------------------------------------------------------------- */
+
+typedef struct shrink_op {
+    ftc_agree_t agree;      /* first: the operation is the agreement */
+    uint32_t new_id;
+    ftc_group_t **newgroup;
+} shrink_op_t;
+
+/* The group (new_id, epoch + 1) of g's members not in the sorted list
+ * skip, in their old order. */
+static int create_without(ftc_group_t *g, uint32_t new_id, const bool *skip,
+                          ftc_group_t **out)
+{
+    uint32_t *members = malloc(sizeof(uint32_t) * g->n);
+    if (members == NULL)
+        return FTC_ENOMEM;
+    uint32_t k = 0;
+    for (uint32_t r = 0; r < g->n; r++)
+        if (!skip[r])
+            members[k++] = ftc_group_world_rank(g, r);
+    int rc = ftc_group_create(g->ctx, new_id, g->epoch + 1, k, members, out);
+    free(members);
+    return rc;
+}
+
+static bool new_id_taken(ftc_group_t *g, uint32_t new_id)
+{
+    return g->epoch == UINT32_MAX
+           || ftc_group_find(g->ctx, new_id, g->epoch + 1) != NULL;
+}
+
+static void shrink_decided(ftc_agree_t *a, uint64_t value,
+                           const uint32_t *failed, uint32_t nfailed)
+{
+    (void)value;
+    shrink_op_t *s = (shrink_op_t *)a;
+    ftc_cop_t *op = &a->base;
+    ftc_group_t *g = op->group;
+    int rc = ftc_cop_set_failed(op, failed, nfailed);
+    bool *skip = rc == FTC_OK ? calloc(g->n, sizeof(bool)) : NULL;
+    if (rc == FTC_OK && skip == NULL)
+        rc = FTC_ENOMEM;
+    if (rc == FTC_OK) {
+        for (uint32_t i = 0; i < nfailed; i++)
+            skip[failed[i]] = true;
+        rc = new_id_taken(g, s->new_id)
+                 ? FTC_EINVAL
+                 : create_without(g, s->new_id, skip, s->newgroup);
+    }
+    free(skip);
+    ftc_cop_complete(op, rc);
+}
+
+static const ftc_agree_hooks_t shrink_hooks = {.decided = shrink_decided};
+
+static void shrink_prepare(ftc_agree_t *a, void *arg)
+{
+    const shrink_op_t *want = arg;
+    shrink_op_t *s = (shrink_op_t *)a;
+    s->new_id = want->new_id;
+    s->newgroup = want->newgroup;
+}
+
+int ftc_init_shrink(ftc_group_t *group, uint32_t new_id,
+                    ftc_group_t **newgroup, ftc_deliver_fn deliver,
+                    void *deliver_arg, uint64_t *seq)
+{
+    if (group == NULL)
+        return FTC_EINVAL;
+    if (group->ctx->excluded)
+        return FTC_EEXCLUDED;
+    int rc = FTC_OK;
+    if (newgroup == NULL || deliver == NULL || new_id_taken(group, new_id))
+        rc = FTC_EINVAL;
+    else if (!ftc_group_is_invalidated(group)
+             && ftc_group_failed(group, NULL, 0) == 0)
+        rc = FTC_EINVAL; /* nothing to shrink away: MPI's ARG class */
+    uint64_t my_seq = group->next_seq;
+    ftc_agree_t *a = NULL;
+    shrink_op_t want = {.new_id = new_id, .newgroup = newgroup};
+    if (rc == FTC_OK)
+        rc = ftc_agree_start(group, FTC_COLL_SHRINK, UINT64_MAX, NULL,
+                             deliver, deliver_arg, sizeof(shrink_op_t),
+                             &shrink_hooks, shrink_prepare, &want, &a);
+    if (rc != FTC_OK) {
+        ftc_group_refused(group, rc);
+        ftc_ctx_after_init(group->ctx);
+        return rc;
+    }
+    ftc_cop_started(&a->base);
+    if (seq != NULL)
+        *seq = my_seq;
+    ftc_ctx_after_init(group->ctx);
+    return FTC_OK;
+}
+
+int ftc_group_shrink_excluding(ftc_group_t *group, uint32_t new_id,
+                               const uint32_t *exclude, uint32_t nexclude,
+                               ftc_group_t **newgroup)
+{
+    if (group == NULL || newgroup == NULL || (exclude == NULL && nexclude > 0)
+        || new_id_taken(group, new_id))
+        return FTC_EINVAL;
+    bool *skip = calloc(group->n, sizeof(bool));
+    if (skip == NULL)
+        return FTC_ENOMEM;
+    int rc = FTC_OK;
+    for (uint32_t i = 0; i < nexclude && rc == FTC_OK; i++) {
+        if (exclude[i] >= group->n || exclude[i] == group->me)
+            rc = FTC_EINVAL;
+        else
+            skip[exclude[i]] = true;
+    }
+    if (rc == FTC_OK)
+        rc = create_without(group, new_id, skip, newgroup);
+    free(skip);
+    return rc;
+}
