@@ -20,20 +20,8 @@
 #include "ftcoll/ftcoll.h"
 #include "algo/algo.h"
 #include "algo/registry.h"
+#include "check.h"
 
-static int passed, failed;
-
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (cond) {                                                            \
-            passed++;                                                          \
-        } else {                                                               \
-            failed++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
 
 /* ---- the do-nothing family: what a new family's folder holds ---------- */
 
@@ -214,13 +202,13 @@ static ftc_coll_args_t args_for(world_t *W, int r, ftc_algo_t algo)
 
 static void test_noop_family(void)
 {
-    EXPECT(ftc_algo_register(&noop_family) == FTC_OK, "register noop");
-    EXPECT(ftc_algo_register(&noop_family) == FTC_EINVAL,
+    CHECK_MSG(ftc_algo_register(&noop_family) == FTC_OK, "register noop");
+    CHECK_MSG(ftc_algo_register(&noop_family) == FTC_EINVAL,
            "the same id twice is refused");
     ftc_algo_t id;
-    EXPECT(ftc_algo_parse("noop", &id) == FTC_OK && id == FTC_ALGO_NOOP,
+    CHECK_MSG(ftc_algo_parse("noop", &id) == FTC_OK && id == FTC_ALGO_NOOP,
            "ftc_algo_parse finds it");
-    EXPECT(strcmp(ftc_algo_name(FTC_ALGO_NOOP), "noop") == 0,
+    CHECK_MSG(strcmp(ftc_algo_name(FTC_ALGO_NOOP), "noop") == 0,
            "ftc_algo_name names it");
 
     ftc_config_t cfg;
@@ -231,32 +219,32 @@ static void test_noop_family(void)
     noop_checks = noop_timers = 0;
     for (int r = 0; r < N; r++) {
         ftc_coll_args_t a = args_for(&W, r, FTC_ALGO_NOOP);
-        EXPECT(ftc_init_allreduce(W.g[r], &a, NULL) == FTC_OK, "init %d", r);
+        CHECK_MSG(ftc_init_allreduce(W.g[r], &a, NULL) == FTC_OK, "init %d", r);
     }
-    EXPECT(noop_checks == N, "its check ran at every rank (%d)", noop_checks);
-    EXPECT(W.delivered[0] == 0, "nothing delivered inside init");
+    CHECK_MSG(noop_checks == N, "its check ran at every rank (%d)", noop_checks);
+    CHECK_MSG(W.delivered[0] == 0, "nothing delivered inside init");
     ftc_lb_run(W.w, 1000000);
-    EXPECT(noop_timers == N, "its per-operation timer fired at every rank "
+    CHECK_MSG(noop_timers == N, "its per-operation timer fired at every rank "
                              "(%d)", noop_timers);
     for (int r = 0; r < N; r++)
-        EXPECT(W.delivered[r] == 1 && W.status[r] == FTC_OK
+        CHECK_MSG(W.delivered[r] == 1 && W.status[r] == FTC_OK
                    && W.out[r] == W.in[r],
                "rank %d delivered its own input once", r);
     bool distinct = true;
     for (int r = 1; r < N; r++)
         if (noop_last_draw[r] == noop_last_draw[0])
             distinct = false;
-    EXPECT(distinct, "ranks draw different random numbers");
+    CHECK_MSG(distinct, "ranks draw different random numbers");
     uint64_t first = noop_last_draw[1];
 
     /* A collective it does not provide, and a bad parameter. */
     ftc_coll_args_t a = args_for(&W, 0, FTC_ALGO_NOOP);
-    EXPECT(ftc_init_bcast(W.g[0], &a, NULL) == FTC_ENOTSUP,
+    CHECK_MSG(ftc_init_bcast(W.g[0], &a, NULL) == FTC_ENOTSUP,
            "bcast is not provided");
     noop_params_t p = noop_defaults;
     p.delay_ns = 0;
     a.params = &p;
-    EXPECT(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL,
+    CHECK_MSG(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL,
            "its check refuses delay 0");
     world_fini(&W);
 
@@ -267,23 +255,23 @@ static void test_noop_family(void)
         (void)ftc_init_allreduce(W.g[r], &a, NULL);
     }
     ftc_lb_run(W.w, 1000000);
-    EXPECT(noop_last_draw[1] == first, "seeded: the same draws again");
+    CHECK_MSG(noop_last_draw[1] == first, "seeded: the same draws again");
     world_fini(&W);
 }
 
 static void test_listing(void)
 {
     uint32_t n = ftc_algo_count();
-    EXPECT(n >= 2, "at least the two builtin families (%u)", n);
+    CHECK_MSG(n >= 2, "at least the two builtin families (%u)", n);
     bool corrected = false, tree = false;
     for (uint32_t i = 0; i < n; i++) {
         const ftc_algo_info_t *info = ftc_algo_info(i);
-        EXPECT(info != NULL && info->name != NULL && info->summary != NULL,
+        CHECK_MSG(info != NULL && info->name != NULL && info->summary != NULL,
                "family %u is described", i);
         if (info == NULL)
             continue;
         for (uint32_t k = 0; k < info->nparams; k++)
-            EXPECT(info->params[k].name != NULL
+            CHECK_MSG(info->params[k].name != NULL
                        && info->params[k].default_value != NULL
                        && info->params[k].meaning != NULL,
                    "%s parameter %u is described", info->name, k);
@@ -293,11 +281,23 @@ static void test_listing(void)
         if (strcmp(info->name, "tree") == 0)
             tree = info->id == FTC_ALGO_TREE;
     }
-    EXPECT(corrected && tree, "corrected and tree are listed");
-    EXPECT(ftc_algo_info(n) == NULL, "nothing past the end");
+    CHECK_MSG(corrected && tree, "corrected and tree are listed");
+    /* Every family has an id and a name of its own: two families that
+     * took the same id would make one of them unreachable. */
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = i + 1; j < n; j++) {
+            const ftc_algo_info_t *a = ftc_algo_info(i), *b = ftc_algo_info(j);
+            if (a == NULL || b == NULL)
+                continue;
+            CHECK_MSG(a->id != b->id, "%s and %s share id %d", a->name,
+                      b->name, (int)a->id);
+            CHECK_MSG(strcmp(a->name, b->name) != 0, "two families named %s",
+                      a->name);
+        }
+    CHECK_MSG(ftc_algo_info(n) == NULL, "nothing past the end");
     ftc_algo_t id;
-    EXPECT(ftc_algo_parse("gossip-nope", &id) == FTC_EINVAL, "unknown name");
-    EXPECT(strcmp(ftc_algo_name((ftc_algo_t)77), "?") == 0, "unknown id");
+    CHECK_MSG(ftc_algo_parse("gossip-nope", &id) == FTC_EINVAL, "unknown name");
+    CHECK_MSG(strcmp(ftc_algo_name((ftc_algo_t)77), "?") == 0, "unknown id");
 }
 
 /* An older caller's smaller structs: the fields they have, defaults for
@@ -316,12 +316,12 @@ static void test_sizes(void)
     if (ftc_lb_world_create(&lc, &w) != FTC_OK)
         abort();
     ftc_context_t *ctx = NULL;
-    EXPECT(ftc_context_create(0, 1, ftc_lb_ops(), ftc_lb_endpoint(w, 0), &cfg,
+    CHECK_MSG(ftc_context_create(0, 1, ftc_lb_ops(), ftc_lb_endpoint(w, 0), &cfg,
                               &ctx) == FTC_OK,
            "a truncated config is accepted");
     ftc_context_destroy(ctx);
     cfg.size = sizeof(cfg) + 8;
-    EXPECT(ftc_context_create(0, 1, ftc_lb_ops(), ftc_lb_endpoint(w, 0), &cfg,
+    CHECK_MSG(ftc_context_create(0, 1, ftc_lb_ops(), ftc_lb_endpoint(w, 0), &cfg,
                               &ctx) == FTC_EINVAL,
            "a larger (newer) config is refused");
     ftc_lb_world_destroy(w);
@@ -331,13 +331,13 @@ static void test_sizes(void)
     /* args cut after recvbuf: deliver would be past it, so refused... */
     ftc_coll_args_t a = args_for(&W, 0, FTC_ALGO_CORRECTED);
     a.size = FTC_COLL_ARGS_SIZE_MIN;
-    EXPECT(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL,
+    CHECK_MSG(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL,
            "args without deliver (by its size) are refused");
     a.size = FTC_COLL_ARGS_SIZE_MIN - 1;
-    EXPECT(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL,
+    CHECK_MSG(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL,
            "args below the minimum size are refused");
     a.size = sizeof(a) + 8;
-    EXPECT(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL,
+    CHECK_MSG(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL,
            "larger (newer) args are refused");
     world_fini(&W);
 
@@ -361,12 +361,12 @@ static void test_sizes(void)
             if (pass == 0)
                 a.size = offsetof(ftc_coll_args_t, params);
             int rc = ftc_init_allreduce(W.g[r], &a, NULL);
-            EXPECT(rc == FTC_OK, "pass %d rank %d: truncated struct: %s",
+            CHECK_MSG(rc == FTC_OK, "pass %d rank %d: truncated struct: %s",
                    pass, r, ftc_strerror(rc));
         }
         ftc_lb_run(W.w, 100000000);
         for (int r = 0; r < N; r++)
-            EXPECT(W.delivered[r] == 1 && W.status[r] == FTC_OK
+            CHECK_MSG(W.delivered[r] == 1 && W.status[r] == FTC_OK
                        && W.out[r] == 100 + 101 + 102 + 103,
                    "pass %d rank %d: the sum with default parameters", pass,
                    r);
@@ -376,15 +376,15 @@ static void test_sizes(void)
     a = args_for(&W, 0, FTC_ALGO_CORRECTED);
     a.params = &cp;
     cp.fault_info = (ftc_fault_info_t)77;
-    EXPECT(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL,
+    CHECK_MSG(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL,
            "a bad field within the params' size is read and refused");
     cp.size = sizeof(cp) + 8;
     a = args_for(&W, 0, FTC_ALGO_CORRECTED);
     a.params = &cp;
-    EXPECT(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL,
+    CHECK_MSG(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL,
            "larger (newer) params are refused");
     cp.size = 0;
-    EXPECT(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL,
+    CHECK_MSG(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_EINVAL,
            "params of size 0 are refused");
     world_fini(&W);
 }
@@ -400,30 +400,30 @@ static void test_cancel(void)
     uint64_t seq = 99;
     for (int r = 0; r < N - 1; r++) {
         a = args_for(&W, r, FTC_ALGO_CORRECTED);
-        EXPECT(ftc_init_allreduce(W.g[r], &a, r == 0 ? &seq : NULL) == FTC_OK,
+        CHECK_MSG(ftc_init_allreduce(W.g[r], &a, r == 0 ? &seq : NULL) == FTC_OK,
                "init %d", r);
     }
     ftc_lb_run(W.w, 1000);
-    EXPECT(W.delivered[0] == 0, "not delivered before cancel");
-    EXPECT(ftc_cancel(W.g[0], seq + 1) == FTC_EINVAL, "no such operation");
-    EXPECT(ftc_cancel(NULL, seq) == FTC_EINVAL, "NULL group");
-    EXPECT(ftc_cancel(W.g[0], seq) == FTC_OK, "cancel");
-    EXPECT(W.delivered[0] == 0, "deliver does not run inside cancel");
+    CHECK_MSG(W.delivered[0] == 0, "not delivered before cancel");
+    CHECK_MSG(ftc_cancel(W.g[0], seq + 1) == FTC_EINVAL, "no such operation");
+    CHECK_MSG(ftc_cancel(NULL, seq) == FTC_EINVAL, "NULL group");
+    CHECK_MSG(ftc_cancel(W.g[0], seq) == FTC_OK, "cancel");
+    CHECK_MSG(W.delivered[0] == 0, "deliver does not run inside cancel");
     ftc_lb_run(W.w, 1000);
-    EXPECT(W.delivered[0] == 1 && W.status[0] == FTC_ECANCELED,
+    CHECK_MSG(W.delivered[0] == 1 && W.status[0] == FTC_ECANCELED,
            "delivered once, FTC_ECANCELED (%d)", W.status[0]);
     ftc_lb_run(W.w, 100000000);
     for (int r = 1; r < N - 1; r++)
-        EXPECT(W.delivered[r] == 1 && W.status[r] == FTC_EPEER_INVALID,
+        CHECK_MSG(W.delivered[r] == 1 && W.status[r] == FTC_EPEER_INVALID,
                "rank %d told: FTC_EPEER_INVALID (%d, %d)", r, W.delivered[r],
                W.status[r]);
     /* Rank 3 starts it late: it ends at once with the same status. */
     a = args_for(&W, N - 1, FTC_ALGO_CORRECTED);
-    EXPECT(ftc_init_allreduce(W.g[N - 1], &a, NULL) == FTC_OK, "late init");
+    CHECK_MSG(ftc_init_allreduce(W.g[N - 1], &a, NULL) == FTC_OK, "late init");
     ftc_lb_run(W.w, 100000000);
-    EXPECT(W.delivered[N - 1] == 1 && W.status[N - 1] == FTC_EPEER_INVALID,
+    CHECK_MSG(W.delivered[N - 1] == 1 && W.status[N - 1] == FTC_EPEER_INVALID,
            "the late rank ends too (%d)", W.status[N - 1]);
-    EXPECT(ftc_cancel(W.g[0], seq) != FTC_OK, "cancel twice");
+    CHECK_MSG(ftc_cancel(W.g[0], seq) != FTC_OK, "cancel twice");
     world_fini(&W);
 }
 
@@ -433,40 +433,40 @@ static void test_version_and_env(void)
     const char *v = ftc_version(&ma, &mi, &pa);
     char want[32];
     snprintf(want, sizeof(want), "%u.%u.%u", ma, mi, pa);
-    EXPECT(v != NULL && strcmp(v, want) == 0 && ma == FTC_VERSION_MAJOR
+    CHECK_MSG(v != NULL && strcmp(v, want) == 0 && ma == FTC_VERSION_MAJOR
                && mi == FTC_VERSION_MINOR && pa == FTC_VERSION_PATCH,
            "ftc_version: %s", v != NULL ? v : "(null)");
 
     uint32_t n = ftc_config_knob_count();
-    EXPECT(n >= 3, "knobs listed (%u)", n);
+    CHECK_MSG(n >= 3, "knobs listed (%u)", n);
     for (uint32_t i = 0; i < n; i++)
-        EXPECT(ftc_config_knob(i) != NULL
+        CHECK_MSG(ftc_config_knob(i) != NULL
                    && strncmp(ftc_config_knob(i)->name, "FTCOLL_", 7) == 0,
                "knob %u is FTCOLL_*", i);
-    EXPECT(ftc_config_knob(n) == NULL, "nothing past the end");
+    CHECK_MSG(ftc_config_knob(n) == NULL, "nothing past the end");
 
     ftc_config_t cfg;
     ftc_config_init(&cfg);
     setenv("FTCOLL_SUSPECT_TIMEOUT_NS", "12345", 1);
     setenv("FTCOLL_SEED", "0x10", 1);
     const char *bad = "x";
-    EXPECT(ftc_config_from_env(&cfg, &bad) == FTC_OK && bad == NULL,
+    CHECK_MSG(ftc_config_from_env(&cfg, &bad) == FTC_OK && bad == NULL,
            "from env");
-    EXPECT(cfg.suspect_timeout_ns == 12345 && cfg.seed == 16
+    CHECK_MSG(cfg.suspect_timeout_ns == 12345 && cfg.seed == 16
                && cfg.probe_timeout_ns == 200000000ull,
            "the knobs set, the others kept");
     setenv("FTCOLL_PROBE_TIMEOUT_NS", "12ms", 1);
     ftc_config_t before = cfg;
-    EXPECT(ftc_config_from_env(&cfg, &bad) == FTC_EINVAL && bad != NULL
+    CHECK_MSG(ftc_config_from_env(&cfg, &bad) == FTC_EINVAL && bad != NULL
                && strcmp(bad, "FTCOLL_PROBE_TIMEOUT_NS") == 0,
            "a bad value is named");
-    EXPECT(memcmp(&before, &cfg, sizeof(cfg)) == 0, "and changes nothing");
+    CHECK_MSG(memcmp(&before, &cfg, sizeof(cfg)) == 0, "and changes nothing");
     setenv("FTCOLL_PROBE_TIMEOUT_NS", "0", 1);
-    EXPECT(ftc_config_from_env(&cfg, NULL) == FTC_EINVAL, "a 0 timeout");
+    CHECK_MSG(ftc_config_from_env(&cfg, NULL) == FTC_EINVAL, "a 0 timeout");
     unsetenv("FTCOLL_PROBE_TIMEOUT_NS");
     unsetenv("FTCOLL_SUSPECT_TIMEOUT_NS");
     unsetenv("FTCOLL_SEED");
-    EXPECT(ftc_config_from_env(NULL, NULL) == FTC_EINVAL, "NULL config");
+    CHECK_MSG(ftc_config_from_env(NULL, NULL) == FTC_EINVAL, "NULL config");
 }
 
 int main(void)
@@ -476,6 +476,5 @@ int main(void)
     test_sizes();
     test_cancel();
     test_version_and_env();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_report();
 }

@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 /* The family's id in the registry (ftcoll/algo.h) and on the wire. */
-#define FTC_ALGO_ULFM ((ftc_algo_t)3)
+#define FTC_ALGO_ULFM ((ftc_algo_t)4)
 
 /*
  * Agreement (MPI_Comm_iagree, with a 64-bit flag): every live member of

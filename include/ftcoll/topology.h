@@ -28,12 +28,15 @@ typedef enum ftc_tree_kind {
     FTC_TREE_BINOMIAL_INORDER, /* MPICH-style in-order binomial, for comparison */
     FTC_TREE_IF,               /* I(f)-tree: root has f+1 children, child c owns
                                   the ranks p with (p-1) mod (f+1) == c-1 */
+    FTC_TREE_KNOMIAL,          /* interleaved k-nomial: up to k-1 children per
+                                  round; k = 2 is the binomial */
     FTC_TREE_KIND_COUNT
 } ftc_tree_kind_t;
 
 typedef struct ftc_tree {
     ftc_tree_kind_t kind;
-    uint32_t k;    /* KARY: arity (>= 1); LAME: order (>= 1); IF: f (>= 0) */
+    uint32_t k;    /* KARY: arity (>= 1); LAME: order (>= 1); IF: f (>= 0);
+                      KNOMIAL: radix (>= 2) */
     uint32_t L, o, g; /* OPTIMAL only: LogP parameters (o or g may be 0, not both) */
 } ftc_tree_t;
 
@@ -62,8 +65,23 @@ uint32_t ftc_tree_subtree_size(const ftc_tree_t *tree, uint32_t n, uint32_t r);
 uint32_t ftc_tree_root_child_of(const ftc_tree_t *tree, uint32_t n, uint32_t r);
 
 const char *ftc_tree_kind_name(ftc_tree_kind_t kind);
-/* "binomial", "kary", "lame", "optimal", "binomial-inorder", "if" */
+/* "binomial", "kary", "lame", "optimal", "binomial-inorder", "if",
+ * "knomial" */
 int ftc_tree_kind_parse(const char *name, ftc_tree_kind_t *out);
+
+/*
+ * The k-nomial radix for n ranks and LogP parameters L and o (Margolin &
+ * Barak 5.2.1; any unit, o > 0): ftc_tree_knomial_latency gives the
+ * fault-free broadcast latency of the interleaved k-nomial tree in the
+ * paper's step model (a hop costs L + 2o, each earlier sibling o more),
+ * ftc_tree_knomial_best_k the k in [2, min(n - 1, 256)] that minimises it
+ * (the smallest on ties; 2 when n <= 2). FTC_OK, or FTC_EINVAL for n = 0,
+ * k < 2, o = 0 or a NULL output. Time O(n) per k tried, no allocation.
+ */
+#define FTC_KNOMIAL_K_SEARCH_MAX 256u
+int ftc_tree_knomial_latency(uint32_t n, uint32_t k, uint32_t L, uint32_t o,
+                             uint64_t *out);
+int ftc_tree_knomial_best_k(uint32_t n, uint32_t L, uint32_t o, uint32_t *k);
 
 /*
  * Up-correction group of the corrected reduce (Kuettler & Haertig 4.2), for

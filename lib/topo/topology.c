@@ -20,6 +20,7 @@
 #include "topo/binomial.h"
 #include "topo/iftree.h"
 #include "topo/kary.h"
+#include "topo/knomial.h"
 #include "topo/lame.h"
 #include "topo/sink.h"
 
@@ -42,6 +43,8 @@ static bool resolve(const ftc_tree_t *tree, shape_t *s)
     case FTC_TREE_KARY:
     case FTC_TREE_LAME:
         return tree->k >= 1;
+    case FTC_TREE_KNOMIAL:
+        return tree->k >= 2;
     case FTC_TREE_OPTIMAL: {
         uint64_t den = tree->o > tree->g ? tree->o : tree->g;
         if (den == 0)
@@ -82,6 +85,8 @@ int64_t ftc_tree_parent(const ftc_tree_t *tree, uint32_t n, uint32_t r)
         return lame_parent(s.k, r);
     case FTC_TREE_IF:
         return if_parent(s.k, n, r);
+    case FTC_TREE_KNOMIAL:
+        return knomial_parent(s.k, r);
     default:
         return -1;
     }
@@ -110,6 +115,9 @@ uint32_t ftc_tree_children(const ftc_tree_t *tree, uint32_t n, uint32_t r,
     case FTC_TREE_IF:
         if_children(s.k, n, r, &sink);
         break;
+    case FTC_TREE_KNOMIAL:
+        knomial_children(s.k, n, r, &sink);
+        break;
     default:
         break;
     }
@@ -135,6 +143,8 @@ uint32_t ftc_tree_subtree_size(const ftc_tree_t *tree, uint32_t n,
         return (uint32_t)lame_subtree(s.k, n, r);
     case FTC_TREE_IF:
         return (uint32_t)if_subtree(s.k, n, r);
+    case FTC_TREE_KNOMIAL:
+        return (uint32_t)knomial_subtree(s.k, n, r);
     default:
         return 0;
     }
@@ -157,6 +167,8 @@ uint32_t ftc_tree_root_child_of(const ftc_tree_t *tree, uint32_t n,
         return (uint32_t)lame_root_child(s.k, r);
     case FTC_TREE_IF:
         return (uint32_t)((r - 1) % (s.k + 1) + 1);
+    case FTC_TREE_KNOMIAL:
+        return (uint32_t)knomial_root_child(s.k, r);
     default:
         return 0;
     }
@@ -169,6 +181,7 @@ static const char *const kind_names[FTC_TREE_KIND_COUNT] = {
     [FTC_TREE_OPTIMAL] = "optimal",
     [FTC_TREE_BINOMIAL_INORDER] = "binomial-inorder",
     [FTC_TREE_IF] = "if",
+    [FTC_TREE_KNOMIAL] = "knomial",
 };
 
 const char *ftc_tree_kind_name(ftc_tree_kind_t kind)

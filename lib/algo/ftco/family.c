@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The ftco family's registry entry: its parameters, their check, its
+ * constructor.
+ */
+#include "algo/ftco/ftco.h"
+
+static const ftc_ftco_params_t defaults = {
+    .size = sizeof(ftc_ftco_params_t),
+    .tree = {.kind = FTC_TREE_KNOMIAL, .k = 4},
+};
+
+void ftc_ftco_params_init(ftc_ftco_params_t *p)
+{
+    if (p != NULL)
+        *p = defaults;
+}
+
+/* The paper's trees only: k-nomial and k-ary, 2 <= k, and k below the
+ * group size where that leaves a choice (n > 2). */
+static int check(const ftc_group_t *g, const ftc_coll_args_t *args,
+                 ftc_coll_t coll, const void *params)
+{
+    (void)args;
+    (void)coll;
+    const ftc_ftco_params_t *p = params;
+    if (p->tree.kind != FTC_TREE_KNOMIAL && p->tree.kind != FTC_TREE_KARY)
+        return FTC_EINVAL;
+    if (p->tree.k < 2 || (g->n > 2 && p->tree.k >= g->n))
+        return FTC_EINVAL;
+    return FTC_OK;
+}
+
+static const ftc_algo_param_info_t param_info[] = {
+    {"tree", "knomial, k = 4",
+     "the tree of every phase: knomial or kary, 2 <= k < n"},
+    {"ack_timeout_ns", "0",
+     "per-message timeout base (0: the core's failure monitor only)"},
+};
+
+const ftc_algo_entry_t ftc_algo_ftco = {
+    .info = {
+        .id = FTC_ALGO_FTCO,
+        .name = "ftco",
+        .colls = FTC_COLL_BIT(FTC_COLL_REDUCE) | FTC_COLL_BIT(FTC_COLL_BCAST)
+                 | FTC_COLL_BIT(FTC_COLL_ALLREDUCE),
+        .summary = "Margolin & Barak: one tree, DATA/ACK, re-routing around "
+                   "failed nodes, root replacement, exactly-once reduction",
+        .params_type = "ftc_ftco_params_t",
+        .params = param_info,
+        .nparams = sizeof(param_info) / sizeof(param_info[0]),
+    },
+    .params_size = sizeof(ftc_ftco_params_t),
+    .params_default = &defaults,
+    .check = check,
+    .create = {
+        [FTC_COLL_REDUCE] = ftc_ftco_op_create,
+        [FTC_COLL_BCAST] = ftc_ftco_op_create,
+        [FTC_COLL_ALLREDUCE] = ftc_ftco_op_create,
+    },
+};

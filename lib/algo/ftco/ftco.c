@@ -1,0 +1,903 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The FTCO collectives (Margolin & Barak, Algorithms 1-4; docs/ftco.md):
+ * one process's role in a bcast, reduce or allreduce along one tree.
+ *
+ * Up (reduce, allreduce): a process waits for DATA from every process of
+ * its Down set (its children at first), sends the aggregate to its Up (its
+ * parent at first), then ACKs the children. Down (bcast, allreduce): a
+ * process that has the value delivers it, sends it to its Down set and
+ * ACKs its Up. Every DATA is ACKed; the sender watches the receiver until
+ * the ACK (or, going up in an allreduce, the result) arrives.
+ *
+ * Re-routing (Algorithm 4): when a process of Down fails, its children
+ * join Down (several levels when they failed too), and are pulled with a
+ * KEEPALIVE, since the failed one may have ACKed them already. When Up
+ * fails, Up becomes its parent (again several levels), and the process
+ * sends its DATA there again (up) or asks for the value (down). Whoever
+ * has the value answers whoever asks, so a process the tree lost under a
+ * failed chain is served from above.
+ *
+ * The root is not assumed immune (section 4's note): when it fails, its
+ * first live child, in tree order, replaces it (when all its children
+ * failed, the first live rank). The replacement gathers
+ * from the root's other children (and, under failed ones, their
+ * children): each answers with the result if it has one, else with its
+ * DATA (allreduce) or "no value" (bcast), and from then on takes the
+ * value from the replacement only. So all live processes end with the
+ * same outcome (docs/ftco.md argues it).
+ *
+ * Failure detection: the core's failure monitor on each process waited on
+ * (transport reports, else on-demand keepalive probes), shared by all
+ * operations; with ack_timeout_ns, also the paper's per-message timeouts
+ * (f_timeout, f_ETA: a late DATA or ACK earns a KEEPALIVE, an unanswered
+ * KEEPALIVE excludes the peer). Contributions are counted exactly once
+ * whatever the operator (partials.h).
+ *
+ * Ranks here are logical (the root is 0); per-rank state is a byte of
+ * flags, so an operation takes O(n) bytes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/algo.h"
+#include "core/context.h"
+#include "algo/ftco/ftco.h"
+#include "algo/ftco/kinds.h"
+#include "algo/ftco/partials.h"
+
+enum {
+    F_FAILED = 0x01, /* declared failed */
+    F_WATCH = 0x02,  /* we hold a monitor watch on it */
+    F_DOWN = 0x04,   /* in our Down set */
+    F_WAIT = 0x08,   /* we wait for its DATA (or its gather answer) */
+    F_DACK = 0x10,   /* we sent it the value and wait for the ACK */
+    F_TOACK = 0x20,  /* we owe it an ACK once our DATA went up */
+    F_SERVE = 0x40,  /* it asked for the value: send it when we have it */
+    F_PULLED = 0x80  /* it pulled our DATA before we had it */
+};
+
+typedef struct ftco_op {
+    ftc_cop_t base;
+    uint32_t n, me;
+    ftc_tree_t tree;
+    bool has_up, has_down;
+    uint8_t *flag;          /* per logical rank */
+    uint32_t *dl, ndl;      /* the Down set, in order of joining */
+    uint32_t *kids;         /* scratch for children */
+
+    /* Up: */
+    ftco_partials_t parts;
+    bool collecting;        /* Down set not complete yet */
+    uint32_t waiting;       /* members of Down with F_WAIT */
+    bool up_done;           /* our DATA is computed (up_set, up_val) */
+    bool up_sent, up_acked;
+    uint8_t *up_set, *up_val;
+    int64_t up;             /* Up (logical), -1: we are the (acting) root */
+    bool acting_root;
+    bool committed;         /* answered a replacement root's gather */
+
+    /* Down: */
+    bool have_result;
+    bool root_lost;         /* bcast: no live process had the value */
+    uint8_t *result, *result_set;
+    uint32_t dack_pending;
+    bool done;
+
+    /* Per-message timeouts (ack_timeout_ns > 0; else NULL): per rank, a
+     * deadline and what it is for. */
+    uint64_t ack_timeout;
+    uint64_t *deadline;
+    uint8_t *tstate;
+} ftco_op_t;
+
+enum {
+    T_NONE = 0,
+    T_ETA = 1,   /* it owes us DATA or an ACK: KEEPALIVE it then */
+    T_DATA = 2,  /* we sent it DATA: no ACK by then, KEEPALIVE it */
+    T_AWAIT = 3  /* we sent it a KEEPALIVE: no answer by then, it failed */
+};
+
+static uint32_t gr(const ftco_op_t *o, uint32_t logical)
+{
+    return ftc_physical(logical, o->base.args.root, o->n);
+}
+
+static uint32_t world(const ftco_op_t *o, uint32_t logical)
+{
+    return ftc_group_world_rank(o->base.group, gr(o, logical));
+}
+
+static size_t setb(const ftco_op_t *o)
+{
+    return o->parts.setb;
+}
+
+/* ---- sending ---------------------------------------------------------- */
+
+static void send_msg(ftco_op_t *o, uint32_t to, uint8_t kind, uint16_t flags,
+                     const void *a, size_t alen, const void *b, size_t blen)
+{
+    if (o->flag[to] & F_FAILED)
+        return;
+    ftc_wire_header_t hdr;
+    ftc_cop_header(&o->base, &hdr, kind, 0);
+    hdr.flags |= flags;
+    ftc_iov_t iov[2] = {{a, alen}, {b, blen}};
+    (void)ftc_cop_send(&o->base, gr(o, to), &hdr, iov, 2, false);
+}
+
+static void t_sent(ftco_op_t *o, uint32_t x);
+
+static void send_up_data(ftco_op_t *o, uint32_t to)
+{
+    send_msg(o, to, FTCO_MSG_UP, 0, o->up_set, setb(o), o->up_val,
+             o->base.nbytes);
+    t_sent(o, to);
+}
+
+static void send_ack(ftco_op_t *o, uint32_t to, uint16_t flags)
+{
+    send_msg(o, to, FTCO_MSG_ACK, flags, NULL, 0, NULL, 0);
+}
+
+/* ---- watching ---------------------------------------------------------- */
+
+/* Whether we still wait on x for anything: its DATA, its ACK, or (x our
+ * Up) the ACK of our DATA or the value. */
+static bool needs_watch(const ftco_op_t *o, uint32_t x)
+{
+    if (o->flag[x] & F_FAILED)
+        return false;
+    if (o->flag[x] & (F_WAIT | F_DACK))
+        return true;
+    if (o->up < 0 || x != (uint32_t)o->up || o->done)
+        return false;
+    if (o->base.coll == FTC_COLL_BCAST)
+        return !o->have_result;
+    if (o->base.coll == FTC_COLL_REDUCE)
+        return o->up_sent && !o->up_acked;
+    return o->up_sent && !o->have_result;
+}
+
+static void rewatch(ftco_op_t *o, uint32_t x)
+{
+    bool need = needs_watch(o, x);
+    bool have = (o->flag[x] & F_WATCH) != 0;
+    if (need == have)
+        return;
+    if (need) {
+        o->flag[x] |= F_WATCH;
+        ftc_monitor_acquire(o->base.group->ctx, world(o, x), &o->base);
+    } else {
+        o->flag[x] &= (uint8_t)~F_WATCH;
+        ftc_monitor_release(o->base.group->ctx, world(o, x));
+    }
+}
+
+static void set_up(ftco_op_t *o, int64_t up)
+{
+    int64_t old = o->up;
+    o->up = up;
+    if (old >= 0)
+        rewatch(o, (uint32_t)old);
+    if (up >= 0)
+        rewatch(o, (uint32_t)up);
+}
+
+/* ---- per-message timeouts (Appendix A) --------------------------------- */
+
+static uint32_t depth_of(const ftco_op_t *o, uint32_t x)
+{
+    uint32_t d = 0;
+    while (x != 0) {
+        x = (uint32_t)ftc_tree_parent(&o->tree, o->n, x);
+        d++;
+    }
+    return d;
+}
+
+/* Tree distance: the path from me to x, through their lowest common
+ * ancestor. */
+static uint32_t distance_to(const ftco_op_t *o, uint32_t x)
+{
+    uint32_t a = o->me, b = x, da = depth_of(o, a), db = depth_of(o, b), d = 0;
+    for (; da > db; da--, d++)
+        a = (uint32_t)ftc_tree_parent(&o->tree, o->n, a);
+    for (; db > da; db--, d++)
+        b = (uint32_t)ftc_tree_parent(&o->tree, o->n, b);
+    for (; a != b; d += 2) {
+        a = (uint32_t)ftc_tree_parent(&o->tree, o->n, a);
+        b = (uint32_t)ftc_tree_parent(&o->tree, o->n, b);
+    }
+    return d > 0 ? d : 1;
+}
+
+/* f_timeout(me, x): a busier and a farther receiver answers later. */
+static uint64_t f_timeout(const ftco_op_t *o, uint32_t x)
+{
+    uint32_t kids = ftc_tree_children(&o->tree, o->n, x, NULL, 0);
+    return o->ack_timeout * (1 + (uint64_t)kids) * distance_to(o, x);
+}
+
+/* f_ETA(x): when x's DATA is due, a hop per level of its subtree. */
+static uint64_t f_eta(const ftco_op_t *o, uint32_t x)
+{
+    uint32_t size = ftc_tree_subtree_size(&o->tree, o->n, x);
+    return o->ack_timeout * (2 + ftc_bit_length32(size));
+}
+
+static void t_arm(ftco_op_t *o, uint32_t x, uint64_t at, uint8_t state)
+{
+    if (o->deadline == NULL || (o->flag[x] & F_FAILED))
+        return;
+    o->deadline[x] = at;
+    o->tstate[x] = state;
+    if (o->base.timer_at == 0 || at < o->base.timer_at)
+        ftc_cop_timer_arm(&o->base, at);
+}
+
+/* We sent x a DATA: its ACK may wait for x's own progress (a process
+ * ACKs its children after its DATA went up), so a late ACK only makes us
+ * ask x whether it is alive. */
+static void t_sent(ftco_op_t *o, uint32_t x)
+{
+    if (o->deadline != NULL)
+        t_arm(o, x, ftc_cop_now(&o->base) + f_timeout(o, x), T_DATA);
+}
+
+/* We sent x a KEEPALIVE, which x answers at once: in time, or it failed. */
+static void t_asked(ftco_op_t *o, uint32_t x)
+{
+    if (o->deadline != NULL)
+        t_arm(o, x, ftc_cop_now(&o->base) + f_timeout(o, x), T_AWAIT);
+}
+
+/* Suspicion is final, as the monitor's: the peer, if only slow, learns
+ * it was excluded (core/monitor.c does the same). */
+static void exclude(ftco_op_t *o, uint32_t x)
+{
+    ftc_context_t *ctx = o->base.group->ctx;
+    (void)ftc_ctx_send_control(ctx, world(o, x), FTC_MSG_EXCLUDED, NULL, 0);
+    ftc_ctx_declare_failed(ctx, world(o, x));
+}
+
+/* ---- the Down set ------------------------------------------------------ */
+
+static void send_down(ftco_op_t *o, uint32_t x);
+static void add_down(ftco_op_t *o, uint32_t x, bool pull);
+
+/* Is x's part of the collection in: its DATA (up), or its gather answer. */
+static bool covered(const ftco_op_t *o, uint32_t x)
+{
+    return ftco_set_has(o->parts.cover, x);
+}
+
+static void resolve(ftco_op_t *o, uint32_t x)
+{
+    if (!(o->flag[x] & F_WAIT))
+        return;
+    o->flag[x] &= (uint8_t)~F_WAIT;
+    o->waiting--;
+    rewatch(o, x);
+}
+
+/* x failed: its children take its place in Down (Algorithm 4, line 11). */
+static void expand(ftco_op_t *o, uint32_t x)
+{
+    uint32_t cnt = ftc_tree_children(&o->tree, o->n, x, o->kids, o->n);
+    /* kids is scratch shared by the recursion: copy out first. */
+    uint32_t local[64];
+    uint32_t *list = cnt <= 64 ? local : malloc(sizeof(uint32_t) * cnt);
+    if (list == NULL) {
+        /* Out of memory with x's children unknown: we cannot finish
+         * without them, and must not hang. */
+        if (!o->base.delivered)
+            ftc_cop_complete(&o->base, FTC_ENOMEM);
+        return;
+    }
+    memcpy(list, o->kids, sizeof(uint32_t) * cnt);
+    for (uint32_t i = 0; i < cnt; i++)
+        add_down(o, list[i], true);
+    if (list != local)
+        free(list);
+}
+
+static void add_down(ftco_op_t *o, uint32_t x, bool pull)
+{
+    if (x == o->me || (o->flag[x] & F_DOWN))
+        return;
+    o->flag[x] |= F_DOWN;
+    o->dl[o->ndl++] = x;
+    if (o->flag[x] & F_FAILED) {
+        expand(o, x);
+        return;
+    }
+    if (o->collecting && !covered(o, x)) {
+        o->flag[x] |= F_WAIT;
+        o->waiting++;
+        rewatch(o, x);
+        if (pull) {
+            send_msg(o, x, FTCO_MSG_KEEPALIVE,
+                     o->acting_root ? FTCO_WF_GATHER : 0, NULL, 0, NULL, 0);
+            t_asked(o, x);
+        } else if (o->deadline != NULL) {
+            t_arm(o, x, ftc_cop_now(&o->base) + f_eta(o, x), T_ETA);
+        }
+    }
+    if (o->have_result && o->has_down)
+        send_down(o, x);
+}
+
+/* ---- completion -------------------------------------------------------- */
+
+/* The collection is over (we have the value): wait on nobody for DATA. */
+static void stop_waiting(ftco_op_t *o)
+{
+    o->collecting = false;
+    for (uint32_t i = 0; i < o->ndl && o->waiting > 0; i++)
+        resolve(o, o->dl[i]);
+}
+
+static void check_done(ftco_op_t *o)
+{
+    if (o->done || !o->base.delivered || o->dack_pending > 0)
+        return;
+    if (o->base.coll == FTC_COLL_REDUCE && o->up >= 0 && !o->up_acked)
+        return;
+    o->done = true;
+    stop_waiting(o);
+    for (uint32_t x = 0; x < o->n; x++)
+        if (o->flag[x] & F_WATCH)
+            rewatch(o, x);
+    /* Stay to answer: a process re-routed to us, or pulled by a process
+     * above a failed one, still needs our DATA or our value. */
+    ftc_cop_linger(&o->base);
+}
+
+/* The ranks whose contribution a result with this set misses. */
+static void set_missing(ftco_op_t *o, const uint8_t *set)
+{
+    uint32_t *miss = ftc_cop_alloc(&o->base, sizeof(uint32_t) * o->n);
+    uint32_t k = 0;
+    if (miss == NULL)
+        return;
+    for (uint32_t r = 0; r < o->n; r++)
+        if (!ftco_set_has(set, r))
+            miss[k++] = gr(o, r);
+    (void)ftc_cop_set_failed(&o->base, miss, k);
+    o->base.comp.failed_count = k;
+}
+
+static void send_down(ftco_op_t *o, uint32_t x)
+{
+    if (x == o->me || (o->flag[x] & (F_DACK | F_FAILED)))
+        return;
+    o->flag[x] |= F_DACK;
+    o->flag[x] &= (uint8_t)~F_SERVE;
+    o->dack_pending++;
+    rewatch(o, x);
+    if (o->root_lost)
+        send_msg(o, x, FTCO_MSG_DOWN, FTCO_WF_ROOT_LOST, NULL, 0, NULL, 0);
+    else if (o->base.coll == FTC_COLL_ALLREDUCE)
+        send_msg(o, x, FTCO_MSG_DOWN, 0, o->result_set, setb(o), o->result,
+                 o->base.nbytes);
+    else
+        send_msg(o, x, FTCO_MSG_DOWN, 0, o->result, o->base.nbytes, NULL, 0);
+    t_sent(o, x);
+}
+
+/* We have the value (or know there is none): deliver, pass it on. */
+static void accept_result(ftco_op_t *o, const uint8_t *set, const void *val,
+                          bool root_lost)
+{
+    ftc_cop_t *op = &o->base;
+    o->have_result = true;
+    o->root_lost = root_lost;
+    stop_waiting(o);
+    /* (Delivered already only after an out-of-memory end: the caller's
+     * buffer is no longer ours to write.) */
+    if (!root_lost) {
+        if (op->nbytes > 0 && o->result != val)
+            memcpy(o->result, val, op->nbytes);
+        if (set != NULL && o->result_set != set)
+            memcpy(o->result_set, set, setb(o));
+        if (op->nbytes > 0 && op->args.recvbuf != NULL && !op->delivered)
+            memcpy(op->args.recvbuf, o->result, op->nbytes);
+        if (op->coll == FTC_COLL_ALLREDUCE && !op->delivered)
+            set_missing(o, o->result_set);
+    }
+    if (o->up >= 0)
+        rewatch(o, (uint32_t)o->up);
+    for (uint32_t x = 0; x < o->n; x++)
+        if (o->flag[x] & (F_DOWN | F_SERVE))
+            send_down(o, x);
+    ftc_cop_complete(op, root_lost ? FTC_EROOT_FAILED : FTC_OK);
+    check_done(o);
+}
+
+/* The Down set is complete: compute our DATA and send it up, or, at the
+ * (acting) root, it is the result. */
+static void try_up(ftco_op_t *o)
+{
+    ftc_cop_t *op = &o->base;
+    if (!o->collecting || o->waiting > 0 || o->have_result)
+        return;
+    o->collecting = false;
+    if (op->coll == FTC_COLL_BCAST) {
+        /* A replacement root heard "no value" from every live process
+         * below the failed root. */
+        accept_result(o, NULL, NULL, true);
+        return;
+    }
+    o->up_done = true;
+    memcpy(o->up_set, o->parts.cover, setb(o));
+    ftco_partials_fold(&o->parts, op, o->up_val);
+    if (o->up < 0) {
+        if (op->coll == FTC_COLL_REDUCE && !op->delivered) {
+            if (op->nbytes > 0 && op->args.recvbuf != NULL)
+                memcpy(op->args.recvbuf, o->up_val, op->nbytes);
+            set_missing(o, o->up_set);
+            o->have_result = true;
+            ftc_cop_complete(op, FTC_OK);
+        } else if (op->coll == FTC_COLL_REDUCE) {
+            o->have_result = true;
+        } else {
+            accept_result(o, o->up_set, o->up_val, false);
+        }
+    } else {
+        o->up_sent = true;
+        o->up_acked = false;
+        send_up_data(o, (uint32_t)o->up);
+        rewatch(o, (uint32_t)o->up);
+        for (uint32_t x = 0; x < o->n; x++)
+            if ((o->flag[x] & F_PULLED) && x != (uint32_t)o->up) {
+                o->flag[x] &= (uint8_t)~F_PULLED;
+                send_up_data(o, x);
+            }
+    }
+    /* Children are ACKed after our DATA went up (Algorithm 3): an ACK
+     * tells a child its value is on its way. */
+    for (uint32_t x = 0; x < o->n; x++)
+        if (o->flag[x] & F_TOACK) {
+            o->flag[x] &= (uint8_t)~F_TOACK;
+            send_ack(o, x, FTCO_WF_ACK_UP);
+        }
+    check_done(o);
+}
+
+/* ---- root replacement and re-routing up -------------------------------- */
+
+static void become_acting_root(ftco_op_t *o)
+{
+    o->acting_root = true;
+    /* We may have answered an earlier replacement's gather; now we are
+     * the one whose gather is answered, with the value if anyone has it. */
+    o->committed = false;
+    set_up(o, -1);
+    if (o->have_result)
+        return;
+    /* Gather again, from the failed root's children down. Our own DATA
+     * stays in the partials; what comes now joins it. */
+    o->collecting = true;
+    o->up_done = false;
+    o->up_sent = false;
+    add_down(o, 0, true);
+    try_up(o);
+}
+
+/* Up failed: route around it (Algorithm 4, line 9), several levels if
+ * need be; the root's place goes to its first live child. */
+static void reroute_up(ftco_op_t *o)
+{
+    ftc_cop_t *op = &o->base;
+    uint32_t x = (uint32_t)o->up;
+    int64_t next = -1;
+    while (next < 0) {
+        if (x == 0) {
+            if (op->coll == FTC_COLL_REDUCE) {
+                /* Nobody is left to receive a reduce's result: ours is
+                 * done. */
+                set_up(o, -1);
+                o->up_acked = true;
+                o->collecting = false;
+                for (uint32_t y = 0; y < o->n; y++)
+                    if (o->flag[y] & F_TOACK) {
+                        o->flag[y] &= (uint8_t)~F_TOACK;
+                        send_ack(o, y, FTCO_WF_ACK_UP);
+                    }
+                if (!op->delivered)
+                    ftc_cop_complete(op, FTC_OK);
+                check_done(o);
+                return;
+            }
+            uint32_t cnt = ftc_tree_children(&o->tree, o->n, 0, o->kids, o->n);
+            for (uint32_t i = 0; i < cnt && next < 0; i++) {
+                uint32_t c = o->kids[i];
+                if (c == o->me) {
+                    become_acting_root(o);
+                    return;
+                }
+                if (!(o->flag[c] & F_FAILED))
+                    next = c;
+            }
+            /* Every child of the root failed: the succession goes on in
+             * rank order (any order all agree on would do: the one that
+             * takes over gathers from every live process below the failed
+             * ones, wherever it sits). */
+            for (uint32_t r = 1; r < o->n && next < 0; r++) {
+                if (r == o->me) {
+                    become_acting_root(o);
+                    return;
+                }
+                if (!(o->flag[r] & F_FAILED))
+                    next = r;
+            }
+        } else {
+            uint32_t p = (uint32_t)ftc_tree_parent(&o->tree, o->n, x);
+            if (o->flag[p] & F_FAILED)
+                x = p;
+            else
+                next = p;
+        }
+    }
+    set_up(o, next);
+    if (op->coll == FTC_COLL_BCAST) {
+        if (!o->have_result) {
+            send_msg(o, (uint32_t)next, FTCO_MSG_KEEPALIVE, 0, NULL, 0, NULL, 0);
+            t_asked(o, (uint32_t)next);
+        }
+    } else if (o->up_sent && !(op->coll == FTC_COLL_REDUCE && o->up_acked)) {
+        o->up_acked = false;
+        send_up_data(o, (uint32_t)next);
+    }
+    rewatch(o, (uint32_t)next);
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+static void on_up(ftco_op_t *o, uint32_t s, const uint8_t *payload)
+{
+    ftc_cop_t *op = &o->base;
+    const uint8_t *set = payload;
+    const uint8_t *val = payload + setb(o);
+    if (o->have_result && op->coll == FTC_COLL_ALLREDUCE) {
+        send_down(o, s);
+        return;
+    }
+    if (o->collecting) {
+        if (ftco_partials_merge(&o->parts, op, set, val) > 0)
+            for (uint32_t i = 0; i < o->ndl; i++)
+                if ((o->flag[o->dl[i]] & F_WAIT) && covered(o, o->dl[i]))
+                    resolve(o, o->dl[i]);
+        if (o->up < 0)
+            send_ack(o, s, FTCO_WF_ACK_UP);
+        else
+            o->flag[s] |= F_TOACK;
+        try_up(o);
+        return;
+    }
+    /* Our DATA went up already: this one is inside it, or the process
+     * above will pull it. Either way the sender may stop waiting on us
+     * for its ACK, and gets the value from us. */
+    send_ack(o, s, FTCO_WF_ACK_UP);
+    if (op->coll == FTC_COLL_ALLREDUCE)
+        o->flag[s] |= F_SERVE;
+}
+
+static void on_down(ftco_op_t *o, uint32_t s, const ftc_wire_header_t *hdr,
+                    const uint8_t *payload)
+{
+    /* The value goes on to the children first, then the ACK to the
+     * sender (the paper's order: the ACK overlaps the next hop instead of
+     * delaying it). ACK what arrived even when we do not take it: the
+     * sender waits for it. */
+    if (o->have_result || (o->committed && (int64_t)s != o->up))
+        ;
+    else if (hdr->flags & FTCO_WF_ROOT_LOST)
+        accept_result(o, NULL, NULL, true);
+    else if (o->base.coll == FTC_COLL_ALLREDUCE)
+        accept_result(o, payload, payload + setb(o), false);
+    else
+        accept_result(o, NULL, payload, false);
+    send_ack(o, s, FTCO_WF_ACK_DOWN);
+}
+
+static void on_ack(ftco_op_t *o, uint32_t s, uint16_t flags)
+{
+    if ((flags & FTCO_WF_ACK_UP) && o->up >= 0 && s == (uint32_t)o->up
+        && o->up_sent && !o->up_acked) {
+        o->up_acked = true;
+        rewatch(o, s);
+        if (o->base.coll == FTC_COLL_REDUCE && !o->base.delivered)
+            ftc_cop_complete(&o->base, FTC_OK);
+    }
+    if ((flags & FTCO_WF_ACK_DOWN) && (o->flag[s] & F_DACK)) {
+        o->flag[s] &= (uint8_t)~F_DACK;
+        o->dack_pending--;
+        rewatch(o, s);
+    }
+    if ((flags & FTCO_WF_NOVALUE) && o->collecting
+        && (o->flag[s] & F_WAIT)) {
+        ftco_set_add(o->parts.cover, s);
+        resolve(o, s);
+        try_up(o);
+    }
+    check_done(o);
+}
+
+static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
+{
+    ftc_cop_t *op = &o->base;
+    if (flags & FTCO_WF_PING) {
+        send_ack(o, s, 0);
+        return;
+    }
+    if (o->have_result && !(op->coll == FTC_COLL_REDUCE)) {
+        send_down(o, s);
+        return;
+    }
+    if (flags & FTCO_WF_GATHER) {
+        /* A replacement root: from now on the value comes from it. */
+        o->committed = true;
+        if (o->up != (int64_t)s)
+            set_up(o, s);
+        if (op->coll == FTC_COLL_BCAST) {
+            send_ack(o, s, FTCO_WF_NOVALUE);
+        } else if (o->up_sent) {
+            o->up_acked = false;
+            send_up_data(o, s);
+        }
+        rewatch(o, s);
+        return;
+    }
+    if (op->coll == FTC_COLL_BCAST) {
+        o->flag[s] |= F_SERVE;
+        send_ack(o, s, 0);
+    } else if (o->up_done) {
+        /* Pulled from above a failed process: send our DATA again. */
+        send_up_data(o, s);
+    } else {
+        /* Not ready: say we are alive (Algorithm 4's ACK of a KEEPALIVE),
+         * and send our DATA there too when it is. */
+        o->flag[s] |= F_PULLED;
+        send_ack(o, s, 0);
+    }
+}
+
+static bool owes(const ftco_op_t *o, uint32_t x);
+static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
+                          const uint8_t *payload, uint32_t s);
+
+static void ftco_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
+                        const uint8_t *payload, uint32_t grank)
+{
+    ftco_op_t *o = (ftco_op_t *)op;
+    uint32_t s = ftc_logical(grank, op->args.root, o->n);
+    if (o->deadline != NULL && o->tstate[s] >= T_DATA)
+        o->tstate[s] = T_NONE; /* it answered */
+    ftco_dispatch(o, hdr, payload, s);
+    if (o->deadline != NULL && o->tstate[s] == T_NONE && !o->done
+        && owes(o, s) && !(o->flag[s] & F_FAILED))
+        t_arm(o, s, ftc_cop_now(op) + f_timeout(o, s), T_ETA);
+}
+
+static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
+                          const uint8_t *payload, uint32_t s)
+{
+    ftc_cop_t *op = &o->base;
+    size_t want_up = setb(o) + op->nbytes;
+    size_t want_down = op->coll == FTC_COLL_ALLREDUCE ? want_up : op->nbytes;
+    switch (hdr->kind) {
+    case FTCO_MSG_UP:
+        if (!o->has_up || hdr->payload_len != want_up)
+            break;
+        on_up(o, s, payload);
+        return;
+    case FTCO_MSG_DOWN:
+        if (!o->has_down
+            || hdr->payload_len
+                   != ((hdr->flags & FTCO_WF_ROOT_LOST) ? 0 : want_down))
+            break;
+        on_down(o, s, hdr, payload);
+        return;
+    case FTCO_MSG_ACK:
+        on_ack(o, s, hdr->flags);
+        return;
+    case FTCO_MSG_KEEPALIVE:
+        on_keepalive(o, s, hdr->flags);
+        return;
+    default:
+        break;
+    }
+    op->group->ctx->counters.dropped_badmsg++;
+}
+
+/* Whether x still owes us an answer. */
+static bool owes(const ftco_op_t *o, uint32_t x)
+{
+    if (o->flag[x] & (F_WAIT | F_DACK))
+        return true;
+    return o->up >= 0 && x == (uint32_t)o->up && o->up_sent && !o->up_acked;
+}
+
+static void ftco_on_timer(ftc_cop_t *op)
+{
+    ftco_op_t *o = (ftco_op_t *)op;
+    if (o->deadline == NULL || o->done)
+        return;
+    uint64_t now = ftc_cop_now(op);
+    for (uint32_t x = 0; x < o->n; x++) {
+        if (o->tstate[x] == T_NONE || o->deadline[x] > now)
+            continue;
+        uint8_t st = o->tstate[x];
+        o->tstate[x] = T_NONE;
+        if ((o->flag[x] & F_FAILED) || !owes(o, x))
+            continue;
+        if (st == T_AWAIT
+            && now - o->deadline[x] <= f_timeout(o, x) / 2) {
+            exclude(o, x);
+        } else {
+            /* (A deadline long past means we were stalled ourselves, a
+             * SIGSTOP or a descheduling: the silence was not observed, so
+             * ask again rather than blame x, as the monitor does.) */
+            /* Its DATA or its ACK is late: is it alive (Algorithm 4,
+             * line 25)? */
+            send_msg(o, x, FTCO_MSG_KEEPALIVE, FTCO_WF_PING, NULL, 0, NULL, 0);
+            o->deadline[x] = now + f_timeout(o, x);
+            o->tstate[x] = T_AWAIT;
+        }
+    }
+    uint64_t next = 0;
+    for (uint32_t x = 0; x < o->n; x++)
+        if (o->tstate[x] != T_NONE && (next == 0 || o->deadline[x] < next))
+            next = o->deadline[x];
+    if (next != 0)
+        ftc_cop_timer_arm(op, next);
+}
+
+static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
+{
+    ftco_op_t *o = (ftco_op_t *)op;
+    uint32_t x = ftc_logical(grank, op->args.root, o->n);
+    if (o->flag[x] & F_FAILED)
+        return;
+    o->flag[x] |= F_FAILED;
+    if (o->done) {
+        /* Lingering: nothing is owed any more; whoever still needs us
+         * asks, and is answered (on_up, on_keepalive). */
+        rewatch(o, x);
+        return;
+    }
+    op->comp.stats.failures_detected++;
+    if (o->flag[x] & F_WAIT) {
+        o->flag[x] &= (uint8_t)~F_WAIT;
+        o->waiting--;
+    }
+    if (o->flag[x] & F_DACK) {
+        o->flag[x] &= (uint8_t)~F_DACK;
+        o->dack_pending--;
+    }
+    o->flag[x] &= (uint8_t)~(F_SERVE | F_PULLED | F_TOACK);
+    rewatch(o, x);
+    if (o->flag[x] & F_DOWN)
+        expand(o, x);
+    if (o->up >= 0 && x == (uint32_t)o->up && !o->done)
+        reroute_up(o);
+    try_up(o);
+    check_done(o);
+}
+
+static void ftco_destroy(ftc_cop_t *op)
+{
+    ftco_op_t *o = (ftco_op_t *)op;
+    if (o->flag != NULL)
+        for (uint32_t x = 0; x < o->n; x++)
+            if (o->flag[x] & F_WATCH)
+                ftc_monitor_release(op->group->ctx, world(o, x));
+    ftc_cop_delete(op);
+}
+
+static const ftc_cop_vtable_t ftco_vt = {
+    .msg_valid = ftco_msg_valid,
+    .on_msg = ftco_on_msg,
+    .on_peer_failed = ftco_on_failed,
+    .on_timer = ftco_on_timer,
+    .destroy = ftco_destroy,
+};
+
+int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
+                       const void *params, ftc_coll_t coll, ftc_cop_t **out)
+{
+    const ftc_ftco_params_t *p = params;
+    uint32_t n = g->n;
+    size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
+    size_t sb = (n + 7) / 8;
+    size_t vb = nbytes > 0 ? nbytes : 1;
+    uint32_t cap = ftc_tree_children_guess(&p->tree, n) + 2;
+    size_t space = ftc_mem_round(n) + 2 * ftc_mem_round(sizeof(uint32_t) * n)
+                   + 3 * ftc_mem_round(sb) + 2 * ftc_mem_round(vb)
+                   + ftc_mem_round(cap * sb) + ftc_mem_round(cap * vb)
+                   + ftc_mem_round(sb);
+    ftco_op_t *o = ftc_cop_new(g, sizeof(*o), space);
+    if (o == NULL)
+        return FTC_ENOMEM;
+    uint32_t variant = (uint32_t)p->tree.kind << 24 ^ p->tree.k;
+    ftc_cop_setup(g, args, coll, &o->base, &ftco_vt, variant);
+    o->n = n;
+    o->me = ftc_logical(g->me, args->root, n);
+    o->tree = p->tree;
+    o->ack_timeout = p->ack_timeout_ns;
+    if (o->ack_timeout > 0) {
+        o->deadline = ftc_cop_zalloc(&o->base, sizeof(uint64_t) * n);
+        o->tstate = ftc_cop_zalloc(&o->base, n);
+        if (o->deadline == NULL || o->tstate == NULL) {
+            ftc_cop_delete(&o->base);
+            return FTC_ENOMEM;
+        }
+    }
+    o->has_up = coll != FTC_COLL_BCAST;
+    o->has_down = coll != FTC_COLL_REDUCE;
+    o->flag = ftc_cop_zalloc(&o->base, n);
+    o->dl = ftc_cop_alloc(&o->base, sizeof(uint32_t) * n);
+    o->kids = ftc_cop_alloc(&o->base, sizeof(uint32_t) * n);
+    o->up_set = ftc_cop_zalloc(&o->base, sb);
+    o->up_val = ftc_cop_alloc(&o->base, vb);
+    o->result = ftc_cop_alloc(&o->base, vb);
+    o->result_set = ftc_cop_zalloc(&o->base, sb);
+    if (o->flag == NULL || o->dl == NULL || o->kids == NULL
+        || o->up_set == NULL || o->up_val == NULL || o->result == NULL
+        || o->result_set == NULL
+        || ftco_partials_init(&o->parts, &o->base, n, nbytes, cap) != FTC_OK) {
+        ftco_destroy(&o->base);
+        return FTC_ENOMEM;
+    }
+    for (uint32_t x = 0; x < n; x++)
+        if (ftc_group_member_failed(g, gr(o, x)))
+            o->flag[x] |= F_FAILED;
+    o->up = o->me == 0 ? -1 : ftc_tree_parent(&o->tree, n, o->me);
+    ftc_cop_register(&o->base);
+
+    if (o->has_up) {
+        /* Our own input is the first partial. */
+        uint8_t *mine = ftc_cop_zalloc(&o->base, sb);
+        if (mine == NULL) {
+            ftco_destroy(&o->base);
+            return FTC_ENOMEM;
+        }
+        ftco_set_add(mine, o->me);
+        (void)ftco_partials_merge(&o->parts, &o->base, mine, args->sendbuf);
+        o->collecting = true;
+    }
+    if (!o->has_up && o->me == 0) {
+        /* The bcast root has the value: as if it had arrived. */
+        if (nbytes > 0)
+            memcpy(o->result, args->sendbuf, nbytes);
+    }
+    uint32_t cnt = ftc_tree_children(&o->tree, n, o->me, o->kids, n);
+    uint32_t local[64];
+    uint32_t *list = cnt <= 64 ? local : malloc(sizeof(uint32_t) * cnt);
+    if (list == NULL) {
+        ftco_destroy(&o->base);
+        return FTC_ENOMEM;
+    }
+    memcpy(list, o->kids, sizeof(uint32_t) * cnt);
+    for (uint32_t i = 0; i < cnt; i++)
+        add_down(o, list[i], false);
+    if (list != local)
+        free(list);
+
+    if (!o->has_up && o->me == 0)
+        accept_result(o, NULL, o->result, false);
+    else if (o->has_up)
+        try_up(o);
+    if (o->up >= 0) {
+        rewatch(o, (uint32_t)o->up);
+        if (o->flag[o->up] & F_FAILED)
+            reroute_up(o);
+    }
+    if (!o->base.finished)
+        ftc_cop_replay_pending(&o->base);
+    *out = &o->base;
+    return FTC_OK;
+}
