@@ -460,6 +460,41 @@ static void test_timers(void)
     fx_fini(&f);
 }
 
+/* Moot entries move no clock, and what is scheduled after them is due at
+ * its own time even when that is before theirs: the event queue must not
+ * have moved on to the moot entries' time. An event due at the largest
+ * time is an event like any other. */
+static void test_moot_entries_and_the_clock(void)
+{
+    fixture_t f;
+    fx_init_n(&f, 2);
+    const ftc_transport_ops_t *ops = ftc_lb_ops();
+    void *ep = f.ctx[0].ep;
+
+    ops->timer_arm(ep, 9000);
+    ops->timer_arm(ep, 2000);           /* the entry at 9000 is moot */
+    CHECK_EQ(ftc_lb_run(f.w, UINT64_MAX), 1);
+    CHECK_EQ(ftc_lb_now(f.w), 2000);
+
+    core_nrecords = 0;
+    ops->timer_arm(ep, 4000);
+    send_msg(&f, 1, 0, 0, NULL);        /* done 2100, arrives 3000 */
+    CHECK_EQ(ftc_lb_run(f.w, UINT64_MAX), 3);
+    CHECK_EQ(core_nrecords, 3);
+    if (core_nrecords == 3) {
+        CHECK(core_records[0].kind == CORE_SEND_DONE && core_records[0].t == 2100);
+        CHECK(core_records[1].kind == CORE_RECV && core_records[1].t == 3000);
+        CHECK(core_records[2].kind == CORE_TIMER && core_records[2].t == 4000);
+    }
+
+    core_nrecords = 0;
+    ops->timer_arm(ep, UINT64_MAX);
+    CHECK_EQ(ftc_lb_run(f.w, UINT64_MAX), 1);
+    CHECK(core_nrecords == 1 && core_records[0].kind == CORE_TIMER);
+    CHECK_EQ(ftc_lb_now(f.w), UINT64_MAX);
+    fx_fini(&f);
+}
+
 static void test_run_step_until(void)
 {
     fixture_t f;
@@ -610,6 +645,83 @@ static void test_crash_after_sends(void)
     CHECK_EQ(core_double_count(CORE_RECV, 0), 2);   /* the third found it dead */
     CHECK_EQ(core_double_count(CORE_RECV, 1), 2);
     CHECK_EQ(ftc_lb_rank_messages_sent(f.w, 0), 2);
+    fx_fini(&f);
+}
+
+/* A deaf rank hears nothing from the point it went deaf, keeps sending,
+ * and is heard; nobody is told. */
+static void test_deafen(void)
+{
+    for (uint64_t k = 0; k <= 3; k++) {
+        fixture_t f;
+        fx_init_n(&f, 7);
+        CHECK_EQ(send_msg(&f, 0, 6, 99, NULL), FTC_OK);
+        ftc_lb_run(f.w, UINT64_MAX);
+        CHECK_EQ(core_double_count(CORE_RECV, 6), 1); /* before: heard */
+        ftc_lb_deafen_after_sends(f.w, 0, k);
+        CHECK_EQ(ftc_lb_is_deaf(f.w, 0), k == 0);
+        /* Rank 0 sends to 1..5; after each, rank 6 sends to rank 0. */
+        for (uint32_t d = 1; d <= 5; d++) {
+            CHECK_EQ(send_msg(&f, 0, d, d, NULL), FTC_OK);
+            CHECK_EQ(send_msg(&f, 6, 0, 100 + d, NULL), FTC_OK);
+            ftc_lb_run(f.w, UINT64_MAX);
+        }
+        CHECK(ftc_lb_is_deaf(f.w, 0));
+        CHECK(!ftc_lb_is_crashed(f.w, 0));
+        /* Everybody still hears the deaf rank, its sends complete. */
+        for (uint32_t d = 1; d <= 5; d++)
+            CHECK_EQ(core_double_count(CORE_RECV, d), 1);
+        CHECK_EQ(core_double_count(CORE_SEND_DONE, 0), 6);
+        /* It heard rank 6 only while its k-th send had not gone out. */
+        uint64_t heard = k == 0 ? 0 : k - 1;
+        CHECK_EQ(core_double_count(CORE_RECV, 0), heard);
+        ftc_lb_stats_t st;
+        ftc_lb_stats(f.w, &st);
+        CHECK_EQ(st.dropped_deaf, 5 - heard);
+        CHECK_EQ(st.peer_failed_reports, 0);
+        fx_fini(&f);
+    }
+
+    /* A message in flight when the rank goes deaf is dropped too; a rank
+     * nobody deafened is unaffected; bad arguments are ignored. */
+    fixture_t f;
+    fx_init_n(&f, 3);
+    CHECK_EQ(send_msg(&f, 1, 0, 1, NULL), FTC_OK);
+    ftc_lb_deafen(f.w, 0);
+    ftc_lb_deafen(f.w, 3);
+    ftc_lb_deafen(NULL, 0);
+    CHECK(!ftc_lb_is_deaf(f.w, 3));
+    CHECK(!ftc_lb_is_deaf(NULL, 0));
+    CHECK_EQ(send_msg(&f, 0, 2, 2, NULL), FTC_OK);
+    ftc_lb_run(f.w, UINT64_MAX);
+    CHECK_EQ(core_double_count(CORE_RECV, 0), 0);
+    CHECK_EQ(core_double_count(CORE_RECV, 2), 1);
+    CHECK(!ftc_lb_is_deaf(f.w, 1));
+    fx_fini(&f);
+}
+
+/* ftc_lb_last_arrival names the message the last event handed to a core,
+ * and nothing after an event that handed none. */
+static void test_last_arrival(void)
+{
+    fixture_t f;
+    fx_init_n(&f, 4);
+    uint32_t src = 99, dest = 99;
+    CHECK_EQ(ftc_lb_last_arrival(f.w, &src, &dest), 0);
+    CHECK_EQ(ftc_lb_last_arrival(NULL, &src, &dest), 0);
+    CHECK_EQ(send_msg(&f, 2, 3, 1, NULL), FTC_OK);
+    int arrivals = 0, others = 0;
+    while (ftc_lb_step(f.w)) {
+        if (ftc_lb_last_arrival(f.w, &src, &dest)) {
+            arrivals++;
+            CHECK_EQ(src, 2);
+            CHECK_EQ(dest, 3);
+        } else {
+            others++;   /* the send's completion */
+        }
+    }
+    CHECK_EQ(arrivals, 1);
+    CHECK_EQ(others, 1);
     fx_fini(&f);
 }
 
@@ -1009,9 +1121,12 @@ int main(void)
     test_fifo_under_jitter();
     test_determinism();
     test_timers();
+    test_moot_entries_and_the_clock();
     test_run_step_until();
     test_crash_semantics();
     test_crash_after_sends();
+    test_deafen();
+    test_last_arrival();
     test_peer_failed();
     test_watch_churn();
     test_drop_and_corrupt();

@@ -515,8 +515,8 @@ void ftc_logp_world_destroy(ftc_logp_world_t *w)
         uint32_t idx;
         while ((idx = ftc_cal_pop_now(&w->cal)) != FTC_CAL_NONE) {
             ftc_cal_event_t *ev = ftc_cal_at(&w->cal, idx);
-            if (ev->kind == EV_ARRIVE && !ev->u.msg->pooled)
-                free(ev->u.msg);
+            if (ev->kind == EV_ARRIVE && !((lp_msg_t *)ev->u.ptr)->pooled)
+                free(ev->u.ptr);
             ftc_cal_release(&w->cal, idx);
         }
         if (!ftc_cal_advance(&w->cal, UINT64_MAX))
@@ -743,7 +743,7 @@ static void lp_handle(ftc_logp_world_t *w, const ftc_cal_event_t *ev)
 
     switch (ev->kind) {
     case EV_ARRIVE: {
-        lp_msg_t *m = ev->u.msg;
+        lp_msg_t *m = ev->u.ptr;
         if (p->flags & LP_F_CRASHED) {
             w->stats.dropped_dead++;
             lp_msg_free(w, m);
@@ -775,7 +775,7 @@ static void lp_handle(ftc_logp_world_t *w, const ftc_cal_event_t *ev)
         ftc_cal_event_t *arr = lp_event(w, sat_add(w->now, w->cfg.L),
                                         EV_ARRIVE, m->dest);
         arr->peer = m->src;
-        arr->u.msg = m;
+        arr->u.ptr = m;
         lp_push(w, arr);
         if ((p->flags & LP_F_COUNTDOWN)
             && --w->cold[ev->rank].crash_countdown == 0) {

@@ -34,6 +34,10 @@
  * messages (beyond transport.h's promise of a reliable network: for tests
  * of the decoder and of the timeout paths).
  *
+ * A deafened rank (ftc_lb_deafen) hears nothing any more but still runs
+ * and is heard: a fault injection for the core's rule on processes cut
+ * off from their group.
+ *
  * Failures are fail-stop. A crashed rank's context gets no event at all any
  * more: no message, completion, timer or failure report. Its own sends go
  * nowhere (they return FTC_SEND_INLINE); its other operations are harmless.
@@ -77,6 +81,10 @@ typedef struct ftc_lb_config {
     double drop_prob;          /* per message, in [0, 1]; default 0 */
     double corrupt_prob;       /* per message, in [0, 1]: one random bit
                                   flipped; default 0 */
+    size_t corrupt_skip;       /* the flipped bit lies at or past this byte
+                                  (a shorter message is left alone): to
+                                  corrupt payloads and not headers;
+                                  default 0 */
 } ftc_lb_config_t;
 
 /* What the world has counted since it was created. */
@@ -92,6 +100,7 @@ typedef struct ftc_lb_stats {
     uint64_t dropped_dead;       /* destination crashed before arrival */
     uint64_t dropped_unattached; /* events for a rank without a context */
     uint64_t peer_failed_reports;/* ftc_transport_peer_failed calls */
+    uint64_t dropped_deaf;       /* arrived at a deafened rank */
 } ftc_lb_stats_t;
 
 /* Defaults as listed above; n = 0 and seed = 0: set n. */
@@ -135,6 +144,22 @@ void ftc_lb_crash_after_sends(ftc_lb_world_t *w, uint32_t rank, uint64_t k);
 
 int ftc_lb_is_crashed(const ftc_lb_world_t *w, uint32_t rank);
 
+/* Deafen rank: from now on every message that arrives for it is dropped
+ * (counted in ftc_lb_stats_t.dropped_deaf), for good, while it keeps
+ * running, sending and being heard. Nothing reports this to anyone. It is
+ * the receiver whose shared-memory FIFO holds a slot a dying writer never
+ * filled (docs/backends.md section 7): a fault beyond transport.h's
+ * reliable network, for the core's "cut off" rule. Messages already
+ * handed to it are not taken back; those in flight are dropped. */
+void ftc_lb_deafen(ftc_lb_world_t *w, uint32_t rank);
+
+/* Deafen rank right after its k-th send counted from this call (the k-th
+ * message still goes out and is heard); k = 0 deafens now. A later call
+ * replaces the count. */
+void ftc_lb_deafen_after_sends(ftc_lb_world_t *w, uint32_t rank, uint64_t k);
+
+int ftc_lb_is_deaf(const ftc_lb_world_t *w, uint32_t rank);
+
 /* Messages rank sends from now on take extra_ns longer to arrive (a slow
  * process or link). Pair FIFO order still holds. */
 void ftc_lb_set_delay(ftc_lb_world_t *w, uint32_t rank, uint64_t extra_ns);
@@ -170,6 +195,12 @@ uint64_t ftc_lb_run_until(ftc_lb_world_t *w, uint64_t t_ns,
 
 /* Handle one event: 1, or 0 if there is none. */
 int ftc_lb_step(ftc_lb_world_t *w);
+
+/* 1 if the event handled last handed a message to a core (claimed source
+ * in *src, receiving rank in *dest), else 0: lets a test that steps the
+ * world tell which message changed a context's state. */
+int ftc_lb_last_arrival(const ftc_lb_world_t *w, uint32_t *src,
+                        uint32_t *dest);
 
 /* Virtual time: that of the event being or last handled. */
 uint64_t ftc_lb_now(const ftc_lb_world_t *w);

@@ -2,12 +2,14 @@
 /*
  * The loopback world: endpoints, the transport ops, fault injection and the
  * event loop. The contract is in ftcoll_loopback.h; the event queue, the
- * pair map and the random numbers are in files of their own.
+ * pair map and the random numbers are in files of their own; the event
+ * queue is the simulators' calendar (backends/sim), used with one class,
+ * which hands out events in (time, scheduling order).
  *
  * Every effect on a core is an event in the queue, handled by ftc_lb_run();
  * the ops only schedule. Events that may have become moot carry what is
  * needed to tell (a timer's arm generation, a watch's id) and are checked
- * when they come due, which is cheaper than finding them in the heap.
+ * when they come due, which is cheaper than finding them in the queue.
  */
 #include "ftcoll_loopback.h"
 
@@ -15,11 +17,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "event_queue.h"
+#include "calendar.h"
 #include "pair_map.h"
 #include "rng.h"
 
 #define LB_NONE UINT32_MAX
+
+/* The calendar's window: arrivals and send completions fall mostly within
+ * latency + jitter + send cost of now; a bound keeps a huge latency from
+ * costing a huge ring (later events wait in the calendar's heap). */
+#define LB_MAX_WINDOW (UINT64_C(1) << 16)
+
+enum {
+    LB_EV_ARRIVE,      /* msg reaches rank; peer = source */
+    LB_EV_SEND_DONE,   /* completion of rank's send; cookie */
+    LB_EV_TIMER,       /* rank's wake-up; gen = its arm generation */
+    LB_EV_PEER_FAILED, /* rank learns peer died; gen = the watch's id */
+    LB_EV_CRASH        /* rank crashes (ftc_lb_crash_at) */
+};
 
 struct ftc_lb_msg {
     size_t len;
@@ -39,6 +54,8 @@ typedef struct lb_endpoint {
     uint64_t send_free_ns;     /* completion time of its latest send */
     uint64_t sends;
     uint64_t crash_countdown;  /* sends left before it crashes; 0: none */
+    int deaf;                  /* every message to it is dropped */
+    uint64_t deaf_countdown;   /* sends left before it goes deaf; 0: none */
     int timer_armed;
     uint64_t timer_ns;
     uint64_t timer_gen;        /* bumped by every arm and cancel */
@@ -56,7 +73,7 @@ typedef struct lb_watch {
 struct ftc_lb_world {
     ftc_lb_config_t cfg;
     lb_endpoint_t *eps;
-    ftc_lb_event_queue_t queue;
+    ftc_calendar_t queue;
     ftc_lb_rng_t rng;
     uint64_t now;
     int running;
@@ -69,6 +86,9 @@ struct ftc_lb_world {
     uint32_t watches_free;
     uint64_t next_watch_id;
     ftc_lb_stats_t stats;
+    /* The event handled last, if it handed a message to a core. */
+    int last_was_arrival;
+    uint32_t last_src, last_dest;
 };
 
 /* A lost timer or message would silently change what a test checks, and
@@ -89,22 +109,31 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
     return a > b ? a : b;
 }
 
-static void lb_schedule(ftc_lb_world_t *w, ftc_lb_event_t *ev)
+/* Queues an event of rank due at `at` (>= now). Arrivals and completions
+ * carry ptr (the message, the cookie), the others gen. */
+static void lb_schedule(ftc_lb_world_t *w, uint64_t at, uint32_t kind,
+                        uint32_t rank, uint32_t peer, void *ptr, uint64_t gen)
 {
-    if (ftc_lb_eq_push(&w->queue, ev) != 0)
+    uint32_t idx = ftc_cal_alloc(&w->queue);
+    if (idx == FTC_CAL_NONE)
         lb_out_of_memory();
+    ftc_cal_event_t *ev = ftc_cal_at(&w->queue, idx);
+    ev->time = at;
+    ev->rank = rank;
+    ev->peer = peer;
+    ev->kind = (uint16_t)kind;
+    if (kind == LB_EV_ARRIVE || kind == LB_EV_SEND_DONE)
+        ev->u.ptr = ptr;
+    else
+        ev->u.gen = gen;
+    ftc_cal_push(&w->queue, idx);
 }
 
 static void lb_schedule_peer_failed(ftc_lb_world_t *w, const lb_watch_t *wt,
                                     uint64_t at)
 {
-    ftc_lb_event_t ev = {0};
-    ev.time = at;
-    ev.kind = FTC_LB_EV_PEER_FAILED;
-    ev.rank = wt->watcher;
-    ev.peer = wt->peer;
-    ev.u.gen = wt->id;
-    lb_schedule(w, &ev);
+    lb_schedule(w, at, LB_EV_PEER_FAILED, wt->watcher, wt->peer, NULL,
+                wt->id);
 }
 
 static void lb_crash_now(ftc_lb_world_t *w, uint32_t rank)
@@ -155,8 +184,11 @@ static int lb_send(void *tp, uint32_t dest, const void *buf, size_t len,
     if (w->cfg.jitter_ns > 0)
         jitter = ftc_lb_rng_upto(&w->rng, w->cfg.jitter_ns);
     int drop = ftc_lb_rng_chance(&w->rng, w->cfg.drop_prob);
-    if (ftc_lb_rng_chance(&w->rng, w->cfg.corrupt_prob) && len > 0) {
-        uint64_t bit = ftc_lb_rng_upto(&w->rng, (uint64_t)len * 8 - 1);
+    if (ftc_lb_rng_chance(&w->rng, w->cfg.corrupt_prob)
+        && len > w->cfg.corrupt_skip) {
+        uint64_t span = (uint64_t)(len - w->cfg.corrupt_skip) * 8;
+        uint64_t bit = (uint64_t)w->cfg.corrupt_skip * 8
+                       + ftc_lb_rng_upto(&w->rng, span - 1);
         msg->data[bit / 8] ^= (unsigned char)(1u << (bit % 8));
         w->stats.corrupted++;
     }
@@ -173,15 +205,11 @@ static int lb_send(void *tp, uint32_t dest, const void *buf, size_t len,
         if (ftc_lb_map_put(&w->last_arrival, ep->rank, dest, at) != 0)
             lb_out_of_memory();
 
-        ftc_lb_event_t ev = {0};
-        ev.time = at;
-        ev.kind = FTC_LB_EV_ARRIVE;
-        ev.rank = dest;
-        ev.peer = ep->rank;
-        ev.u.msg = msg;
-        lb_schedule(w, &ev);
+        lb_schedule(w, at, LB_EV_ARRIVE, dest, ep->rank, msg, 0);
     }
 
+    if (ep->deaf_countdown > 0 && --ep->deaf_countdown == 0)
+        ep->deaf = 1;
     if (ep->crash_countdown > 0 && --ep->crash_countdown == 0) {
         lb_crash_now(w, ep->rank);
         return FTC_SEND_INLINE;
@@ -189,12 +217,7 @@ static int lb_send(void *tp, uint32_t dest, const void *buf, size_t len,
 
     ep->send_free_ns = sat_add(max_u64(w->now, ep->send_free_ns),
                                w->cfg.send_cost_ns);
-    ftc_lb_event_t done = {0};
-    done.time = ep->send_free_ns;
-    done.kind = FTC_LB_EV_SEND_DONE;
-    done.rank = ep->rank;
-    done.u.cookie = cookie;
-    lb_schedule(w, &done);
+    lb_schedule(w, ep->send_free_ns, LB_EV_SEND_DONE, ep->rank, 0, cookie, 0);
     return FTC_OK;
 }
 
@@ -214,12 +237,7 @@ static void lb_timer_arm(void *tp, uint64_t deadline_ns)
     ep->timer_ns = at;
     ep->timer_gen++;
 
-    ftc_lb_event_t ev = {0};
-    ev.time = at;
-    ev.kind = FTC_LB_EV_TIMER;
-    ev.rank = ep->rank;
-    ev.u.gen = ep->timer_gen;
-    lb_schedule(w, &ev);
+    lb_schedule(w, at, LB_EV_TIMER, ep->rank, 0, NULL, ep->timer_gen);
 }
 
 static void lb_timer_cancel(void *tp)
@@ -367,7 +385,14 @@ int ftc_lb_world_create(const ftc_lb_config_t *cfg, ftc_lb_world_t **out)
         w->eps[r].watchers = LB_NONE;
         w->eps[r].detect_delay_ns = cfg->detect_delay_ns;
     }
-    ftc_lb_eq_init(&w->queue);
+    uint64_t window = sat_add(sat_add(cfg->latency_ns, cfg->jitter_ns),
+                              cfg->send_cost_ns);
+    if (ftc_cal_init(&w->queue, window < LB_MAX_WINDOW ? window + 1
+                                                       : LB_MAX_WINDOW) != 0) {
+        free(w->eps);
+        free(w);
+        return FTC_ENOMEM;
+    }
     ftc_lb_rng_seed(&w->rng, cfg->seed);
     ftc_lb_map_init(&w->last_arrival);
     ftc_lb_map_init(&w->watch_index);
@@ -380,11 +405,18 @@ void ftc_lb_world_destroy(ftc_lb_world_t *w)
 {
     if (w == NULL)
         return;
-    ftc_lb_event_t ev;
-    while (ftc_lb_eq_pop(&w->queue, &ev))
-        if (ev.kind == FTC_LB_EV_ARRIVE)
-            free(ev.u.msg);
-    ftc_lb_eq_fini(&w->queue);
+    /* Arrival events own their messages. */
+    while (!ftc_cal_empty(&w->queue)) {
+        ftc_cal_set_now(&w->queue, ftc_cal_next_time(&w->queue));
+        uint32_t idx;
+        while ((idx = ftc_cal_pop_now(&w->queue)) != FTC_CAL_NONE) {
+            const ftc_cal_event_t *ev = ftc_cal_at(&w->queue, idx);
+            if (ev->kind == LB_EV_ARRIVE)
+                free(ev->u.ptr);
+            ftc_cal_release(&w->queue, idx);
+        }
+    }
+    ftc_cal_fini(&w->queue);
     ftc_lb_map_fini(&w->last_arrival);
     ftc_lb_map_fini(&w->watch_index);
     free(w->watches);
@@ -417,11 +449,7 @@ void ftc_lb_crash_at(ftc_lb_world_t *w, uint32_t rank, uint64_t at_ns)
 {
     if (w == NULL || rank >= w->cfg.n)
         return;
-    ftc_lb_event_t ev = {0};
-    ev.time = max_u64(at_ns, w->now);
-    ev.kind = FTC_LB_EV_CRASH;
-    ev.rank = rank;
-    lb_schedule(w, &ev);
+    lb_schedule(w, max_u64(at_ns, w->now), LB_EV_CRASH, rank, 0, NULL, 0);
 }
 
 void ftc_lb_crash_after_sends(ftc_lb_world_t *w, uint32_t rank, uint64_t k)
@@ -437,6 +465,29 @@ void ftc_lb_crash_after_sends(ftc_lb_world_t *w, uint32_t rank, uint64_t k)
 int ftc_lb_is_crashed(const ftc_lb_world_t *w, uint32_t rank)
 {
     return w != NULL && rank < w->cfg.n && w->eps[rank].crashed;
+}
+
+void ftc_lb_deafen(ftc_lb_world_t *w, uint32_t rank)
+{
+    if (w == NULL || rank >= w->cfg.n)
+        return;
+    w->eps[rank].deaf = 1;
+    w->eps[rank].deaf_countdown = 0;
+}
+
+void ftc_lb_deafen_after_sends(ftc_lb_world_t *w, uint32_t rank, uint64_t k)
+{
+    if (w == NULL || rank >= w->cfg.n || w->eps[rank].deaf)
+        return;
+    if (k == 0)
+        ftc_lb_deafen(w, rank);
+    else
+        w->eps[rank].deaf_countdown = k;
+}
+
+int ftc_lb_is_deaf(const ftc_lb_world_t *w, uint32_t rank)
+{
+    return w != NULL && rank < w->cfg.n && w->eps[rank].deaf;
 }
 
 void ftc_lb_set_delay(ftc_lb_world_t *w, uint32_t rank, uint64_t extra_ns)
@@ -465,13 +516,8 @@ void ftc_lb_inject(ftc_lb_world_t *w, uint32_t dest, uint32_t claimed_src,
         memcpy(msg->data, buf, len);
     w->stats.messages_injected++;
 
-    ftc_lb_event_t ev = {0};
-    ev.time = max_u64(at_ns, w->now);
-    ev.kind = FTC_LB_EV_ARRIVE;
-    ev.rank = dest;
-    ev.peer = claimed_src;
-    ev.u.msg = msg;
-    lb_schedule(w, &ev);
+    lb_schedule(w, max_u64(at_ns, w->now), LB_EV_ARRIVE, dest, claimed_src,
+                msg, 0);
 }
 
 /* --- Running ------------------------------------------------------------ */
@@ -487,21 +533,26 @@ static int lb_absent(ftc_lb_world_t *w, const lb_endpoint_t *ep)
 }
 
 /* Hands ev to its core. Returns 1 if it did, 0 if ev was moot. */
-static int lb_dispatch(ftc_lb_world_t *w, const ftc_lb_event_t *ev)
+static int lb_dispatch(ftc_lb_world_t *w, const ftc_cal_event_t *ev)
 {
     lb_endpoint_t *ep = &w->eps[ev->rank];
     uint64_t idx;
 
     switch (ev->kind) {
-    case FTC_LB_EV_ARRIVE: {
+    case LB_EV_ARRIVE: {
         /* The event is the message's only owner: every path frees it. */
-        struct ftc_lb_msg *msg = ev->u.msg;
+        struct ftc_lb_msg *msg = ev->u.ptr;
         int handled = 0;
         if (ep->crashed) {
             w->stats.dropped_dead++;
+        } else if (ep->deaf) {
+            w->stats.dropped_deaf++;
         } else if (!lb_absent(w, ep)) {
             w->now = ev->time;
             w->stats.messages_delivered++;
+            w->last_was_arrival = 1;
+            w->last_src = ev->peer;
+            w->last_dest = ev->rank;
             if (ftc_transport_recv(ep->ctx, ev->peer, msg->data, msg->len) !=
                 FTC_OK)
                 w->stats.messages_rejected++;
@@ -510,13 +561,13 @@ static int lb_dispatch(ftc_lb_world_t *w, const ftc_lb_event_t *ev)
         free(msg);
         return handled;
     }
-    case FTC_LB_EV_SEND_DONE:
+    case LB_EV_SEND_DONE:
         if (ep->crashed || lb_absent(w, ep))
             return 0;
         w->now = ev->time;
-        ftc_transport_send_done(ep->ctx, ev->u.cookie, FTC_OK);
+        ftc_transport_send_done(ep->ctx, ev->u.ptr, FTC_OK);
         return 1;
-    case FTC_LB_EV_TIMER:
+    case LB_EV_TIMER:
         if (ep->crashed || !ep->timer_armed || ep->timer_gen != ev->u.gen)
             return 0;
         ep->timer_armed = 0;
@@ -525,7 +576,7 @@ static int lb_dispatch(ftc_lb_world_t *w, const ftc_lb_event_t *ev)
         w->now = ev->time;
         ftc_transport_timer_fired(ep->ctx);
         return 1;
-    case FTC_LB_EV_PEER_FAILED:
+    case LB_EV_PEER_FAILED:
         /* The watch must be the one the report was scheduled for: after an
          * unwatch and a new watch, the new watch has its own report. */
         if (ep->crashed ||
@@ -536,7 +587,7 @@ static int lb_dispatch(ftc_lb_world_t *w, const ftc_lb_event_t *ev)
         w->stats.peer_failed_reports++;
         ftc_transport_peer_failed(ep->ctx, ev->peer);
         return 1;
-    case FTC_LB_EV_CRASH:
+    case LB_EV_CRASH:
         if (ep->crashed)
             return 0;
         w->now = ev->time;
@@ -558,20 +609,33 @@ static uint64_t lb_run(ftc_lb_world_t *w, uint64_t until_ns,
         return 0;
     w->running = 1;
     for (;;) {
-        const ftc_lb_event_t *next = ftc_lb_eq_peek(&w->queue);
-        if (next == NULL || next->time > until_ns) {
+        /* next_time is UINT64_MAX both for an event due then and for none;
+         * emptiness tells them apart. */
+        uint64_t next = ftc_cal_next_time(&w->queue);
+        if (ftc_cal_empty(&w->queue) || next > until_ns) {
             *drained = 1;
             break;
         }
         if (handled >= max_events)
             break;
-        ftc_lb_event_t ev;
-        ftc_lb_eq_pop(&w->queue, &ev);
+        ftc_cal_set_now(&w->queue, next);
+        uint32_t idx = ftc_cal_pop_now(&w->queue);
+        ftc_cal_event_t ev = *ftc_cal_at(&w->queue, idx);
+        ftc_cal_release(&w->queue, idx);
+        w->last_was_arrival = 0;
         if (lb_dispatch(w, &ev)) {
             handled++;
             w->stats.events++;
         }
     }
+    /* Moot events move the calendar but not the clock (w->now is that of
+     * the last event handled). Stopping for max_events, the last event
+     * popped was handled, so the two agree; stopping for want of events,
+     * either t_ns is ahead of both (ftc_lb_run_until sets both to it) or
+     * the queue is empty and the calendar can go back to the clock, so
+     * that what is scheduled between runs is due at its own time. */
+    if (ftc_cal_empty(&w->queue))
+        ftc_cal_rewind(&w->queue, w->now);
     w->running = 0;
     return handled;
 }
@@ -587,8 +651,10 @@ uint64_t ftc_lb_run_until(ftc_lb_world_t *w, uint64_t t_ns,
 {
     int drained;
     uint64_t handled = lb_run(w, t_ns, max_events, &drained);
-    if (drained && w->now < t_ns)
+    if (drained && w->now < t_ns) {
         w->now = t_ns;
+        ftc_cal_set_now(&w->queue, t_ns);
+    }
     return handled;
 }
 
@@ -596,6 +662,18 @@ int ftc_lb_step(ftc_lb_world_t *w)
 {
     int drained;
     return lb_run(w, UINT64_MAX, 1, &drained) == 1;
+}
+
+int ftc_lb_last_arrival(const ftc_lb_world_t *w, uint32_t *src,
+                        uint32_t *dest)
+{
+    if (w == NULL || !w->last_was_arrival)
+        return 0;
+    if (src != NULL)
+        *src = w->last_src;
+    if (dest != NULL)
+        *dest = w->last_dest;
+    return 1;
 }
 
 uint64_t ftc_lb_now(const ftc_lb_world_t *w)

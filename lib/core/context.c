@@ -90,6 +90,7 @@ void ftc_context_destroy(ftc_context_t *ctx)
     ftc_segment_destroy(ctx);
     ftc_pending_free_list(ctx->orphans);
     free(ctx->watches);
+    free(ctx->answers);
     free(ctx->fail_queue);
     free(ctx->failed);
     free(ctx);
@@ -172,6 +173,14 @@ void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r)
     ctx->fail_queue[ctx->fail_queue_len++] = r;
 }
 
+void ftc_ctx_declare_observed_failed(ftc_context_t *ctx, uint32_t r)
+{
+    if (r >= ctx->size || r == ctx->rank || ftc_context_is_failed(ctx, r))
+        return;
+    ctx->nfailed_observed++;
+    ftc_ctx_declare_failed(ctx, r);
+}
+
 void ftc_ctx_become_excluded(ftc_context_t *ctx)
 {
     if (ctx->excluded)
@@ -183,4 +192,9 @@ void ftc_ctx_become_excluded(ftc_context_t *ctx)
         if (ctx->ops.unwatch != NULL)
             ctx->ops.unwatch(ctx->tp, ctx->watches[i].peer);
     ctx->nwatches = 0;
+}
+
+void ftc_ctx_test_skip_checksum(ftc_context_t *ctx, bool skip)
+{
+    ctx->skip_checksum = skip;
 }

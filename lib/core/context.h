@@ -34,6 +34,12 @@ typedef struct ftc_watch {
     uint64_t seq;
 } ftc_watch_t;
 
+/* When this process last answered a peer's probe (core/cutoff.c). */
+typedef struct ftc_probe_answer {
+    uint32_t peer;          /* world rank */
+    uint64_t at;            /* transport time of the answer */
+} ftc_probe_answer_t;
+
 /* One outstanding send that the backend completes later (core/send.c). */
 typedef struct ftc_send_link {
     struct ftc_send_link *prev, *next;
@@ -48,9 +54,14 @@ struct ftc_context {
     /* Known-failed world ranks, sorted: O(failures), not O(world). */
     uint32_t *failed;
     uint32_t nfailed, capfailed;
+    /* Of those, the ones this process found itself (its own probe timed
+     * out, its transport reported it), not learned from others: "mutual
+     * suspicion" weighs these (core/dispatch.c). */
+    uint32_t nfailed_observed;
     uint32_t *fail_queue;       /* declared, not yet told to operations */
     uint32_t fail_queue_len, fail_queue_cap;
     bool excluded;
+    bool skip_checksum;         /* tests only: ftc_ctx_test_skip_checksum */
 
     ftc_counters_t counters;
     /* Segment queues and partial messages (core/segment.c); NULL until a
@@ -62,6 +73,11 @@ struct ftc_context {
 
     ftc_watch_t *watches;
     uint32_t nwatches, capwatches;
+
+    /* Probes answered, per prober: an exclusion from a peer we answered
+     * long before says the peer does not hear us (core/cutoff.c). */
+    ftc_probe_answer_t *answers;
+    uint32_t nanswers, capanswers;
 
     /* Outstanding sends, so destroy can free them: the sentinel of a
      * circular list. */
@@ -113,9 +129,16 @@ static inline bool ftc_ctx_is_failed(const ftc_context_t *ctx, uint32_t r)
 /* Declare world rank r failed (final). Operations hear of it when the
  * current entry point settles. */
 void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r);
+/* The same, for a failure this process observed itself. */
+void ftc_ctx_declare_observed_failed(ftc_context_t *ctx, uint32_t r);
 
 /* Seed the context's random stream (core/rng.c). */
 void ftc_ctx_rng_seed(ftc_context_t *ctx, uint64_t seed);
+
+/* For tests only: accept messages whose checksum is wrong (unkeyed
+ * contexts), so that a bit flipped in flight reaches the algorithm: the
+ * gossip family's tolerance of corrupted flows is tested this way. */
+void ftc_ctx_test_skip_checksum(ftc_context_t *ctx, bool skip);
 
 /* Per-operation timers (core/timer.c): the earliest, and fire the due. */
 uint64_t ftc_ctx_next_op_timer(const ftc_context_t *ctx);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cutoff.h"
 #include "core/monitor.h"
 #include "core/op.h"
 #include "core/segment.h"
@@ -122,6 +123,7 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
             for (ftc_group_t *h = ctx->groups; h != NULL; h = h->next)
                 if (h->id == hdr->group_id && h->epoch > hdr->epoch)
                     ended = FTC_EMISMATCH;
+        ftc_cutoff_note_answer(ctx, hdr->sender, ctx->ops.now(ctx->tp));
         (void)ftc_ctx_send_control_op(ctx, hdr->sender, FTC_MSG_PROBE_ACK, &about,
                               word, ended != FTC_OK ? FTC_WF_OP_ENDED : 0,
                               (uint32_t)-ended,
@@ -247,9 +249,9 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
     if (ctx == NULL || (buf == NULL && len > 0))
         return FTC_EINVAL;
     ftc_wire_header_t hdr;
-    int rc = ftc_wire_decode_key(buf, len, ctx->cfg.job_token,
-                                 ctx->cfg.auth ? ctx->cfg.auth_key : NULL,
-                                 ctx->size, &hdr);
+    int rc = ftc_wire_decode_opts(buf, len, ctx->cfg.job_token,
+                                  ctx->cfg.auth ? ctx->cfg.auth_key : NULL,
+                                  ctx->size, !ctx->skip_checksum, &hdr);
     if (rc == FTC_OK && src != FTC_RANK_UNKNOWN && src != hdr.sender)
         rc = FTC_EBADMSG;   /* the header lies about who sent it */
     if (rc == FTC_OK && hdr.sender == ctx->rank)
@@ -272,13 +274,19 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
     const uint8_t *payload = (const uint8_t *)buf + FTC_WIRE_HEADER_SIZE;
 
     if (ftc_ctx_is_failed(ctx, hdr.sender)) {
-        /* Two processes that suspect each other: the one that counts most
-         * of the world as failed is the one that was cut off (stopped,
-         * partitioned away), so it accepts the verdict; the other ignores
-         * it, else a process the group dropped could evict healthy ones on
-         * its way out. */
+        /* Two processes that suspect each other: the one that found most
+         * of the world failed itself (its timeouts, its transport) is the
+         * one that was cut off (stopped, partitioned away), so it accepts
+         * the verdict; the other ignores it, else a process the group
+         * dropped could evict healthy ones on its way out. Failures
+         * learned from others do not count: a process that hears them is
+         * not cut off, and a deaf process's own suspicions reach the
+         * group that way (core/cutoff.c). */
         if (hdr.kind == FTC_MSG_EXCLUDED
-            && (uint64_t)ctx->nfailed * 2 > (uint64_t)ctx->size - 1) {
+            && (uint64_t)ctx->nfailed_observed * 2 > (uint64_t)ctx->size - 1
+            && !(hdr.aux == FTC_EXCLUDED_PROBE_EXPIRED
+                 && ftc_cutoff_refutes(ctx, hdr.sender,
+                                       ctx->ops.now(ctx->tp)))) {
             ftc_ctx_become_excluded(ctx);
             ftc_ctx_settle(ctx);
             return FTC_OK;
@@ -288,6 +296,16 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
             (void)ftc_ctx_send_control(ctx, hdr.sender, FTC_MSG_EXCLUDED,
                                        NULL, 0);
         return FTC_ESTALE;
+    }
+    if (hdr.kind == FTC_MSG_EXCLUDED && hdr.aux == FTC_EXCLUDED_PROBE_EXPIRED
+        && ftc_cutoff_refutes(ctx, hdr.sender, ctx->ops.now(ctx->tp))) {
+        /* We answered the sender's probe, while running, well before its
+         * verdict: it is the one that does not hear (cut off from the
+         * group), and must not evict us. Suspicion is final both ways. */
+        ftc_ctx_declare_observed_failed(ctx, hdr.sender);
+        (void)ftc_ctx_send_control(ctx, hdr.sender, FTC_MSG_EXCLUDED, NULL, 0);
+        ftc_ctx_settle(ctx);
+        return FTC_OK;
     }
     if (hdr.kind == FTC_MSG_EXCLUDED) {
         ftc_ctx_become_excluded(ctx);

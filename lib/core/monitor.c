@@ -123,8 +123,9 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
              * declare_failed removes the watch: index i then holds the
              * next one. */
             uint32_t peer = w->peer;
-            (void)ftc_ctx_send_control(ctx, peer, FTC_MSG_EXCLUDED, NULL, 0);
-            ftc_ctx_declare_failed(ctx, peer);
+            (void)ftc_ctx_send_control_ex(ctx, peer, FTC_MSG_EXCLUDED, NULL,
+                                          0, 0, FTC_EXCLUDED_PROBE_EXPIRED);
+            ftc_ctx_declare_observed_failed(ctx, peer);
             continue;
         }
         w->probing = true;

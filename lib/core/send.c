@@ -126,7 +126,7 @@ int ftc_ctx_send_wire(ftc_context_t *ctx, uint32_t dest,
          * unreachable (the contract). */
         if (rc == FTC_EOVERFLOW)
             return FTC_EOVERFLOW;
-        ftc_ctx_declare_failed(ctx, dest);
+        ftc_ctx_declare_observed_failed(ctx, dest);
         return FTC_ETRANSPORT;
     }
     ctx->counters.msgs_sent++;
@@ -240,7 +240,7 @@ void ftc_transport_send_done(ftc_context_t *ctx, void *cookie, int status)
     ftc_cop_t *op = rec->op;
     /* The backend knows the bytes never left: the peer is unreachable. */
     if (status < 0)
-        ftc_ctx_declare_failed(ctx, rec->dest);
+        ftc_ctx_declare_observed_failed(ctx, rec->dest);
     rec_put(ctx, rec);
     if (op != NULL && op->cont_wanted) {
         op->cont_wanted = false;

@@ -183,7 +183,7 @@ void ftc_transport_peer_failed(ftc_context_t *ctx, uint32_t peer)
 {
     if (ctx == NULL || peer >= ctx->size || ctx->excluded)
         return;
-    ftc_ctx_declare_failed(ctx, peer);
+    ftc_ctx_declare_observed_failed(ctx, peer);
     ftc_ctx_settle(ctx);
 }
 

@@ -158,6 +158,14 @@ int ftc_wire_decode_key(const void *buf, size_t len, uint64_t job_token,
                         const uint8_t *key, uint32_t world_size,
                         ftc_wire_header_t *hdr)
 {
+    return ftc_wire_decode_opts(buf, len, job_token, key, world_size, true,
+                                hdr);
+}
+
+int ftc_wire_decode_opts(const void *buf, size_t len, uint64_t job_token,
+                         const uint8_t *key, uint32_t world_size,
+                         bool verify_crc, ftc_wire_header_t *hdr)
+{
     const uint8_t *p = buf;
     if (len < FTC_WIRE_HEADER_SIZE)
         return FTC_ETRUNCATED;
@@ -179,7 +187,7 @@ int ftc_wire_decode_key(const void *buf, size_t len, uint64_t job_token,
             || get64(p + OFF_JOB_TOKEN) != message_mac(key, p, len))
             return FTC_EAUTH;
     } else {
-        if (get32(p + OFF_CRC) != message_crc(p, len)) {
+        if (verify_crc && get32(p + OFF_CRC) != message_crc(p, len)) {
             /* A keyed message (checksum 0) that reached a receiver without
              * the key is another job's, not a corrupted one. */
             if ((get16(p + OFF_FLAGS) & FTC_WF_MAC) && get32(p + OFF_CRC) == 0)

@@ -37,6 +37,7 @@
 #ifndef FTC_LIB_WIRE_H
 #define FTC_LIB_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -74,6 +75,15 @@ typedef enum ftc_msg_kind {
                                   (lib/core/segment.h) */
     FTC_MSG_CORE_MAX = 0xF6
 } ftc_msg_kind_t;
+
+/* The aux word of FTC_MSG_EXCLUDED: why the sender excluded us. Only a
+ * verdict of the sender's own expired probe can be refuted by a receiver
+ * that answered that probe (core/cutoff.c); a notice told again to a
+ * process others excluded (aux 0, as from older versions) is accepted. */
+enum {
+    FTC_EXCLUDED_TOLD_AGAIN = 0,
+    FTC_EXCLUDED_PROBE_EXPIRED = 1
+};
 
 enum {
     FTC_WF_BIG_ENDIAN = 1u << 0,  /* payload values are big-endian */
@@ -162,6 +172,13 @@ void ftc_wire_encode_key(const ftc_wire_header_t *hdr, uint8_t *msg,
 int ftc_wire_decode_key(const void *buf, size_t len, uint64_t job_token,
                         const uint8_t *key, uint32_t world_size,
                         ftc_wire_header_t *hdr);
+/* The same; verify_crc false skips the checksum of an unkeyed message
+ * (everything else is still checked). For tests only: a corrupted message
+ * then reaches the algorithm, whose own tolerance of bit flips is what
+ * such a test exercises (ftc_ctx_test_skip_checksum). */
+int ftc_wire_decode_opts(const void *buf, size_t len, uint64_t job_token,
+                         const uint8_t *key, uint32_t world_size,
+                         bool verify_crc, ftc_wire_header_t *hdr);
 
 /* A 32-bit digest of the arguments all members must agree on; peers that
  * disagree see a signature mismatch instead of garbage. */

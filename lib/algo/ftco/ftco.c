@@ -259,7 +259,7 @@ static void exclude(ftco_op_t *o, uint32_t x)
 {
     ftc_context_t *ctx = o->base.group->ctx;
     (void)ftc_ctx_send_control(ctx, world(o, x), FTC_MSG_EXCLUDED, NULL, 0);
-    ftc_ctx_declare_failed(ctx, world(o, x));
+    ftc_ctx_declare_observed_failed(ctx, world(o, x));
 }
 
 /* ---- the Down set ------------------------------------------------------ */

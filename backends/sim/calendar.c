@@ -54,22 +54,27 @@ void ftc_cal_fini(ftc_calendar_t *c)
 
 uint32_t ftc_cal_alloc(ftc_calendar_t *c)
 {
-    if (c->free_head == FTC_CAL_NONE) {
-        uint32_t cap = c->cap ? c->cap * 2 : 1024;
-        if (cap <= c->cap || cap >= FTC_CAL_NONE)
-            return FTC_CAL_NONE;
-        ftc_cal_event_t *p = realloc(c->pool, sizeof(*p) * cap);
-        if (p == NULL)
-            return FTC_CAL_NONE;
-        /* Chain new slots in increasing order (reproducible reuse). */
-        for (uint32_t i = c->cap; i < cap; i++)
-            p[i].next = i + 1 < cap ? i + 1 : FTC_CAL_NONE;
-        c->free_head = c->cap;
-        c->pool = p;
-        c->cap = cap;
+    uint32_t i;
+    if (c->free_head != FTC_CAL_NONE) {
+        i = c->free_head;
+        c->free_head = c->pool[i].next;
+    } else {
+        /* Slots never used are handed out in increasing order after the
+         * released ones (reproducible reuse) and are not touched before:
+         * a pool grown to twice what a run needs costs only what it uses
+         * in resident memory. */
+        if (c->used == c->cap) {
+            uint32_t cap = c->cap ? c->cap * 2 : 1024;
+            if (cap <= c->cap || cap >= FTC_CAL_NONE)
+                return FTC_CAL_NONE;
+            ftc_cal_event_t *p = realloc(c->pool, sizeof(*p) * cap);
+            if (p == NULL)
+                return FTC_CAL_NONE;
+            c->pool = p;
+            c->cap = cap;
+        }
+        i = c->used++;
     }
-    uint32_t i = c->free_head;
-    c->free_head = c->pool[i].next;
     c->pool[i].next = FTC_CAL_NONE;
     c->pool[i].cls = 0;
     if (++c->live > c->max_live)
@@ -226,6 +231,13 @@ void ftc_cal_set_now(ftc_calendar_t *c, uint64_t t)
         return;
     c->now = t;
     migrate(c);
+}
+
+void ftc_cal_rewind(ftc_calendar_t *c, uint64_t t)
+{
+    /* Earlier, only when no bucket could hold an event out of window. */
+    if (ftc_cal_empty(c))
+        c->now = t;
 }
 
 size_t ftc_cal_memory(const ftc_calendar_t *c)

@@ -1,23 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The LogP backend's event queue: a calendar of integer times. Events due
- * within `nb` units of now sit in a ring of per-time buckets (O(1) push and
- * pop; a bitmap finds the next non-empty bucket); later ones (the core's
- * timeouts, mostly) wait in a binary heap and move into the ring when their
- * time enters the window. A bucket holds two FIFO classes: every event of
- * class 0 due at a time comes out before any of class 1, and within a class
- * events come out in the order they were pushed, heap or not: a run is
- * reproducible. Internal to the LogP backend.
+ * The simulators' event queue (the loopback's and the LogP backend's): a
+ * calendar of integer times. Events due within `nb` units of now sit in
+ * a ring of per-time buckets (O(1) push and pop; a bitmap finds the next
+ * non-empty bucket); later ones (the core's timeouts, mostly) wait in a
+ * binary heap and move into the ring when their time enters the window.
+ * A bucket holds two FIFO classes: every event of class 0 due at a time
+ * comes out before any of class 1, and within a class events come out in
+ * the order they were pushed, heap or not, so a run is reproducible. With
+ * class 0 alone (the loopback) that is the order of a binary heap keyed
+ * by (time, push counter). Internal to the simulator backends.
  */
-#ifndef FTC_LOGP_CALENDAR_H
-#define FTC_LOGP_CALENDAR_H
+#ifndef FTC_SIM_CALENDAR_H
+#define FTC_SIM_CALENDAR_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define FTC_CAL_NONE UINT32_MAX
-
-struct ftc_logp_msg;
 
 typedef struct ftc_cal_event {
     uint64_t time;
@@ -27,7 +27,7 @@ typedef struct ftc_cal_event {
     uint16_t kind;
     uint16_t cls;       /* 0 or 1: at one time, all of class 0 come first */
     union {
-        struct ftc_logp_msg *msg;
+        void *ptr;      /* the backend's: a message, a cookie */
         uint64_t gen;
     } u;
 } ftc_cal_event_t;
@@ -40,6 +40,7 @@ typedef struct ftc_cal_far {
 typedef struct ftc_calendar {
     ftc_cal_event_t *pool;
     uint32_t cap, free_head;
+    uint32_t used;          /* slots [used, cap) were never handed out */
     uint64_t live, max_live;
     uint32_t *head, *tail;  /* per bucket and class: [2 b + cls] */
     uint64_t *bits;         /* bucket b non-empty: bit b */
@@ -76,7 +77,20 @@ int ftc_cal_advance(ftc_calendar_t *c, uint64_t limit);
 /* Set now to t >= now, when no event is due before t. */
 void ftc_cal_set_now(ftc_calendar_t *c, uint64_t t);
 
-/* Earliest queued time, UINT64_MAX if none (ring first, then the heap). */
+/* 1 if no event is queued (every popped one released), else 0. */
+static inline int ftc_cal_empty(const ftc_calendar_t *c)
+{
+    return c->live == 0;
+}
+
+/* Set now to any t, earlier included, when the queue is empty: a backend
+ * whose clock did not follow events it popped and found moot (the
+ * loopback's) brings the calendar back to its clock, so that it may push
+ * events due before the moot ones. */
+void ftc_cal_rewind(ftc_calendar_t *c, uint64_t t);
+
+/* Earliest queued time, UINT64_MAX if none (ring first, then the heap);
+ * an event due at UINT64_MAX itself is told apart by ftc_cal_empty. */
 uint64_t ftc_cal_next_time(const ftc_calendar_t *c);
 
 size_t ftc_cal_memory(const ftc_calendar_t *c);

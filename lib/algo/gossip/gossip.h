@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The gossip family inside the library: the operation every algorithm
+ * shares (neighbour links, the estimate, the local convergence test, the
+ * lingering end) and the table by which push-sum, push-flow and PCF plug
+ * their exchange rules into it.
+ */
+#ifndef FTC_ALGO_GOSSIP_H
+#define FTC_ALGO_GOSSIP_H
+
+#include "ftcoll/gossip.h"
+#include "core/op.h"
+
+#pragma GCC visibility push(hidden)
+
+/* One neighbour, as this process sees the link to it. */
+typedef struct ftc_gossip_link {
+    uint32_t peer;       /* group rank */
+    bool alive;          /* not found failed */
+    bool peer_done;      /* it has delivered (its DONE flag) */
+    bool peer_saw_done;  /* it has seen our DONE */
+    bool watched;        /* we hold a failure-monitor watch on it */
+    uint8_t c;           /* PCF: index of the active flow, 0 or 1 */
+    uint32_t r;          /* PCF: how often the flows changed roles */
+    double *f;           /* push-flow: f_ij (m); PCF: f_ij1, f_ij2 (2m) */
+    double *cancelled;   /* PCF: passive flows absorbed into phi (m), for
+                            the mass account only */
+} ftc_gossip_link_t;
+
+typedef struct ftc_gossip_op ftc_gossip_op_t;
+
+/* An algorithm's exchange rules. m = count + 1 (the values, then the
+ * weight); every vector below has m doubles. */
+typedef struct ftc_gossip_rules {
+    const char *name;
+    uint32_t link_flows;     /* flow vectors per link: 0, 1 or 2 */
+    bool tolerant;           /* loss and failures keep the mass */
+    /* Payload bytes of one message. */
+    size_t (*payload_len)(uint32_t m);
+    /* This process's current (s, w): its share of the mass. */
+    void (*mass)(const ftc_gossip_op_t *g, double *e);
+    /* Build the message to link l into out; a push first moves half of
+     * this process's mass to l (the paper's "on send"), a sync does not. */
+    void (*build)(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push,
+                  uint8_t *out);
+    /* A message from l (payload_len bytes, already length-checked). */
+    void (*receive)(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
+                    const uint8_t *payload);
+    /* l's neighbour failed: exclude it (the flows to it set to zero). */
+    void (*lose)(ftc_gossip_op_t *g, ftc_gossip_link_t *l);
+    /* For the mass account: what this process records as sent over l
+     * (its flows and, for PCF, what it cancelled on l); NULL for push-sum. */
+    void (*outflow)(const ftc_gossip_op_t *g, const ftc_gossip_link_t *l,
+                    double *t);
+} ftc_gossip_rules_t;
+
+extern const ftc_gossip_rules_t ftc_gossip_push_sum_rules;
+extern const ftc_gossip_rules_t ftc_gossip_push_flow_rules;
+extern const ftc_gossip_rules_t ftc_gossip_pcf_rules;
+
+struct ftc_gossip_op {
+    ftc_cop_t base;
+    const ftc_gossip_rules_t *rules;
+    ftc_gossip_params_t params;  /* a copy; the overlay pointers cleared */
+    uint32_t m;                  /* count + 1 */
+    double *x;                   /* initial (x_i, w_i) */
+    /* push-sum: the current mass; push-flow: unused; PCF: phi_i, the
+     * running sum of flows and cancelled flows (the efficient variant) or
+     * of cancelled flows only (bit-flip tolerant); */
+    double *phi;
+    double *written_off;         /* PCF: cancelled flows of lost links */
+    double *est, *prev_est;      /* count each */
+    double *scratch;             /* m */
+    uint8_t *msg;                /* one payload */
+    ftc_gossip_link_t *links;
+    uint32_t nlinks, nalive;
+    uint32_t rr;                 /* round-robin cursor */
+    uint64_t iterations;
+    uint32_t stable_needed, stable_count;
+    double target, err;
+    bool received;               /* since the last iteration */
+    bool have_est;
+    bool ticking;                /* iterating (its timer armed) */
+    bool gave_up;                /* stopped at 2 * max_iterations */
+    bool watching_root;
+    uint32_t lost;
+};
+
+/* The local estimate from a mass vector e: est = e[0..m-2] / e[m-1].
+ * false when the weight is not positive (no estimate yet). */
+bool ftc_gossip_estimate(uint32_t m, const double *e, double *est);
+
+/* Test hook: called once per gossip operation as it is destroyed, with
+ * its final state, so a checker can account for the mass. NULL: none. */
+typedef struct ftc_gossip_final {
+    ftc_group_t *group;
+    uint32_t rank;               /* group rank */
+    uint32_t m;
+    const double *x, *mass, *written_off; /* m each; written_off NULL
+                                             unless PCF */
+    uint32_t nlinks;
+    const ftc_gossip_link_t *links;
+    const ftc_gossip_op_t *op;   /* for rules->outflow */
+} ftc_gossip_final_t;
+typedef void (*ftc_gossip_observer_fn)(const ftc_gossip_final_t *fin,
+                                       void *arg);
+void ftc_gossip_set_observer(ftc_gossip_observer_fn fn, void *arg);
+
+/* The create function of all three entries (algo/gossip/op.c). */
+int ftc_gossip_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
+                         const void *params, ftc_coll_t coll,
+                         ftc_cop_t **out);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The gossip operation all three algorithms share: the neighbour links,
+ * one iteration per period of transport time (choose a partner, push),
+ * the local convergence test, delivery, and the lingering end that lets
+ * every process stop without global synchronisation.
+ *
+ * Ending. A process that delivered keeps iterating, but only towards the
+ * neighbours that still need it: a neighbour needs nothing more once it
+ * has said both that it delivered (DONE) and that it saw our DONE
+ * (SAW_DONE). A message says whether its sender still waits so (WANT).
+ * When it waits for no live neighbour, the process stops iterating and
+ * lingers: it answers any message with WANT with a sync (its flows, no
+ * mass moved), so a neighbour whose last message was lost still hears
+ * DONE and SAW_DONE. The core retires the lingerer after later
+ * collectives, or the context's end frees it. A delivered process gives
+ * up waiting after max_iterations further iterations (a neighbour that
+ * never answers and is never reported failed).
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "algo/algo.h"
+#include "algo/gossip/gossip.h"
+#include "algo/gossip/kinds.h"
+#include "algo/gossip/neighbours.h"
+
+static ftc_gossip_observer_fn observer;
+static void *observer_arg;
+
+void ftc_gossip_set_observer(ftc_gossip_observer_fn fn, void *arg)
+{
+    observer = fn;
+    observer_arg = arg;
+}
+
+bool ftc_gossip_estimate(uint32_t m, const double *e, double *est)
+{
+    double w = e[m - 1];
+    if (!(w > 0.0))
+        return false;
+    for (uint32_t k = 0; k + 1 < m; k++)
+        est[k] = e[k] / w;
+    return true;
+}
+
+static uint32_t world(const ftc_gossip_op_t *g, uint32_t grank)
+{
+    return ftc_group_world_rank(g->base.group, grank);
+}
+
+static ftc_gossip_link_t *link_of(ftc_gossip_op_t *g, uint32_t grank)
+{
+    uint32_t lo = 0, hi = g->nlinks;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->links[mid].peer < grank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->nlinks && g->links[lo].peer == grank ? &g->links[lo] : NULL;
+}
+
+/* Whether we still wait for l's neighbour: for its DONE, or for its word
+ * that it saw ours. */
+static bool waiting_on(const ftc_gossip_link_t *l)
+{
+    return l->alive && !(l->peer_done && l->peer_saw_done);
+}
+
+static void send_to(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push)
+{
+    ftc_cop_t *op = &g->base;
+    g->rules->build(g, l, push, g->msg);
+    ftc_wire_header_t hdr;
+    ftc_cop_header(op, &hdr, FTC_GOSSIP_MSG_FLOW, 0);
+    if (op->delivered)
+        hdr.flags |= FTC_GOSSIP_WF_DONE;
+    if (l->peer_done)
+        hdr.flags |= FTC_GOSSIP_WF_SAW_DONE;
+    if (!push)
+        hdr.flags |= FTC_GOSSIP_WF_SYNC;
+    if (waiting_on(l))
+        hdr.flags |= FTC_GOSSIP_WF_WANT;
+    ftc_iov_t iov = {g->msg, g->rules->payload_len(g->m)};
+    (void)ftc_cop_send(op, l->peer, &hdr, &iov, 1, false);
+}
+
+
+static void release_watches(ftc_gossip_op_t *g)
+{
+    ftc_context_t *ctx = g->base.group->ctx;
+    for (uint32_t i = 0; i < g->nlinks; i++)
+        if (g->links[i].alive && g->links[i].watched) {
+            g->links[i].watched = false;
+            ftc_monitor_release(ctx, world(g, g->links[i].peer));
+        }
+    if (g->watching_root) {
+        g->watching_root = false;
+        ftc_monitor_release(ctx, world(g, g->base.args.root));
+    }
+}
+
+/* No duties left: stop iterating, keep answering (see the top). */
+static void stop(ftc_gossip_op_t *g)
+{
+    if (!g->ticking)
+        return;
+    g->ticking = false;
+    ftc_cop_timer_cancel(&g->base);
+    release_watches(g);
+    ftc_cop_linger(&g->base);
+}
+
+static void maybe_stop(ftc_gossip_op_t *g)
+{
+    if (!g->base.delivered || !g->ticking
+        || g->stable_count < g->stable_needed)
+        return;
+    for (uint32_t i = 0; i < g->nlinks; i++)
+        if (waiting_on(&g->links[i]))
+            return;
+    stop(g);
+}
+
+static void write_result(ftc_gossip_op_t *g)
+{
+    ftc_cop_t *op = &g->base;
+    uint32_t count = g->m - 1;
+    if (op->args.recvbuf == NULL)
+        return;
+    if (op->args.dtype == FTC_DOUBLE) {
+        memcpy(op->args.recvbuf, g->est, sizeof(double) * count);
+    } else {
+        float *out = op->args.recvbuf;
+        for (uint32_t k = 0; k < count; k++)
+            out[k] = (float)g->est[k];
+    }
+}
+
+static void deliver(ftc_gossip_op_t *g, bool converged)
+{
+    ftc_cop_t *op = &g->base;
+    if (op->delivered)
+        return;
+    if (g->params.report != NULL) {
+        ftc_gossip_report_t *rep = g->params.report;
+        rep->iterations = g->iterations;
+        rep->error_estimate = g->have_est ? g->err : INFINITY;
+        rep->converged = converged ? 1u : 0u;
+        rep->neighbours_lost = g->lost;
+    }
+    g->rules->mass(g, g->scratch);
+    if (!ftc_gossip_estimate(g->m, g->scratch, g->est)) {
+        /* No positive weight here: none ever arrived (FTC_ETIMEDOUT), or
+         * a failure took it, here or elsewhere in the component (PCF's
+         * exclusion of flows after an early failure: FTC_EPEER_FAILED).
+         * There is no estimate to give. */
+        if (g->params.report != NULL)
+            g->params.report->converged = 0;
+        bool failure = g->lost > 0 || op->group->ctx->nfailed > 0;
+        ftc_cop_complete(op, failure ? FTC_EPEER_FAILED : FTC_ETIMEDOUT);
+        return;
+    }
+    write_result(g);
+    ftc_cop_complete(op, FTC_OK);
+}
+
+/* The local convergence test, once per iteration: the estimate's largest
+ * change since the previous iteration, relative to its largest element
+ * (absolute when the estimate is all zeros). Only iterations that
+ * received something count: a process that heard nothing learned nothing,
+ * and its unchanged estimate says nothing about convergence. */
+static void convergence_step(ftc_gossip_op_t *g)
+{
+    uint32_t count = g->m - 1;
+    g->rules->mass(g, g->scratch);
+    if (!ftc_gossip_estimate(g->m, g->scratch, g->est)) {
+        /* No positive weight (yet, or for now: zeroing a failed
+         * neighbour's flows can leave a process negative until its
+         * neighbours refill it): nothing has converged. */
+        g->received = false;
+        g->stable_count = 0;
+        g->have_est = false;
+        return;
+    }
+    if (g->have_est) {
+        double change = 0.0, size = 0.0;
+        for (uint32_t k = 0; k < count; k++) {
+            double d = fabs(g->est[k] - g->prev_est[k]);
+            double s = fabs(g->est[k]);
+            /* NaN (a corrupted flow) is no convergence. */
+            change = d > change || d != d ? d : change;
+            size = s > size ? s : size;
+        }
+        double err = size > 0.0 ? change / size : change;
+        if (g->received) {
+            g->err = err;
+            if (err <= g->target)
+                g->stable_count++;
+            else
+                g->stable_count = 0;
+        }
+    } else {
+        g->err = INFINITY;
+    }
+    memcpy(g->prev_est, g->est, sizeof(double) * count);
+    g->have_est = true;
+    g->received = false;
+}
+
+static ftc_gossip_link_t *choose(ftc_gossip_op_t *g, bool after_delivery)
+{
+    uint32_t eligible = 0;
+    for (uint32_t i = 0; i < g->nlinks; i++)
+        eligible += after_delivery ? waiting_on(&g->links[i]) : g->links[i].alive;
+    if (eligible == 0)
+        return NULL;
+    if (g->params.partner == FTC_PARTNER_ROUND_ROBIN) {
+        for (uint32_t t = 0; t < g->nlinks; t++) {
+            ftc_gossip_link_t *l = &g->links[g->rr];
+            g->rr = (g->rr + 1) % g->nlinks;
+            if (after_delivery ? waiting_on(l) : l->alive)
+                return l;
+        }
+        return NULL;
+    }
+    uint64_t pick = ftc_cop_random_below(&g->base, eligible);
+    for (uint32_t i = 0; i < g->nlinks; i++) {
+        ftc_gossip_link_t *l = &g->links[i];
+        if (after_delivery ? waiting_on(l) : l->alive) {
+            if (pick == 0)
+                return l;
+            pick--;
+        }
+    }
+    return NULL;
+}
+
+static void gossip_on_timer(ftc_cop_t *op)
+{
+    ftc_gossip_op_t *g = (ftc_gossip_op_t *)op;
+    if (!g->ticking)
+        return;
+    g->iterations++;
+    convergence_step(g);
+    if (!op->delivered) {
+        if (g->stable_count >= g->stable_needed)
+            deliver(g, true);
+        else if (g->iterations >= g->params.max_iterations || g->nalive == 0)
+            deliver(g, g->nalive == 0 && g->have_est);
+    }
+    ftc_gossip_link_t *l;
+    if (op->delivered) {
+        maybe_stop(g);
+        if (!g->ticking)
+            return;
+        if (g->iterations >= 2 * g->params.max_iterations) {
+            g->gave_up = true;
+            stop(g); /* nobody answered: give up waiting */
+            return;
+        }
+        /* Settled: only the neighbours we wait for, to end; unsettled
+         * (a late failure or a neighbour's moved our mass): gossip. */
+        bool settled = g->stable_count >= g->stable_needed;
+        l = choose(g, settled);
+        if (l != NULL)
+            send_to(g, l, !settled || !l->peer_done);
+    } else {
+        l = choose(g, false);
+        if (l != NULL)
+            send_to(g, l, true);
+    }
+    ftc_cop_timer_arm(op, ftc_cop_now(op) + g->params.period_ns);
+}
+
+/* A stopped process whose estimate moved by more than the target (a
+ * neighbour pushed mass after a late failure, or it lost a neighbour)
+ * iterates again until it is settled, so that mass a failure displaced
+ * after some processes delivered is not stuck at a process that stopped:
+ * the others then still converge to the survivors' aggregate. */
+static void maybe_wake(ftc_gossip_op_t *g)
+{
+    ftc_cop_t *op = &g->base;
+    if (g->ticking || !op->delivered || g->gave_up || op->finished)
+        return;
+    g->rules->mass(g, g->scratch);
+    if (ftc_gossip_estimate(g->m, g->scratch, g->est)) {
+        double change = 0.0, size = 0.0;
+        for (uint32_t k = 0; k + 1 < g->m; k++) {
+            double d = fabs(g->est[k] - g->prev_est[k]);
+            double s = fabs(g->est[k]);
+            change = d > change || d != d ? d : change;
+            size = s > size ? s : size;
+        }
+        double err = size > 0.0 ? change / size : change;
+        if (err <= g->target)
+            return;
+    }
+    g->ticking = true;
+    g->stable_count = 0;
+    ftc_context_t *ctx = op->group->ctx;
+    for (uint32_t i = 0; i < g->nlinks; i++)
+        if (g->links[i].alive && !g->links[i].watched) {
+            g->links[i].watched = true;
+            ftc_monitor_acquire(ctx, world(g, g->links[i].peer), op);
+        }
+    ftc_cop_timer_arm(op, ftc_cop_now(op) + g->params.period_ns);
+}
+
+static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
+                          const uint8_t *payload, uint32_t grank)
+{
+    ftc_gossip_op_t *g = (ftc_gossip_op_t *)op;
+    ftc_gossip_link_t *l = link_of(g, grank);
+    if (l == NULL || hdr->payload_len != g->rules->payload_len(g->m)) {
+        op->group->ctx->counters.dropped_badmsg++;
+        return;
+    }
+    if (!l->alive)
+        return; /* excluded: its flows stay zero */
+    if (hdr->flags & FTC_GOSSIP_WF_DONE)
+        l->peer_done = true;
+    if (hdr->flags & FTC_GOSSIP_WF_SAW_DONE)
+        l->peer_saw_done = true;
+    g->rules->receive(g, l, payload);
+    g->received = true;
+    /* A delivered process answers a neighbour that still waits for it,
+     * unless it waits for that neighbour itself: then its next iteration
+     * tells the neighbour, and an answer now could cross that
+     * iteration's push and undo it (push-flow's receiver adopts whatever
+     * flow arrives last). A stopped process answers a push with a push:
+     * a neighbour iterating again after a late failure then gets mass
+     * back instead of pumping its own into processes that keep it, and
+     * hears back, so it can settle. */
+    bool want = (hdr->flags & FTC_GOSSIP_WF_WANT) != 0;
+    bool push = (hdr->flags & FTC_GOSSIP_WF_SYNC) == 0;
+    if (op->delivered && g->ticking && want && !waiting_on(l))
+        send_to(g, l, false);
+    else if (op->delivered && !g->ticking && (want || push))
+        send_to(g, l, push);
+    maybe_wake(g);
+    maybe_stop(g);
+}
+
+static void gossip_on_failed(ftc_cop_t *op, uint32_t grank)
+{
+    ftc_gossip_op_t *g = (ftc_gossip_op_t *)op;
+    if (g->params.aggregate == FTC_GOSSIP_SUM && grank == op->args.root) {
+        g->watching_root = false;
+        if (!op->delivered) {
+            /* A sum's weight lived at the root: no survivor can scale
+             * the values without it. */
+            ftc_cop_complete(op, FTC_EROOT_FAILED);
+            stop(g);
+            return;
+        }
+    }
+    ftc_gossip_link_t *l = link_of(g, grank);
+    if (l == NULL || !l->alive)
+        return;
+    l->alive = false;
+    l->watched = false;
+    g->rules->lose(g, l);
+    g->nalive--;
+    if (!op->delivered)
+        g->lost++;
+    maybe_wake(g);
+    maybe_stop(g);
+}
+
+static void gossip_destroy(ftc_cop_t *op)
+{
+    ftc_gossip_op_t *g = (ftc_gossip_op_t *)op;
+    if (observer != NULL && g->links != NULL && g->phi != NULL) {
+        double *mass = g->scratch;
+        g->rules->mass(g, mass);
+        ftc_gossip_final_t fin = {
+            .group = op->group,
+            .rank = op->group->me,
+            .m = g->m,
+            .x = g->x,
+            .mass = mass,
+            .written_off = g->rules->link_flows == 2 ? g->written_off : NULL,
+            .nlinks = g->nlinks,
+            .links = g->links,
+            .op = g,
+        };
+        observer(&fin, observer_arg);
+    }
+    if (g->links != NULL)
+        release_watches(g);
+    ftc_cop_delete(op);
+}
+
+static const ftc_cop_vtable_t gossip_vt = {
+    .msg_valid = ftc_gossip_msg_valid,
+    .on_msg = gossip_on_msg,
+    .on_peer_failed = gossip_on_failed,
+    .on_timer = gossip_on_timer,
+    .destroy = gossip_destroy,
+};
+
+static const ftc_gossip_rules_t *rules_of(ftc_algo_t algo)
+{
+    if (algo == FTC_ALGO_PUSH_SUM)
+        return &ftc_gossip_push_sum_rules;
+    if (algo == FTC_ALGO_PUSH_FLOW)
+        return &ftc_gossip_push_flow_rules;
+    return &ftc_gossip_pcf_rules;
+}
+
+/* What the members must agree on beyond the generic arguments: the
+ * aggregate and the graph (FNV-1a over the shape and, for an overlay,
+ * its rows). */
+static uint32_t variant_of(const ftc_gossip_params_t *p, uint32_t n)
+{
+    uint32_t h = 2166136261u;
+#define MIX(v) (h = (h ^ (uint32_t)(v)) * 16777619u)
+    MIX(p->aggregate);
+    MIX(p->neighbours);
+    if (p->neighbours == FTC_NEIGHBOURS_TORUS3D) {
+        MIX(p->torus[0]);
+        MIX(p->torus[1]);
+        MIX(p->torus[2]);
+    }
+    if (p->neighbours == FTC_NEIGHBOURS_OVERLAY) {
+        for (uint32_t r = 0; r <= n; r++)
+            MIX(p->overlay_index[r]);
+        for (uint32_t i = 0; i < p->overlay_index[n]; i++)
+            MIX(p->overlay_adj[i]);
+    }
+#undef MIX
+    return h;
+}
+
+int ftc_gossip_op_create(ftc_group_t *grp, const ftc_coll_args_t *args,
+                         const void *params, ftc_coll_t coll,
+                         ftc_cop_t **out)
+{
+    const ftc_gossip_params_t *p = params;
+    const ftc_gossip_rules_t *rules = rules_of(args->algo);
+    uint32_t n = grp->n, me = grp->me;
+    uint32_t m = (uint32_t)args->count + 1;
+    uint32_t deg = ftc_gossip_degree(p, n, me);
+    size_t vec = ftc_mem_round(sizeof(double) * m);
+    size_t space = 6 * vec + ftc_mem_round(rules->payload_len(m))
+                   + ftc_mem_round(sizeof(ftc_gossip_link_t) * (deg ? deg : 1))
+                   + ftc_mem_round(sizeof(uint32_t) * (deg ? deg : 1))
+                   + (size_t)deg * (rules->link_flows + (rules->link_flows == 2))
+                         * vec;
+    ftc_gossip_op_t *g = ftc_cop_new(grp, sizeof(*g), space);
+    if (g == NULL)
+        return FTC_ENOMEM;
+    ftc_cop_setup(grp, args, coll, &g->base, &gossip_vt, variant_of(p, n));
+    g->rules = rules;
+    g->params = *p;
+    g->params.overlay_index = NULL;
+    g->params.overlay_adj = NULL;
+    g->m = m;
+    g->x = ftc_cop_alloc(&g->base, sizeof(double) * m);
+    g->phi = ftc_cop_zalloc(&g->base, sizeof(double) * m);
+    g->written_off = ftc_cop_zalloc(&g->base, sizeof(double) * m);
+    g->est = ftc_cop_zalloc(&g->base, sizeof(double) * m);
+    g->prev_est = ftc_cop_zalloc(&g->base, sizeof(double) * m);
+    g->scratch = ftc_cop_zalloc(&g->base, sizeof(double) * m);
+    g->msg = ftc_cop_alloc(&g->base, rules->payload_len(m));
+    uint32_t *row = ftc_cop_alloc(&g->base, sizeof(uint32_t) * (deg ? deg : 1));
+    ftc_gossip_link_t *links =
+        ftc_cop_zalloc(&g->base, sizeof(ftc_gossip_link_t) * (deg ? deg : 1));
+    if (g->x == NULL || g->phi == NULL || g->written_off == NULL
+        || g->est == NULL || g->prev_est == NULL || g->scratch == NULL
+        || g->msg == NULL || row == NULL || links == NULL) {
+        gossip_destroy(&g->base);
+        return FTC_ENOMEM;
+    }
+    g->nlinks = ftc_gossip_neighbours(p, n, me, row);
+    for (uint32_t i = 0; i < g->nlinks; i++) {
+        ftc_gossip_link_t *l = &links[i];
+        l->peer = row[i];
+        l->alive = true;
+        if (rules->link_flows > 0) {
+            l->f = ftc_cop_zalloc(&g->base, sizeof(double) * m * rules->link_flows);
+            if (l->f == NULL) {
+                gossip_destroy(&g->base);
+                return FTC_ENOMEM;
+            }
+        }
+        if (rules->link_flows == 2) {
+            l->cancelled = ftc_cop_zalloc(&g->base, sizeof(double) * m);
+            if (l->cancelled == NULL) {
+                gossip_destroy(&g->base);
+                return FTC_ENOMEM;
+            }
+        }
+    }
+    g->links = links;
+    /* The input, in double whatever the dtype (a float input loses
+     * nothing), then the weight. */
+    for (uint32_t k = 0; k + 1 < m; k++)
+        g->x[k] = args->dtype == FTC_DOUBLE
+                      ? ((const double *)args->sendbuf)[k]
+                      : (double)((const float *)args->sendbuf)[k];
+    g->x[m - 1] = p->aggregate == FTC_GOSSIP_AVERAGE || me == args->root ? 1.0
+                                                                         : 0.0;
+    if (rules->link_flows == 0)
+        memcpy(g->phi, g->x, sizeof(double) * m);
+    g->target = p->target > 0.0 ? p->target
+                : args->dtype == FTC_DOUBLE ? 1e-14
+                                            : 1e-6;
+    uint32_t log2n = 0;
+    while (log2n < 32 && (1ull << log2n) < n)
+        log2n++;
+    g->stable_needed = p->stable > 0 ? p->stable : 8 + 2 * log2n;
+    g->ticking = true;
+    ftc_cop_register(&g->base);
+    ftc_context_t *ctx = grp->ctx;
+    g->nalive = 0;
+    for (uint32_t i = 0; i < g->nlinks; i++) {
+        ftc_gossip_link_t *l = &g->links[i];
+        if (ftc_group_member_failed(grp, l->peer)) {
+            l->alive = false;
+            continue;
+        }
+        g->nalive++;
+        l->watched = true;
+        ftc_monitor_acquire(ctx, world(g, l->peer), &g->base);
+    }
+    if (p->aggregate == FTC_GOSSIP_SUM && me != args->root
+        && link_of(g, args->root) == NULL) {
+        g->watching_root = true;
+        ftc_monitor_acquire(ctx, world(g, args->root), &g->base);
+    }
+    if (p->aggregate == FTC_GOSSIP_SUM && me != args->root
+        && ftc_group_member_failed(grp, args->root)) {
+        ftc_cop_complete(&g->base, FTC_EROOT_FAILED);
+        stop(g);
+    } else {
+        /* The first iteration at a random phase within the first period
+         * (never at once: deliver never runs inside ftc_init_*). Processes
+         * started together would otherwise iterate in lock-step, and every
+         * exchange would cross another on the wire. */
+        uint64_t phase = 1 + ftc_cop_random_below(&g->base, p->period_ns);
+        ftc_cop_timer_arm(&g->base, ftc_cop_now(&g->base) + phase);
+        ftc_cop_replay_pending(&g->base);
+    }
+    *out = &g->base;
+    return FTC_OK;
+}

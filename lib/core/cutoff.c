@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A process cut off from its group must not evict it (docs/decisions.md).
+ *
+ * A process that hears nobody (over UCX shared memory, a peer killed in
+ * the middle of a send leaves the receiver's FIFO with a slot that is
+ * never filled) while everybody hears it times out the peers it waits on
+ * and tells them they are excluded. They count it alive, so "mutual
+ * suspicion" does not save them. What they do know is specific: each
+ * answered that process's probe while running, and was excluded anyway,
+ * a probe timeout later. So an exclusion from a peer whose probe we
+ * answered at least half a probe timeout before the notice arrived says
+ * that the peer does not hear us; we declare it failed and stay.
+ *
+ * Only observed time counts, as for the monitor's own verdicts: a process
+ * that was stalled (SIGSTOP, descheduled) reads the late probe and the
+ * notice in the same pass, answers the probe then, and so still accepts
+ * its exclusion; so does a slow process that answered late, within half
+ * a probe timeout of the notice.
+ *
+ * One entry per peer that ever probed us: the peers that wait on us, a
+ * handful in a tree, never a per-world array. An entry outlives its
+ * peer's failure: a process that declared the deaf one failed itself
+ * (its probes went unanswered) and then holds most of the group failed
+ * (the deaf one's suspicions reach it second-hand) would otherwise take
+ * the deaf one's notice as "mutual suspicion" says, and leave.
+ */
+#include <stdlib.h>
+
+#include "core/cutoff.h"
+
+static ftc_probe_answer_t *answer_find(const ftc_context_t *ctx, uint32_t peer)
+{
+    for (uint32_t i = 0; i < ctx->nanswers; i++)
+        if (ctx->answers[i].peer == peer)
+            return &ctx->answers[i];
+    return NULL;
+}
+
+void ftc_cutoff_note_answer(ftc_context_t *ctx, uint32_t peer, uint64_t now)
+{
+    ftc_probe_answer_t *a = answer_find(ctx, peer);
+    if (a == NULL) {
+        if (ctx->nanswers == ctx->capanswers) {
+            uint32_t cap = ctx->capanswers ? ctx->capanswers * 2 : 8;
+            ftc_probe_answer_t *t = realloc(ctx->answers, sizeof(*t) * cap);
+            if (t == NULL)
+                return; /* degrade: that peer's exclusion is accepted */
+            ctx->answers = t;
+            ctx->capanswers = cap;
+        }
+        a = &ctx->answers[ctx->nanswers++];
+        a->peer = peer;
+    }
+    a->at = now;
+}
+
+bool ftc_cutoff_refutes(const ftc_context_t *ctx, uint32_t peer, uint64_t now)
+{
+    const ftc_probe_answer_t *a = answer_find(ctx, peer);
+    return a != NULL && now >= a->at
+           && now - a->at >= ctx->cfg.probe_timeout_ns / 2;
+}

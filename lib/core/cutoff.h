@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A process cut off from its group must not evict it (core/cutoff.c):
+ * remember when this process answered each peer's probe, to tell an
+ * exclusion from a peer that does not hear us from one we earned.
+ */
+#ifndef FTC_CORE_CUTOFF_H
+#define FTC_CORE_CUTOFF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/context.h"
+
+#pragma GCC visibility push(hidden)
+
+/* This process answered peer's probe at time now (it was running). */
+void ftc_cutoff_note_answer(ftc_context_t *ctx, uint32_t peer, uint64_t now);
+
+/* An exclusion notice from peer, which its own probe timeout issued,
+ * arrives at time now: true if it proves that peer does not hear us (we
+ * answered its probe at least half a probe timeout earlier), so that this
+ * process must declare peer failed instead of leaving. */
+bool ftc_cutoff_refutes(const ftc_context_t *ctx, uint32_t peer, uint64_t now);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,526 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The gossip family's property checker (docs/gossip.md, "Guarantees").
+ * One allreduce runs on the loopback under the run's faults; then:
+ *
+ *  1. every live process delivered, exactly once, and its operation ended
+ *     (stopped iterating) by the time the network went quiet;
+ *  2. accuracy: a live process's estimate is within c(n) * target of the
+ *     exact aggregate (long double) over a set S of processes, where S
+ *     holds every survivor and no process that crashed before the
+ *     operation. Without failures S is everyone; with failures S may also
+ *     hold some that crashed during it (a process that converged before a
+ *     failure keeps what it delivered). PCF may also deliver the value its
+ *     mass account implies: the survivors' inputs less what they had
+ *     cancelled with a failed neighbour (its guarantee, docs/gossip.md).
+ *     Push-sum is not held to this under loss or failures (it does not
+ *     tolerate them; only 1 is asserted);
+ *  3. mass conservation: for push-flow and PCF, at every live process,
+ *     input = mass + what it records as sent to its live neighbours +
+ *     what it wrote off with failed ones, to rounding; for push-sum
+ *     without loss or failures, the live masses sum to the inputs; and
+ *     nothing is written off in a run without failures.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ftcoll_loopback.h"
+#include "algo/gossip/gossip.h"
+#include "algo/gossip/neighbours.h"
+#include "core/context.h"
+#include "wire/wire.h"
+#include "gossip_checker.h"
+
+typedef struct rank_state {
+    bool delivered_twice;
+    int delivered;
+    int status;
+    ftc_gossip_report_t report;
+    double *in, *out;           /* count each, as double */
+    float *in_f, *out_f;
+    bool final_seen;
+    bool still_ticking;
+    double *mass, *x, *wo;      /* m each */
+    double identity_residual;   /* relative */
+} rank_state_t;
+
+typedef struct checker {
+    const gc_run_t *run;
+    ftc_lb_world_t *w;
+    bool any_delivered;
+    uint32_t crashed_at_first;  /* ranks crashed when the first delivered */
+    rank_state_t *rs;
+    uint32_t m;
+    ftc_group_t **groups;
+} checker_t;
+
+static checker_t *cur;
+
+void gc_run_init(gc_run_t *run, uint32_t n)
+{
+    memset(run, 0, sizeof(*run));
+    run->algo = FTC_ALGO_PCF;
+    run->n = n;
+    ftc_gossip_params_init(&run->params);
+    run->dtype = FTC_DOUBLE;
+    run->count = 1;
+    run->seed = 1;
+}
+
+static void on_deliver(const ftc_completion_t *c, void *arg)
+{
+    rank_state_t *r = arg;
+    if (r->delivered > 0)
+        r->delivered_twice = true;
+    r->delivered++;
+    r->status = c->status;
+    if (!cur->any_delivered) {
+        cur->any_delivered = true;
+        for (uint32_t i = 0; i < cur->run->n; i++)
+            cur->crashed_at_first += ftc_lb_is_crashed(cur->w, i) != 0;
+    }
+}
+
+static uint32_t rank_of_group(const ftc_group_t *g)
+{
+    for (uint32_t r = 0; r < cur->run->n; r++)
+        if (cur->groups[r] == g)
+            return r;
+    return UINT32_MAX;
+}
+
+static void on_final(const ftc_gossip_final_t *fin, void *arg)
+{
+    (void)arg;
+    if (cur == NULL)
+        return;
+    uint32_t r = rank_of_group(fin->group);
+    if (r == UINT32_MAX)
+        return;
+    rank_state_t *s = &cur->rs[r];
+    uint32_t m = fin->m;
+    s->final_seen = true;
+    s->still_ticking = fin->op->ticking;
+    memcpy(s->mass, fin->mass, sizeof(double) * m);
+    memcpy(s->x, fin->x, sizeof(double) * m);
+    if (fin->written_off != NULL)
+        memcpy(s->wo, fin->written_off, sizeof(double) * m);
+    if (fin->op->rules->outflow == NULL)
+        return;
+    double *t = calloc(m, sizeof(double)), *sum = calloc(m, sizeof(double)),
+           *scale = calloc(m, sizeof(double));
+    for (uint32_t i = 0; i < fin->nlinks; i++) {
+        if (!fin->links[i].alive)
+            continue;
+        fin->op->rules->outflow(fin->op, &fin->links[i], t);
+        for (uint32_t k = 0; k < m; k++) {
+            sum[k] += t[k];
+            scale[k] += fabs(t[k]);
+        }
+    }
+    double worst = 0.0;
+    for (uint32_t k = 0; k < m; k++) {
+        double wo = fin->written_off != NULL ? fin->written_off[k] : 0.0;
+        double res = fin->x[k] - fin->mass[k] - sum[k] - wo;
+        double sc = fabs(fin->x[k]) + fabs(fin->mass[k]) + scale[k] + fabs(wo);
+        double rel = sc > 0.0 ? fabs(res) / sc : fabs(res);
+        if (!(rel <= worst))
+            worst = rel;
+    }
+    s->identity_residual = worst;
+    free(t), free(sum), free(scale);
+}
+
+/* splitmix64: the inputs, reproducible from the seed. */
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double unit(uint64_t *s)
+{
+    return (double)(mix(s) >> 11) / 9007199254740992.0;
+}
+
+/* comp[r]: the connected component of live rank r in the neighbourhood
+ * graph without the crashed ranks (a failure may cut it). */
+static void components(const gc_run_t *run, const bool *live, uint32_t *comp)
+{
+    uint32_t n = run->n;
+    uint32_t *row = calloc(n, sizeof(uint32_t)), *stack = calloc(n, sizeof(uint32_t));
+    for (uint32_t r = 0; r < n; r++)
+        comp[r] = UINT32_MAX;
+    for (uint32_t r = 0; r < n; r++) {
+        if (!live[r] || comp[r] != UINT32_MAX)
+            continue;
+        uint32_t top = 0;
+        stack[top++] = r;
+        comp[r] = r;
+        while (top > 0) {
+            uint32_t v = stack[--top];
+            uint32_t k = ftc_gossip_neighbours(&run->params, n, v, row);
+            for (uint32_t i = 0; i < k; i++)
+                if (live[row[i]] && comp[row[i]] == UINT32_MAX) {
+                    comp[row[i]] = r;
+                    stack[top++] = row[i];
+                }
+        }
+    }
+    free(row), free(stack);
+}
+
+/* The exact aggregate over the ranks in mask (bit r), in long double. */
+static void aggregate(const gc_run_t *run, const rank_state_t *rs,
+                      const bool *in_set, long double *agg)
+{
+    uint32_t count = run->count;
+    long double w = 0;
+    for (uint32_t k = 0; k < count; k++)
+        agg[k] = 0;
+    for (uint32_t r = 0; r < run->n; r++) {
+        if (!in_set[r])
+            continue;
+        for (uint32_t k = 0; k < count; k++)
+            agg[k] += rs[r].in[k];
+        w += run->params.aggregate == FTC_GOSSIP_AVERAGE ? 1 : 0;
+    }
+    if (run->params.aggregate == FTC_GOSSIP_AVERAGE && w > 0)
+        for (uint32_t k = 0; k < count; k++)
+            agg[k] /= w;
+}
+
+static double rel_error(uint32_t count, const double *v, const long double *a)
+{
+    long double diff = 0, size = 0;
+    for (uint32_t k = 0; k < count; k++) {
+        long double d = fabsl((long double)v[k] - a[k]);
+        if (!(d <= diff))
+            diff = d;
+        if (fabsl(a[k]) > size)
+            size = fabsl(a[k]);
+    }
+    return (double)(size > 0 ? diff / size : diff);
+}
+
+static void fail(gc_outcome_t *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void fail(gc_outcome_t *out, const char *fmt, ...)
+{
+    if (!out->ok)
+        return;
+    out->ok = false;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->why, sizeof(out->why), fmt, ap);
+    va_end(ap);
+}
+
+void gc_check(const gc_run_t *run, gc_outcome_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->ok = true;
+    uint32_t n = run->n, count = run->count, m = count + 1;
+    checker_t C = {.run = run, .m = m};
+    C.rs = calloc(n, sizeof(rank_state_t));
+    C.groups = calloc(n, sizeof(ftc_group_t *));
+    ftc_context_t **ctx = calloc(n, sizeof(ftc_context_t *));
+    cur = &C;
+    ftc_gossip_set_observer(on_final, NULL);
+
+    ftc_lb_config_t lc;
+    ftc_lb_config_init(&lc);
+    lc.n = n;
+    lc.seed = run->seed;
+    lc.drop_prob = run->drop_prob;
+    lc.corrupt_prob = run->flip_prob;
+    lc.corrupt_skip = FTC_WIRE_HEADER_SIZE; /* flows, not headers */
+    if (ftc_lb_world_create(&lc, &C.w) != FTC_OK)
+        abort();
+    ftc_config_t cfg;
+    ftc_config_init(&cfg);
+    cfg.seed = run->seed;
+    uint64_t s = run->seed * 7919 + n;
+    for (uint32_t r = 0; r < n; r++) {
+        rank_state_t *rs = &C.rs[r];
+        rs->in = calloc(count ? count : 1, sizeof(double));
+        rs->out = calloc(count ? count : 1, sizeof(double));
+        rs->in_f = calloc(count ? count : 1, sizeof(float));
+        rs->out_f = calloc(count ? count : 1, sizeof(float));
+        rs->mass = calloc(m, sizeof(double));
+        rs->x = calloc(m, sizeof(double));
+        rs->wo = calloc(m, sizeof(double));
+        for (uint32_t k = 0; k < count; k++) {
+            double v = run->mixed_signs ? 2.0 * unit(&s) - 1.0 : 1.0 + unit(&s);
+            if (run->dtype == FTC_FLOAT) {
+                rs->in_f[k] = (float)v;
+                v = rs->in_f[k];
+            }
+            rs->in[k] = v;
+        }
+        if (ftc_context_create(r, n, ftc_lb_ops(), ftc_lb_endpoint(C.w, r),
+                               &cfg, &ctx[r]) != FTC_OK)
+            abort();
+        ftc_lb_attach(C.w, r, ctx[r]);
+        if (run->flip_prob > 0)
+            ftc_ctx_test_skip_checksum(ctx[r], true);
+        if (ftc_group_create(ctx[r], 1, 0, n, NULL, &C.groups[r]) != FTC_OK)
+            abort();
+    }
+    bool *crashed_before = calloc(n, sizeof(bool));
+    for (uint32_t i = 0; i < run->ncrash; i++) {
+        const gc_crash_t *c = &run->crash[i];
+        if (c->before) {
+            crashed_before[c->rank] = true;
+            ftc_lb_crash(C.w, c->rank);
+        } else {
+            ftc_lb_crash_after_sends(C.w, c->rank, c->after);
+        }
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        if (crashed_before[r])
+            continue;
+        rank_state_t *rs = &C.rs[r];
+        ftc_gossip_params_t p = run->params;
+        p.report = &rs->report;
+        ftc_coll_args_t a;
+        ftc_coll_args_init(&a);
+        a.algo = run->algo;
+        a.dtype = run->dtype;
+        a.op = FTC_SUM;
+        a.f = 0; /* gossip reads no f; 1 would be refused at n = 1 */
+        a.count = count;
+        a.sendbuf = run->dtype == FTC_FLOAT ? (void *)rs->in_f : (void *)rs->in;
+        a.recvbuf = run->dtype == FTC_FLOAT ? (void *)rs->out_f : (void *)rs->out;
+        a.deliver = on_deliver;
+        a.deliver_arg = rs;
+        a.params = &p;
+        int rc = ftc_init_allreduce(C.groups[r], &a, NULL);
+        if (rc != FTC_OK)
+            fail(out, "rank %u: ftc_init_allreduce returned %d", r, rc);
+    }
+    uint64_t cap = 400000000ull;
+    uint64_t ran = ftc_lb_run(C.w, cap);
+    if (ran >= cap)
+        fail(out, "the run did not end within %llu events",
+             (unsigned long long)cap);
+    ftc_lb_stats_t st;
+    ftc_lb_stats(C.w, &st);
+    out->dropped = st.dropped_random;
+    out->flipped = st.corrupted;
+    out->messages = ftc_lb_messages_sent(C.w);
+    bool *live = calloc(n, sizeof(bool));
+    uint32_t nlive = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        live[r] = !ftc_lb_is_crashed(C.w, r);
+        nlive += live[r];
+        if (r < 64)
+            out->sends[r] = ftc_lb_rank_messages_sent(C.w, r);
+    }
+    out->crashed = n - nlive;
+    for (uint32_t i = 0; i < run->ncrash; i++)
+        if (!run->crash[i].before && live[run->crash[i].rank])
+            out->missed_crashes++;
+    /* Results, converted to double. */
+    for (uint32_t r = 0; r < n; r++)
+        if (run->dtype == FTC_FLOAT)
+            for (uint32_t k = 0; k < count; k++)
+                C.rs[r].out[k] = C.rs[r].out_f[k];
+    for (uint32_t r = 0; r < n; r++) {
+        ftc_counters_t cnt;
+        ftc_context_counters(ctx[r], &cnt);
+        out->dropped_badmsg += cnt.dropped_badmsg + cnt.dropped_version
+                               + cnt.dropped_truncated + cnt.dropped_foreign
+                               + cnt.dropped_checksum;
+        ftc_context_destroy(ctx[r]);
+    }
+    ftc_lb_world_destroy(C.w);
+
+    bool faults = run->ncrash > 0 || run->drop_prob > 0 || run->flip_prob > 0;
+    bool failures = out->crashed > 0;
+    bool push_sum = run->algo == FTC_ALGO_PUSH_SUM;
+    double target = run->params.target > 0 ? run->params.target
+                    : run->dtype == FTC_DOUBLE ? 1e-14
+                                               : 1e-6;
+    double tol = 4.0 * n * target;
+    if (run->dtype == FTC_FLOAT && tol < 4 * 1.2e-7)
+        tol = 4 * 1.2e-7;
+    bool sum_root_lost = run->params.aggregate == FTC_GOSSIP_SUM && !live[0];
+
+    uint32_t during[GC_MAX_CRASH], ndur = 0;
+    for (uint32_t i = 0; i < run->ncrash; i++)
+        if (!run->crash[i].before && !live[run->crash[i].rank])
+            during[ndur++] = run->crash[i].rank;
+    uint32_t *comp = calloc(n, sizeof(uint32_t));
+    uint32_t *comp_c = calloc(n, sizeof(uint32_t));
+    components(run, live, comp);
+    uint32_t ncand = (1u << ndur) + 1;
+    long double *cand = calloc((size_t)ncand * (count ? count : 1),
+                               sizeof(long double));
+    bool *in_set = calloc(n, sizeof(bool));
+    /* A failure after the first delivery: push-flow's fall-back moves the
+     * survivors' value after some have delivered the old one (docs). */
+    bool late = out->crashed > C.crashed_at_first;
+    out->late_failure = late;
+    long double *agg_all = calloc(count ? count : 1, sizeof(long double));
+    for (uint32_t q = 0; q < n; q++)
+        in_set[q] = true;
+    aggregate(run, C.rs, in_set, agg_all);
+    for (uint32_t q = 0; q < n; q++)
+        if (live[q] && C.rs[q].delivered == 1 && C.rs[q].status == FTC_OK) {
+            double e = rel_error(count, C.rs[q].out, agg_all);
+            if (!(e <= out->max_err_vs_all))
+                out->max_err_vs_all = e;
+        }
+    free(agg_all);
+    long double total_x[1] = {0}, total_mass[1] = {0}, abs_x = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        rank_state_t *rs = &C.rs[r];
+        if (!live[r])
+            continue;
+        /* 1: delivery and the end. */
+        if (rs->delivered != 1) {
+            fail(out, "rank %u delivered %d times", r, rs->delivered);
+            continue;
+        }
+        if (!rs->final_seen || rs->still_ticking)
+            fail(out, "rank %u: its operation had not stopped when the "
+                      "network went quiet", r);
+        /* The report: a failure-free run converges by the local test,
+         * whose last value is within target. */
+        if (!faults && n > 1 && rs->status == FTC_OK
+            && (rs->report.converged != 1 || rs->report.iterations == 0
+                || !(rs->report.error_estimate <= target)
+                || rs->report.neighbours_lost != 0))
+            fail(out, "rank %u: report converged %u, %llu iterations, error "
+                      "estimate %.3g, %u lost", r, rs->report.converged,
+                 (unsigned long long)rs->report.iterations,
+                 rs->report.error_estimate, rs->report.neighbours_lost);
+        if (rs->report.iterations > out->max_iterations)
+            out->max_iterations = rs->report.iterations;
+        if (sum_root_lost) {
+            if (rs->status != FTC_OK && rs->status != FTC_EROOT_FAILED)
+                fail(out, "rank %u: status %d with the sum's root failed", r,
+                     rs->status);
+        } else if ((rs->status == FTC_EPEER_FAILED
+                    || rs->status == FTC_ETIMEDOUT) && failures
+                   && run->algo == FTC_ALGO_PCF
+                   && run->params.exclusion != FTC_GOSSIP_EXCLUDE_ALL) {
+            /* PCF's exclusion of flows left no positive weight here
+             * (FTC_ETIMEDOUT where this process knows of no failure). */
+        } else if (rs->status == FTC_ETIMEDOUT && run->accuracy_recorded_only) {
+            /* A flip left no positive weight here: no estimate to give. */
+        } else if (rs->status != FTC_OK) {
+            fail(out, "rank %u: status %d", r, rs->status);
+        }
+        /* 2: accuracy, against the candidates of r's component: the
+         * survivors in it plus any subset of those that crashed during
+         * the operation, and for PCF its mass account's value. */
+        if (rs->status == FTC_OK && !(push_sum && faults)) {
+            uint32_t nc = 0;
+            double kappa = 1.0;
+            for (uint32_t c = 0; c < (1u << ndur); c++) {
+                /* Those of the subset count as alive (not yet excluded):
+                 * r's component may reach further through them. */
+                memcpy(in_set, live, sizeof(bool) * n);
+                for (uint32_t i = 0; i < ndur; i++)
+                    if (c & (1u << i))
+                        in_set[during[i]] = true;
+                components(run, in_set, comp_c);
+                for (uint32_t q = 0; q < n; q++)
+                    in_set[q] = in_set[q] && comp_c[q] == comp_c[r];
+                aggregate(run, C.rs, in_set, cand + (size_t)nc++ * count);
+            }
+            if (run->algo == FTC_ALGO_PCF) {
+                long double *v = cand + (size_t)nc++ * count, w = 0;
+                for (uint32_t k = 0; k < count; k++)
+                    v[k] = 0;
+                for (uint32_t q = 0; q < n; q++) {
+                    if (!live[q] || comp[q] != comp[r])
+                        continue;
+                    for (uint32_t k = 0; k < count; k++)
+                        v[k] += (long double)C.rs[q].in[k] - C.rs[q].wo[k];
+                    w += (long double)C.rs[q].x[m - 1] - C.rs[q].wo[m - 1];
+                }
+                if (run->params.aggregate == FTC_GOSSIP_AVERAGE && w > 0)
+                    for (uint32_t k = 0; k < count; k++)
+                        v[k] /= w;
+                /* Its conditioning: a weight that is a small difference of
+                 * large written-off parts divides the rounding up. */
+                long double wabs = 0;
+                for (uint32_t q = 0; q < n; q++)
+                    if (live[q] && comp[q] == comp[r])
+                        wabs += fabsl((long double)C.rs[q].x[m - 1])
+                                + fabsl((long double)C.rs[q].wo[m - 1]);
+                if (w > 0 && run->params.aggregate == FTC_GOSSIP_AVERAGE)
+                    kappa = (double)(wabs / w);
+            }
+            double best = INFINITY;
+            for (uint32_t c = 0; c < nc; c++) {
+                double e = rel_error(count, rs->out, cand + (size_t)c * count);
+                if (!(e >= best))
+                    best = e;
+            }
+            bool falls_back = run->algo == FTC_ALGO_PUSH_FLOW
+                              || (run->algo == FTC_ALGO_PCF
+                                  && run->params.exclusion
+                                         == FTC_GOSSIP_EXCLUDE_ALL);
+            if (late && falls_back) {
+                /* Only that the value is a mean of inputs (average). */
+                if (run->params.aggregate == FTC_GOSSIP_AVERAGE)
+                    for (uint32_t k = 0; k < count; k++) {
+                        double lo = INFINITY, hi = -INFINITY;
+                        for (uint32_t q = 0; q < n; q++) {
+                            lo = C.rs[q].in[k] < lo ? C.rs[q].in[k] : lo;
+                            hi = C.rs[q].in[k] > hi ? C.rs[q].in[k] : hi;
+                        }
+                        double slack = tol * (fabs(lo) + fabs(hi));
+                        if (!(rs->out[k] >= lo - slack && rs->out[k] <= hi + slack))
+                            fail(out, "rank %u: %.17g is outside the inputs' "
+                                      "range after a late failure", r, rs->out[k]);
+                    }
+            } else {
+                if (!(best <= out->max_rel_error))
+                    out->max_rel_error = best;
+                if (!(best <= tol * kappa) && !run->accuracy_recorded_only)
+                    fail(out, "rank %u: relative error %.3g above %.3g (%llu "
+                              "iterations, converged %u, estimate %.17g%s)",
+                         r, best, tol * kappa,
+                         (unsigned long long)rs->report.iterations,
+                         rs->report.converged, count ? rs->out[0] : 0.0,
+                         late ? ", late failure" : "");
+            }
+        }
+        /* 3: mass conservation. */
+        if (!push_sum && !run->accuracy_recorded_only
+            && !(rs->identity_residual <= 1e-9))
+            fail(out, "rank %u: mass account off by %.3g (relative)", r,
+                 rs->identity_residual);
+        if (!failures)
+            for (uint32_t k = 0; k < m; k++)
+                if (rs->wo[k] != 0.0)
+                    fail(out, "rank %u wrote off mass without a failure", r);
+        total_x[0] += rs->x[0];
+        total_mass[0] += rs->mass[0];
+        abs_x += fabsl((long double)rs->x[0]);
+    }
+    if (push_sum && !faults && count > 0
+        && !(fabsl(total_x[0] - total_mass[0]) <= 1e-12L * abs_x))
+        fail(out, "push-sum lost mass: inputs %.17Lg, masses %.17Lg",
+             total_x[0], total_mass[0]);
+
+    for (uint32_t r = 0; r < n; r++) {
+        free(C.rs[r].in), free(C.rs[r].out), free(C.rs[r].in_f);
+        free(C.rs[r].out_f), free(C.rs[r].mass), free(C.rs[r].x);
+        free(C.rs[r].wo);
+    }
+    free(C.rs), free(C.groups), free(ctx), free(live), free(crashed_before);
+    free(cand), free(in_set), free(comp), free(comp_c);
+    ftc_gossip_set_observer(NULL, NULL);
+    cur = NULL;
+}

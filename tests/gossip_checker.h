@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The gossip family's property checker: one allreduce on the loopback
+ * under a fault schedule, then the properties of docs/gossip.md asserted
+ * on the outcome (tests/gossip_checker.c).
+ */
+#ifndef FTC_TESTS_GOSSIP_CHECKER_H
+#define FTC_TESTS_GOSSIP_CHECKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ftcoll/ftcoll.h"
+#include "ftcoll/gossip.h"
+
+#define GC_MAX_CRASH 4
+
+typedef struct gc_crash {
+    uint32_t rank;
+    bool before;      /* crashed before the operation starts */
+    uint64_t after;   /* else: right after its after-th send (>= 1) */
+} gc_crash_t;
+
+typedef struct gc_run {
+    ftc_algo_t algo;
+    uint32_t n;
+    ftc_gossip_params_t params;  /* report is the checker's */
+    ftc_dtype_t dtype;
+    uint32_t count;
+    uint64_t seed;
+    double drop_prob;            /* loopback message loss */
+    double flip_prob;            /* loopback: one bit flipped per message,
+                                    with the checksum off, so the flip
+                                    reaches the algorithm */
+    uint32_t ncrash;
+    gc_crash_t crash[GC_MAX_CRASH];
+    bool mixed_signs;            /* inputs in [-1, 1) instead of [1, 2) */
+    bool accuracy_recorded_only; /* measure max_rel_error, do not assert
+                                    it (or the mass account): bit flips
+                                    at a rate the floating point does not
+                                    survive (docs/gossip.md) */
+} gc_run_t;
+
+typedef struct gc_outcome {
+    bool ok;                     /* every property held */
+    char why[256];               /* the first that did not */
+    uint64_t sends[64];          /* per rank, for n <= 64 */
+    uint64_t messages;           /* all sends of the run */
+    uint64_t max_iterations;     /* the largest report.iterations */
+    double max_rel_error;        /* largest error of a live process
+                                    against the value it must agree with */
+    uint32_t crashed;            /* ranks that did crash */
+    uint32_t missed_crashes;     /* scheduled after a send the rank never
+                                    made (it did not crash) */
+    uint64_t dropped;            /* messages the loopback lost */
+    uint64_t flipped;            /* messages the loopback corrupted */
+    uint64_t dropped_badmsg;     /* ... that the receivers' decoding or the
+                                    family's checks dropped */
+    bool late_failure;           /* a crash after the first delivery */
+    double max_err_vs_all;       /* largest error of a live process's
+                                    value against the aggregate over
+                                    every process (OK statuses) */
+} gc_outcome_t;
+
+/* Defaults: PCF, full neighbourhood, average of one double, seed 1. */
+void gc_run_init(gc_run_t *run, uint32_t n);
+
+/* Run it and check. The tolerance is c(n) * target with c(n) = 4 n
+ * (docs/gossip.md). */
+void gc_check(const gc_run_t *run, gc_outcome_t *out);
+
+#endif

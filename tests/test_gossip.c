@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The gossip family (docs/gossip.md) on the loopback, through the
+ * property checker (tests/gossip_checker.c).
+ *
+ *   test_gossip                      bad input, shapes, every algorithm
+ *                                    failure-free, loss, float, sum,
+ *                                    vectors, round-robin, overlay
+ *   test_gossip --exhaustive ALGO N [all]
+ *                                    every crash schedule for n = 2..N:
+ *                                    each rank and each pair crashed
+ *                                    before the operation or after each
+ *                                    of its sends (all: PCF excluding a
+ *                                    failed neighbour's whole history)
+ *   test_gossip --random ALGO N RUNS SEED [SHAPE]
+ *                                    seeded random schedules at n = N:
+ *                                    up to two crashes at random send
+ *                                    indices, with and without loss
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ftcoll_loopback.h"
+#include "ftcoll/ftcoll.h"
+#include "ftcoll/gossip.h"
+#include "algo/gossip/neighbours.h"
+#include "gossip_checker.h"
+
+static int failed, checks;
+
+#define EXPECT(cond, ...)                                                      \
+    do {                                                                       \
+        checks++;                                                              \
+        if (!(cond)) {                                                         \
+            failed++;                                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+        }                                                                      \
+    } while (0)
+
+static const char *algo_name(ftc_algo_t a)
+{
+    return ftc_algo_name(a);
+}
+
+static void expect_run(const gc_run_t *run, const char *what)
+{
+    gc_outcome_t o;
+    gc_check(run, &o);
+    EXPECT(o.ok, "%s (%s, n %u, seed %llu): %s", what, algo_name(run->algo),
+           run->n, (unsigned long long)run->seed, o.why);
+}
+
+/* ---- bad input ---------------------------------------------------------- */
+
+static void noop_deliver(const ftc_completion_t *c, void *arg)
+{
+    (void)c, (void)arg;
+}
+
+static void expect_refused(const ftc_gossip_params_t *p, ftc_algo_t algo,
+                           uint32_t n, ftc_dtype_t dt, ftc_op_t op,
+                           const char *arg)
+{
+    const char *why = NULL;
+    int rc = ftc_gossip_params_check(p, algo, n, dt, op, &why);
+    EXPECT(rc == FTC_EINVAL && why != NULL
+               && strncmp(why, arg, strlen(arg)) == 0,
+           "refused naming %s (rc %d, why %s)", arg, rc, why ? why : "NULL");
+}
+
+static void test_bad_input(void)
+{
+    ftc_gossip_params_t p;
+    ftc_gossip_params_init(&p);
+    const char *why = "x";
+    EXPECT(ftc_gossip_params_check(&p, FTC_ALGO_PCF, 8, FTC_DOUBLE, FTC_SUM,
+                                   &why) == FTC_OK && why == NULL,
+           "the defaults are accepted");
+    expect_refused(&p, FTC_ALGO_PCF, 8, FTC_INT32, FTC_SUM, "dtype");
+    expect_refused(&p, FTC_ALGO_PCF, 8, FTC_DOUBLE, FTC_MAX, "op");
+    expect_refused(&p, FTC_ALGO_CORRECTED, 8, FTC_DOUBLE, FTC_SUM, "algo");
+    ftc_gossip_params_t q = p;
+    q.target = -1e-3;
+    expect_refused(&q, FTC_ALGO_PCF, 8, FTC_DOUBLE, FTC_SUM, "target");
+    q.target = 1e-17;
+    expect_refused(&q, FTC_ALGO_PCF, 8, FTC_DOUBLE, FTC_SUM, "target");
+    q.target = 1e-9;
+    expect_refused(&q, FTC_ALGO_PCF, 8, FTC_FLOAT, FTC_SUM, "target");
+    q = p;
+    q.max_iterations = 0;
+    expect_refused(&q, FTC_ALGO_PCF, 8, FTC_DOUBLE, FTC_SUM, "max_iterations");
+    q = p;
+    q.period_ns = 0;
+    expect_refused(&q, FTC_ALGO_PCF, 8, FTC_DOUBLE, FTC_SUM, "period_ns");
+    q = p;
+    q.bitflip_tolerant = 1;
+    expect_refused(&q, FTC_ALGO_PUSH_FLOW, 8, FTC_DOUBLE, FTC_SUM,
+                   "bitflip_tolerant");
+    q = p;
+    q.aggregate = (ftc_gossip_aggregate_t)9;
+    expect_refused(&q, FTC_ALGO_PCF, 8, FTC_DOUBLE, FTC_SUM, "aggregate");
+    q = p;
+    q.partner = (ftc_gossip_partner_t)9;
+    expect_refused(&q, FTC_ALGO_PCF, 8, FTC_DOUBLE, FTC_SUM, "partner");
+    q = p;
+    q.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
+    expect_refused(&q, FTC_ALGO_PCF, 6, FTC_DOUBLE, FTC_SUM, "neighbours");
+    q.neighbours = FTC_NEIGHBOURS_TORUS3D;
+    q.torus[0] = 2, q.torus[1] = 2, q.torus[2] = 3;
+    expect_refused(&q, FTC_ALGO_PCF, 8, FTC_DOUBLE, FTC_SUM, "torus");
+    q.neighbours = (ftc_gossip_neighbours_t)42;
+    expect_refused(&q, FTC_ALGO_PCF, 8, FTC_DOUBLE, FTC_SUM, "neighbours");
+    /* Overlays: missing, asymmetric, empty row, disconnected. */
+    q = p;
+    q.neighbours = FTC_NEIGHBOURS_OVERLAY;
+    expect_refused(&q, FTC_ALGO_PCF, 4, FTC_DOUBLE, FTC_SUM, "overlay");
+    uint32_t ix_asym[] = {0, 1, 2, 3, 3}, adj_asym[] = {1, 2, 3};
+    q.overlay_index = ix_asym, q.overlay_adj = adj_asym;
+    expect_refused(&q, FTC_ALGO_PCF, 4, FTC_DOUBLE, FTC_SUM, "overlay");
+    uint32_t ix_empty[] = {0, 1, 2, 2, 2}, adj_empty[] = {1, 0};
+    q.overlay_index = ix_empty, q.overlay_adj = adj_empty;
+    expect_refused(&q, FTC_ALGO_PCF, 4, FTC_DOUBLE, FTC_SUM, "neighbours");
+    uint32_t ix_split[] = {0, 1, 2, 3, 4}, adj_split[] = {1, 0, 3, 2};
+    q.overlay_index = ix_split, q.overlay_adj = adj_split;
+    expect_refused(&q, FTC_ALGO_PCF, 4, FTC_DOUBLE, FTC_SUM, "neighbours");
+    uint32_t ix_self[] = {0, 1, 2, 3, 4}, adj_self[] = {0, 0, 3, 2};
+    q.overlay_index = ix_self, q.overlay_adj = adj_self;
+    expect_refused(&q, FTC_ALGO_PCF, 4, FTC_DOUBLE, FTC_SUM, "overlay");
+
+    /* Through the API: the same refusals are FTC_EINVAL, nothing starts;
+     * other collectives are not provided. */
+    ftc_lb_config_t lc;
+    ftc_lb_config_init(&lc);
+    lc.n = 1;
+    ftc_lb_world_t *w;
+    ftc_context_t *ctx;
+    ftc_group_t *g;
+    EXPECT(ftc_lb_world_create(&lc, &w) == FTC_OK, "world");
+    EXPECT(ftc_context_create(0, 1, ftc_lb_ops(), ftc_lb_endpoint(w, 0), NULL,
+                              &ctx) == FTC_OK, "context");
+    ftc_lb_attach(w, 0, ctx);
+    EXPECT(ftc_group_create(ctx, 1, 0, 1, NULL, &g) == FTC_OK, "group");
+    int32_t ib = 1, ob = 0;
+    ftc_coll_args_t a;
+    ftc_coll_args_init(&a);
+    a.algo = FTC_ALGO_PCF;
+    a.dtype = FTC_INT32;
+    a.op = FTC_SUM;
+    a.count = 1;
+    a.sendbuf = &ib;
+    a.recvbuf = &ob;
+    a.deliver = noop_deliver;
+    EXPECT(ftc_init_allreduce(g, &a, NULL) == FTC_EINVAL,
+           "int32 allreduce refused through the API");
+    EXPECT(ftc_init_reduce(g, &a, NULL) == FTC_ENOTSUP,
+           "gossip reduce is not provided");
+    ftc_context_destroy(ctx);
+    ftc_lb_world_destroy(w);
+}
+
+/* ---- neighbourhoods ----------------------------------------------------- */
+
+static void test_shapes(void)
+{
+    ftc_gossip_params_t p;
+    ftc_gossip_params_init(&p);
+    uint32_t row[64];
+    p.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
+    EXPECT(ftc_gossip_degree(&p, 16, 5) == 4, "hypercube degree log2 n");
+    uint32_t k = ftc_gossip_neighbours(&p, 16, 5, row);
+    EXPECT(k == 4 && row[0] == 1 && row[1] == 4 && row[2] == 7 && row[3] == 13,
+           "hypercube row of 5");
+    p.neighbours = FTC_NEIGHBOURS_TORUS3D;
+    p.torus[0] = 4, p.torus[1] = 4, p.torus[2] = 4;
+    EXPECT(ftc_gossip_degree(&p, 64, 0) == 6, "torus degree 6");
+    k = ftc_gossip_neighbours(&p, 64, 0, row);
+    EXPECT(k == 6 && row[0] == 1 && row[1] == 3 && row[2] == 4 && row[3] == 12
+               && row[4] == 16 && row[5] == 48,
+           "torus row of 0");
+    p.torus[0] = 2, p.torus[1] = 1, p.torus[2] = 3;
+    EXPECT(ftc_gossip_degree(&p, 6, 0) == 3, "a side of 2 or 1 adds no repeats");
+    p.neighbours = FTC_NEIGHBOURS_RING;
+    EXPECT(ftc_gossip_degree(&p, 2, 0) == 1, "a ring of 2 has one neighbour");
+    p.neighbours = FTC_NEIGHBOURS_BUS;
+    EXPECT(ftc_gossip_degree(&p, 5, 0) == 1 && ftc_gossip_degree(&p, 5, 2) == 2,
+           "bus ends have one neighbour");
+    /* Every built-in shape is symmetric. */
+    ftc_gossip_neighbours_t shapes[] = {FTC_NEIGHBOURS_FULL, FTC_NEIGHBOURS_HYPERCUBE,
+                                        FTC_NEIGHBOURS_TORUS3D, FTC_NEIGHBOURS_RING,
+                                        FTC_NEIGHBOURS_BUS};
+    for (unsigned s = 0; s < 5; s++) {
+        p.neighbours = shapes[s];
+        p.torus[0] = 4, p.torus[1] = 2, p.torus[2] = 4;
+        uint32_t n = 32;
+        bool sym = true;
+        for (uint32_t r = 0; r < n; r++) {
+            uint32_t kr = ftc_gossip_neighbours(&p, n, r, row);
+            for (uint32_t i = 0; i < kr; i++) {
+                uint32_t other[64];
+                uint32_t ko = ftc_gossip_neighbours(&p, n, row[i], other);
+                bool back = false;
+                for (uint32_t j = 0; j < ko; j++)
+                    back = back || other[j] == r;
+                sym = sym && back;
+            }
+        }
+        EXPECT(sym, "shape %u is symmetric", shapes[s]);
+    }
+}
+
+/* ---- failure-free and lossy runs ---------------------------------------- */
+
+static void test_runs(void)
+{
+    ftc_algo_t algos[] = {FTC_ALGO_PUSH_SUM, FTC_ALGO_PUSH_FLOW, FTC_ALGO_PCF};
+    gc_run_t run;
+    for (unsigned a = 0; a < 3; a++) {
+        for (uint32_t n = 1; n <= 9; n++) {
+            gc_run_init(&run, n);
+            run.algo = algos[a];
+            run.seed = 100 + n;
+            expect_run(&run, "full, failure-free");
+        }
+        gc_run_init(&run, 16);
+        run.algo = algos[a];
+        run.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
+        expect_run(&run, "hypercube 16");
+        gc_run_init(&run, 27);
+        run.algo = algos[a];
+        run.params.neighbours = FTC_NEIGHBOURS_TORUS3D;
+        run.params.torus[0] = run.params.torus[1] = run.params.torus[2] = 3;
+        expect_run(&run, "torus 3x3x3");
+        gc_run_init(&run, 8);
+        run.algo = algos[a];
+        run.params.neighbours = FTC_NEIGHBOURS_RING;
+        run.params.partner = FTC_PARTNER_ROUND_ROBIN;
+        expect_run(&run, "ring 8, round-robin");
+        gc_run_init(&run, 6);
+        run.algo = algos[a];
+        run.params.neighbours = FTC_NEIGHBOURS_BUS;
+        expect_run(&run, "bus 6");
+        gc_run_init(&run, 8);
+        run.algo = algos[a];
+        run.params.aggregate = FTC_GOSSIP_SUM;
+        run.mixed_signs = true;
+        run.count = 5;
+        expect_run(&run, "sum of 5 doubles, mixed signs");
+        gc_run_init(&run, 8);
+        run.algo = algos[a];
+        run.dtype = FTC_FLOAT;
+        run.count = 3;
+        expect_run(&run, "average of 3 floats");
+        gc_run_init(&run, 4);
+        run.algo = algos[a];
+        run.count = 0;
+        expect_run(&run, "count 0");
+    }
+    /* The bit-flip tolerant PCF, failure-free. */
+    gc_run_init(&run, 16);
+    run.params.bitflip_tolerant = 1;
+    run.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
+    expect_run(&run, "bit-flip tolerant PCF, hypercube 16");
+    /* A caller's overlay: a ring of 6 with one chord. */
+    uint32_t ix[] = {0, 3, 5, 7, 10, 12, 14};
+    uint32_t adj[] = {1, 5, 3, 0, 2, 1, 3, 2, 4, 0, 3, 5, 4, 0};
+    for (unsigned a = 1; a < 3; a++) {
+        gc_run_init(&run, 6);
+        run.algo = algos[a];
+        run.params.neighbours = FTC_NEIGHBOURS_OVERLAY;
+        run.params.overlay_index = ix;
+        run.params.overlay_adj = adj;
+        expect_run(&run, "overlay");
+    }
+    /* Loss: flows repair it; check the loss happened. */
+    for (unsigned a = 1; a < 3; a++)
+        for (uint64_t seed = 1; seed <= 4; seed++) {
+            gc_run_init(&run, 16);
+            run.algo = algos[a];
+            run.seed = seed;
+            run.drop_prob = 0.1;
+            run.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
+            gc_outcome_t o;
+            gc_check(&run, &o);
+            EXPECT(o.ok, "10%% loss, %s seed %llu: %s", algo_name(run.algo),
+                   (unsigned long long)seed, o.why);
+            EXPECT(o.dropped > 0, "the loss happened (%llu dropped)",
+                   (unsigned long long)o.dropped);
+        }
+}
+
+/* ---- bit flips in flows, the checksum off --------------------------------- */
+
+/* A flipped bit in a flow message reaches push-flow or PCF (the checksum
+ * is off, headers are left alone). At one flip per 5000 messages every
+ * run of these seeds still reaches the target; at one per 1000, a flip
+ * in an exponent bit that spreads before the next good message
+ * overwrites it can ruin the floating point (docs/gossip.md): there only
+ * delivery and the end are asserted, and the accurate runs counted. */
+static void test_bit_flips(void)
+{
+    ftc_algo_t algos[3] = {FTC_ALGO_PUSH_FLOW, FTC_ALGO_PCF, FTC_ALGO_PCF};
+    for (unsigned a = 0; a < 3; a++) {
+        uint64_t flips = 0;
+        uint32_t accurate = 0;
+        for (uint64_t seed = 1; seed <= 8; seed++)
+            for (unsigned rate = 0; rate < 2; rate++) {
+                gc_run_t run;
+                gc_run_init(&run, 16);
+                run.algo = algos[a];
+                run.params.bitflip_tolerant = a == 2;
+                run.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
+                run.seed = seed;
+                run.flip_prob = rate == 0 ? 0.0002 : 0.001;
+                run.accuracy_recorded_only = rate == 1;
+                gc_outcome_t o;
+                gc_check(&run, &o);
+                flips += o.flipped;
+                if (rate == 1) {
+                    /* An estimate ruined by a flip may leave no weight:
+                     * FTC_ETIMEDOUT is then the honest answer. */
+                    EXPECT(o.ok, "%s, flips at %.4f, seed %llu: every live "
+                                 "process delivers and ends: %s",
+                           algo_name(run.algo), run.flip_prob,
+                           (unsigned long long)seed, o.why);
+                    accurate += o.ok && o.max_rel_error <= 16 * 4 * 1e-14;
+                    continue;
+                }
+                EXPECT(o.ok, "%s%s, flips at %.4f, seed %llu: %s",
+                       algo_name(run.algo), a == 2 ? " (bit-flip tolerant)" : "",
+                       run.flip_prob, (unsigned long long)seed, o.why);
+            }
+        EXPECT(flips > 0, "flips happened");
+        printf("  %s%s: %llu flips; at one per 1000 messages %u of 8 runs "
+               "accurate\n", algo_name(algos[a]),
+               a == 2 ? " (bit-flip tolerant)" : "", (unsigned long long)flips,
+               accurate);
+    }
+}
+
+/* ---- the paper's section II-C and III-C: one failure late in the run ----- */
+
+/* The same run, the same seeds, one process crashing at four fifths of
+ * its run: PCF's survivors still deliver the aggregate over everyone to
+ * the target (no fall-back, the paper's Figure 7), push-flow's fall back
+ * to the survivors' aggregate (Figure 4). */
+static void test_late_failure(void)
+{
+    uint32_t n = 16;
+    gc_run_t run;
+    gc_run_init(&run, n);
+    run.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
+    run.seed = 21;
+    for (unsigned a = 0; a < 2; a++) {
+        run.algo = a == 0 ? FTC_ALGO_PCF : FTC_ALGO_PUSH_FLOW;
+        run.ncrash = 0;
+        gc_outcome_t ff;
+        gc_check(&run, &ff);
+        EXPECT(ff.ok, "failure-free: %s", ff.why);
+        /* Rank 5 crashes at four fifths of its failure-free sends. */
+        run.ncrash = 1;
+        run.crash[0] = (gc_crash_t){5, false, ff.sends[5] * 4 / 5};
+        gc_outcome_t o;
+        gc_check(&run, &o);
+        EXPECT(o.ok && o.crashed == 1, "%s, late failure: %s",
+               algo_name(run.algo), o.why);
+        if (a == 0)
+            EXPECT(o.max_err_vs_all <= 4.0 * n * 1e-14,
+                   "PCF keeps the aggregate over everyone (%.3g)",
+                   o.max_err_vs_all);
+        else
+            EXPECT(o.max_err_vs_all > 1e-6,
+                   "push-flow falls back to the survivors' (%.3g from "
+                   "everyone's)", o.max_err_vs_all);
+    }
+    /* Push-sum under loss is wrong by what was lost (why flows exist). */
+    gc_run_init(&run, n);
+    run.algo = FTC_ALGO_PUSH_SUM;
+    run.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
+    run.drop_prob = 0.05;
+    gc_outcome_t o;
+    gc_check(&run, &o);
+    EXPECT(o.ok && o.dropped > 0, "push-sum under loss ends: %s", o.why);
+    EXPECT(o.max_err_vs_all > 1e-6, "push-sum under loss is off (%.3g)",
+           o.max_err_vs_all);
+}
+
+/* ---- every crash schedule for small n ------------------------------------ */
+
+static uint64_t exhaustive(ftc_algo_t algo, uint32_t nmax,
+                           ftc_gossip_exclusion_t exclusion)
+{
+    uint64_t runs = 0, crashed_pairs = 0;
+    ftc_gossip_neighbours_t shapes[] = {FTC_NEIGHBOURS_FULL, FTC_NEIGHBOURS_RING};
+    for (uint32_t n = 2; n <= nmax; n++)
+        for (unsigned s = 0; s < 2; s++) {
+            gc_run_t base;
+            gc_run_init(&base, n);
+            base.algo = algo;
+            base.seed = n * 31 + s;
+            base.params.neighbours = shapes[s];
+            base.params.exclusion = exclusion;
+            gc_outcome_t ff;
+            gc_check(&base, &ff);
+            runs++;
+            EXPECT(ff.ok, "failure-free n %u shape %u: %s", n, shapes[s], ff.why);
+            for (uint32_t a = 0; a < n; a++) {
+                /* Single crashes: before, and after each send. */
+                for (uint64_t k = 0; k <= ff.sends[a]; k++) {
+                    gc_run_t run = base;
+                    run.ncrash = 1;
+                    run.crash[0] = (gc_crash_t){a, k == 0, k};
+                    gc_outcome_t o;
+                    gc_check(&run, &o);
+                    runs++;
+                    EXPECT(o.missed_crashes == 0 && o.crashed == 1,
+                           "the crash of rank %u after send %llu happened", a,
+                           (unsigned long long)k);
+                    EXPECT(o.ok, "n %u shape %u rank %u crash %s %llu: %s", n,
+                           shapes[s], a, k == 0 ? "before" : "after send",
+                           (unsigned long long)k, o.why);
+                }
+                /* Pairs: both before, one before and one after each send,
+                 * both after the same send index. */
+                for (uint32_t b = a + 1; b < n; b++) {
+                    uint64_t kmax = ff.sends[a] > ff.sends[b] ? ff.sends[b]
+                                                              : ff.sends[a];
+                    for (uint64_t k = 0; k <= kmax; k++)
+                        for (unsigned mode = 0; mode < (k == 0 ? 1u : 2u); mode++) {
+                            gc_run_t run = base;
+                            run.ncrash = 2;
+                            run.crash[0] = (gc_crash_t){a, k == 0, k};
+                            run.crash[1] = (gc_crash_t){b, k == 0 || mode == 1, k};
+                            gc_outcome_t o;
+                            gc_check(&run, &o);
+                            runs++;
+                            /* With one rank gone the other may send less
+                             * than in the failure-free run: past its last
+                             * send the schedule is not a new one. */
+                            if (o.missed_crashes > 0)
+                                continue;
+                            crashed_pairs++;
+                            EXPECT(o.ok, "n %u shape %u ranks %u,%u at %llu "
+                                         "(mode %u): %s",
+                                   n, shapes[s], a, b, (unsigned long long)k,
+                                   mode, o.why);
+                        }
+                }
+            }
+        }
+    EXPECT(crashed_pairs > 0, "some pair schedules crashed both ranks");
+    return runs;
+}
+
+/* ---- seeded random schedules for large n -------------------------------- */
+
+static uint64_t random_runs(ftc_algo_t algo, uint32_t n, uint32_t nruns,
+                            uint64_t seed, const char *shape)
+{
+    uint64_t s = seed;
+    gc_run_t base;
+    gc_run_init(&base, n);
+    base.algo = algo;
+    if (strcmp(shape, "hypercube") == 0)
+        base.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
+    else if (strcmp(shape, "ring") == 0)
+        base.params.neighbours = FTC_NEIGHBOURS_RING;
+    else if (strcmp(shape, "torus3d") == 0) {
+        uint32_t side = 1;
+        while (side * side * side < n)
+            side++;
+        base.params.neighbours = FTC_NEIGHBOURS_TORUS3D;
+        base.params.torus[0] = base.params.torus[1] = base.params.torus[2] = side;
+    }
+    gc_outcome_t ff;
+    base.seed = seed;
+    gc_check(&base, &ff);
+    EXPECT(ff.ok, "failure-free n %u %s: %s", n, shape, ff.why);
+    printf("  %s n %u %s failure-free: %llu messages, %llu iterations max, "
+           "max_rel_error %.3g\n",
+           algo_name(algo), n, shape, (unsigned long long)ff.messages,
+           (unsigned long long)ff.max_iterations, ff.max_rel_error);
+    for (uint32_t i = 0; i < nruns; i++) {
+        gc_run_t run = base;
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        run.seed = seed + 1 + i;
+        run.ncrash = (uint32_t)((s >> 33) % 3);
+        for (uint32_t c = 0; c < run.ncrash; c++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t r = (uint32_t)((s >> 33) % n);
+            if (c == 1 && r == run.crash[0].rank)
+                r = (r + 1) % n;
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t sends = r < 64 ? ff.sends[r] : 50;
+            uint64_t k = (s >> 33) % (sends + 1);
+            run.crash[c] = (gc_crash_t){r, k == 0, k};
+        }
+        run.drop_prob = (i % 2) ? 0.05 : 0.0;
+        gc_outcome_t o;
+        gc_check(&run, &o);
+        EXPECT(o.ok, "random run %u (seed %llu, %u crashes, loss %.2f): %s", i,
+               (unsigned long long)run.seed, run.ncrash, run.drop_prob, o.why);
+    }
+    return nruns + 1;
+}
+
+static ftc_algo_t parse_algo(const char *s)
+{
+    ftc_algo_t a;
+    if (ftc_algo_parse(s, &a) != FTC_OK
+        || (a != FTC_ALGO_PUSH_FLOW && a != FTC_ALGO_PCF
+            && a != FTC_ALGO_PUSH_SUM)) {
+        fprintf(stderr, "test_gossip: algo: push-sum, push-flow or pcf, not "
+                        "'%s'\n", s);
+        exit(2);
+    }
+    return a;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 4 && strcmp(argv[1], "--exhaustive") == 0) {
+        ftc_gossip_exclusion_t ex = argc >= 5 && strcmp(argv[4], "all") == 0
+                                        ? FTC_GOSSIP_EXCLUDE_ALL
+                                        : FTC_GOSSIP_EXCLUDE_FLOWS;
+        uint64_t runs = exhaustive(parse_algo(argv[2]), (uint32_t)atoi(argv[3]), ex);
+        printf("exhaustive %s n <= %s: %llu runs\n", argv[2], argv[3],
+               (unsigned long long)runs);
+    } else if (argc >= 6 && strcmp(argv[1], "--random") == 0) {
+        uint64_t runs = random_runs(parse_algo(argv[2]), (uint32_t)atoi(argv[3]),
+                                    (uint32_t)atoi(argv[4]),
+                                    strtoull(argv[5], NULL, 10),
+                                    argc >= 7 ? argv[6] : "full");
+        printf("random %s n %s: %llu runs\n", argv[2], argv[3],
+               (unsigned long long)runs);
+    } else if (argc == 1) {
+        test_bad_input();
+        test_shapes();
+        test_runs();
+        test_late_failure();
+        test_bit_flips();
+    } else {
+        fprintf(stderr, "usage: test_gossip [--exhaustive ALGO N [all] | --random "
+                        "ALGO N RUNS SEED [SHAPE]]\n");
+        return 2;
+    }
+    printf("%d checks, %d failed\n", checks, failed);
+    return failed ? 1 : 0;
+}
