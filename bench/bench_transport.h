@@ -40,6 +40,10 @@ typedef struct bench_backend {
      * object, e.g. the ftc_ucx_t), and routing of its events to ctx. */
     const ftc_transport_ops_t *(*ops)(void);
     void *(*ops_arg)(void *t);
+    /* The longest message the backend object sends (its ops'
+     * max_msg_size: the core segments to fit), or 0 for no limit.
+     * Optional (NULL: no limit). */
+    size_t (*max_msg)(void *t);
     void (*attach)(void *t, ftc_context_t *ctx);
 
     /* As ftc_<backend>_progress: events handled, or < 0. */

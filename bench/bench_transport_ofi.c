@@ -78,6 +78,11 @@ static void *fb_ops_arg(void *t)
     return ((ofi_bench_t *)t)->z;
 }
 
+static size_t fb_max_msg(void *t)
+{
+    return ftc_ofi_max_msg_size(fb_ops_arg(t));
+}
+
 static void fb_attach(void *t, ftc_context_t *ctx)
 {
     ftc_ofi_attach(((ofi_bench_t *)t)->z, ctx);
@@ -334,6 +339,7 @@ const bench_backend_t bench_backend_ofi = {
     .open = fb_open,
     .ops = ftc_ofi_ops,
     .ops_arg = fb_ops_arg,
+    .max_msg = fb_max_msg,
     .attach = fb_attach,
     .progress = fb_progress,
     .drain = fb_drain,

@@ -69,6 +69,11 @@ static void *zb_ops_arg(void *t)
     return ((zmq_bench_t *)t)->z;
 }
 
+static size_t zb_max_msg(void *t)
+{
+    return ftc_zmq_max_message(zb_ops_arg(t));
+}
+
 static void zb_attach(void *t, ftc_context_t *ctx)
 {
     ftc_zmq_attach(((zmq_bench_t *)t)->z, ctx);
@@ -205,6 +210,7 @@ const bench_backend_t bench_backend_zmq = {
     .open = zb_open,
     .ops = ftc_zmq_ops,
     .ops_arg = zb_ops_arg,
+    .max_msg = zb_max_msg,
     .attach = zb_attach,
     .progress = zb_progress,
     .drain = zb_drain,

@@ -1334,7 +1334,30 @@ static void setup(bench_t *b)
     b->auth = cfg.auth != 0;
     cfg.suspect_timeout_ns = env_ms("FTCOLL_SUSPECT_MS", 100) * 1000000u;
     cfg.probe_timeout_ns = env_ms("FTCOLL_PROBE_MS", 200) * 1000000u;
-    rc = ftc_context_create(b->rank, b->n, b->be->ops(), b->be->ops_arg(b->t),
+    /* Payloads longer than this travel as segments (ftc_config_t). */
+    const char *seg = getenv("FTCOLL_SEGMENT_BYTES");
+    if (seg != NULL && *seg != '\0') {
+        char *end;
+        unsigned long long v = strtoull(seg, &end, 10);
+        if (*end != '\0' || v == 0 || v > UINT32_MAX / 2)
+            die(2, "FTCOLL_SEGMENT_BYTES: %s is no byte count in "
+                   "1 .. 2^31", seg);
+        cfg.segment_size = v;
+    }
+    const char *win = getenv("FTCOLL_SEGMENT_WINDOW");
+    if (win != NULL && *win != '\0') {
+        char *end;
+        unsigned long v = strtoul(win, &end, 10);
+        if (*end != '\0' || v == 0 || v > 1024)
+            die(2, "FTCOLL_SEGMENT_WINDOW: %s is no count in 1 .. 1024",
+                win);
+        cfg.segment_window = (uint32_t)v;
+    }
+    /* The core keeps every message within what the backend sends. */
+    ftc_transport_ops_t ops = *b->be->ops();
+    if (b->be->max_msg != NULL)
+        ops.max_msg_size = b->be->max_msg(b->t);
+    rc = ftc_context_create(b->rank, b->n, &ops, b->be->ops_arg(b->t),
                             &cfg, &b->ctx);
     if (rc == FTC_OK) {
         b->be->attach(b->t, b->ctx);

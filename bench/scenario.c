@@ -602,6 +602,8 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
     cfg.job_token = 0x5EED0000ull ^ s->seed;
     cfg.suspect_timeout_ns = s->suspect_timeout_ns;
     cfg.probe_timeout_ns = s->probe_timeout_ns;
+    if (s->segment_size != 0)
+        cfg.segment_size = s->segment_size;
     const ftc_transport_ops_t *ops = run.lp ? ftc_logp_ops() : ftc_lb_ops();
     for (uint32_t r = 0; r < s->n && rc == FTC_OK; r++) {
         sim_rank_t *sr = &run.ranks[r];

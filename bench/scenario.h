@@ -65,6 +65,7 @@ typedef struct ftc_scenario {
     uint64_t latency_ns, jitter_ns, send_cost_ns;
     uint64_t detect_delay_ns;   /* UINT64_MAX: keepalive probes only */
     uint64_t suspect_timeout_ns, probe_timeout_ns;
+    uint64_t segment_size;      /* ftc_config_t's; 0: the library default */
     uint64_t start_spread_ns;   /* arrival spread, see spread_kind */
     uint64_t max_events;        /* safety bound; 0 = max(50M, 400 n) */
 

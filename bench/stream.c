@@ -268,6 +268,8 @@ int ftc_stream_run(const ftc_stream_t *s, ftc_stream_result_t *res,
     cfg.job_token = 0x57AEA0000ull ^ s->seed;
     cfg.suspect_timeout_ns = s->suspect_timeout_ns;
     cfg.probe_timeout_ns = s->probe_timeout_ns;
+    if (s->segment_size != 0)
+        cfg.segment_size = s->segment_size;
     for (uint32_t r = 0; r < s->n && rc == FTC_OK; r++) {
         stream_rank_t *sr = &run.ranks[r];
         sr->run = &run;

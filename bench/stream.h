@@ -66,6 +66,7 @@ typedef struct ftc_stream {
      * survivors learn of one death at different times. */
     const uint64_t *detect_delay_by_rank;
     uint64_t suspect_timeout_ns, probe_timeout_ns;
+    uint64_t segment_size;      /* ftc_config_t's; 0: the library default */
     uint32_t nfaults;
     ftc_stream_fault_t faults[FTC_STREAM_MAX_FAULTS];
     uint64_t max_events;        /* 0: 20M */

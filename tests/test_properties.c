@@ -232,6 +232,7 @@ int main(int argc, char **argv)
     const char *colls = "reduce,bcast,allreduce";
     const char *algo = "corrected";
     uint32_t nmin = 1, nmax = 9, fmax = 2, count = 100, extra = 0;
+    uint64_t segment = 0;   /* --segment: ftc_config_t's segment_size */
     uint64_t seed = 1;
     bool keepalive = false, jitter = false, rotate = false;
     const char *dtype = NULL, *opname = NULL;
@@ -250,6 +251,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--rotate-root") == 0) rotate = true;
         else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) dtype = argv[++i];
         else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) opname = argv[++i];
+        else if (strcmp(argv[i], "--segment") == 0 && i + 1 < argc) segment = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "-v") == 0) verbose = 1;
         else {
             fprintf(stderr, "unknown argument %s\n", argv[i]);
@@ -269,6 +271,7 @@ int main(int argc, char **argv)
                 s.args.f = f;
                 s.seed = seed;
                 s.args.root = rotate ? n - 1 : 0;
+                s.segment_size = segment;
                 if (dtype != NULL || opname != NULL) {
                     /* Random values of another type or operation: the
                      * checker then matches the result against the

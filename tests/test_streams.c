@@ -400,7 +400,8 @@ static void usage(void)
             "[--fmax F] [--ops K] [--window W] [--all-ops] "
             "[--fault-info list|count|bit|all] [--correction checked|"
             "opportunistic] [--keepalive] [--exit] [--finalize] [--no-stall] "
-            "[--runs N] [--beyond-f K] [--seed S] [--algo corrected|tree] [-v]\n"
+            "[--runs N] [--beyond-f K] [--seed S] [--algo corrected|tree] "
+            "[--segment BYTES] [-v]\n"
             "       test_streams --mode one --n N --f F --ops K --window W "
             "--root R [--rotate] --seed S --jitter NS --crash R@OP+SENDS,"
             "R@before,...\n");
@@ -453,6 +454,10 @@ int main(int argc, char **argv)
             base.detect_delay_ns = strtoull(v, NULL, 10);
         } else if (strcmp(a, "--jitter") == 0) {
             base.jitter_ns = strtoull(v, NULL, 10);
+        } else if (strcmp(a, "--segment") == 0) {
+            /* Small segments: every message becomes several, and every
+             * crash point of a schedule falls inside a train. */
+            base.segment_size = strtoull(v, NULL, 10);
         } else if (strcmp(a, "--crash") == 0) {
             if (parse_crashes(v, &base) != 0) {
                 usage();

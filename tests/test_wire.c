@@ -595,7 +595,7 @@ static void test_bad_fields(void)
         unsigned bad = 0;
         for (unsigned k = 0; k < 256; k++) {
             /* h names a family: its kinds 1..0xEF and the core's
-             * 0xF0..0xF5 decode, 0 and 0xF6.. do not. */
+             * 0xF0..FTC_MSG_CORE_MAX decode, 0 and above it do not. */
             int want = (k >= 1 && k <= 0xEF) || (k >= 0xF0 && k <= FTC_MSG_CORE_MAX)
                            ? FTC_OK
                            : FTC_EBADMSG;

@@ -28,10 +28,10 @@
  *
  * Messages. Each rank pre-posts rx_depth receive buffers of max_msg_size
  * (+ 16) bytes (default 64 KiB: 64 x 64 KiB = 4 MiB per process); a send
- * longer than max_msg_size is refused (FTC_EOVERFLOW, logged), which the
- * core treats as the peer's failure: size max_msg_size for the largest
- * collective (count x element size, plus the 64-byte wire header and
- * 4 bytes per failed rank); ftc_ofi_max_msg_size() tells. Every message
+ * longer than max_msg_size is refused (FTC_EOVERFLOW, logged). Give the
+ * core ftc_ofi_max_msg_size() as the ops' max_msg_size (in a copy of
+ * ftc_ofi_ops()) and it never sends one: it cuts longer payloads into
+ * segments that fit, so collectives of any size run. Every message
  * carries a 16-byte backend header: its sequence number on the pair of
  * ranks, the sender's rank and the job token. Providers order the
  * matching of messages (FI_ORDER_SAS) but not their completions

@@ -227,7 +227,11 @@ static void sleep_until(ftc_ucx_t *u, uint64_t deadline)
     if (deadline <= now)
         return;
     u->stats.sleeps++;
-    if (u->epfd < 0 || u->efd < 0) {
+    /* Sends in flight over shared memory move only when this process
+     * progresses the worker (the peer draining its FIFO wakes nobody
+     * here): sleeping on the fd until a deadline would hold a large
+     * message, and every keepalive answer behind it, for that long. */
+    if (u->epfd < 0 || u->efd < 0 || u->ninflight > 0) {
         /* No wake-up support: poll the worker every 100 us. */
         uint64_t d = deadline - now;
         if (d > 100000)

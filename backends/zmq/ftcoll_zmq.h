@@ -128,9 +128,10 @@ typedef struct ftc_zmq_config {
      * a frame above it (from anyone who can connect) is refused from its
      * header and its connection closed, instead of ZeroMQ allocating it
      * whole (a 256 MiB frame used to grow a rank by 272 MB). A send above
-     * it fails with FTC_EOVERFLOW, logged: the core then counts the
-     * destination as failed, as for any refused send, and the receiver
-     * would have dropped the connection anyway. Set the same value on
+     * it fails with FTC_EOVERFLOW, logged (the receiver would have dropped
+     * the connection anyway). Give the core ftc_zmq_max_message() as the
+     * ops' max_msg_size and it never sends one: longer payloads go in
+     * segments, so collectives of any size run. Set the same value on
      * every rank. Default 32 MiB (a largest message of 64 MiB and a few
      * bytes, as large as max_queued_bytes lets a peer's queue hold). */
     size_t max_payload;

@@ -55,15 +55,31 @@ typedef struct ftc_config {
      * partners, jitter), mixed with the rank: the same seed, the same
      * run. Default 0. */
     uint64_t seed;
+    /* Added in 0.3. A message whose payload is longer than segment_size
+     * bytes travels as segments of at most that many payload bytes (fewer
+     * if the transport's max_msg_size says so), at most segment_window of
+     * them in flight per destination at once, so a keepalive answer never
+     * waits behind more than segment_window segments and a peer streaming
+     * a large value is heard from with every segment (docs/decisions.md).
+     * 0 picks the default: FTC_SEGMENT_SIZE_DEFAULT,
+     * FTC_SEGMENT_WINDOW_DEFAULT. */
+    uint64_t segment_size;
+    uint32_t segment_window;
 } ftc_config_t;
+
+#define FTC_SEGMENT_SIZE_DEFAULT ((uint64_t)256 * 1024)
+#define FTC_SEGMENT_WINDOW_DEFAULT 4u
 
 /* sizeof(ftc_config_t) in 0.1. Any size from sizeof(size_t) up to
  * sizeof(ftc_config_t) is accepted: an older, smaller struct gets the
  * defaults (ftc_config_init) for the fields it lacks. */
 #define FTC_CONFIG_SIZE_0_1 offsetof(ftc_config_t, auth)
+/* sizeof(ftc_config_t) in 0.2, still accepted. */
+#define FTC_CONFIG_SIZE_0_2 offsetof(ftc_config_t, seed)
 
 /* Defaults: job token 0, suspect after 100 ms, declare failed after a
- * further 200 ms without an answer, auth off, seed 0. */
+ * further 200 ms without an answer, auth off, seed 0, segments of
+ * 256 KiB, 4 in flight per destination. */
 void ftc_config_init(ftc_config_t *cfg);
 
 /*

@@ -96,6 +96,15 @@ typedef struct ftc_transport_ops {
      * not call back into the core. Optional (NULL).
      */
     void (*peer_down)(void *tp, uint32_t peer);
+
+    /*
+     * The longest message (header included) send accepts, in bytes; 0: no
+     * limit. The core segments longer payloads (ftc_config_t's
+     * segment_size) so that no message it sends exceeds this. Optional
+     * (0). Appended in 0.3: a backend built against an older header has
+     * it 0, and its send may still refuse a message with FTC_EOVERFLOW.
+     */
+    size_t max_msg_size;
 } ftc_transport_ops_t;
 
 /*

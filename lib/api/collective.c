@@ -9,6 +9,7 @@
 
 #include "algo/checked.h"
 #include "algo/registry.h"
+#include "core/monitor.h"
 
 void ftc_coll_args_init(ftc_coll_args_t *a)
 {
@@ -70,8 +71,30 @@ static int check_args(const ftc_group_t *g, const ftc_coll_args_t *a,
     return FTC_OK;
 }
 
+static int init_checked(ftc_group_t *g, const ftc_coll_args_t *args,
+                        ftc_coll_t coll, uint64_t *seq);
+
+/* Starting a collective on a large value takes this process time in
+ * proportion to its size (copies, the first sends): time it reads
+ * nothing, which the failure monitor must not count as the peers'
+ * silence (core/monitor.c). */
 static int init_common(ftc_group_t *g, const ftc_coll_args_t *args,
                        ftc_coll_t coll, uint64_t *seq)
+{
+    if (g == NULL || args == NULL
+        || args->size < FTC_COLL_ARGS_SIZE_MIN
+        || args->size > sizeof(ftc_coll_args_t)
+        || (uint64_t)args->count * ftc_dtype_size(args->dtype)
+               < FTC_AWAY_MIN_BYTES)
+        return init_checked(g, args, coll, seq);
+    uint64_t since = ftc_monitor_away_begin(g->ctx);
+    int rc = init_checked(g, args, coll, seq);
+    ftc_monitor_away_end(g->ctx, since);
+    return rc;
+}
+
+static int init_checked(ftc_group_t *g, const ftc_coll_args_t *args,
+                        ftc_coll_t coll, uint64_t *seq)
 {
     if (g == NULL)
         return FTC_EINVAL;

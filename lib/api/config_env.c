@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,25 +15,38 @@
 
 typedef struct knob {
     ftc_knob_info_t info;
-    size_t offset;      /* of the uint64_t field in ftc_config_t */
+    size_t offset;      /* of the field in ftc_config_t */
+    size_t width;       /* its size: sizeof(uint64_t) or sizeof(uint32_t) */
     bool nonzero;       /* 0 is not a valid value */
+    uint64_t max;       /* the largest valid value */
     bool hex;           /* hexadecimal, 0x optional (as ftcoll-run writes
                            FTCOLL_JOB_TOKEN); else decimal or 0x hex */
 } knob_t;
 
+#define U64 sizeof(uint64_t)
+#define U32 sizeof(uint32_t)
+
 static const knob_t knobs[] = {
     {{"FTCOLL_SUSPECT_TIMEOUT_NS", "100000000",
       "silence from a waited-on peer before it is probed (ns)"},
-     offsetof(ftc_config_t, suspect_timeout_ns), true, false},
+     offsetof(ftc_config_t, suspect_timeout_ns), U64, true, UINT64_MAX, false},
     {{"FTCOLL_PROBE_TIMEOUT_NS", "200000000",
       "unanswered probe before the peer is declared failed (ns)"},
-     offsetof(ftc_config_t, probe_timeout_ns), true, false},
+     offsetof(ftc_config_t, probe_timeout_ns), U64, true, UINT64_MAX, false},
     {{"FTCOLL_JOB_TOKEN", "0",
       "token every message carries, hexadecimal; other jobs' messages are "
       "dropped"},
-     offsetof(ftc_config_t, job_token), false, true},
+     offsetof(ftc_config_t, job_token), U64, false, UINT64_MAX, true},
     {{"FTCOLL_SEED", "0", "seed of the operations' random stream"},
-     offsetof(ftc_config_t, seed), false, false},
+     offsetof(ftc_config_t, seed), U64, false, UINT64_MAX, false},
+    /* Bounded by the wire's 32-bit length field (the context refuses a
+     * segment longer than a whole message may be). */
+    {{"FTCOLL_SEGMENT_SIZE", "262144",
+      "payloads longer than this travel as segments of this many bytes"},
+     offsetof(ftc_config_t, segment_size), U64, true, UINT32_MAX / 2, false},
+    {{"FTCOLL_SEGMENT_WINDOW", "4",
+      "segments per destination sent and not yet credited"},
+     offsetof(ftc_config_t, segment_window), U32, true, UINT32_MAX, false},
 };
 
 /* Not a number, so not in the table above: the job key (docs/security.md).
@@ -108,12 +122,18 @@ int ftc_config_from_env(ftc_config_t *cfg, const char **bad)
         if (v == NULL)
             continue;
         uint64_t x;
-        if (!parse_u64(v, knobs[i].hex, &x) || (knobs[i].nonzero && x == 0)) {
+        if (!parse_u64(v, knobs[i].hex, &x) || (knobs[i].nonzero && x == 0)
+            || x > knobs[i].max) {
             if (bad != NULL)
                 *bad = knobs[i].info.name;
             return FTC_EINVAL;
         }
-        memcpy((char *)&next + knobs[i].offset, &x, sizeof(x));
+        if (knobs[i].width == U32) {
+            uint32_t x32 = (uint32_t)x;
+            memcpy((char *)&next + knobs[i].offset, &x32, sizeof(x32));
+        } else {
+            memcpy((char *)&next + knobs[i].offset, &x, sizeof(x));
+        }
     }
     const char *key = getenv(job_key_knob.name);
     if (key != NULL && *key != '\0') {

@@ -9,6 +9,7 @@
 
 #include "core/group.h"
 #include "core/monitor.h"
+#include "core/segment.h"
 #include "core/send.h"
 
 
@@ -21,6 +22,8 @@ void ftc_config_init(ftc_config_t *cfg)
     cfg->job_token = 0;
     cfg->suspect_timeout_ns = 100ull * 1000 * 1000;
     cfg->probe_timeout_ns = 200ull * 1000 * 1000;
+    cfg->segment_size = FTC_SEGMENT_SIZE_DEFAULT;
+    cfg->segment_window = FTC_SEGMENT_WINDOW_DEFAULT;
 }
 
 int ftc_context_create(uint32_t rank, uint32_t size,
@@ -49,7 +52,8 @@ int ftc_context_create(uint32_t rank, uint32_t size,
     if (cfg != NULL && cfg->size != sizeof(ftc_config_t))
         return FTC_EINVAL;
     if (cfg != NULL && (cfg->suspect_timeout_ns == 0 || cfg->probe_timeout_ns == 0
-                        || cfg->auth > 1))
+                        || cfg->auth > 1
+                        || cfg->segment_size > FTC_WIRE_MAX_PAYLOAD))
         return FTC_EINVAL;
 
     ftc_context_t *ctx = calloc(1, sizeof(*ctx));
@@ -83,6 +87,7 @@ void ftc_context_destroy(ftc_context_t *ctx)
         if (ctx->ops.unwatch != NULL)
             ctx->ops.unwatch(ctx->tp, ctx->watches[i].peer);
     ftc_send_free_all(ctx);
+    ftc_segment_destroy(ctx);
     ftc_pending_free_list(ctx->orphans);
     free(ctx->watches);
     free(ctx->answers);
@@ -154,6 +159,7 @@ void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r)
     ctx->nfailed++;
     if (ctx->ops.peer_down != NULL)
         ctx->ops.peer_down(ctx->tp, r);
+    ftc_segment_peer_down(ctx, r);
     ctx->counters.failures_detected++;
     ftc_monitor_forget(ctx, r);
     if (ctx->fail_queue_len == ctx->fail_queue_cap) {

@@ -64,6 +64,9 @@ struct ftc_context {
     bool skip_checksum;         /* tests only: ftc_ctx_test_skip_checksum */
 
     ftc_counters_t counters;
+    /* Segment queues and partial messages (core/segment.c); NULL until a
+     * large message is sent or received. */
+    struct ftc_seg_state *seg;
     ftc_group_t *groups;
     ftc_pending_msg_t *orphans; /* messages for groups not created yet */
     size_t orphan_bytes;        /* held there, bounded by FTC_ORPHAN_MAX_BYTES */
@@ -96,6 +99,10 @@ struct ftc_context {
     uint64_t rng;               /* SplitMix64 state (core/rng.c) */
     bool settling;
     bool timer_armed;
+    /* Nesting depth of the entry points that time this process's own
+     * work (core/monitor.c, "away"): only the outermost counts. */
+    uint32_t away_depth;
+    uint64_t away_ns;           /* discounted so far (tests read it) */
     uint64_t timer_deadline;
 };
 

@@ -10,6 +10,7 @@
 #include "core/cutoff.h"
 #include "core/monitor.h"
 #include "core/op.h"
+#include "core/segment.h"
 #include "core/send.h"
 
 
@@ -175,6 +176,73 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
                 o->vt->on_probe(o, (uint32_t)gr);
 }
 
+/* A family's message: to its operation, or held for an operation or a
+ * group not started here yet. */
+static int dispatch_data(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
+                         const uint8_t *payload)
+{
+    int rc = FTC_OK;
+    ftc_group_t *g = ftc_group_find(ctx, hdr->group_id, hdr->epoch);
+    if (g == NULL) {
+        bool newer = false;
+        for (ftc_group_t *h = ctx->groups; h != NULL; h = h->next)
+            if (h->id == hdr->group_id && h->epoch > hdr->epoch)
+                newer = true;
+        if (newer) {
+            ctx->counters.dropped_stale++;
+            rc = FTC_ESTALE;
+        } else {
+            size_t cost = sizeof(ftc_pending_msg_t) + hdr->payload_len;
+            if (cost > FTC_ORPHAN_MAX_BYTES - ctx->orphan_bytes) {
+                ctx->counters.dropped_stale++;
+                rc = FTC_ESTALE;
+            } else {
+                rc = stash(&ctx->orphans, hdr, payload, hdr->sender);
+                if (rc == FTC_OK)
+                    ctx->orphan_bytes += cost;
+            }
+        }
+    } else if (hdr->seq >= g->next_seq) {
+        rc = stash(&g->pending, hdr, payload, hdr->sender);
+    } else {
+        ftc_cop_t *op = find_op(g, hdr->seq);
+        if (op == NULL) {
+            ctx->counters.late++;
+        } else {
+            rc = deliver_to_op(op, hdr, payload, hdr->sender);
+        }
+    }
+    return rc;
+}
+
+/* Everything but a probe and a credit, which never wait (above). */
+static int dispatch_any(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
+                        const uint8_t *payload)
+{
+    if (hdr->kind == FTC_MSG_PROBE_ACK || hdr->kind == FTC_MSG_ENDED
+        || hdr->kind == FTC_MSG_STOPPED) {
+        handle_control(ctx, hdr);
+        return FTC_OK;
+    }
+    return dispatch_data(ctx, hdr, payload);
+}
+
+void ftc_dispatch_parked(ftc_context_t *ctx)
+{
+    ftc_wire_header_t hdr;
+    const uint8_t *payload;
+    uint8_t *buf;
+    /* One whole large value per turn: the transport hands over what
+     * arrived meanwhile before the next. */
+    bool large_done = false;
+    while (!ctx->excluded
+           && ftc_segment_unpark(ctx, large_done, &hdr, &payload, &buf)) {
+        large_done |= hdr.payload_len >= FTC_AWAY_MIN_BYTES;
+        (void)dispatch_any(ctx, &hdr, payload);
+        ftc_segment_release(ctx, buf, hdr.payload_len);
+    }
+}
+
 int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
                        size_t len)
 {
@@ -244,44 +312,41 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
         ftc_ctx_settle(ctx);
         return FTC_OK;
     }
+    /* Every segment counts: a peer streaming a large value is alive. */
     ftc_monitor_heard(ctx, hdr.sender);
 
-    rc = FTC_OK;
-    if (hdr.kind == FTC_MSG_PROBE || hdr.kind == FTC_MSG_PROBE_ACK
-        || hdr.kind == FTC_MSG_ENDED || hdr.kind == FTC_MSG_STOPPED) {
-        handle_control(ctx, &hdr);
-    } else {
-        ftc_group_t *g = ftc_group_find(ctx, hdr.group_id, hdr.epoch);
-        if (g == NULL) {
-            bool newer = false;
-            for (ftc_group_t *h = ctx->groups; h != NULL; h = h->next)
-                if (h->id == hdr.group_id && h->epoch > hdr.epoch)
-                    newer = true;
-            if (newer) {
-                ctx->counters.dropped_stale++;
-                rc = FTC_ESTALE;
-            } else {
-                size_t cost = sizeof(ftc_pending_msg_t) + hdr.payload_len;
-                if (cost > FTC_ORPHAN_MAX_BYTES - ctx->orphan_bytes) {
-                    ctx->counters.dropped_stale++;
-                    rc = FTC_ESTALE;
-                } else {
-                    rc = stash(&ctx->orphans, &hdr, payload, hdr.sender);
-                    if (rc == FTC_OK)
-                        ctx->orphan_bytes += cost;
-                }
-            }
-        } else if (hdr.seq >= g->next_seq) {
-            rc = stash(&g->pending, &hdr, payload, hdr.sender);
-        } else {
-            ftc_cop_t *op = find_op(g, hdr.seq);
-            if (op == NULL) {
-                ctx->counters.late++;
-            } else {
-                rc = deliver_to_op(op, &hdr, payload, hdr.sender);
-            }
+    uint8_t *whole = NULL;
+    if (hdr.flags & FTC_WF_SEGMENT) {
+        rc = ftc_segment_recv(ctx, &hdr, &payload, &whole);
+        if (rc <= 0) {
+            ftc_ctx_settle(ctx);
+            return rc;
         }
     }
+    /* A large value costs this process time proportional to its size
+     * (reduce, copy, queue, the deliver callback): not the peers'
+     * silence (core/monitor.c). Small ones are not worth two clock
+     * reads. */
+    bool timed = hdr.payload_len >= FTC_AWAY_MIN_BYTES;
+    uint64_t since = timed ? ftc_monitor_away_begin(ctx) : 0;
+    rc = FTC_OK;
+    if (hdr.kind == FTC_MSG_PROBE) {
+        handle_control(ctx, &hdr);
+    } else if (hdr.kind == FTC_MSG_SEG_CREDIT) {
+        ftc_segment_credit(ctx, hdr.sender, hdr.word);
+    } else if (whole != NULL || ftc_segment_parked_from(ctx, hdr.sender)) {
+        /* The work a whole large value makes waits for the timer's turn,
+         * after the transport has handed over what else arrived: a probe
+         * behind it is answered first, and its sender's later messages
+         * wait behind it, in order (core/segment.h, "Parking"). */
+        rc = ftc_segment_park(ctx, &hdr, payload, whole);
+        whole = NULL;
+    } else {
+        rc = dispatch_any(ctx, &hdr, payload);
+    }
+    ftc_segment_release(ctx, whole, hdr.payload_len);
     ftc_ctx_settle(ctx);
+    if (timed)
+        ftc_monitor_away_end(ctx, since);
     return rc;
 }

@@ -6,7 +6,12 @@
  * peer failed, for good. Any message from the peer counts as an answer.
  * The backend's own reports (ftc_transport_peer_failed) short-cut this.
  * Only silence this process observed counts: a probe that expired while we
- * were not running (our timer fired late) is sent again.
+ * were not running (our timer fired late) is sent again, and the time this
+ * process spends in its own long work (reducing, copying or queueing a
+ * large value, inside one call into the core) is not counted against any
+ * peer: while it works it reads nothing, so an answer waiting unread in
+ * its transport is no silence of the peer's. This is a process-local
+ * fact (how long the call took), not a guess about the machine's speed.
  *
  * Probes name the operation that waits, so the answer can carry where the
  * peer is in it (the operation's progress word, which its family defines:
@@ -148,6 +153,37 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
         }
         (void)ftc_ctx_send_probe(ctx, about.peer, &about, word, named);
         i++;
+    }
+}
+
+uint64_t ftc_monitor_away_begin(ftc_context_t *ctx)
+{
+    if (ctx->away_depth++ > 0)
+        return 0;
+    return ctx->ops.now(ctx->tp);
+}
+
+void ftc_monitor_away_end(ftc_context_t *ctx, uint64_t since)
+{
+    if (--ctx->away_depth > 0 || ctx->nwatches == 0)
+        return;
+    uint64_t now = ctx->ops.now(ctx->tp);
+    if (now <= since)
+        return;
+    ctx->away_ns += now - since;
+    for (uint32_t i = 0; i < ctx->nwatches; i++) {
+        ftc_watch_t *w = &ctx->watches[i];
+        /* The watch counts silence from ref (the last word heard, or the
+         * probe sent) on; the part of it spent in this call is ours. */
+        uint64_t span = w->probing ? ctx->cfg.probe_timeout_ns
+                                   : ctx->cfg.suspect_timeout_ns;
+        uint64_t ref = w->deadline > span ? w->deadline - span : 0;
+        uint64_t from = ref > since ? ref : since;
+        if (now <= from)
+            continue;
+        uint64_t away = now - from;
+        w->deadline = w->deadline > UINT64_MAX - away ? UINT64_MAX
+                                                      : w->deadline + away;
     }
 }
 

@@ -20,6 +20,16 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now);
 uint64_t ftc_monitor_next_deadline(const ftc_context_t *ctx);
 void ftc_monitor_forget(ftc_context_t *ctx, uint32_t peer);
 
+/* This process is about to do work of its own that may take long (a large
+ * value to reduce, copy or queue): while it does, it reads nothing. Pass
+ * what away_begin returned to away_end; every watch's deadline then moves
+ * on by the time spent, so a peer is never blamed for silence that was
+ * ours (monitor.c). Calls nest; only the outermost pair counts. */
+uint64_t ftc_monitor_away_begin(ftc_context_t *ctx);
+/* Entry points time themselves for values at least this large. */
+#define FTC_AWAY_MIN_BYTES ((size_t)64 * 1024)
+void ftc_monitor_away_end(ftc_context_t *ctx, uint64_t since);
+
 #pragma GCC visibility pop
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/segment.h"
 #include "core/send.h"
 
 
@@ -62,7 +63,9 @@ void ftc_cop_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
     hdr->signature = op->signature;
 }
 
-/* Encode and hand to the transport. Returns the transport's verdict. */
+/* Encode and hand to the transport, or to the segment queue (a payload
+ * longer than a segment, or data behind one: core/segment.h). Returns the
+ * transport's verdict. */
 static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
                         ftc_wire_header_t *hdr, const ftc_iov_t *iov,
                         int iovcnt, ftc_cop_t *notify_op, bool *inline_done)
@@ -72,6 +75,22 @@ static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
         plen += iov[i].len;
     if (plen > FTC_WIRE_MAX_PAYLOAD)
         return FTC_EOVERFLOW;
+    if (ftc_segment_wanted(ctx, dest, hdr->kind, plen)) {
+        /* Queued bytes are copied: for the caller the send is done. */
+        *inline_done = true;
+        return ftc_segment_send(ctx, dest, hdr, iov, iovcnt);
+    }
+    return ftc_ctx_send_wire(ctx, dest, hdr, iov, iovcnt, notify_op,
+                             inline_done);
+}
+
+int ftc_ctx_send_wire(ftc_context_t *ctx, uint32_t dest,
+                      ftc_wire_header_t *hdr, const ftc_iov_t *iov,
+                      int iovcnt, ftc_cop_t *notify_op, bool *inline_done)
+{
+    size_t plen = 0;
+    for (int i = 0; i < iovcnt; i++)
+        plen += iov[i].len;
     hdr->sender = ctx->rank;
     hdr->job_token = ctx->cfg.job_token;
     hdr->payload_len = (uint32_t)plen;

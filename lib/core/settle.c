@@ -9,6 +9,7 @@
 
 #include "core/monitor.h"
 #include "core/op.h"
+#include "core/segment.h"
 
 
 static void notify_failed(ftc_context_t *ctx, uint32_t r)
@@ -71,7 +72,7 @@ void ftc_ctx_rearm(ftc_context_t *ctx)
 {
     uint64_t want = UINT64_MAX;
     bool urgent = ctx->done_head != NULL || ctx->fail_queue_len > 0
-                  || ctx->cont_timer;
+                  || ctx->cont_timer || ftc_segment_has_parked(ctx);
     if (urgent)
         want = ctx->ops.now(ctx->tp);
     uint64_t mon = ftc_monitor_next_deadline(ctx);
@@ -151,12 +152,17 @@ void ftc_transport_timer_fired(ftc_context_t *ctx)
     if (ctx == NULL)
         return;
     ctx->timer_armed = false;
-    uint64_t now = ctx->ops.now(ctx->tp);
+    /* Timed like a large value's handling (core/monitor.h): the
+     * continuations below may send one, and the clock is read anyway. */
+    uint64_t now = ftc_monitor_away_begin(ctx);
+    if (now == 0)
+        now = ctx->ops.now(ctx->tp);    /* nested: not the outermost */
     if (!ctx->excluded) {
         ftc_monitor_expire(ctx, now);
         expire_ops(ctx, now);
         if (ctx->timer_ops > 0)
             ftc_ctx_fire_op_timers(ctx, now);
+        ftc_dispatch_parked(ctx);
     }
     ctx->cont_timer = false;
     ftc_cop_t *list = ctx->cont_head;
@@ -170,6 +176,7 @@ void ftc_transport_timer_fired(ftc_context_t *ctx)
         ftc_cop_maybe_reap(op);
     }
     ftc_ctx_settle(ctx);
+    ftc_monitor_away_end(ctx, now);
 }
 
 void ftc_transport_peer_failed(ftc_context_t *ctx, uint32_t peer)

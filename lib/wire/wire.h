@@ -70,7 +70,10 @@ typedef enum ftc_msg_kind {
                                  must see (mismatch, a refused call) */
     FTC_MSG_STOPPED = 0xF5,   /* "the group is stopped with error -aux"
                                  (control; core/stop.c) */
-    FTC_MSG_CORE_MAX = 0xF5
+    FTC_MSG_SEG_CREDIT = 0xF6, /* "word segments from you received so far"
+                                  (control): the sender's window moves on
+                                  (lib/core/segment.h) */
+    FTC_MSG_CORE_MAX = 0xF6
 } ftc_msg_kind_t;
 
 /* The aux word of FTC_MSG_EXCLUDED: why the sender excluded us. Only a
@@ -89,9 +92,14 @@ enum {
     FTC_WF_MAC = 1u << 6,         /* the job-token field holds the
                                      message's SipHash-2-4 under the job
                                      key, not the token */
+    FTC_WF_SEGMENT = 1u << 7,     /* one segment of a longer message: the
+                                     payload starts with the segment
+                                     sub-header below (lib/core/segment.h);
+                                     a core flag, valid with any kind */
     FTC_WF_FAMILY = 0xFF00u,      /* the family's own flags (bits 8-15) */
     FTC_WF_ALL = FTC_WF_BIG_ENDIAN | FTC_WF_OP_ENDED | FTC_WF_MAC
-                 | FTC_WF_FAMILY  /* bits 1-4 and 7 are reserved: 0 */
+                 | FTC_WF_SEGMENT
+                 | FTC_WF_FAMILY  /* bits 1-4 are reserved: 0 */
 };
 
 /* A kind the wire accepts: a family's (with a family named) or the
@@ -102,6 +110,20 @@ static inline int ftc_wire_kind_ok(unsigned kind, unsigned algo)
         return kind <= FTC_MSG_CORE_MAX;
     return kind >= 1 && kind <= FTC_MSG_FAMILY_MAX && algo != 0;
 }
+
+/*
+ * Segment sub-header: the first FTC_WIRE_SEGMENT_HDR bytes of the payload
+ * of a message with FTC_WF_SEGMENT, little-endian, then the segment's
+ * bytes. Every other header field is the whole message's, the same in
+ * each of its segments.
+ *
+ *   off size field
+ *     0  4   message id (per sender, distinct for every segmented message)
+ *     4  4   offset of this segment's bytes in the whole payload
+ *     8  4   total length of the whole payload
+ *    12  4   reserved, must be 0
+ */
+#define FTC_WIRE_SEGMENT_HDR 16u
 
 typedef struct ftc_wire_header {
     uint8_t kind, algo, coll;
