@@ -18,8 +18,9 @@ ftc_deps() {
 
 # What every build needs, plus each backend's library (optional in
 # meson, installed here so the demo and the tests cover them): ZeroMQ,
-# UCX, libfabric, PMIx with Open MPI's mpirun as its launcher; and
-# stress-ng, the load of tests/run.sh --load.
+# UCX, libfabric, PMIx with Open MPI's mpirun as its launcher; the peers
+# bench/bandwidth.py compares with (Open MPI's MPI_Allreduce, Gloo, which
+# is C++); and stress-ng, the load of tests/run.sh --load.
 FTC_BUILD_DEPS="gcc libc6-dev meson ninja-build pkg-config python3 procps \
   libzmq3-dev libucx-dev ucx-utils libfabric-dev libfabric-bin \
-  libpmix-dev openmpi-bin stress-ng"
+  libpmix-dev openmpi-bin libopenmpi-dev g++ libgloo-dev stress-ng"
