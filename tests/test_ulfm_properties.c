@@ -40,12 +40,9 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/mitigation.h"
 
-#define MAX_CRASH 16
+#include "ulfm_world.h"
 
-typedef struct crash {
-    uint32_t rank;
-    uint64_t k;          /* 0: before the operation; else after k sends */
-} crash_t;
+#define MAX_CRASH 16
 
 typedef struct schedule {
     uint32_t n;
@@ -56,7 +53,7 @@ typedef struct schedule {
     uint32_t ninv;       /* ranks 0..ninv-1 invalidate the group as the
                             agreement starts: it must not matter */
     uint32_t ncrash;
-    crash_t crash[MAX_CRASH];
+    ulfm_crash_t crash[MAX_CRASH];
 } schedule_t;
 
 typedef struct rank_result {
@@ -149,37 +146,21 @@ static outcome_t run_schedule(const schedule_t *s)
     lc.jitter_ns = s->jitter_ns;
     if (!s->detect)
         lc.detect_delay_ns = UINT64_MAX;
-    ftc_lb_world_t *w;
-    if (ftc_lb_world_create(&lc, &w) != FTC_OK)
-        abort();
-    cur_world = w;
-    ftc_context_t **ctx = calloc(n, sizeof(*ctx));
-    ftc_group_t **g = calloc(n, sizeof(*g));
-    uint32_t nops = s->nops == 2 ? 2 : 1;
-    uint64_t *val = calloc((size_t)n * nops, sizeof(*val));
-    results = calloc((size_t)n * nops, sizeof(*results));
-    bool *before = calloc(n, sizeof(*before));
-    if (!ctx || !g || !val || !results || !before)
-        abort();
     ftc_config_t cfg;
     ftc_config_init(&cfg);
     cfg.seed = s->seed;
-    for (uint32_t r = 0; r < n; r++) {
-        if (ftc_context_create(r, n, ftc_lb_ops(), ftc_lb_endpoint(w, r), &cfg,
-                               &ctx[r]) != FTC_OK)
-            abort();
-        ftc_lb_attach(w, r, ctx[r]);
-        if (ftc_group_create(ctx[r], 7, 0, n, NULL, &g[r]) != FTC_OK)
-            abort();
-    }
-    for (uint32_t i = 0; i < s->ncrash; i++) {
-        if (s->crash[i].k == 0) {
-            ftc_lb_crash(w, s->crash[i].rank);
-            before[s->crash[i].rank] = true;
-        } else {
-            ftc_lb_crash_after_sends(w, s->crash[i].rank, s->crash[i].k);
-        }
-    }
+    ulfm_world_t world;
+    ulfm_world_create(&lc, &cfg, 7, 0, &world);
+    ftc_lb_world_t *w = world.lb;
+    cur_world = w;
+    ftc_group_t **g = world.g;
+    const bool *before = world.before;
+    uint32_t nops = s->nops == 2 ? 2 : 1;
+    uint64_t *val = calloc((size_t)n * nops, sizeof(*val));
+    results = calloc((size_t)n * nops, sizeof(*results));
+    if (!val || !results)
+        abort();
+    ulfm_world_inject(&world, s->crash, s->ncrash);
     /* (with two in flight, each rank starts both at once) */
     for (uint32_t r = 0; r < n; r++)
         for (uint32_t op = 0; op < nops; op++) {
@@ -267,17 +248,12 @@ static outcome_t run_schedule(const schedule_t *s)
         VIOLATION(s, "cost: %" PRIu64 " messages with no failure, expected %"
                   PRIu64, out.messages, 4 * (uint64_t)(n - 1));
 
-    for (uint32_t r = 0; r < n; r++)
-        ftc_context_destroy(ctx[r]);
-    ftc_lb_world_destroy(w);
+    ulfm_world_destroy(&world);
     for (size_t i = 0; i < (size_t)n * nops; i++)
         free(results[i].failed);
     free(results);
     results = NULL;
-    free(ctx);
-    free(g);
     free(val);
-    free(before);
     return out;
 }
 
@@ -301,37 +277,26 @@ static void sends_per_rank(uint32_t n, uint64_t *sends)
     ftc_lb_config_t lc;
     ftc_lb_config_init(&lc);
     lc.n = n;
-    ftc_lb_world_t *w;
-    if (ftc_lb_world_create(&lc, &w) != FTC_OK)
-        abort();
+    ulfm_world_t world;
+    ulfm_world_create(&lc, NULL, 7, 0, &world);
+    ftc_lb_world_t *w = world.lb;
     cur_world = w;
-    ftc_context_t **ctx = calloc(n, sizeof(*ctx));
-    ftc_group_t **g = calloc(n, sizeof(*g));
     uint64_t *val = calloc(n, sizeof(*val));
     results = calloc(n, sizeof(*results));
-    for (uint32_t r = 0; r < n; r++) {
-        if (ftc_context_create(r, n, ftc_lb_ops(), ftc_lb_endpoint(w, r), NULL,
-                               &ctx[r]) != FTC_OK)
-            abort();
-        ftc_lb_attach(w, r, ctx[r]);
-        if (ftc_group_create(ctx[r], 7, 0, n, NULL, &g[r]) != FTC_OK)
-            abort();
-        if (ftc_init_agree(g[r], allbut(r), &val[r], on_deliver,
+    if (!val || !results)
+        abort();
+    for (uint32_t r = 0; r < n; r++)
+        if (ftc_init_agree(world.g[r], allbut(r), &val[r], on_deliver,
                            (void *)(uintptr_t)r, NULL) != FTC_OK)
             abort();
-    }
     ftc_lb_run(w, UINT64_MAX);
     for (uint32_t r = 0; r < n; r++)
         sends[r] = ftc_lb_rank_messages_sent(w, r);
-    for (uint32_t r = 0; r < n; r++)
-        ftc_context_destroy(ctx[r]);
-    ftc_lb_world_destroy(w);
+    ulfm_world_destroy(&world);
     for (uint32_t r = 0; r < n; r++)
         free(results[r].failed);
     free(results);
     results = NULL;
-    free(ctx);
-    free(g);
     free(val);
 }
 
@@ -350,7 +315,7 @@ static void exhaustive(uint32_t n, tally_t *t)
             for (uint64_t ka = 0; ka <= sends[a] + 2; ka++) {
                 s = (schedule_t){.n = n, .detect = detect, .ncrash = 1,
                                  .seed = ka};
-                s.crash[0] = (crash_t){a, ka};
+                s.crash[0] = (ulfm_crash_t){a, ka};
                 o = run_schedule(&s);
                 account(t, &s, &o);
                 /* Alone, a crash within the failure-free run's sends
@@ -365,8 +330,8 @@ static void exhaustive(uint32_t n, tally_t *t)
                 for (uint64_t kb = 0; kb <= sends[b] + 2; kb++) {
                     s = (schedule_t){.n = n, .detect = detect, .ncrash = 2,
                                      .seed = ka * 31 + kb};
-                    s.crash[0] = (crash_t){a, ka};
-                    s.crash[1] = (crash_t){b, kb};
+                    s.crash[0] = (ulfm_crash_t){a, ka};
+                    s.crash[1] = (ulfm_crash_t){b, kb};
                     o = run_schedule(&s);
                     account(t, &s, &o);
                 }
@@ -416,7 +381,7 @@ static void random_runs(uint64_t runs, uint64_t seed, tally_t *t)
                 if (!dup)
                     r = coord;
             }
-            s.crash[c] = (crash_t){r, splitmix(&x) % 9};
+            s.crash[c] = (ulfm_crash_t){r, splitmix(&x) % 9};
         }
         outcome_t o = run_schedule(&s);
         account(t, &s, &o);
