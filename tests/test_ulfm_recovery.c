@@ -35,14 +35,10 @@
 #include "ftcoll/mitigation.h"
 
 #include "check.h"
+#include "ulfm_world.h"
 
 #define MAX_CRASH 12
 #define NEW_ID 9
-
-typedef struct crash {
-    uint32_t rank;
-    uint64_t k; /* 0: before the operation; else after k sends */
-} crash_t;
 
 typedef struct schedule {
     uint32_t n;
@@ -51,7 +47,7 @@ typedef struct schedule {
     uint32_t ninv;
     uint32_t inv[2];
     uint32_t ncrash;
-    crash_t crash[MAX_CRASH];
+    ulfm_crash_t crash[MAX_CRASH];
 } schedule_t;
 
 typedef struct rank_state {
@@ -132,31 +128,15 @@ static void run_schedule(const schedule_t *s, uint64_t *sends_out)
     lc.seed = s->seed;
     if (!s->detect)
         lc.detect_delay_ns = UINT64_MAX;
-    ftc_lb_world_t *w;
-    if (ftc_lb_world_create(&lc, &w) != FTC_OK)
-        abort();
-    ftc_context_t **ctx = calloc(n, sizeof(*ctx));
-    ftc_group_t **g = calloc(n, sizeof(*g));
-    bool *before = calloc(n, sizeof(bool));
+    ulfm_world_t world;
+    ulfm_world_create(&lc, NULL, 3, 4, &world);
+    ftc_lb_world_t *w = world.lb;
+    ftc_group_t **g = world.g;
+    const bool *before = world.before;
     st = calloc(n, sizeof(*st));
-    if (!ctx || !g || !before || !st)
+    if (!st)
         abort();
-    for (uint32_t r = 0; r < n; r++) {
-        if (ftc_context_create(r, n, ftc_lb_ops(), ftc_lb_endpoint(w, r), NULL,
-                               &ctx[r]) != FTC_OK)
-            abort();
-        ftc_lb_attach(w, r, ctx[r]);
-        if (ftc_group_create(ctx[r], 3, 4, n, NULL, &g[r]) != FTC_OK)
-            abort();
-    }
-    for (uint32_t i = 0; i < s->ncrash; i++) {
-        if (s->crash[i].k == 0) {
-            ftc_lb_crash(w, s->crash[i].rank);
-            before[s->crash[i].rank] = true;
-        } else {
-            ftc_lb_crash_after_sends(w, s->crash[i].rank, s->crash[i].k);
-        }
-    }
+    ulfm_world_inject(&world, s->crash, s->ncrash);
     /* 1. an allreduce everywhere, invalidated at once by the invalidators */
     ftc_coll_args_t a;
     ftc_coll_args_init(&a);
@@ -339,12 +319,7 @@ static void run_schedule(const schedule_t *s, uint64_t *sends_out)
     if (sends_out != NULL)
         for (uint32_t r = 0; r < n; r++)
             sends_out[r] = ftc_lb_rank_messages_sent(w, r);
-    for (uint32_t r = 0; r < n; r++)
-        ftc_context_destroy(ctx[r]);
-    ftc_lb_world_destroy(w);
-    free(ctx);
-    free(g);
-    free(before);
+    ulfm_world_destroy(&world);
     free(st);
     st = NULL;
 }
@@ -362,7 +337,7 @@ static void exhaustive(uint32_t n)
             for (uint64_t ka = 0; ka <= sends[a] + 1; ka++) {
                 schedule_t s = base;
                 s.ncrash = 1;
-                s.crash[0] = (crash_t){a, ka};
+                s.crash[0] = (ulfm_crash_t){a, ka};
                 s.seed = ka;
                 run_schedule(&s, NULL);
             }
@@ -372,8 +347,8 @@ static void exhaustive(uint32_t n)
                     for (uint64_t kb = 0; kb <= sends[b] + 1; kb += 1) {
                         schedule_t s = base;
                         s.ncrash = 2;
-                        s.crash[0] = (crash_t){a, ka};
-                        s.crash[1] = (crash_t){b, kb};
+                        s.crash[0] = (ulfm_crash_t){a, ka};
+                        s.crash[1] = (ulfm_crash_t){b, kb};
                         s.seed = ka * 131 + kb;
                         s.detect = (int)((ka + kb) % 2);
                         run_schedule(&s, NULL);
@@ -419,7 +394,7 @@ static void random_runs(uint64_t count, uint64_t seed)
                 if (!taken)
                     r = s.inv[c];
             }
-            s.crash[c] = (crash_t){r, splitmix(&x) % (2 * s.n)};
+            s.crash[c] = (ulfm_crash_t){r, splitmix(&x) % (2 * s.n)};
         }
         run_schedule(&s, NULL);
     }
@@ -448,19 +423,10 @@ static void test_local_calls(void)
     ftc_lb_config_t lc;
     ftc_lb_config_init(&lc);
     lc.n = N;
-    ftc_lb_world_t *w;
-    ftc_context_t *ctx[N];
-    ftc_group_t *g[N];
-    if (ftc_lb_world_create(&lc, &w) != FTC_OK)
-        abort();
-    for (uint32_t r = 0; r < N; r++) {
-        if (ftc_context_create(r, N, ftc_lb_ops(), ftc_lb_endpoint(w, r), NULL,
-                               &ctx[r]) != FTC_OK)
-            abort();
-        ftc_lb_attach(w, r, ctx[r]);
-        if (ftc_group_create(ctx[r], 1, 0, N, NULL, &g[r]) != FTC_OK)
-            abort();
-    }
+    ulfm_world_t world;
+    ulfm_world_create(&lc, NULL, 1, 0, &world);
+    ftc_lb_world_t *w = world.lb;
+    ftc_group_t **g = world.g;
     uint32_t out[N];
     uint64_t v;
     ftc_group_t *ng = NULL;
@@ -565,9 +531,7 @@ static void test_local_calls(void)
     CHECK_MSG(shrink2_status == FTC_EPEER_INVALID && ng2 == NULL,
            "the peers' refusal ends it: %s", ftc_err_name(shrink2_status));
 
-    for (uint32_t r = 0; r < N; r++)
-        ftc_context_destroy(ctx[r]);
-    ftc_lb_world_destroy(w);
+    ulfm_world_destroy(&world);
 }
 
 /* The blocking helper: ranks 0 and 1 start the agreement, rank 2 blocks
@@ -595,19 +559,10 @@ static void test_blocking(void)
     ftc_lb_config_t lc;
     ftc_lb_config_init(&lc);
     lc.n = N;
-    ftc_context_t *ctx[N];
-    ftc_group_t *g[N];
-    if (ftc_lb_world_create(&lc, &blocking_world) != FTC_OK)
-        abort();
-    for (uint32_t r = 0; r < N; r++) {
-        if (ftc_context_create(r, N, ftc_lb_ops(),
-                               ftc_lb_endpoint(blocking_world, r), NULL,
-                               &ctx[r]) != FTC_OK)
-            abort();
-        ftc_lb_attach(blocking_world, r, ctx[r]);
-        if (ftc_group_create(ctx[r], 1, 0, N, NULL, &g[r]) != FTC_OK)
-            abort();
-    }
+    ulfm_world_t world;
+    ulfm_world_create(&lc, NULL, 1, 0, &world);
+    blocking_world = world.lb;
+    ftc_group_t **g = world.g;
     uint64_t v = 0, mine = 0xF0;
     CHECK_MSG(ftc_agree(g[2], &mine, NULL, 0, NULL, NULL, NULL) == FTC_EINVAL,
            "ftc_agree: no progress function on the loopback");
@@ -638,9 +593,8 @@ static void test_blocking(void)
            "the others join late");
     ftc_lb_run(blocking_world, UINT64_MAX);
     CHECK_MSG(agree_calls == 4, "and deliver");
-    for (uint32_t r = 0; r < N; r++)
-        ftc_context_destroy(ctx[r]);
-    ftc_lb_world_destroy(blocking_world);
+    ulfm_world_destroy(&world);
+    blocking_world = NULL;
 }
 
 int main(int argc, char **argv)
