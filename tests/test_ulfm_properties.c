@@ -337,51 +337,32 @@ static void exhaustive(uint32_t n, tally_t *t)
                 }
 }
 
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
 static void random_runs(uint64_t runs, uint64_t seed, tally_t *t)
 {
     static const uint32_t sizes[] = {16, 33, 64, 100, 256, 1024};
     uint64_t x = seed;
     for (uint64_t i = 0; i < runs; i++) {
         schedule_t s = {0};
-        s.n = sizes[splitmix(&x) % (sizeof(sizes) / sizeof(sizes[0]))];
-        s.seed = splitmix(&x);
-        s.detect = (int)(splitmix(&x) % 4 != 0);
-        s.jitter_ns = splitmix(&x) % 2 ? splitmix(&x) % 5000 : 0;
-        s.ncrash = (uint32_t)(splitmix(&x) % 11);
-        s.nops = splitmix(&x) % 4 == 0 ? 2 : 1;
+        s.n = sizes[ulfm_splitmix(&x) % (sizeof(sizes) / sizeof(sizes[0]))];
+        s.seed = ulfm_splitmix(&x);
+        s.detect = (int)(ulfm_splitmix(&x) % 4 != 0);
+        s.jitter_ns = ulfm_splitmix(&x) % 2 ? ulfm_splitmix(&x) % 5000 : 0;
+        s.ncrash = (uint32_t)(ulfm_splitmix(&x) % 11);
+        s.nops = ulfm_splitmix(&x) % 4 == 0 ? 2 : 1;
         /* (invalidation floods: n - 1 messages per member, so only
          * where that stays cheap) */
-        s.ninv = s.n <= 100 && splitmix(&x) % 3 == 0
-                     ? 1 + (uint32_t)(splitmix(&x) % 3)
+        s.ninv = s.n <= 100 && ulfm_splitmix(&x) % 3 == 0
+                     ? 1 + (uint32_t)(ulfm_splitmix(&x) % 3)
                      : 0;
         for (uint32_t c = 0; c < s.ncrash; c++) {
-            uint32_t r;
-            bool dup;
-            do {
-                r = (uint32_t)(splitmix(&x) % s.n);
-                dup = false;
-                for (uint32_t d = 0; d < c; d++)
-                    dup |= s.crash[d].rank == r;
-            } while (dup);
+            uint32_t r = ulfm_fresh_rank(&x, s.crash, c, s.n);
             /* Rank 0 coordinates first: crash it (and the next
              * coordinators) more often than the rest. */
-            if (c < 3 && splitmix(&x) % 3 == 0) {
-                uint32_t coord = c;
-                dup = false;
-                for (uint32_t d = 0; d < c; d++)
-                    dup |= s.crash[d].rank == coord;
-                if (!dup)
-                    r = coord;
+            if (c < 3 && ulfm_splitmix(&x) % 3 == 0) {
+                if (!ulfm_crash_has(s.crash, c, c))
+                    r = c;
             }
-            s.crash[c] = (ulfm_crash_t){r, splitmix(&x) % 9};
+            s.crash[c] = (ulfm_crash_t){r, ulfm_splitmix(&x) % 9};
         }
         outcome_t o = run_schedule(&s);
         account(t, &s, &o);

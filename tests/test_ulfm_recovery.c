@@ -356,45 +356,27 @@ static void exhaustive(uint32_t n)
     }
 }
 
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
 static void random_runs(uint64_t count, uint64_t seed)
 {
     static const uint32_t sizes[] = {16, 50, 128, 256};
     uint64_t x = seed;
     for (uint64_t i = 0; i < count; i++) {
         schedule_t s = {0};
-        s.n = sizes[splitmix(&x) % 4];
-        s.seed = splitmix(&x);
-        s.detect = (int)(splitmix(&x) % 4 != 0);
-        s.ninv = 1 + (uint32_t)(splitmix(&x) % 2);
-        s.inv[0] = (uint32_t)(splitmix(&x) % s.n);
-        s.inv[1] = (uint32_t)(splitmix(&x) % s.n);
-        s.ncrash = (uint32_t)(splitmix(&x) % 6);
+        s.n = sizes[ulfm_splitmix(&x) % 4];
+        s.seed = ulfm_splitmix(&x);
+        s.detect = (int)(ulfm_splitmix(&x) % 4 != 0);
+        s.ninv = 1 + (uint32_t)(ulfm_splitmix(&x) % 2);
+        s.inv[0] = (uint32_t)(ulfm_splitmix(&x) % s.n);
+        s.inv[1] = (uint32_t)(ulfm_splitmix(&x) % s.n);
+        s.ncrash = (uint32_t)(ulfm_splitmix(&x) % 6);
         for (uint32_t c = 0; c < s.ncrash; c++) {
-            uint32_t r;
-            bool dup;
-            do {
-                r = (uint32_t)(splitmix(&x) % s.n);
-                dup = false;
-                for (uint32_t d = 0; d < c; d++)
-                    dup |= s.crash[d].rank == r;
-            } while (dup);
+            uint32_t r = ulfm_fresh_rank(&x, s.crash, c, s.n);
             /* Invalidators crash mid-flood half of the time. */
-            if (c < s.ninv && splitmix(&x) % 2 == 0) {
-                bool taken = false;
-                for (uint32_t d = 0; d < c; d++)
-                    taken |= s.crash[d].rank == s.inv[c];
-                if (!taken)
+            if (c < s.ninv && ulfm_splitmix(&x) % 2 == 0) {
+                if (!ulfm_crash_has(s.crash, c, s.inv[c]))
                     r = s.inv[c];
             }
-            s.crash[c] = (ulfm_crash_t){r, splitmix(&x) % (2 * s.n)};
+            s.crash[c] = (ulfm_crash_t){r, ulfm_splitmix(&x) % (2 * s.n)};
         }
         run_schedule(&s, NULL);
     }

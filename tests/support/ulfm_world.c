@@ -39,6 +39,32 @@ void ulfm_world_inject(ulfm_world_t *w, const ulfm_crash_t *crash,
     }
 }
 
+uint64_t ulfm_splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+bool ulfm_crash_has(const ulfm_crash_t *crash, uint32_t ncrash, uint32_t rank)
+{
+    for (uint32_t i = 0; i < ncrash; i++)
+        if (crash[i].rank == rank)
+            return true;
+    return false;
+}
+
+uint32_t ulfm_fresh_rank(uint64_t *x, const ulfm_crash_t *crash,
+                         uint32_t ncrash, uint32_t n)
+{
+    uint32_t r;
+    do
+        r = (uint32_t)(ulfm_splitmix(x) % n);
+    while (ulfm_crash_has(crash, ncrash, r));
+    return r;
+}
+
 void ulfm_world_destroy(ulfm_world_t *w)
 {
     for (uint32_t r = 0; r < w->n; r++)

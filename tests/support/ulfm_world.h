@@ -43,6 +43,18 @@ void ulfm_world_create(const ftc_lb_config_t *lc, const ftc_config_t *cfg,
 void ulfm_world_inject(ulfm_world_t *w, const ulfm_crash_t *crash,
                        uint32_t ncrash);
 
+/* splitmix64: the next number of the stream x, so that a random
+ * schedule is reproducible from its seed. */
+uint64_t ulfm_splitmix(uint64_t *x);
+
+/* Whether rank is among the first ncrash crashes. */
+bool ulfm_crash_has(const ulfm_crash_t *crash, uint32_t ncrash, uint32_t rank);
+
+/* A rank of n drawn from x that none of the first ncrash crashes names
+ * (ncrash < n). */
+uint32_t ulfm_fresh_rank(uint64_t *x, const ulfm_crash_t *crash,
+                         uint32_t ncrash, uint32_t n);
+
 /* Destroys the contexts (and with them their groups), then the world. */
 void ulfm_world_destroy(ulfm_world_t *w);
 
