@@ -40,6 +40,7 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/mitigation.h"
 
+#include "ulfm_args.h"
 #include "ulfm_world.h"
 
 #define MAX_CRASH 16
@@ -406,27 +407,16 @@ static int parse_one(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    uint32_t max_n = 9;
-    uint64_t runs = 300, seed = 1;
     if (argc > 1 && strcmp(argv[1], "--one") == 0)
         return parse_one(argc, argv);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--max-n") == 0 && i + 1 < argc)
-            max_n = (uint32_t)strtoul(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--random") == 0 && i + 1 < argc)
-            runs = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 10);
-        else {
-            fprintf(stderr, "usage: %s [--max-n N (<= 16)] [--random RUNS] "
-                    "[--seed S] | --one N SEED DETECT r:k,...\n", argv[0]);
-            return 2;
-        }
-    }
-    if (max_n > 16) {
-        fprintf(stderr, "--max-n: at most 16\n");
-        return 2;
-    }
+    ulfm_args_t args = {.max_n = 9, .runs = 300, .seed = 1};
+    int bad = ulfm_args_parse(argc, argv, "[--max-n N (1 to 16)] [--random "
+                              "RUNS] [--seed S] | --one N SEED DETECT r:k,...",
+                              &args);
+    if (bad)
+        return bad;
+    uint32_t max_n = args.max_n;
+    uint64_t runs = args.runs, seed = args.seed;
     tally_t ex = {0}, rnd = {0};
     for (uint32_t n = 1; n <= max_n; n++)
         exhaustive(n, &ex);

@@ -35,6 +35,7 @@
 #include "ftcoll/mitigation.h"
 
 #include "check.h"
+#include "ulfm_args.h"
 #include "ulfm_world.h"
 
 #define MAX_CRASH 12
@@ -581,25 +582,14 @@ static void test_blocking(void)
 
 int main(int argc, char **argv)
 {
-    uint32_t max_n = 7;
-    uint64_t count = 60, seed = 1;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--max-n") == 0 && i + 1 < argc)
-            max_n = (uint32_t)strtoul(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--random") == 0 && i + 1 < argc)
-            count = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 10);
-        else {
-            fprintf(stderr, "usage: %s [--max-n N (<= 16)] [--random RUNS] "
-                    "[--seed S]\n", argv[0]);
-            return 2;
-        }
-    }
-    if (max_n > 16 || max_n < 1) {
-        fprintf(stderr, "--max-n: 1 to 16\n");
-        return 2;
-    }
+    ulfm_args_t args = {.max_n = 7, .runs = 60, .seed = 1};
+    int bad = ulfm_args_parse(argc, argv,
+                              "[--max-n N (1 to 16)] [--random RUNS] "
+                              "[--seed S]", &args);
+    if (bad)
+        return bad;
+    uint32_t max_n = args.max_n;
+    uint64_t count = args.runs, seed = args.seed;
     test_local_calls();
     test_blocking();
     for (uint32_t n = 1; n <= max_n; n++)
