@@ -820,15 +820,10 @@ static int connect_to_silent_peer(int connect_timeout_ms,
 {
     ftc_ofi_config_t c;
     ftc_ofi_t *a = NULL, *b = NULL;
-    ftc_ofi_config_init(&c);
-    c.nranks = 2;
-    c.job_token = 43;
+    local_config(&c, "tcp;ofi_rxm", 2, 0, 43);
     c.log = log_keep;
-    c.node = "127.0.0.1";
-    c.provider = "tcp;ofi_rxm";
     c.connect_timeout_ms = connect_timeout_ms;
     c.eager_connect = 1;
-    c.rank = 0;
     int rc = ftc_ofi_create(&c, &a);
     c.rank = 1;
     c.eager_connect = silent_eager;
@@ -1003,13 +998,8 @@ static void local_checks(const char *avail)
     if (ftc_ofi_provider_available("tcp;ofi_rxm")
         && ftc_ofi_provider_available("shm")) {
         ftc_ofi_t *a = NULL, *b = NULL;
-        ftc_ofi_config_init(&c);
-        c.nranks = 2;
-        c.job_token = 42;
+        local_config(&c, "tcp;ofi_rxm", 2, 0, 42);
         c.log = log_keep;
-        c.node = "127.0.0.1";
-        c.provider = "tcp;ofi_rxm";
-        c.rank = 0;
         int ra = ftc_ofi_create(&c, &a);
         c.provider = "shm";
         c.rank = 1;
