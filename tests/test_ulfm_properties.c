@@ -40,12 +40,10 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/mitigation.h"
 
-#define MAX_CRASH 16
+#include "ulfm_args.h"
+#include "ulfm_world.h"
 
-typedef struct crash {
-    uint32_t rank;
-    uint64_t k;          /* 0: before the operation; else after k sends */
-} crash_t;
+#define MAX_CRASH 16
 
 typedef struct schedule {
     uint32_t n;
@@ -56,7 +54,7 @@ typedef struct schedule {
     uint32_t ninv;       /* ranks 0..ninv-1 invalidate the group as the
                             agreement starts: it must not matter */
     uint32_t ncrash;
-    crash_t crash[MAX_CRASH];
+    ulfm_crash_t crash[MAX_CRASH];
 } schedule_t;
 
 typedef struct rank_result {
@@ -149,37 +147,21 @@ static outcome_t run_schedule(const schedule_t *s)
     lc.jitter_ns = s->jitter_ns;
     if (!s->detect)
         lc.detect_delay_ns = UINT64_MAX;
-    ftc_lb_world_t *w;
-    if (ftc_lb_world_create(&lc, &w) != FTC_OK)
-        abort();
-    cur_world = w;
-    ftc_context_t **ctx = calloc(n, sizeof(*ctx));
-    ftc_group_t **g = calloc(n, sizeof(*g));
-    uint32_t nops = s->nops == 2 ? 2 : 1;
-    uint64_t *val = calloc((size_t)n * nops, sizeof(*val));
-    results = calloc((size_t)n * nops, sizeof(*results));
-    bool *before = calloc(n, sizeof(*before));
-    if (!ctx || !g || !val || !results || !before)
-        abort();
     ftc_config_t cfg;
     ftc_config_init(&cfg);
     cfg.seed = s->seed;
-    for (uint32_t r = 0; r < n; r++) {
-        if (ftc_context_create(r, n, ftc_lb_ops(), ftc_lb_endpoint(w, r), &cfg,
-                               &ctx[r]) != FTC_OK)
-            abort();
-        ftc_lb_attach(w, r, ctx[r]);
-        if (ftc_group_create(ctx[r], 7, 0, n, NULL, &g[r]) != FTC_OK)
-            abort();
-    }
-    for (uint32_t i = 0; i < s->ncrash; i++) {
-        if (s->crash[i].k == 0) {
-            ftc_lb_crash(w, s->crash[i].rank);
-            before[s->crash[i].rank] = true;
-        } else {
-            ftc_lb_crash_after_sends(w, s->crash[i].rank, s->crash[i].k);
-        }
-    }
+    ulfm_world_t world;
+    ulfm_world_create(&lc, &cfg, 7, 0, &world);
+    ftc_lb_world_t *w = world.lb;
+    cur_world = w;
+    ftc_group_t **g = world.g;
+    const bool *before = world.before;
+    uint32_t nops = s->nops == 2 ? 2 : 1;
+    uint64_t *val = calloc((size_t)n * nops, sizeof(*val));
+    results = calloc((size_t)n * nops, sizeof(*results));
+    if (!val || !results)
+        abort();
+    ulfm_world_inject(&world, s->crash, s->ncrash);
     /* (with two in flight, each rank starts both at once) */
     for (uint32_t r = 0; r < n; r++)
         for (uint32_t op = 0; op < nops; op++) {
@@ -267,17 +249,12 @@ static outcome_t run_schedule(const schedule_t *s)
         VIOLATION(s, "cost: %" PRIu64 " messages with no failure, expected %"
                   PRIu64, out.messages, 4 * (uint64_t)(n - 1));
 
-    for (uint32_t r = 0; r < n; r++)
-        ftc_context_destroy(ctx[r]);
-    ftc_lb_world_destroy(w);
+    ulfm_world_destroy(&world);
     for (size_t i = 0; i < (size_t)n * nops; i++)
         free(results[i].failed);
     free(results);
     results = NULL;
-    free(ctx);
-    free(g);
     free(val);
-    free(before);
     return out;
 }
 
@@ -301,37 +278,26 @@ static void sends_per_rank(uint32_t n, uint64_t *sends)
     ftc_lb_config_t lc;
     ftc_lb_config_init(&lc);
     lc.n = n;
-    ftc_lb_world_t *w;
-    if (ftc_lb_world_create(&lc, &w) != FTC_OK)
-        abort();
+    ulfm_world_t world;
+    ulfm_world_create(&lc, NULL, 7, 0, &world);
+    ftc_lb_world_t *w = world.lb;
     cur_world = w;
-    ftc_context_t **ctx = calloc(n, sizeof(*ctx));
-    ftc_group_t **g = calloc(n, sizeof(*g));
     uint64_t *val = calloc(n, sizeof(*val));
     results = calloc(n, sizeof(*results));
-    for (uint32_t r = 0; r < n; r++) {
-        if (ftc_context_create(r, n, ftc_lb_ops(), ftc_lb_endpoint(w, r), NULL,
-                               &ctx[r]) != FTC_OK)
-            abort();
-        ftc_lb_attach(w, r, ctx[r]);
-        if (ftc_group_create(ctx[r], 7, 0, n, NULL, &g[r]) != FTC_OK)
-            abort();
-        if (ftc_init_agree(g[r], allbut(r), &val[r], on_deliver,
+    if (!val || !results)
+        abort();
+    for (uint32_t r = 0; r < n; r++)
+        if (ftc_init_agree(world.g[r], allbut(r), &val[r], on_deliver,
                            (void *)(uintptr_t)r, NULL) != FTC_OK)
             abort();
-    }
     ftc_lb_run(w, UINT64_MAX);
     for (uint32_t r = 0; r < n; r++)
         sends[r] = ftc_lb_rank_messages_sent(w, r);
-    for (uint32_t r = 0; r < n; r++)
-        ftc_context_destroy(ctx[r]);
-    ftc_lb_world_destroy(w);
+    ulfm_world_destroy(&world);
     for (uint32_t r = 0; r < n; r++)
         free(results[r].failed);
     free(results);
     results = NULL;
-    free(ctx);
-    free(g);
     free(val);
 }
 
@@ -350,7 +316,7 @@ static void exhaustive(uint32_t n, tally_t *t)
             for (uint64_t ka = 0; ka <= sends[a] + 2; ka++) {
                 s = (schedule_t){.n = n, .detect = detect, .ncrash = 1,
                                  .seed = ka};
-                s.crash[0] = (crash_t){a, ka};
+                s.crash[0] = (ulfm_crash_t){a, ka};
                 o = run_schedule(&s);
                 account(t, &s, &o);
                 /* Alone, a crash within the failure-free run's sends
@@ -365,19 +331,11 @@ static void exhaustive(uint32_t n, tally_t *t)
                 for (uint64_t kb = 0; kb <= sends[b] + 2; kb++) {
                     s = (schedule_t){.n = n, .detect = detect, .ncrash = 2,
                                      .seed = ka * 31 + kb};
-                    s.crash[0] = (crash_t){a, ka};
-                    s.crash[1] = (crash_t){b, kb};
+                    s.crash[0] = (ulfm_crash_t){a, ka};
+                    s.crash[1] = (ulfm_crash_t){b, kb};
                     o = run_schedule(&s);
                     account(t, &s, &o);
                 }
-}
-
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
 }
 
 static void random_runs(uint64_t runs, uint64_t seed, tally_t *t)
@@ -386,37 +344,26 @@ static void random_runs(uint64_t runs, uint64_t seed, tally_t *t)
     uint64_t x = seed;
     for (uint64_t i = 0; i < runs; i++) {
         schedule_t s = {0};
-        s.n = sizes[splitmix(&x) % (sizeof(sizes) / sizeof(sizes[0]))];
-        s.seed = splitmix(&x);
-        s.detect = (int)(splitmix(&x) % 4 != 0);
-        s.jitter_ns = splitmix(&x) % 2 ? splitmix(&x) % 5000 : 0;
-        s.ncrash = (uint32_t)(splitmix(&x) % 11);
-        s.nops = splitmix(&x) % 4 == 0 ? 2 : 1;
+        s.n = sizes[ulfm_splitmix(&x) % (sizeof(sizes) / sizeof(sizes[0]))];
+        s.seed = ulfm_splitmix(&x);
+        s.detect = (int)(ulfm_splitmix(&x) % 4 != 0);
+        s.jitter_ns = ulfm_splitmix(&x) % 2 ? ulfm_splitmix(&x) % 5000 : 0;
+        s.ncrash = (uint32_t)(ulfm_splitmix(&x) % 11);
+        s.nops = ulfm_splitmix(&x) % 4 == 0 ? 2 : 1;
         /* (invalidation floods: n - 1 messages per member, so only
          * where that stays cheap) */
-        s.ninv = s.n <= 100 && splitmix(&x) % 3 == 0
-                     ? 1 + (uint32_t)(splitmix(&x) % 3)
+        s.ninv = s.n <= 100 && ulfm_splitmix(&x) % 3 == 0
+                     ? 1 + (uint32_t)(ulfm_splitmix(&x) % 3)
                      : 0;
         for (uint32_t c = 0; c < s.ncrash; c++) {
-            uint32_t r;
-            bool dup;
-            do {
-                r = (uint32_t)(splitmix(&x) % s.n);
-                dup = false;
-                for (uint32_t d = 0; d < c; d++)
-                    dup |= s.crash[d].rank == r;
-            } while (dup);
+            uint32_t r = ulfm_fresh_rank(&x, s.crash, c, s.n);
             /* Rank 0 coordinates first: crash it (and the next
              * coordinators) more often than the rest. */
-            if (c < 3 && splitmix(&x) % 3 == 0) {
-                uint32_t coord = c;
-                dup = false;
-                for (uint32_t d = 0; d < c; d++)
-                    dup |= s.crash[d].rank == coord;
-                if (!dup)
-                    r = coord;
+            if (c < 3 && ulfm_splitmix(&x) % 3 == 0) {
+                if (!ulfm_crash_has(s.crash, c, c))
+                    r = c;
             }
-            s.crash[c] = (crash_t){r, splitmix(&x) % 9};
+            s.crash[c] = (ulfm_crash_t){r, ulfm_splitmix(&x) % 9};
         }
         outcome_t o = run_schedule(&s);
         account(t, &s, &o);
@@ -460,27 +407,16 @@ static int parse_one(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    uint32_t max_n = 9;
-    uint64_t runs = 300, seed = 1;
     if (argc > 1 && strcmp(argv[1], "--one") == 0)
         return parse_one(argc, argv);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--max-n") == 0 && i + 1 < argc)
-            max_n = (uint32_t)strtoul(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--random") == 0 && i + 1 < argc)
-            runs = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 10);
-        else {
-            fprintf(stderr, "usage: %s [--max-n N (<= 16)] [--random RUNS] "
-                    "[--seed S] | --one N SEED DETECT r:k,...\n", argv[0]);
-            return 2;
-        }
-    }
-    if (max_n > 16) {
-        fprintf(stderr, "--max-n: at most 16\n");
-        return 2;
-    }
+    ulfm_args_t args = {.max_n = 9, .runs = 300, .seed = 1};
+    int bad = ulfm_args_parse(argc, argv, "[--max-n N (1 to 16)] [--random "
+                              "RUNS] [--seed S] | --one N SEED DETECT r:k,...",
+                              &args);
+    if (bad)
+        return bad;
+    uint32_t max_n = args.max_n;
+    uint64_t runs = args.runs, seed = args.seed;
     tally_t ex = {0}, rnd = {0};
     for (uint32_t n = 1; n <= max_n; n++)
         exhaustive(n, &ex);

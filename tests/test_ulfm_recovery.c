@@ -35,14 +35,11 @@
 #include "ftcoll/mitigation.h"
 
 #include "check.h"
+#include "ulfm_args.h"
+#include "ulfm_world.h"
 
 #define MAX_CRASH 12
 #define NEW_ID 9
-
-typedef struct crash {
-    uint32_t rank;
-    uint64_t k; /* 0: before the operation; else after k sends */
-} crash_t;
 
 typedef struct schedule {
     uint32_t n;
@@ -51,7 +48,7 @@ typedef struct schedule {
     uint32_t ninv;
     uint32_t inv[2];
     uint32_t ncrash;
-    crash_t crash[MAX_CRASH];
+    ulfm_crash_t crash[MAX_CRASH];
 } schedule_t;
 
 typedef struct rank_state {
@@ -132,31 +129,15 @@ static void run_schedule(const schedule_t *s, uint64_t *sends_out)
     lc.seed = s->seed;
     if (!s->detect)
         lc.detect_delay_ns = UINT64_MAX;
-    ftc_lb_world_t *w;
-    if (ftc_lb_world_create(&lc, &w) != FTC_OK)
-        abort();
-    ftc_context_t **ctx = calloc(n, sizeof(*ctx));
-    ftc_group_t **g = calloc(n, sizeof(*g));
-    bool *before = calloc(n, sizeof(bool));
+    ulfm_world_t world;
+    ulfm_world_create(&lc, NULL, 3, 4, &world);
+    ftc_lb_world_t *w = world.lb;
+    ftc_group_t **g = world.g;
+    const bool *before = world.before;
     st = calloc(n, sizeof(*st));
-    if (!ctx || !g || !before || !st)
+    if (!st)
         abort();
-    for (uint32_t r = 0; r < n; r++) {
-        if (ftc_context_create(r, n, ftc_lb_ops(), ftc_lb_endpoint(w, r), NULL,
-                               &ctx[r]) != FTC_OK)
-            abort();
-        ftc_lb_attach(w, r, ctx[r]);
-        if (ftc_group_create(ctx[r], 3, 4, n, NULL, &g[r]) != FTC_OK)
-            abort();
-    }
-    for (uint32_t i = 0; i < s->ncrash; i++) {
-        if (s->crash[i].k == 0) {
-            ftc_lb_crash(w, s->crash[i].rank);
-            before[s->crash[i].rank] = true;
-        } else {
-            ftc_lb_crash_after_sends(w, s->crash[i].rank, s->crash[i].k);
-        }
-    }
+    ulfm_world_inject(&world, s->crash, s->ncrash);
     /* 1. an allreduce everywhere, invalidated at once by the invalidators */
     ftc_coll_args_t a;
     ftc_coll_args_init(&a);
@@ -339,12 +320,7 @@ static void run_schedule(const schedule_t *s, uint64_t *sends_out)
     if (sends_out != NULL)
         for (uint32_t r = 0; r < n; r++)
             sends_out[r] = ftc_lb_rank_messages_sent(w, r);
-    for (uint32_t r = 0; r < n; r++)
-        ftc_context_destroy(ctx[r]);
-    ftc_lb_world_destroy(w);
-    free(ctx);
-    free(g);
-    free(before);
+    ulfm_world_destroy(&world);
     free(st);
     st = NULL;
 }
@@ -362,7 +338,7 @@ static void exhaustive(uint32_t n)
             for (uint64_t ka = 0; ka <= sends[a] + 1; ka++) {
                 schedule_t s = base;
                 s.ncrash = 1;
-                s.crash[0] = (crash_t){a, ka};
+                s.crash[0] = (ulfm_crash_t){a, ka};
                 s.seed = ka;
                 run_schedule(&s, NULL);
             }
@@ -372,21 +348,13 @@ static void exhaustive(uint32_t n)
                     for (uint64_t kb = 0; kb <= sends[b] + 1; kb += 1) {
                         schedule_t s = base;
                         s.ncrash = 2;
-                        s.crash[0] = (crash_t){a, ka};
-                        s.crash[1] = (crash_t){b, kb};
+                        s.crash[0] = (ulfm_crash_t){a, ka};
+                        s.crash[1] = (ulfm_crash_t){b, kb};
                         s.seed = ka * 131 + kb;
                         s.detect = (int)((ka + kb) % 2);
                         run_schedule(&s, NULL);
                     }
     }
-}
-
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
 }
 
 static void random_runs(uint64_t count, uint64_t seed)
@@ -395,31 +363,21 @@ static void random_runs(uint64_t count, uint64_t seed)
     uint64_t x = seed;
     for (uint64_t i = 0; i < count; i++) {
         schedule_t s = {0};
-        s.n = sizes[splitmix(&x) % 4];
-        s.seed = splitmix(&x);
-        s.detect = (int)(splitmix(&x) % 4 != 0);
-        s.ninv = 1 + (uint32_t)(splitmix(&x) % 2);
-        s.inv[0] = (uint32_t)(splitmix(&x) % s.n);
-        s.inv[1] = (uint32_t)(splitmix(&x) % s.n);
-        s.ncrash = (uint32_t)(splitmix(&x) % 6);
+        s.n = sizes[ulfm_splitmix(&x) % 4];
+        s.seed = ulfm_splitmix(&x);
+        s.detect = (int)(ulfm_splitmix(&x) % 4 != 0);
+        s.ninv = 1 + (uint32_t)(ulfm_splitmix(&x) % 2);
+        s.inv[0] = (uint32_t)(ulfm_splitmix(&x) % s.n);
+        s.inv[1] = (uint32_t)(ulfm_splitmix(&x) % s.n);
+        s.ncrash = (uint32_t)(ulfm_splitmix(&x) % 6);
         for (uint32_t c = 0; c < s.ncrash; c++) {
-            uint32_t r;
-            bool dup;
-            do {
-                r = (uint32_t)(splitmix(&x) % s.n);
-                dup = false;
-                for (uint32_t d = 0; d < c; d++)
-                    dup |= s.crash[d].rank == r;
-            } while (dup);
+            uint32_t r = ulfm_fresh_rank(&x, s.crash, c, s.n);
             /* Invalidators crash mid-flood half of the time. */
-            if (c < s.ninv && splitmix(&x) % 2 == 0) {
-                bool taken = false;
-                for (uint32_t d = 0; d < c; d++)
-                    taken |= s.crash[d].rank == s.inv[c];
-                if (!taken)
+            if (c < s.ninv && ulfm_splitmix(&x) % 2 == 0) {
+                if (!ulfm_crash_has(s.crash, c, s.inv[c]))
                     r = s.inv[c];
             }
-            s.crash[c] = (crash_t){r, splitmix(&x) % (2 * s.n)};
+            s.crash[c] = (ulfm_crash_t){r, ulfm_splitmix(&x) % (2 * s.n)};
         }
         run_schedule(&s, NULL);
     }
@@ -448,19 +406,10 @@ static void test_local_calls(void)
     ftc_lb_config_t lc;
     ftc_lb_config_init(&lc);
     lc.n = N;
-    ftc_lb_world_t *w;
-    ftc_context_t *ctx[N];
-    ftc_group_t *g[N];
-    if (ftc_lb_world_create(&lc, &w) != FTC_OK)
-        abort();
-    for (uint32_t r = 0; r < N; r++) {
-        if (ftc_context_create(r, N, ftc_lb_ops(), ftc_lb_endpoint(w, r), NULL,
-                               &ctx[r]) != FTC_OK)
-            abort();
-        ftc_lb_attach(w, r, ctx[r]);
-        if (ftc_group_create(ctx[r], 1, 0, N, NULL, &g[r]) != FTC_OK)
-            abort();
-    }
+    ulfm_world_t world;
+    ulfm_world_create(&lc, NULL, 1, 0, &world);
+    ftc_lb_world_t *w = world.lb;
+    ftc_group_t **g = world.g;
     uint32_t out[N];
     uint64_t v;
     ftc_group_t *ng = NULL;
@@ -565,9 +514,7 @@ static void test_local_calls(void)
     CHECK_MSG(shrink2_status == FTC_EPEER_INVALID && ng2 == NULL,
            "the peers' refusal ends it: %s", ftc_err_name(shrink2_status));
 
-    for (uint32_t r = 0; r < N; r++)
-        ftc_context_destroy(ctx[r]);
-    ftc_lb_world_destroy(w);
+    ulfm_world_destroy(&world);
 }
 
 /* The blocking helper: ranks 0 and 1 start the agreement, rank 2 blocks
@@ -595,19 +542,10 @@ static void test_blocking(void)
     ftc_lb_config_t lc;
     ftc_lb_config_init(&lc);
     lc.n = N;
-    ftc_context_t *ctx[N];
-    ftc_group_t *g[N];
-    if (ftc_lb_world_create(&lc, &blocking_world) != FTC_OK)
-        abort();
-    for (uint32_t r = 0; r < N; r++) {
-        if (ftc_context_create(r, N, ftc_lb_ops(),
-                               ftc_lb_endpoint(blocking_world, r), NULL,
-                               &ctx[r]) != FTC_OK)
-            abort();
-        ftc_lb_attach(blocking_world, r, ctx[r]);
-        if (ftc_group_create(ctx[r], 1, 0, N, NULL, &g[r]) != FTC_OK)
-            abort();
-    }
+    ulfm_world_t world;
+    ulfm_world_create(&lc, NULL, 1, 0, &world);
+    blocking_world = world.lb;
+    ftc_group_t **g = world.g;
     uint64_t v = 0, mine = 0xF0;
     CHECK_MSG(ftc_agree(g[2], &mine, NULL, 0, NULL, NULL, NULL) == FTC_EINVAL,
            "ftc_agree: no progress function on the loopback");
@@ -638,32 +576,20 @@ static void test_blocking(void)
            "the others join late");
     ftc_lb_run(blocking_world, UINT64_MAX);
     CHECK_MSG(agree_calls == 4, "and deliver");
-    for (uint32_t r = 0; r < N; r++)
-        ftc_context_destroy(ctx[r]);
-    ftc_lb_world_destroy(blocking_world);
+    ulfm_world_destroy(&world);
+    blocking_world = NULL;
 }
 
 int main(int argc, char **argv)
 {
-    uint32_t max_n = 7;
-    uint64_t count = 60, seed = 1;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--max-n") == 0 && i + 1 < argc)
-            max_n = (uint32_t)strtoul(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--random") == 0 && i + 1 < argc)
-            count = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 10);
-        else {
-            fprintf(stderr, "usage: %s [--max-n N (<= 16)] [--random RUNS] "
-                    "[--seed S]\n", argv[0]);
-            return 2;
-        }
-    }
-    if (max_n > 16 || max_n < 1) {
-        fprintf(stderr, "--max-n: 1 to 16\n");
-        return 2;
-    }
+    ulfm_args_t args = {.max_n = 7, .runs = 60, .seed = 1};
+    int bad = ulfm_args_parse(argc, argv,
+                              "[--max-n N (1 to 16)] [--random RUNS] "
+                              "[--seed S]", &args);
+    if (bad)
+        return bad;
+    uint32_t max_n = args.max_n;
+    uint64_t count = args.runs, seed = args.seed;
     test_local_calls();
     test_blocking();
     for (uint32_t n = 1; n <= max_n; n++)

@@ -799,6 +799,16 @@ class Suite:
         self.case("no key: --no-auth allreduce n=4", unkeyed)
 
     def bad_input(self):
+        def launch_script(n, script, **env):
+            # ftcoll-run over n ranks of `sh -c script`, with the bench as
+            # $0 and env added to the environment.
+            p = subprocess.run([self.args.launcher, "-n", str(n), "--timeout",
+                                "60", "--", "sh", "-c", script,
+                                self.args.bench], capture_output=True,
+                               text=True, timeout=90,
+                               env=dict(os.environ, **env))
+            return p, Job(p.returncode, p.stdout, p.stderr, 0)
+
         def missing_program():
             p = subprocess.run([self.args.launcher, "-n", "3", "--",
                                 "/nonexistent/ftcoll-program"],
@@ -819,13 +829,7 @@ class Suite:
                       'while [ ! -e "$FTCOLL_RENDEZVOUS/dead.0" ] || '
                       '[ ! -e "$FTCOLL_RENDEZVOUS/dead.2" ]; do sleep 0.05; '
                       'done; else exec "$0" --iters 5 --quiet; fi')
-            p = subprocess.run([self.args.launcher, "-n", "3", "--timeout",
-                                "60", "--", "sh", "-c", script,
-                                self.args.bench], capture_output=True,
-                               text=True, timeout=90,
-                               env=dict(os.environ,
-                                        FTCOLL_BOOTSTRAP_TIMEOUT="1"))
-            job = Job(p.returncode, p.stdout, p.stderr, 0)
+            p, job = launch_script(3, script, FTCOLL_BOOTSTRAP_TIMEOUT="1")
             problems = []
             for r in (0, 2):
                 if not re.search(r"\[%d\] .*timed out after 1\.0 s waiting "
@@ -842,13 +846,8 @@ class Suite:
             # (exit status 124) would end the job first.
             script = ('if [ "$FTCOLL_RANK" = 2 ]; then exit 3; '
                       'else exec "$0" --iters 5 --quiet; fi')
-            p = subprocess.run([self.args.launcher, "-n", "4", "--timeout",
-                                "60", "--", "sh", "-c", script,
-                                self.args.bench], capture_output=True,
-                               text=True, timeout=90,
-                               env=dict(os.environ,
-                                        FTCOLL_BOOTSTRAP_TIMEOUT="3600"))
-            job = Job(p.returncode, p.stdout, p.stderr, 0)
+            p, job = launch_script(4, script,
+                                   FTCOLL_BOOTSTRAP_TIMEOUT="3600")
             problems = []
             if "rank 2 exited before it reached the rendezvous" not in p.stderr:
                 problems.append("no message naming rank 2")
@@ -862,11 +861,7 @@ class Suite:
             # A job key that is not 32 hex digits: every rank refuses to
             # start, naming the variable (no job runs half-keyed).
             script = 'FTCOLL_JOB_KEY=00112233-not-hex exec "$0" --iters 5'
-            p = subprocess.run([self.args.launcher, "-n", "2", "--timeout",
-                                "60", "--", "sh", "-c", script,
-                                self.args.bench], capture_output=True,
-                               text=True, timeout=90)
-            job = Job(p.returncode, p.stdout, p.stderr, 0)
+            p, job = launch_script(2, script)
             problems = []
             said = re.findall(r"^\[(\d)\] .*FTCOLL_JOB_KEY must be 32 "
                               r"hexadecimal digits", p.stdout + p.stderr,

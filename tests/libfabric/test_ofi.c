@@ -702,6 +702,57 @@ static void log_keep(void *arg, const char *msg)
     snprintf(g_log + used, sizeof(g_log) - used, "%s\n", msg);
 }
 
+/* The configuration of rank `rank` of a job of nranks ranks on
+ * 127.0.0.1 over prov: what every hand-made endpoint here starts from. */
+static void local_config(ftc_ofi_config_t *c, const char *prov,
+                         uint32_t nranks, uint32_t rank, uint64_t token)
+{
+    ftc_ofi_config_init(c);
+    c->nranks = nranks;
+    c->rank = rank;
+    c->job_token = token;
+    c->provider = prov;
+    c->node = "127.0.0.1";
+}
+
+/* A child process publishes rank `rank`'s address into blobs (nranks
+ * slots) and exits, cleanly: with shm its region is gone once it is
+ * reaped, as ftcoll-run leaves a killed rank's. true if it did. */
+static bool publish_and_exit(const char *prov, uint32_t rank, uint32_t nranks,
+                             uint64_t token, unsigned char *blobs)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return false;
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        close(fds[0]);
+        ftc_ofi_config_t c;
+        local_config(&c, prov, nranks, rank, token);
+        ftc_ofi_t *z = NULL;
+        unsigned char blob[FTC_OFI_BLOB_SIZE] = {0};
+        if (ftc_ofi_create(&c, &z) == FTC_OK)
+            memcpy(blob, ftc_ofi_local_blob(z), sizeof(blob));
+        ssize_t w = write(fds[1], blob, sizeof(blob));
+        ftc_ofi_destroy(z);
+        _exit(w == (ssize_t)sizeof(blob) ? 0 : 1);
+    }
+    close(fds[1]);
+    unsigned char *mine = blobs + (size_t)rank * FTC_OFI_BLOB_SIZE;
+    size_t got = 0;
+    while (got < FTC_OFI_BLOB_SIZE) {
+        ssize_t k = read(fds[0], mine + got, FTC_OFI_BLOB_SIZE - got);
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    close(fds[0]);
+    int st = 0;
+    return child > 0 && waitpid(child, &st, 0) == child && WIFEXITED(st)
+           && WEXITSTATUS(st) == 0 && got == FTC_OFI_BLOB_SIZE;
+}
+
 /* A rank that dies right after it published its address, before anyone
  * connected to it: a child process creates rank 1, hands its blob over a
  * pipe and exits; once it is reaped, rank 0 (here) sets its peers. The
@@ -712,55 +763,13 @@ static void log_keep(void *arg, const char *msg)
  * the other ranks' keepalive could exclude the waiting one). */
 static void dead_before_connect(const char *prov)
 {
-    int fds[2];
-    if (pipe(fds) != 0) {
-        CHECK_MSG(false, "%s: pipe", prov);
-        return;
-    }
-    fflush(stdout);
-    pid_t child = fork();
-    if (child == 0) {
-        close(fds[0]);
-        ftc_ofi_config_t c;
-        ftc_ofi_config_init(&c);
-        c.nranks = 2;
-        c.rank = 1;
-        c.job_token = 44;
-        c.provider = prov;
-        c.node = "127.0.0.1";
-        ftc_ofi_t *z = NULL;
-        unsigned char blob[FTC_OFI_BLOB_SIZE] = {0};
-        if (ftc_ofi_create(&c, &z) == FTC_OK)
-            memcpy(blob, ftc_ofi_local_blob(z), sizeof(blob));
-        ssize_t w = write(fds[1], blob, sizeof(blob));
-        ftc_ofi_destroy(z);
-        _exit(w == (ssize_t)sizeof(blob) ? 0 : 1);
-    }
-    close(fds[1]);
     unsigned char blobs[2 * FTC_OFI_BLOB_SIZE];
-    size_t got = 0;
-    while (got < FTC_OFI_BLOB_SIZE) {
-        ssize_t k = read(fds[0], blobs + FTC_OFI_BLOB_SIZE + got,
-                         FTC_OFI_BLOB_SIZE - got);
-        if (k <= 0)
-            break;
-        got += (size_t)k;
-    }
-    close(fds[0]);
-    int st = 0;
-    bool reaped = child > 0 && waitpid(child, &st, 0) == child
-                  && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-    if (!reaped || got != FTC_OFI_BLOB_SIZE) {
+    if (!publish_and_exit(prov, 1, 2, 44, blobs)) {
         CHECK_MSG(false, "%s: the child did not publish its address", prov);
         return;
     }
     ftc_ofi_config_t c;
-    ftc_ofi_config_init(&c);
-    c.nranks = 2;
-    c.rank = 0;
-    c.job_token = 44;
-    c.provider = prov;
-    c.node = "127.0.0.1";
+    local_config(&c, prov, 2, 0, 44);
     c.connect_timeout_ms = 20000;
     c.log = log_keep;
     ftc_ofi_t *z = NULL;
@@ -811,15 +820,10 @@ static int connect_to_silent_peer(int connect_timeout_ms,
 {
     ftc_ofi_config_t c;
     ftc_ofi_t *a = NULL, *b = NULL;
-    ftc_ofi_config_init(&c);
-    c.nranks = 2;
-    c.job_token = 43;
+    local_config(&c, "tcp;ofi_rxm", 2, 0, 43);
     c.log = log_keep;
-    c.node = "127.0.0.1";
-    c.provider = "tcp;ofi_rxm";
     c.connect_timeout_ms = connect_timeout_ms;
     c.eager_connect = 1;
-    c.rank = 0;
     int rc = ftc_ofi_create(&c, &a);
     c.rank = 1;
     c.eager_connect = silent_eager;
@@ -840,49 +844,6 @@ static int connect_to_silent_peer(int connect_timeout_ms,
     ftc_ofi_destroy(a);
     ftc_ofi_destroy(b);
     return rc;
-}
-
-/* A child process publishes rank `rank`'s address into blobs (nranks
- * slots) and exits, cleanly: with shm its region is gone once it is
- * reaped, as ftcoll-run leaves a killed rank's. true if it did. */
-static bool publish_and_exit(const char *prov, uint32_t rank, uint32_t nranks,
-                             uint64_t token, unsigned char *blobs)
-{
-    int fds[2];
-    if (pipe(fds) != 0)
-        return false;
-    fflush(stdout);
-    pid_t child = fork();
-    if (child == 0) {
-        close(fds[0]);
-        ftc_ofi_config_t c;
-        ftc_ofi_config_init(&c);
-        c.nranks = nranks;
-        c.rank = rank;
-        c.job_token = token;
-        c.provider = prov;
-        c.node = "127.0.0.1";
-        ftc_ofi_t *z = NULL;
-        unsigned char blob[FTC_OFI_BLOB_SIZE] = {0};
-        if (ftc_ofi_create(&c, &z) == FTC_OK)
-            memcpy(blob, ftc_ofi_local_blob(z), sizeof(blob));
-        ssize_t w = write(fds[1], blob, sizeof(blob));
-        ftc_ofi_destroy(z);
-        _exit(w == (ssize_t)sizeof(blob) ? 0 : 1);
-    }
-    close(fds[1]);
-    unsigned char *mine = blobs + (size_t)rank * FTC_OFI_BLOB_SIZE;
-    size_t got = 0;
-    while (got < FTC_OFI_BLOB_SIZE) {
-        ssize_t k = read(fds[0], mine + got, FTC_OFI_BLOB_SIZE - got);
-        if (k <= 0)
-            break;
-        got += (size_t)k;
-    }
-    close(fds[0]);
-    int st = 0;
-    return child > 0 && waitpid(child, &st, 0) == child && WIFEXITED(st)
-           && WEXITSTATUS(st) == 0 && got == FTC_OFI_BLOB_SIZE;
 }
 
 typedef struct {
@@ -918,12 +879,7 @@ static void dead_between_peers(const char *prov)
     int rc[3] = {FTC_OK, FTC_OK, FTC_OK};
     for (uint32_t r = 0; r < n; r += 2) {
         ftc_ofi_config_t c;
-        ftc_ofi_config_init(&c);
-        c.nranks = n;
-        c.rank = r;
-        c.job_token = token;
-        c.provider = prov;
-        c.node = "127.0.0.1";
+        local_config(&c, prov, n, r, token);
         c.eager_connect = 0;
         c.log = log_keep;
         rc[r] = ftc_ofi_create(&c, &z[r]);
@@ -1042,13 +998,8 @@ static void local_checks(const char *avail)
     if (ftc_ofi_provider_available("tcp;ofi_rxm")
         && ftc_ofi_provider_available("shm")) {
         ftc_ofi_t *a = NULL, *b = NULL;
-        ftc_ofi_config_init(&c);
-        c.nranks = 2;
-        c.job_token = 42;
+        local_config(&c, "tcp;ofi_rxm", 2, 0, 42);
         c.log = log_keep;
-        c.node = "127.0.0.1";
-        c.provider = "tcp;ofi_rxm";
-        c.rank = 0;
         int ra = ftc_ofi_create(&c, &a);
         c.provider = "shm";
         c.rank = 1;
