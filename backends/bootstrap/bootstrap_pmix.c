@@ -37,6 +37,21 @@ static uint64_t nspace_token(const char *ns)
     return h;
 }
 
+
+/* A fence that collects what every rank put, bounded by the bootstrap's
+ * timeout (*timeout_s: the bound in seconds, for the caller's message). */
+static pmix_status_t collect_fence(const ftc_bootstrap_t *b, int *timeout_s)
+{
+    pmix_info_t info[2];
+    bool collect = true;
+    *timeout_s = b->timeout_ms < 0 ? 0 : (b->timeout_ms + 999) / 1000;
+    PMIx_Info_load(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    PMIx_Info_load(&info[1], PMIX_TIMEOUT, timeout_s, PMIX_INT);
+    pmix_status_t rc = PMIx_Fence(NULL, 0, info, 2);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    return rc;
+}
 static int pmix_allgather(ftc_bootstrap_t *b, const void *mine, size_t len,
                           void *all)
 {
@@ -58,14 +73,8 @@ static int pmix_allgather(ftc_bootstrap_t *b, const void *mine, size_t len,
         return FTC_ETRANSPORT;
     }
 
-    pmix_info_t info[2];
-    bool collect = true;
-    int timeout_s = b->timeout_ms < 0 ? 0 : (b->timeout_ms + 999) / 1000;
-    PMIx_Info_load(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-    PMIx_Info_load(&info[1], PMIX_TIMEOUT, &timeout_s, PMIX_INT);
-    rc = PMIx_Fence(NULL, 0, info, 2);
-    PMIX_INFO_DESTRUCT(&info[0]);
-    PMIX_INFO_DESTRUCT(&info[1]);
+    int timeout_s;
+    rc = collect_fence(b, &timeout_s);
     if (rc != PMIX_SUCCESS) {
         ftc_bootstrap_seterr(b, "bootstrap: rank %u: PMIx_Fence: %s (a rank "
                                 "did not arrive within %d s?)",
@@ -118,14 +127,8 @@ static int pmix_share_key(ftc_bootstrap_t *b, pmix_state_t *s)
                                 "%s", PMIx_Error_string(rc));
         return FTC_ETRANSPORT;
     }
-    pmix_info_t info[2];
-    bool collect = true;
-    int timeout_s = b->timeout_ms < 0 ? 0 : (b->timeout_ms + 999) / 1000;
-    PMIx_Info_load(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-    PMIx_Info_load(&info[1], PMIX_TIMEOUT, &timeout_s, PMIX_INT);
-    rc = PMIx_Fence(NULL, 0, info, 2);
-    PMIX_INFO_DESTRUCT(&info[0]);
-    PMIX_INFO_DESTRUCT(&info[1]);
+    int timeout_s;
+    rc = collect_fence(b, &timeout_s);
     if (rc != PMIX_SUCCESS) {
         ftc_bootstrap_seterr(b, "bootstrap: rank %u: PMIx_Fence for the job "
                                 "key: %s", b->rank, PMIx_Error_string(rc));
