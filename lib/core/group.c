@@ -33,8 +33,9 @@ void ftc_group_cancel_ops(ftc_group_t *g, int status)
 
 void ftc_group_destroy(ftc_group_t *g)
 {
-    if (g == NULL)
-        return;
+    if (g == NULL || g->destroying)
+        return; /* (again, from a callback of this very destroy) */
+    g->destroying = true;
     ftc_context_t *ctx = g->ctx;
     ftc_group_cancel_ops(g, FTC_ECANCELED);
     ftc_ctx_settle(ctx);

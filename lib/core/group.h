@@ -58,6 +58,10 @@ struct ftc_group {
     uint32_t ntold_ended;
     /* 0, or the status the group was stopped with (core/stop.c). */
     int stopped;
+    /* ftc_group_destroy (or the context's) is under way: the deliver
+     * callbacks it runs may call in, and every call that would start
+     * something on the group is refused with FTC_ECANCELED. */
+    bool destroying;
     /* State families keep per group (ftc_group_ext). */
     struct ftc_group_ext *ext;
     ftc_group_t *next;

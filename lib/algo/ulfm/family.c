@@ -62,6 +62,8 @@ int ftc_init_agree(ftc_group_t *group, uint64_t value, uint64_t *result,
         return FTC_EINVAL;
     if (group->ctx->excluded)
         return FTC_EEXCLUDED;
+    if (group->destroying)
+        return FTC_ECANCELED;
     uint64_t my_seq = group->next_seq;
     ftc_agree_t *a = NULL;
     int rc = result == NULL || deliver == NULL
@@ -159,6 +161,8 @@ int ftc_group_invalidate(ftc_group_t *group)
         return FTC_EINVAL;
     if (group->ctx->excluded)
         return FTC_EEXCLUDED;
+    if (group->destroying)
+        return FTC_ECANCELED;
     ftc_group_stop(group, FTC_EINVALIDATED);
     /* Operations it ended deliver from the next entry point. */
     ftc_ctx_after_init(group->ctx);
@@ -277,6 +281,8 @@ int ftc_init_shrink(ftc_group_t *group, uint32_t new_id,
         return FTC_EINVAL;
     if (group->ctx->excluded)
         return FTC_EEXCLUDED;
+    if (group->destroying)
+        return FTC_ECANCELED;
     int rc = FTC_OK;
     if (newgroup == NULL || deliver == NULL || new_id_taken(group, new_id))
         rc = FTC_EINVAL;
@@ -309,6 +315,8 @@ int ftc_group_shrink_excluding(ftc_group_t *group, uint32_t new_id,
     if (group == NULL || newgroup == NULL || (exclude == NULL && nexclude > 0)
         || new_id_taken(group, new_id))
         return FTC_EINVAL;
+    if (group->destroying)
+        return FTC_ECANCELED;
     for (uint32_t i = 0; i < nexclude; i++)
         if (exclude[i] >= group->n || exclude[i] == group->me)
             return FTC_EINVAL;
