@@ -230,10 +230,10 @@ static void check_value(const ftc_scenario_result_t *res,
                              "a member outside the failed set (their AND is %#"
                              PRIx64 ")", v, outside);
     if ((possible & ~v) != 0)
-        ftc_report_violation(rep, "validity: %#" PRIx64 " holds an input of a "
-                             "rank that failed before the call, or one nobody "
-                             "gave (the AND of all the others is %#" PRIx64 ")",
-                             v, possible);
+        ftc_report_violation(rep, "validity: %#" PRIx64 " clears a bit that "
+                             "only ranks dead before the call, or nobody, "
+                             "cleared (the AND of all the others is %#" PRIx64
+                             ")", v, possible);
 }
 
 static void check_agreement(const ftc_scenario_t *s,
