@@ -5,7 +5,8 @@
 For each P and each number K of crashes during the operation (random
 ranks at random times over its four waves, the first coordinators
 included; 'Kc': the first coordinator, rank 0, is one of them), runs ftcoll-sim --coll agree|shrink --model logp -L 10 -o 1
-and prints one Markdown row: latency (the last live delivery, in LogP
+and prints one Markdown row: the processes that failed (mean; a shrink
+counts its --faults 1), latency (the last live delivery, in LogP
 time units), messages per process (mean and the busiest process), the
 latency per tree level (latency / log2 P: flat when the latency grows
 with log P), and the simulator's own wall time and peak memory. A shrink
@@ -47,6 +48,7 @@ def run_point(sim, coll, p, spec, runs):
         agg = {key: {"mean": d[key], "max": d[key]}
                for key in ("reach", "msgs_per_proc", "max_rank_msgs",
                            "violations", "wall_s")}
+        agg["failed"] = {"mean": d["failed_ranks"]}
         rss = d["peak_rss_kb"]
     else:
         agg = d["aggregate"]
@@ -85,9 +87,9 @@ def main():
             sys.exit(f"--colls: {c!r} is neither agree nor shrink")
     rows = []
     failed = 0
-    print("| op | P | crashes | latency | per level (latency / log2 P) "
+    print("| op | P | crashes | failed | latency | per level (latency / log2 P) "
           "| msgs/process | busiest | wall s | peak RSS MB |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for c in colls:
         for p in sizes:
             for k in crashes:
@@ -100,16 +102,17 @@ def main():
                 row = (c, p, k, runs, lat, lat / math.log2(p),
                        g["msgs_per_proc"]["mean"], g["max_rank_msgs"]["max"],
                        g["wall_s"]["mean"], rss / 1024.0,
-                       g["violations"]["max"])
+                       g["violations"]["max"], g["failed"]["mean"])
                 rows.append(row)
-                print(f"| {c} | {p} | {k} | {lat:.0f} | {lat / math.log2(p):.1f} "
+                print(f"| {c} | {p} | {k} | {row[11]:.1f} | {lat:.0f} "
+                      f"| {lat / math.log2(p):.1f} "
                       f"| {row[6]:.3f} | {row[7]:.0f} | {row[8]:.1f} "
                       f"| {row[9]:.0f} |" + ("" if rc == 0 else " VIOLATION"),
                       flush=True)
     if a.csv:
         with open(a.csv, "w") as f:
             f.write("op,P,crashes,runs,latency,per_level,msgs_per_proc,"
-                    "busiest,wall_s,peak_rss_mb,violations\n")
+                    "busiest,wall_s,peak_rss_mb,violations,failed\n")
             for r in rows:
                 f.write(",".join(str(x) for x in r) + "\n")
     print(f"last point: {' '.join(argv)}")
