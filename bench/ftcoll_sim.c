@@ -818,7 +818,8 @@ int main(int argc, char **argv)
     if (loopback_flag != NULL && s.model == FTC_MODEL_LOGP)
         return bad(loopback_flag, "belongs to --model loopback; the LogP "
                                   "model takes -L, -o and -g");
-    if (s.args.f >= s.n)
+    if (s.args.f >= s.n
+        && (s.coll != FTC_COLL_AGREE && s.coll != FTC_COLL_SHRINK))
         return bad("-f", "must be smaller than -n");
     if (s.args.root >= s.n)
         return bad("--root", "must be a rank below -n");

@@ -78,6 +78,7 @@ const char *ftc_sim_ulfm_prepare(ftc_scenario_t *s, bool input_given,
     s->args.count = 1;
     s->args.op = FTC_BAND;
     s->args.algo = FTC_ALGO_ULFM;
+    s->args.f = 0; /* (any number of failures: -f means nothing here) */
     if (!input_given)
         s->input = FTC_INPUT_ALLBUT;
     if (s->coll == FTC_COLL_SHRINK && s->nfail == 0 && s->random_fail == 0) {
