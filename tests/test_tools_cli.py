@@ -121,6 +121,9 @@ def test_sim_ulfm(prog):
             ok = False
     check(ok, f"ftcoll-sim --coll shrink --fail 2: new group (2, 1) of "
               f"the others at every survivor ({rc})")
+    rc, d = sim_json(prog, ["--coll", "agree", "-n", "1"])
+    check(rc == 0 and d is not None and d["ranks"][0]["value"] == [(1 << 64) - 2],
+          f"ftcoll-sim --coll agree -n 1: -f does not apply ({rc})")
     rc, d = sim_json(prog, ["--coll", "invalidate", "-n", "8"])
     check(rc == 0 and d is not None and d["coll"] == "invalidate"
           and all(x["invalidated"] and x["status"] == "FTC_EINVALIDATED"
