@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The ulfm family's agreement operation (agree.c): a rotating-coordinator
- * consensus over trees, with Paxos's "highest accepted value" rule, that
- * decides a 64-bit AND and a failed set (docs/ulfm.md).
+ * The ulfm family's agreement operation: a failure-free early round of
+ * two recursive-doubling exchanges (early.c), and behind it a
+ * rotating-coordinator consensus over trees, with Paxos's "highest
+ * accepted value" rule (agree.c), that decides a 64-bit AND and a failed
+ * set (docs/ulfm.md).
  */
 #ifndef FTC_ULFM_AGREE_H
 #define FTC_ULFM_AGREE_H
@@ -14,6 +16,10 @@
 
 typedef struct ftc_agree ftc_agree_t;
 
+/* Steps of an early round: the fold-in of an extra member, one exchange
+ * per bit of a group of < 2^31, the result back to the extra. */
+#define FTC_AGREE_EARLY_STEPS 33
+
 /* What an operation built on the agreement does once it decided. The
  * agreement has written the value and the failed set (sorted group
  * ranks) and will linger to serve members behind; decided must complete
@@ -24,6 +30,7 @@ typedef struct ftc_agree_hooks {
 } ftc_agree_hooks_t;
 
 enum ftc_agree_phase {
+    FTC_AGREE_EARLY,        /* in the failure-free early round (early.c) */
     FTC_AGREE_GATHER,       /* collecting the subtree's contributions */
     FTC_AGREE_WAIT_PROPOSE, /* sent them up, waiting for the proposal */
     FTC_AGREE_ACKS,         /* accepted it, collecting the subtree's acks */
@@ -36,6 +43,15 @@ struct ftc_agree {
     const ftc_agree_hooks_t *hooks;
     uint64_t input;
     uint32_t ballot;            /* = its coordinator's group rank */
+    /* The early round (phase FTC_AGREE_EARLY, early.c): round 1 or 2,
+     * the next step to finish, the AND so far, and what the partners
+     * sent: bit s of got1/got2 once the round's step-s message arrived,
+     * early_in[s] its AND. */
+    uint8_t early_round;
+    uint32_t early_step;
+    uint64_t early_and;
+    uint64_t early_got1, early_got2;
+    uint64_t early_in[FTC_AGREE_EARLY_STEPS];
     enum ftc_agree_phase phase;
     uint32_t parent;            /* where up messages go now (UINT32_MAX: root) */
     /* The gather aggregate of this ballot: AND of the contributions seen,
@@ -43,7 +59,8 @@ struct ftc_agree {
     uint64_t and_acc;
     ftc_idset_t fail_acc;
     bool has_acc;
-    uint32_t acc_ballot;
+    uint32_t acc_rank;          /* 0: accepted in the early round; b + 1:
+                                   in ballot b (the higher, the later) */
     uint64_t acc_value;
     ftc_idset_t acc_failed;
     /* Who sent a gather / an ack in this ballot; down: who waits on us
@@ -65,6 +82,28 @@ int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
                     size_t op_size, const ftc_agree_hooks_t *hooks,
                     void (*prepare)(ftc_agree_t *a, void *arg),
                     void *prepare_arg, ftc_agree_t **out);
+
+/* ---- between agree.c and early.c ------------------------------------ */
+
+/* Send a message of the agreement with word in its header. */
+void ftc_agree_send(ftc_agree_t *a, uint32_t dest, uint8_t kind, uint32_t word,
+                    const void *payload, size_t len);
+/* Hold monitor watches on exactly the members in want. */
+void ftc_agree_watch(ftc_agree_t *a, const ftc_idset_t *want);
+/* Deliver value with no failed member: the early round completed. */
+void ftc_agree_decide_early(ftc_agree_t *a, uint64_t value);
+/* Leave the early round for the ballots (agree.c). */
+void ftc_agree_leave_early(ftc_agree_t *a);
+
+/* early.c: start the round (a->input set, phase FTC_AGREE_EARLY), or
+ * leave it at once when this member knows a failure; move as far as what
+ * arrived allows; take one of its messages; list every member this one
+ * exchanges with in it (to tell them it left). */
+void ftc_agree_early_start(ftc_agree_t *a);
+void ftc_agree_early_evaluate(ftc_agree_t *a);
+void ftc_agree_early_on_msg(ftc_agree_t *a, const ftc_wire_header_t *hdr,
+                            const uint8_t *payload, uint32_t from);
+bool ftc_agree_early_partners(const ftc_agree_t *a, ftc_idset_t *out);
 
 #pragma GCC visibility pop
 
