@@ -23,13 +23,16 @@
  * happened (a schedule whose crash could not fire is counted apart).
  *
  *   test_ulfm_properties [--max-n N] [--random RUNS] [--seed S]
+ *   test_ulfm_properties ... --expect-uniform-violation
  *   test_ulfm_properties --one N SEED DETECT r:k[,r:k...] [JITTER [NINV [NOPS]]]
  * replays one schedule (k = 0: crashed before the operation; NINV: ranks
  * 0..NINV-1 invalidate the group as the agreement starts, which random
  * schedules do a third of the time: the agreement must not notice;
  * NOPS 2: two agreements in flight at once, each checked, which random
  * schedules do a quarter of the time). A failure prints the --one line
- * that replays it.
+ * that replays it. --expect-uniform-violation (last) turns the verdict
+ * round, for the agreement's mutants (tests/meson.build): success only if
+ * uniform agreement was violated.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -116,6 +119,7 @@ static void print_schedule(const schedule_t *s, FILE *f)
 }
 
 static int violations;
+static int uniform_violations;
 
 #define VIOLATION(s, ...)                                                      \
     do {                                                                       \
@@ -229,12 +233,14 @@ static outcome_t run_schedule(const schedule_t *s)
                 if (x->value != R->value || x->nfailed != R->nfailed
                     || (x->nfailed > 0
                         && memcmp(x->failed, R->failed,
-                                  sizeof(uint32_t) * x->nfailed) != 0))
+                                  sizeof(uint32_t) * x->nfailed) != 0)) {
+                    uniform_violations++;
                     VIOLATION(s, "uniform agreement: rank %u (%s) delivered "
                               "%#" PRIx64 " with %u failed, rank %d %#" PRIx64
                               " with %u", r,
                               ftc_lb_is_crashed(w, r) ? "crashed" : "alive",
                               x->value, x->nfailed, ref, R->value, R->nfailed);
+                }
             }
             /* validity */
             for (uint32_t i = 0; i < R->nfailed; i++) {
@@ -424,6 +430,10 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--one") == 0)
         return parse_one(argc, argv);
+    bool expect_uniform_violation =
+        argc > 1 && strcmp(argv[argc - 1], "--expect-uniform-violation") == 0;
+    if (expect_uniform_violation)
+        argc--;
     ulfm_args_t args = {.max_n = 9, .runs = 300, .seed = 1};
     int bad = ulfm_args_parse(argc, argv, "[--max-n N (1 to 16)] [--random "
                               "RUNS] [--seed S] | --one N SEED DETECT r:k,...",
@@ -452,6 +462,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "no rank delivered and then crashed: uniform "
                         "agreement was not exercised\n");
         violations++;
+    }
+    if (expect_uniform_violation) {
+        /* A mutant: the checker must have caught it breaking uniform
+         * agreement, whatever else it broke. */
+        printf("%s: %d uniform-agreement violations (%d in all)\n",
+               uniform_violations ? "mutant rejected" : "FAIL: mutant passed",
+               uniform_violations, violations);
+        printf("%d passed, %d failed\n", uniform_violations ? 1 : 0,
+               uniform_violations ? 0 : 1);
+        return uniform_violations ? 0 : 1;
     }
     printf("%s: %d violations\n", violations ? "FAIL" : "ok", violations);
     /* The closing line every test of the project ends with: schedules

@@ -50,6 +50,13 @@
 #include "ftcoll/mitigation.h"
 
 
+/* Mutants the checker must reject (tests/meson.build builds them): 2
+ * forgets, on leaving the early round, the value it accepted there. 0 in
+ * the library. */
+#ifndef FTC_AGREE_MUTANT
+#define FTC_AGREE_MUTANT 0
+#endif
+
 #define NO_PARENT UINT32_MAX
 #define DECIDED_BIT (1u << 31)
 #define EARLY_BIT (1u << 30) /* the progress word's: still in the early round */
@@ -329,6 +336,8 @@ void ftc_agree_leave_early(ftc_agree_t *a)
         b++;
     if (b < n)
         a->ballot = b;
+    if (FTC_AGREE_MUTANT == 2)
+        a->has_acc = false;
     /* Its partners may wait on it there: they follow it out. */
     ftc_idset_t tell = {0};
     if (!ftc_agree_early_partners(a, &tell))
