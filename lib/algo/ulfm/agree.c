@@ -408,6 +408,10 @@ static void coordinator_propose(ftc_agree_t *a)
 /* Move as far as what has arrived allows, then watch whom we wait on. */
 static void evaluate(ftc_agree_t *a)
 {
+    /* Nothing leaves this member before its input: what arrives is
+     * kept (the early round's steps, the gather's AND) until then. */
+    if (!a->ready)
+        return;
     if (a->phase == FTC_AGREE_EARLY) {
         ftc_agree_early_evaluate(a);
         if (a->oom && !a->base.delivered)
@@ -774,11 +778,12 @@ static const ftc_cop_vtable_t agree_vt = {
     .survives_stop = true, /* agreement is how members get past it */
 };
 
-int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
-                    void *recvbuf, ftc_deliver_fn deliver, void *deliver_arg,
-                    size_t op_size, const ftc_agree_hooks_t *hooks,
-                    void (*prepare)(ftc_agree_t *a, void *arg),
-                    void *prepare_arg, ftc_agree_t **out)
+static int agree_start(ftc_group_t *g, ftc_coll_t coll, uint32_t variant,
+                       bool ready, uint64_t value, void *recvbuf,
+                       ftc_deliver_fn deliver, void *deliver_arg,
+                       size_t op_size, const ftc_agree_hooks_t *hooks,
+                       void (*prepare)(ftc_agree_t *a, void *arg),
+                       void *prepare_arg, ftc_agree_t **out)
 {
     ftc_coll_args_t args;
     ftc_coll_args_init(&args);
@@ -795,10 +800,12 @@ int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
         return FTC_ENOMEM;
     if (prepare != NULL)
         prepare(a, prepare_arg);
-    ftc_cop_setup(g, &args, coll, &a->base, &agree_vt, 0);
+    ftc_cop_setup(g, &args, coll, &a->base, &agree_vt, variant);
     a->hooks = hooks;
-    a->input = value;
-    a->and_acc = value;
+    a->ready = ready;
+    /* (Not ready: all ones, AND's identity, until the input comes.) */
+    a->input = ready ? value : UINT64_MAX;
+    a->and_acc = a->input;
     a->ballot = 0;
     while (a->ballot < g->n && is_failed(a, a->ballot))
         a->ballot++;
@@ -811,4 +818,34 @@ int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
     ftc_cop_replay_pending(&a->base);
     *out = a;
     return FTC_OK;
+}
+
+int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
+                    void *recvbuf, ftc_deliver_fn deliver, void *deliver_arg,
+                    size_t op_size, const ftc_agree_hooks_t *hooks,
+                    void (*prepare)(ftc_agree_t *a, void *arg),
+                    void *prepare_arg, ftc_agree_t **out)
+{
+    return agree_start(g, coll, 0, true, value, recvbuf, deliver, deliver_arg,
+                       op_size, hooks, prepare, prepare_arg, out);
+}
+
+int ftc_agree_start_deferred(ftc_group_t *g, ftc_coll_t coll, uint32_t variant,
+                             void *recvbuf, ftc_deliver_fn deliver,
+                             void *deliver_arg, size_t op_size,
+                             const ftc_agree_hooks_t *hooks, ftc_agree_t **out)
+{
+    return agree_start(g, coll, variant, false, UINT64_MAX, recvbuf, deliver,
+                       deliver_arg, op_size, hooks, NULL, NULL, out);
+}
+
+void ftc_agree_contribute(ftc_agree_t *a, uint64_t value)
+{
+    if (a->ready)
+        return;
+    a->ready = true;
+    a->input = value;
+    a->and_acc &= value;
+    a->early_and = value;
+    evaluate(a);
 }

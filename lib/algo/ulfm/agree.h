@@ -42,6 +42,7 @@ struct ftc_agree {
     ftc_cop_t base;
     const ftc_agree_hooks_t *hooks;
     uint64_t input;
+    bool ready;                 /* the input is known (see _deferred) */
     uint32_t ballot;            /* = its coordinator's group rank */
     /* The early round (phase FTC_AGREE_EARLY, early.c): round 1 or 2,
      * the next step to finish, the AND so far, and what the partners
@@ -82,6 +83,18 @@ int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
                     size_t op_size, const ftc_agree_hooks_t *hooks,
                     void (*prepare)(ftc_agree_t *a, void *arg),
                     void *prepare_arg, ftc_agree_t **out);
+
+/* The same with the input to come (ftc_agree_contribute): the operation
+ * takes its place in the group's sequence now, keeps what arrives, and
+ * sends nothing before it has the input. variant goes into its signature,
+ * so that members calling different things do not pair up. For an
+ * operation whose input is the result of another (uniform.c). */
+int ftc_agree_start_deferred(ftc_group_t *g, ftc_coll_t coll, uint32_t variant,
+                             void *recvbuf, ftc_deliver_fn deliver,
+                             void *deliver_arg, size_t op_size,
+                             const ftc_agree_hooks_t *hooks, ftc_agree_t **out);
+/* Give a deferred agreement its input (once; later calls do nothing). */
+void ftc_agree_contribute(ftc_agree_t *a, uint64_t value);
 
 /* ---- between agree.c and early.c ------------------------------------ */
 

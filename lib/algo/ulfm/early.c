@@ -120,6 +120,8 @@ void ftc_agree_early_start(ftc_agree_t *a)
 
 void ftc_agree_early_evaluate(ftc_agree_t *a)
 {
+    if (!a->ready)
+        return; /* (what arrives is kept until the input comes) */
     uint32_t n = a->base.group->n, me = a->base.group->me, l;
     uint32_t p = core_size(n, &l);
     ftc_idset_t want = {0};
