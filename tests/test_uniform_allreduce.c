@@ -12,7 +12,10 @@
  *   validity      each rank contributes its own bit (OR), so the value
  *                 names its contributors: every live rank's bit is in it
  *                 and no bit beyond the ranks (A4);
- *   no failure    FTC_OK everywhere, every bit.
+ *   no failure    FTC_OK everywhere, every bit;
+ *   bad input     uniform = 2, with bcast or reduce, with checked mode:
+ *                 FTC_EINVAL; with another family: FTC_ENOTSUP; a
+ *                 refused call keeps its two places in the sequence.
  *
  * The plain allreduce runs every schedule too, and the same uniform check
  * counts its violations: they must occur (a rank delivers and crashes
@@ -43,6 +46,7 @@
 
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
+#include "ftcoll/ftco.h"
 
 #include "ulfm_args.h"
 #include "ulfm_world.h"
@@ -365,6 +369,79 @@ static int measure(void)
     return violations ? 1 : 0;
 }
 
+/* Bad input: each refused with its code, and a refused uniform call
+ * keeps its two places in the sequence (the members whose call went
+ * through run two operations). */
+static void bad_input(void)
+{
+    schedule_t s = {.n = 1};
+    ftc_lb_config_t lc;
+    ftc_lb_config_init(&lc);
+    lc.n = 1;
+    ulfm_world_t world;
+    ulfm_world_create(&lc, NULL, 7, 0, &world);
+    cur_world = world.lb;
+    results = calloc(1, sizeof(*results));
+    if (!results)
+        abort();
+    uint64_t in = 1, outv = 0, seq = UINT64_MAX;
+    ftc_coll_args_t a;
+    ftc_coll_args_init(&a);
+    a.f = 0;
+    a.dtype = FTC_UINT64;
+    a.op = FTC_BOR;
+    a.count = 1;
+    a.sendbuf = &in;
+    a.recvbuf = &outv;
+    a.deliver = on_deliver;
+    a.deliver_arg = (void *)(uintptr_t)0;
+    struct {
+        const char *what;
+        int coll; /* 0 allreduce, 1 bcast, 2 reduce */
+        uint32_t uniform, checked;
+        ftc_algo_t algo;
+        int want;
+    } cases[] = {
+        {"uniform = 2", 0, 2, 0, FTC_ALGO_CORRECTED, FTC_EINVAL},
+        {"uniform bcast", 1, 1, 0, FTC_ALGO_CORRECTED, FTC_EINVAL},
+        {"uniform reduce", 2, 1, 0, FTC_ALGO_CORRECTED, FTC_EINVAL},
+        {"uniform and checked", 0, 1, 1, FTC_ALGO_CORRECTED, FTC_EINVAL},
+        {"uniform ftco", 0, 1, 0, FTC_ALGO_FTCO, FTC_ENOTSUP},
+    };
+    uint64_t expect_seq = 0;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        a.uniform = cases[i].uniform;
+        a.checked = cases[i].checked;
+        a.algo = cases[i].algo;
+        int rc = cases[i].coll == 0   ? ftc_init_allreduce(world.g[0], &a, NULL)
+                 : cases[i].coll == 1 ? ftc_init_bcast(world.g[0], &a, NULL)
+                                      : ftc_init_reduce(world.g[0], &a, NULL);
+        if (rc != cases[i].want)
+            VIOLATION(true, &s, "bad input %s: %s, expected %s",
+                      cases[i].what, ftc_err_name(rc),
+                      ftc_err_name(cases[i].want));
+        expect_seq += 1 + (cases[i].uniform == 1) + (cases[i].checked == 1);
+    }
+    /* Then a good uniform call: its place, and it works alone. */
+    a.uniform = 1;
+    a.checked = 0;
+    a.algo = FTC_ALGO_CORRECTED;
+    int rc = ftc_init_allreduce(world.g[0], &a, &seq);
+    if (rc != FTC_OK || seq != expect_seq)
+        VIOLATION(true, &s, "uniform call after refused ones: %s at seq %"
+                  PRIu64 ", expected FTC_OK at %" PRIu64, ftc_err_name(rc),
+                  seq, expect_seq);
+    ftc_lb_run(world.lb, UINT64_MAX);
+    if (results[0].delivered != 1 || results[0].status != FTC_OK
+        || results[0].value != 1)
+        VIOLATION(true, &s, "uniform allreduce of one rank: delivered %d, "
+                  "%s, %#" PRIx64, results[0].delivered,
+                  ftc_err_name(results[0].status), results[0].value);
+    ulfm_world_destroy(&world);
+    free(results);
+    results = NULL;
+}
+
 static int parse_one(int argc, char **argv)
 {
     if (argc < 6)
@@ -415,6 +492,7 @@ int main(int argc, char **argv)
                               "| --measure", &args);
     if (bad)
         return bad;
+    bad_input();
     tally_t ex = {0}, rnd = {0};
     for (uint32_t n = 1; n <= args.max_n; n++)
         exhaustive(n, &ex);
