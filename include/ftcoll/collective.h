@@ -91,7 +91,7 @@ typedef struct ftc_coll_args {
      * promises it of the members that stay alive). The allreduce is
      * followed by a ulfm agreement (ftcoll/mitigation.h) on which root's
      * value each member holds, and delivers only after it: the call takes
-     * two places in the group's sequence, and costs an agreement (2 log2 n
+     * two places in the group's sequence, and costs an agreement (log2 n
      * exchange steps with no failure, docs/ulfm.md). If the members that
      * took part do not all hold the same root's value (a member took an
      * older root's value and failed), every member that delivers gets

@@ -27,6 +27,14 @@ typedef struct ftc_agree ftc_agree_t;
 typedef struct ftc_agree_hooks {
     void (*decided)(ftc_agree_t *a, uint64_t value, const uint32_t *failed,
                     uint32_t nfailed);
+    /* Optional, for an operation that needs the value only, not the
+     * failed set: whether an AND of every member's contribution proves
+     * that all contributions were equal (the caller's encoding makes it
+     * so). Then the early round decides after its first exchange: every
+     * decision any path can reach is an AND of some of those equal
+     * contributions, so it is this value. The failed set delivered then
+     * is empty, and may differ from another member's. */
+    bool (*unanimous)(uint64_t and_of_all);
 } ftc_agree_hooks_t;
 
 enum ftc_agree_phase {

@@ -95,7 +95,8 @@ static void send_step(ftc_agree_t *a, uint32_t s)
 }
 
 /* Round 1 complete: accept its value (the AND of every input), start
- * round 2. */
+ * round 2; or decide now when the operation says that value proves all
+ * inputs equal (ftc_agree_hooks_t.unanimous: the uniform allreduce). */
 static void accept_early(ftc_agree_t *a)
 {
     a->has_acc = true;
@@ -104,6 +105,10 @@ static void accept_early(ftc_agree_t *a)
     ftc_idset_clear(&a->acc_failed);
     a->early_round = 2;
     a->early_step = 0;
+    /* Every input was equal: no decision can differ from this one, so
+     * the second round has nothing to secure. */
+    if (a->hooks->unanimous != NULL && a->hooks->unanimous(a->acc_value))
+        ftc_agree_decide_early(a, a->acc_value);
 }
 
 void ftc_agree_early_start(ftc_agree_t *a)

@@ -27,6 +27,12 @@
  * retries on the survivors (FTC_EPROC_FAILED: "an operation involving a
  * failed process could not complete").
  *
+ * With no failure the agreement takes one exchange round, not two: once
+ * the AND of every member's digest is of the digests' form, every digest
+ * was the same, so whatever the agreement could still decide (an AND of
+ * some of them) is that word (ftc_agree_hooks_t.unanimous). Only the
+ * agreed word is used here, never its failed set.
+ *
  * The pattern is checked mode's (algo/checked.c): two operations, two
  * places in the group's sequence, one deliver.
  */
@@ -117,7 +123,18 @@ static void agree_decided(ftc_agree_t *a, uint64_t value,
     ftc_cop_complete(&a->base, FTC_OK);
 }
 
-static const ftc_agree_hooks_t uniform_agree_hooks = {.decided = agree_decided};
+/* An AND of digests that is itself of the digests' form (high half the
+ * complement of the low half) was an AND of equal digests: a bit where
+ * two differed is 0 in both halves. */
+static bool all_equal(uint64_t and_of_all)
+{
+    return (uint32_t)(and_of_all >> 32) == (uint32_t)~(uint32_t)and_of_all;
+}
+
+static const ftc_agree_hooks_t uniform_agree_hooks = {
+    .decided = agree_decided,
+    .unanimous = all_equal,
+};
 
 /* The agreement's variant in its signature: a member that calls
  * ftc_init_agree where the others run a uniform allreduce's agreement
