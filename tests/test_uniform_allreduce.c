@@ -15,7 +15,9 @@
  *   no failure    FTC_OK everywhere, every bit;
  *   bad input     uniform = 2, with bcast or reduce, with checked mode:
  *                 FTC_EINVAL; with another family: FTC_ENOTSUP; a
- *                 refused call keeps its two places in the sequence.
+ *                 refused call keeps its two places in the sequence;
+ *   absent member with a timeout: every caller ends (not FTC_OK), none
+ *                 waits in the agreement for ever.
  *
  * The plain allreduce runs every schedule too, and the same uniform check
  * counts its violations: they must occur (a rank delivers and crashes
@@ -442,6 +444,51 @@ static void bad_input(void)
     results = NULL;
 }
 
+/* A member that never calls, with a timeout: the others' allreduce
+ * gives up, and so must their agreement, which would otherwise wait for
+ * the absent member's contribution for ever. Every caller delivers once,
+ * not FTC_OK, and the run ends. */
+static void absent_member(void)
+{
+    const uint32_t n = 4;
+    schedule_t s = {.n = n};
+    ftc_lb_config_t lc;
+    ftc_lb_config_init(&lc);
+    lc.n = n;
+    ulfm_world_t world;
+    ulfm_world_create(&lc, NULL, 7, 0, &world);
+    cur_world = world.lb;
+    results = calloc(n, sizeof(*results));
+    uint64_t in[4], outv[4];
+    if (!results)
+        abort();
+    for (uint32_t r = 0; r + 1 < n; r++) {
+        in[r] = bit_of(r);
+        ftc_coll_args_t a;
+        ftc_coll_args_init(&a);
+        a.dtype = FTC_UINT64;
+        a.op = FTC_BOR;
+        a.count = 1;
+        a.sendbuf = &in[r];
+        a.recvbuf = &outv[r];
+        a.deliver = on_deliver;
+        a.deliver_arg = (void *)(uintptr_t)r;
+        a.uniform = 1;
+        a.timeout_ns = 5000000;
+        if (ftc_init_allreduce(world.g[r], &a, NULL) != FTC_OK)
+            VIOLATION(true, &s, "absent member: rank %u refused", r);
+    }
+    ftc_lb_run(world.lb, UINT64_MAX);
+    for (uint32_t r = 0; r + 1 < n; r++)
+        if (results[r].delivered != 1 || results[r].status == FTC_OK)
+            VIOLATION(true, &s, "absent member: rank %u delivered %d times, "
+                      "%s", r, results[r].delivered,
+                      ftc_err_name(results[r].status));
+    ulfm_world_destroy(&world);
+    free(results);
+    results = NULL;
+}
+
 static int parse_one(int argc, char **argv)
 {
     if (argc < 6)
@@ -493,6 +540,7 @@ int main(int argc, char **argv)
     if (bad)
         return bad;
     bad_input();
+    absent_member();
     tally_t ex = {0}, rnd = {0};
     for (uint32_t n = 1; n <= args.max_n; n++)
         exhaustive(n, &ex);

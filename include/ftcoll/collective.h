@@ -96,8 +96,9 @@ typedef struct ftc_coll_args {
      * took part do not all hold the same root's value (a member took an
      * older root's value and failed), every member that delivers gets
      * FTC_EPROC_FAILED instead, or its own error: retry on the survivors.
-     * Every member must pass the same value. FTC_EINVAL with checked mode
-     * or another collective, FTC_ENOTSUP with another family. */
+     * Every member must pass the same value. timeout_ns bounds the
+     * agreement too (a member that never calls). FTC_EINVAL with checked
+     * mode or another collective, FTC_ENOTSUP with another family. */
     uint32_t uniform;
 } ftc_coll_args_t;
 

@@ -779,7 +779,8 @@ static const ftc_cop_vtable_t agree_vt = {
 };
 
 static int agree_start(ftc_group_t *g, ftc_coll_t coll, uint32_t variant,
-                       bool ready, uint64_t value, void *recvbuf,
+                       uint64_t timeout_ns, bool ready, uint64_t value,
+                       void *recvbuf,
                        ftc_deliver_fn deliver, void *deliver_arg,
                        size_t op_size, const ftc_agree_hooks_t *hooks,
                        void (*prepare)(ftc_agree_t *a, void *arg),
@@ -795,6 +796,7 @@ static int agree_start(ftc_group_t *g, ftc_coll_t coll, uint32_t variant,
     args.recvbuf = recvbuf;
     args.deliver = deliver;
     args.deliver_arg = deliver_arg;
+    args.timeout_ns = timeout_ns;
     ftc_agree_t *a = ftc_cop_new(g, op_size, 0);
     if (a == NULL)
         return FTC_ENOMEM;
@@ -826,17 +828,19 @@ int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
                     void (*prepare)(ftc_agree_t *a, void *arg),
                     void *prepare_arg, ftc_agree_t **out)
 {
-    return agree_start(g, coll, 0, true, value, recvbuf, deliver, deliver_arg,
-                       op_size, hooks, prepare, prepare_arg, out);
+    return agree_start(g, coll, 0, 0, true, value, recvbuf, deliver,
+                       deliver_arg, op_size, hooks, prepare, prepare_arg, out);
 }
 
 int ftc_agree_start_deferred(ftc_group_t *g, ftc_coll_t coll, uint32_t variant,
-                             void *recvbuf, ftc_deliver_fn deliver,
-                             void *deliver_arg, size_t op_size,
-                             const ftc_agree_hooks_t *hooks, ftc_agree_t **out)
+                             uint64_t timeout_ns, void *recvbuf,
+                             ftc_deliver_fn deliver, void *deliver_arg,
+                             size_t op_size, const ftc_agree_hooks_t *hooks,
+                             ftc_agree_t **out)
 {
-    return agree_start(g, coll, variant, false, UINT64_MAX, recvbuf, deliver,
-                       deliver_arg, op_size, hooks, NULL, NULL, out);
+    return agree_start(g, coll, variant, timeout_ns, false, UINT64_MAX,
+                       recvbuf, deliver, deliver_arg, op_size, hooks, NULL,
+                       NULL, out);
 }
 
 void ftc_agree_contribute(ftc_agree_t *a, uint64_t value)

@@ -95,12 +95,15 @@ int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
 /* The same with the input to come (ftc_agree_contribute): the operation
  * takes its place in the group's sequence now, keeps what arrives, and
  * sends nothing before it has the input. variant goes into its signature,
- * so that members calling different things do not pair up. For an
- * operation whose input is the result of another (uniform.c). */
+ * so that members calling different things do not pair up; timeout_ns
+ * (0: none) ends it with FTC_ETIMEDOUT as any operation's, for a member
+ * that never contributes. For an operation whose input is the result of
+ * another (uniform.c). */
 int ftc_agree_start_deferred(ftc_group_t *g, ftc_coll_t coll, uint32_t variant,
-                             void *recvbuf, ftc_deliver_fn deliver,
-                             void *deliver_arg, size_t op_size,
-                             const ftc_agree_hooks_t *hooks, ftc_agree_t **out);
+                             uint64_t timeout_ns, void *recvbuf,
+                             ftc_deliver_fn deliver, void *deliver_arg,
+                             size_t op_size, const ftc_agree_hooks_t *hooks,
+                             ftc_agree_t **out);
 /* Give a deferred agreement its input (once; later calls do nothing). */
 void ftc_agree_contribute(ftc_agree_t *a, uint64_t value);
 

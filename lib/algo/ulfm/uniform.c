@@ -159,8 +159,10 @@ int ftc_uniform_start(ftc_group_t *g, const ftc_coll_args_t *args,
         free(uc);
         return rc;
     }
+    /* (With the caller's timeout: a member that never calls must not hang
+     * the others in the agreement once their allreduce gave up.) */
     rc = ftc_agree_start_deferred(g, FTC_COLL_AGREE, UNIFORM_AGREE_VARIANT,
-                                  &uc->agreed, on_agree, uc,
+                                  args->timeout_ns, &uc->agreed, on_agree, uc,
                                   sizeof(ftc_agree_t), &uniform_agree_hooks,
                                   &uc->agree);
     if (rc != FTC_OK) {
