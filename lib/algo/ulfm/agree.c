@@ -59,7 +59,10 @@
 
 #define NO_PARENT UINT32_MAX
 #define DECIDED_BIT (1u << 31)
-#define EARLY_BIT (1u << 30) /* the progress word's: still in the early round */
+/* The progress word's: in the ballots (not in the early round, not
+ * decided). A peer without the operation yet sends 0, so "no bit" must
+ * not tell a member of the early round to leave it. */
+#define BALLOTS_BIT (1u << 30)
 
 static const ftc_tree_t agree_tree = {.kind = FTC_TREE_BINOMIAL, .k = 2};
 
@@ -709,26 +712,29 @@ static void agree_on_probe(ftc_cop_t *op, uint32_t from)
 static uint32_t agree_progress_word(const ftc_cop_t *op)
 {
     const ftc_agree_t *a = (const ftc_agree_t *)op;
+    bool ballots = a->phase != FTC_AGREE_EARLY && a->phase != FTC_AGREE_DECIDED;
     return a->ballot | (a->phase == FTC_AGREE_DECIDED ? DECIDED_BIT : 0)
-           | (a->phase == FTC_AGREE_EARLY ? EARLY_BIT : 0);
+           | (ballots ? BALLOTS_BIT : 0);
 }
 
 static void agree_on_peer_progress(ftc_cop_t *op, uint32_t from, uint32_t word)
 {
     ftc_agree_t *a = (ftc_agree_t *)op;
-    uint32_t b = word & ~(DECIDED_BIT | EARLY_BIT);
+    uint32_t b = word & ~(DECIDED_BIT | BALLOTS_BIT);
     if (a->phase == FTC_AGREE_DECIDED || b >= gsize(a))
         return;
-    bool peer_early = (word & EARLY_BIT) != 0;
-    if (a->phase == FTC_AGREE_EARLY && !peer_early && !(word & DECIDED_BIT)) {
+    bool peer_ballots = (word & BALLOTS_BIT) != 0;
+    if (a->phase == FTC_AGREE_EARLY) {
+        if (!peer_ballots)
+            return; /* (early too, decided, or not started yet) */
         /* It runs the ballots: follow it. */
         ftc_agree_leave_early(a);
         evaluate(a);
         if (a->phase == FTC_AGREE_DECIDED)
             return;
-    }
-    if (a->phase != FTC_AGREE_EARLY && peer_early) {
-        /* It waits in the early round that this member left. */
+    } else if (!peer_ballots && !(word & DECIDED_BIT)) {
+        /* It waits in the early round that this member left, or has not
+         * started (the NEWER waits for it there). */
         ftc_wire_header_t h;
         ftc_cop_header(op, &h, MSG_NEWER, a->ballot);
         (void)ftc_cop_send(op, from, &h, NULL, 0, false);
