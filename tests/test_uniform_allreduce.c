@@ -31,10 +31,12 @@
  * often, jitter, keepalives alone a quarter of the time, and half of
  * them with a bcast correction that leaves members behind a failed root
  * (so that members hold different roots' values, and the uniform mode's
- * FTC_EPROC_FAILED path runs).
+ * FTC_EPROC_FAILED path runs), a quarter with rank 0 invalidating the
+ * group as the allreduce starts (then FTC_EINVALIDATED is allowed too,
+ * and the all-or-none rule for FTC_OK still holds).
  *
  *   test_uniform_allreduce [--max-n N] [--random RUNS] [--seed S]
- *   test_uniform_allreduce --one N SEED DETECT r:k[,r:k...] [JITTER [F [OPP]]]
+ *   test_uniform_allreduce --one N SEED DETECT r:k[,r:k...] [JITTER [F [OPP [INV]]]]
  *   test_uniform_allreduce --measure
  * --one replays a schedule (k = 0: before the operation); --measure
  * prints the failure-free latency (virtual) and messages of both modes
@@ -49,6 +51,7 @@
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/ftco.h"
+#include "ftcoll/mitigation.h"
 
 #include "ulfm_args.h"
 #include "ulfm_world.h"
@@ -64,6 +67,8 @@ typedef struct schedule {
     int opportunistic;   /* 1: the bcast's opportunistic correction at
                             distance 1, which leaves more members behind
                             a root that fails mid-broadcast */
+    int invalidate;      /* 1: rank 0 invalidates the group as the
+                            allreduce starts (FTC_EINVALIDATED allowed) */
     uint32_t ncrash;
     ulfm_crash_t crash[MAX_CRASH];
 } schedule_t;
@@ -103,8 +108,9 @@ static void print_schedule(const schedule_t *s, FILE *f)
     for (uint32_t i = 0; i < s->ncrash; i++)
         fprintf(f, "%s%" PRIu32 ":%" PRIu64, i ? "," : "", s->crash[i].rank,
                 s->crash[i].k);
-    if (s->jitter_ns || s->f || s->opportunistic)
-        fprintf(f, " %" PRIu64 " %u %d", s->jitter_ns, s->f, s->opportunistic);
+    if (s->jitter_ns || s->f || s->opportunistic || s->invalidate)
+        fprintf(f, " %" PRIu64 " %u %d %d", s->jitter_ns, s->f,
+                s->opportunistic, s->invalidate);
     fputc('\n', f);
 }
 
@@ -178,6 +184,9 @@ static outcome_t run_schedule(const schedule_t *s, bool uniform)
             VIOLATION(true, s, "rank %u: ftc_init_allreduce returned %s", r,
                       ftc_err_name(rc));
     }
+    if (s->invalidate && !world.before[0]
+        && ftc_group_invalidate(world.g[0]) != FTC_OK)
+        VIOLATION(true, s, "rank 0: invalidate refused");
     ftc_lb_run(world.lb, UINT64_MAX);
     out.messages = ftc_lb_messages_sent(world.lb);
     for (uint32_t i = 0; i < s->ncrash; i++)
@@ -198,7 +207,8 @@ static outcome_t run_schedule(const schedule_t *s, bool uniform)
             VIOLATION(true, s, "termination: live rank %u delivered %d times",
                       r, x->delivered);
         if (!dead && x->delivered && x->status != FTC_OK
-            && x->status != FTC_EPROC_FAILED)
+            && x->status != FTC_EPROC_FAILED
+            && !(s->invalidate && x->status == FTC_EINVALIDATED))
             VIOLATION(uniform, s, "rank %u delivered %s", r,
                       ftc_err_name(x->status));
         if (x->delivered && x->status == FTC_EPROC_FAILED)
@@ -233,7 +243,7 @@ static outcome_t run_schedule(const schedule_t *s, bool uniform)
             VIOLATION(true, s, "validity: bits beyond the ranks in %#" PRIx64,
                       v);
     }
-    if (s->ncrash == 0 && uniform
+    if (s->ncrash == 0 && !s->invalidate && uniform
         && (ref < 0 || out.proc_failed > 0
             || results[ref].value != (n >= 64 ? UINT64_MAX
                                               : (UINT64_C(1) << n) - 1)))
@@ -339,6 +349,7 @@ static void random_runs(uint64_t runs, uint64_t seed, tally_t *t)
         s.jitter_ns = ulfm_splitmix(&x) % 2 ? ulfm_splitmix(&x) % 5000 : 0;
         s.f = 2 + (uint32_t)(ulfm_splitmix(&x) % 3);
         s.opportunistic = ulfm_splitmix(&x) % 2 == 0;
+        s.invalidate = ulfm_splitmix(&x) % 4 == 0;
         s.ncrash = (uint32_t)(ulfm_splitmix(&x) % (s.f + 1)); /* <= f */
         for (uint32_t c = 0; c < s.ncrash; c++) {
             uint32_t r = ulfm_fresh_rank(&x, s.crash, c, s.n);
@@ -514,6 +525,8 @@ static int parse_one(int argc, char **argv)
         s.f = (uint32_t)strtoul(argv[7], NULL, 10);
     if (argc > 8)
         s.opportunistic = atoi(argv[8]);
+    if (argc > 9)
+        s.invalidate = atoi(argv[9]);
     if (s.n == 0 || s.n > 100000)
         return 2;
     for (int uniform = 1; uniform >= 0; uniform--) {
