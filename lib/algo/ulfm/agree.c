@@ -856,6 +856,6 @@ void ftc_agree_contribute(ftc_agree_t *a, uint64_t value)
     a->ready = true;
     a->input = value;
     a->and_acc &= value;
-    a->early_and = value;
+    a->early_and &= value; /* (what arrived before is in it already) */
     evaluate(a);
 }

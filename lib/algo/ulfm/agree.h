@@ -16,9 +16,6 @@
 
 typedef struct ftc_agree ftc_agree_t;
 
-/* Steps of an early round: the fold-in of an extra member, one exchange
- * per bit of a group of < 2^31, the result back to the extra. */
-#define FTC_AGREE_EARLY_STEPS 33
 
 /* What an operation built on the agreement does once it decided. The
  * agreement has written the value and the failed set (sorted group
@@ -53,14 +50,13 @@ struct ftc_agree {
     bool ready;                 /* the input is known (see _deferred) */
     uint32_t ballot;            /* = its coordinator's group rank */
     /* The early round (phase FTC_AGREE_EARLY, early.c): round 1 or 2,
-     * the next step to finish, the AND so far, and what the partners
-     * sent: bit s of got1/got2 once the round's step-s message arrived,
-     * early_in[s] its AND. */
+     * the next step to finish, the AND of everything received so far
+     * (a step ahead included: AND does not mind), and bit s of got1/got2
+     * once the round's step-s message arrived. */
     uint8_t early_round;
     uint32_t early_step;
     uint64_t early_and;
     uint64_t early_got1, early_got2;
-    uint64_t early_in[FTC_AGREE_EARLY_STEPS];
     enum ftc_agree_phase phase;
     uint32_t parent;            /* where up messages go now (UINT32_MAX: root) */
     /* The gather aggregate of this ballot: AND of the contributions seen,

@@ -147,8 +147,7 @@ void ftc_agree_early_evaluate(ftc_agree_t *a)
                 break;
             }
             if (a->early_round == 1) {
-                a->early_and = a->early_in[s];
-                accept_early(a);
+                accept_early(a); /* (early_and: the core member's AND) */
                 if (FTC_AGREE_MUTANT == 1)
                     ftc_agree_decide_early(a, a->acc_value);
                 continue;
@@ -169,8 +168,6 @@ void ftc_agree_early_evaluate(ftc_agree_t *a)
                     a->oom = true;
                 break;
             }
-            if (a->early_round == 1)
-                a->early_and &= a->early_in[s];
             a->early_step++;
             if (a->early_step <= l)
                 send_step(a, a->early_step);
@@ -208,8 +205,11 @@ void ftc_agree_early_on_msg(ftc_agree_t *a, const ftc_wire_header_t *hdr,
         return; /* it left the round: the partner was told so */
     uint64_t bit = UINT64_C(1) << s;
     if (is_and) {
-        if (!(a->early_got1 & bit))
-            memcpy(&a->early_in[s], payload, sizeof(uint64_t));
+        /* At once, even a step ahead: what this member sends then holds
+         * more inputs than its block, which changes no final AND. */
+        uint64_t v;
+        memcpy(&v, payload, sizeof(v));
+        a->early_and &= v;
         a->early_got1 |= bit;
     } else {
         a->early_got2 |= bit;
