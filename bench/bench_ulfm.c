@@ -32,8 +32,11 @@
  * and which invalidated groups this rank saw invalidated by the end.
  *
  * Faults, besides ftcoll-bench's: --crash-sends R@G:K kills R right after
- * its K-th send of iteration G (counted by wrapping the transport's send):
+ * its K-th send in the agreement of iteration G (counted by wrapping the
+ * transport's send), or as that agreement delivers if it sent fewer:
  * a crash inside the agreement tied to its progress, never to a clock.
+ * R@G:K:shrink counts the sends of iteration G's shrink instead (in an
+ * iteration that shrinks; else R dies as the iteration ends).
  */
 #include "bench_ulfm.h"
 
@@ -91,10 +94,14 @@ bool bench_ulfm_parse_crash_sends(const char *s, bench_ulfm_fault_t *out)
 {
     unsigned long long r, g, k;
     int used = 0;
-    if (sscanf(s, "%llu@%llu:%llu%n", &r, &g, &k, &used) != 3
-        || s[used] != '\0' || k == 0 || r > UINT32_MAX || s[0] == '-')
+    if (sscanf(s, "%llu@%llu:%llu%n", &r, &g, &k, &used) != 3 || k == 0
+        || r > UINT32_MAX || s[0] == '-')
+        return false;
+    bool in_shrink = strcmp(s + used, ":shrink") == 0;
+    if (s[used] != '\0' && !in_shrink)
         return false;
     memset(out, 0, sizeof(*out));
+    out->in_shrink = in_shrink;
     out->rank = (uint32_t)r;
     out->iter = g;
     out->mid = true;
@@ -255,18 +262,38 @@ static void crash_after_us(run_t *u, uint64_t g)
     }
 }
 
-static void arm_crash_sends(run_t *u, uint64_t g)
+/* Arm a --crash-sends of iteration g for the operation about to start
+ * (the agreement, or with in_shrink the shrink). */
+static void arm_crash_sends(run_t *u, uint64_t g, bool in_shrink)
 {
     const bench_ulfm_host_t *h = u->h;
     sends_this_iter = 0;
     crash_after_sends = 0;
     for (uint32_t k = 0; k < h->nfaults; k++) {
         const bench_ulfm_fault_t *f = &h->faults[k];
-        if (f->rank == h->rank && f->iter == g && f->sends != 0) {
+        if (f->rank == h->rank && f->iter == g && f->sends != 0
+            && f->in_shrink == in_shrink) {
             crash_after_sends = f->sends;
             crash_iter = g;
         }
     }
+}
+
+/* The armed operation delivered before its K-th send: die now, inside
+ * the iteration, so that the planned crash always happens. */
+static void crash_if_armed(void)
+{
+    if (crash_after_sends == 0)
+        return;
+    print_death("crash", crash_iter);
+    raise(SIGKILL);
+}
+
+/* A --crash-sends ...:shrink of an iteration that did not shrink. */
+static void crash_if_planned_shrink(run_t *u, uint64_t g)
+{
+    arm_crash_sends(u, g, true);
+    crash_if_armed();
 }
 
 /* --- One agreement ------------------------------------------------------- */
@@ -421,6 +448,7 @@ static bool run_shrink(run_t *u, uint64_t g)
     ftc_group_t *ng = NULL;
     uint32_t new_id = (uint32_t)(100 + g);
     u->op.done = false;
+    arm_crash_sends(u, g, true);
     uint64_t t0 = bench_now_ns();
     int rc = ftc_init_shrink(u->group, new_id, &ng, on_deliver, &u->op, NULL);
     if (rc == FTC_EEXCLUDED) {
@@ -431,6 +459,7 @@ static bool run_shrink(run_t *u, uint64_t g)
         die(4, "rank %u: ftc_init_shrink at iteration %" PRIu64 ": %s",
             h->rank, g, ftc_strerror(rc));
     wait_op(u, "shrink", g);
+    crash_if_armed();
     t->completed++;
     if (u->op.status == FTC_EEXCLUDED) {
         t->excluded = true;
@@ -579,7 +608,7 @@ void bench_ulfm_run(const bench_ulfm_host_t *h, bool shrink,
             break;
         }
         h->die_before(h->arg, g);
-        arm_crash_sends(&u, g);
+        arm_crash_sends(&u, g, false);
         if (h->invalidate_rank == (int64_t)h->rank && g == h->invalidate_iter
             && ftc_group_invalidate(u.group) != FTC_OK)
             die(4, "rank %u: ftc_group_invalidate failed", h->rank);
@@ -600,6 +629,7 @@ void bench_ulfm_run(const bench_ulfm_host_t *h, bool shrink,
                 h->rank, g, ftc_strerror(rc));
         crash_after_us(&u, g);
         wait_op(&u, "agree", g);
+        crash_if_armed();
         u.agree_ns[g] = u.op.t_deliver - t0;
         if (g >= h->warmup) {
             tally->lat_ns[tally->lat_count++] = u.agree_ns[g];
@@ -632,6 +662,7 @@ void bench_ulfm_run(const bench_ulfm_host_t *h, bool shrink,
         } else if (h->with_allreduce) {
             u.allreduce_ns[g] = run_allreduce(&u, g, false);
         }
+        crash_if_planned_shrink(&u, g);
     }
     crash_after_sends = 0;
     json_array_end(&u.results);

@@ -124,6 +124,7 @@ typedef struct plan_entry {
     bool mid;                   /* --crash: inside the operation */
     uint64_t mid_us;            /* progress this long after init, then die */
     uint64_t sends;             /* --crash-sends: after this many sends */
+    bool in_shrink;             /* ... of the iteration's shrink */
 } plan_entry_t;
 
 typedef struct hold {
@@ -243,7 +244,7 @@ static void usage(FILE *f)
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
         "         [--no-auth] [--checked] [--usage-errors]\n"
         "         [--bad-arg null-buffer|huge-count|bad-op@ITER]\n"
-        "         [--crash-sends RANK@ITER:K]... [--invalidate RANK@ITER]\n"
+        "         [--crash-sends RANK@ITER:K[:shrink]]... [--invalidate RANK@ITER]\n"
         "         [--with-allreduce]   (agree and shrink: bench_ulfm.c)\n"
         "         [-h|--help] [-V|--version]\n"
         "Every --opt value may also be written --opt=value.\n"
@@ -517,11 +518,11 @@ static void parse_opts(int argc, char **argv, opts_t *o)
         } else if (strcmp(a, "--crash-sends") == 0) {
             bench_ulfm_fault_t cf;
             if (!bench_ulfm_parse_crash_sends(v, &cf) || o->nplan == MAX_PLAN)
-                die(2, "--crash-sends wants RANK@ITER:K (K >= 1 sends), got "
+                die(2, "--crash-sends wants RANK@ITER:K[:shrink] (K >= 1 sends), got "
                        "'%s'", v);
             o->plan[o->nplan++] = (plan_entry_t){.rank = cf.rank,
                 .iter = cf.iter, .sig = SIGKILL, .mid = true,
-                .sends = cf.sends};
+                .sends = cf.sends, .in_shrink = cf.in_shrink};
         } else if (strcmp(a, "--invalidate") == 0) {
             uint32_t r;
             parse_rank_iter(v, "--invalidate", &r, &o->invalidate_iter);
@@ -1272,7 +1273,8 @@ static void run_ulfm(bench_t *b)
     for (uint32_t k = 0; k < b->o.nplan; k++) {
         const plan_entry_t *p = &b->o.plan[k];
         faults[k] = (bench_ulfm_fault_t){.rank = p->rank, .iter = p->iter,
-            .mid = p->mid, .mid_us = p->mid_us, .sends = p->sends};
+            .mid = p->mid, .mid_us = p->mid_us, .sends = p->sends,
+            .in_shrink = p->in_shrink};
     }
     uint32_t victims[2 * MAX_PLAN], nv = 0;
     for (uint32_t r = 0; r < b->n && nv < 2 * MAX_PLAN; r++)
