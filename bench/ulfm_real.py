@@ -53,6 +53,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from measure_backends import TRANSPORTS  # noqa: E402
@@ -86,8 +87,15 @@ def run(build, backend, env, n, bench_args, victim):
             events[d["rank"]] = d
     problems = []
     if p.returncode != 0:
-        problems.append("ftcoll-run exit %d: %s" % (p.returncode,
-                                                    p.stderr[-400:]))
+        # The whole output, to find out why (a wrong result is a bug to
+        # chase, not a slow run).
+        fd, path = tempfile.mkstemp(prefix="ulfm_real_", suffix=".log")
+        with os.fdopen(fd, "w") as f:
+            f.write(" ".join(cmd) + "\n" + p.stdout + p.stderr)
+        wrong = [l for l in p.stderr.splitlines() if "WRONG" in l
+                 or "HANG" in l]
+        problems.append("ftcoll-run exit %d (%s; output in %s)" % (
+            p.returncode, wrong[0] if wrong else "no WRONG line", path))
     if victim not in events:
         problems.append("rank %d did not die" % victim)
     missing = [r for r in range(n) if r != victim and r not in ulfm]
