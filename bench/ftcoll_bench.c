@@ -1413,8 +1413,11 @@ static void setup(bench_t *b)
         die(2, "--root %u is not a rank (n = %u)", o->root, b->n);
     for (uint32_t k = 0; k < o->nplan; k++)
         if (o->plan[k].rank >= b->n)
-            die(2, "--kill/--crash/--stop/--die-after-exchange rank %u is "
+            die(2, "--kill/--crash/--crash-sends/--stop/--die-after-exchange rank %u is "
                    "not a rank", o->plan[k].rank);
+    if (o->invalidate_rank >= (int64_t)b->n)
+        die(2, "--invalidate rank %" PRId64 " is not a rank (n = %u)",
+            o->invalidate_rank, b->n);
     b->failed_list = calloc(b->n, sizeof(uint32_t));
     if (b->failed_list == NULL)
         die(4, "out of memory");

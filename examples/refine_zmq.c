@@ -168,6 +168,11 @@ int main(int argc, char **argv)
     if (ftc_bootstrap_open(&boot, err, sizeof(err)) != FTC_OK)
         return fail("bootstrap", err);
     uint32_t rank = ftc_bootstrap_rank(boot), n = ftc_bootstrap_size(boot);
+    if (die_rank >= (long)n) {
+        fprintf(stderr, "refine_zmq: --die %ld: no such rank (n = %u)\n",
+                die_rank, n);
+        return 2;
+    }
     uint64_t token = ftc_bootstrap_job_token(boot);
     uint8_t key[16];
     int have_key = ftc_bootstrap_job_key(boot, key);
