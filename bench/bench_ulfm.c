@@ -33,7 +33,8 @@
  *
  * Faults, besides ftcoll-bench's: --crash-sends R@G:K kills R right after
  * its K-th send in the agreement of iteration G (counted by wrapping the
- * transport's send), or as that agreement delivers if it sent fewer:
+ * transport's send; it dies as the call that made that send returns), or
+ * as that agreement delivers if it sent fewer:
  * a crash inside the agreement tied to its progress, never to a clock.
  * R@G:K:shrink counts the sends of iteration G's shrink instead (in an
  * iteration that shrinks; else R dies as the iteration ends).
@@ -71,16 +72,36 @@ static void print_death(const char *event, uint64_t iter)
     fflush(stderr);
 }
 
+/*
+ * The send that reaches the count only marks the crash as due: the rank
+ * dies where the bench gets control back (ftc_init_* returned, or the
+ * backend's progress returned), never inside the backend. A send runs
+ * inside the backend's progress when the core answers a message, and a
+ * process killed in the middle of a transport call over shared memory
+ * can leave a peer's receive FIFO with a slot claimed and never filled
+ * (UCX sm, libfabric shm: docs/backends.md section 7): that peer would
+ * hear nobody any more, a failure of the transport, not of the victim.
+ * Sends the same call makes after the K-th still leave.
+ */
+static bool crash_due;
+
 static int counting_send(void *tp, uint32_t dest, const void *buf, size_t len,
                          void *cookie)
 {
     int rc = real_send(tp, dest, buf, len, cookie);
     sends_this_iter++;
-    if (crash_after_sends != 0 && sends_this_iter >= crash_after_sends) {
-        print_death("crash", crash_iter);
-        raise(SIGKILL);
-    }
+    if (crash_after_sends != 0 && sends_this_iter >= crash_after_sends)
+        crash_due = true;
     return rc;
+}
+
+/* Where the bench has control back: die if the count was reached. */
+static void crash_point(void)
+{
+    if (!crash_due)
+        return;
+    print_death("crash", crash_iter);
+    raise(SIGKILL);
 }
 
 void bench_ulfm_wrap_send(ftc_transport_ops_t *ops, void **ops_arg)
@@ -239,6 +260,7 @@ static void wait_op(run_t *u, const char *what, uint64_t g)
         int rc = h->progress(h->t, timeout_ms);
         if (rc < 0)
             die(4, "rank %u: progress: %s", h->rank, ftc_strerror(rc));
+        crash_point();
         if (!u->op.done && (timeout_ms != 0 || spins % 64 == 0)
             && bench_now_ns() > limit)
             die(3, "rank %u: HANG: %s iteration %" PRIu64 " not delivered "
@@ -269,6 +291,7 @@ static void arm_crash_sends(run_t *u, uint64_t g, bool in_shrink)
     const bench_ulfm_host_t *h = u->h;
     sends_this_iter = 0;
     crash_after_sends = 0;
+    crash_due = false;
     for (uint32_t k = 0; k < h->nfaults; k++) {
         const bench_ulfm_fault_t *f = &h->faults[k];
         if (f->rank == h->rank && f->iter == g && f->sends != 0
@@ -451,6 +474,7 @@ static bool run_shrink(run_t *u, uint64_t g)
     arm_crash_sends(u, g, true);
     uint64_t t0 = bench_now_ns();
     int rc = ftc_init_shrink(u->group, new_id, &ng, on_deliver, &u->op, NULL);
+    crash_point();
     if (rc == FTC_EEXCLUDED) {
         t->excluded = true;
         return false;
@@ -620,6 +644,7 @@ void bench_ulfm_run(const bench_ulfm_host_t *h, bool shrink,
         uint64_t t0 = bench_now_ns();
         int rc = ftc_init_agree(u.group, value, &result, on_deliver, &u.op,
                                 NULL);
+        crash_point();
         if (rc == FTC_EEXCLUDED) {
             tally->excluded = true;
             break;

@@ -23,9 +23,10 @@ typedef struct bench_ulfm_fault {
     uint64_t iter;
     bool mid;           /* inside the iteration (--crash, --crash-sends) */
     uint64_t mid_us;    /* --crash: progress this long after the start */
-    uint64_t sends;     /* --crash-sends: die right after this many sends
-                           of the iteration's agreement, or at its
-                           delivery if it sends fewer (0: not this kind) */
+    uint64_t sends;     /* --crash-sends: die once this many sends of the
+                           iteration's agreement are out (as the call that
+                           made the last returns), or at its delivery if
+                           it sends fewer (0: not this kind) */
     bool in_shrink;     /* --crash-sends R@G:K:shrink: of its shrink */
 } bench_ulfm_fault_t;
 
