@@ -539,7 +539,10 @@ static bool run_shrink(run_t *u, uint64_t g)
 static void print_line(run_t *u)
 {
     const bench_ulfm_host_t *h = u->h;
-    size_t cap = 4096 + (size_t)u->niters * 160 + 3 * 24 * u->niters;
+    /* The three lists as built, the groups, three series of numbers. */
+    size_t cap = 4096 + strlen(u->res_buf) + strlen(u->shr_buf)
+                 + strlen(u->all_buf) + (size_t)(nold + 1) * 40
+                 + 3 * 24 * (size_t)u->niters;
     char *buf = malloc(cap);
     if (buf == NULL)
         die(4, "out of memory");
@@ -619,7 +622,9 @@ void bench_ulfm_run(const bench_ulfm_host_t *h, bool shrink,
     if (u.op.failed == NULL || u.agree_ns == NULL || u.allreduce_ns == NULL
         || u.shrink_ns == NULL || tally->lat_ns == NULL)
         die(4, "out of memory");
-    size_t cap = 1024 + (size_t)u.niters * 96;
+    /* Per iteration at most one entry in each list, with a set of at
+     * most n ranks of at most 3 characters each. */
+    size_t cap = 1024 + (size_t)u.niters * (96 + 4 * (size_t)h->n);
     open_list(&u.results, &u.res_buf, cap);
     open_list(&u.shrinks, &u.shr_buf, cap);
     open_list(&u.allreduces, &u.all_buf, cap);
