@@ -149,7 +149,7 @@ def ulfm_cases(suite):
         v = rng.randrange(n)
         bench, run_args, g, h = suite.outside(v, 30)
         run_case("ulfm: agree kill-from-outside n=%d %d@%d..%d"
-                 % (n, v, g, h), n, 30, bench, [v], {v: h + 1},
+                 % (n, v, g, h), n, 30, bench, [v], {v: h},
                  run_args=run_args)
 
     # Shrink: a death found by the agreement, then every survivor shrinks
