@@ -4,6 +4,7 @@
 
   python3 bench/ulfm_real.py --build build [--runs 3] [--sizes 8,16]
       [--backends zmq:tcp,ucx:sm,...] [--iters 200] [--only agree|shrink]
+      [--victim middle|first]
 
 1. ulfm-testing's benchagree phases (benchmarks/benchagree.c of
    ICLDisco/ulfm-testing), on one stream of ftcoll-bench --coll agree
@@ -11,7 +12,8 @@
    corrected allreduce (f = 1) on the same group, each timed apart, so
    that the two share the machine's load; rank n/2 SIGKILLs itself as it
    starts iteration K = iters/2 (--kill), a rank that is neither the
-   first coordinator nor a leaf of its tree. Per survivor, from the
+   first coordinator nor a leaf of its tree (--victim first: rank 0, the
+   first coordinator, whose death costs a new ballot). Per survivor, from the
    per-iteration latencies it prints (bench_ulfm.c):
 
      before   mean agreement of iterations [warm-up, K)
@@ -104,13 +106,19 @@ def run(build, backend, env, n, bench_args, victim):
     return ulfm, events, problems
 
 
+def victim_of(args, n):
+    """--victim middle: rank n/2; first: rank 0, the first ballot's
+    coordinator, whose death costs a new ballot."""
+    return 0 if args.victim == "first" else n // 2
+
+
 def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
 def agree_phases(args, name, n):
     backend, env = TRANSPORTS[name]
-    victim, kill = n // 2, args.iters // 2
+    victim, kill = victim_of(args, n), args.iters // 2
     total = args.iters + args.warmup
     k = args.warmup + kill
     cols = {c: [] for c in ("before", "first", "stab", "after", "ar",
@@ -153,7 +161,7 @@ def agree_phases(args, name, n):
 
 def shrink_time(args, name, n):
     backend, env = TRANSPORTS[name]
-    victim, k = n // 2, args.warmup + 10
+    victim, k = victim_of(args, n), args.warmup + 10
     ms = []
     for _ in range(args.runs):
         ulfm, events, problems = run(
@@ -190,6 +198,8 @@ def main():
     ap.add_argument("--backends", default="zmq:tcp,ucx:sm,ucx:tcp,"
                     "libfabric:shm,libfabric:tcp")
     ap.add_argument("--only", choices=["agree", "shrink"])
+    ap.add_argument("--victim", choices=["middle", "first"],
+                    default="middle")
     args = ap.parse_args()
     configs = args.backends.split(",")
     for c in configs:
@@ -205,8 +215,9 @@ def main():
                        if os.path.exists("/proc/loadavg") else "?"))
     if args.only != "shrink":
         print("## benchagree phases, us; %d iterations (+%d warm-up), rank "
-              "n/2 killed at iteration iters/2; median over runs"
-              % (args.iters, args.warmup))
+              "%s killed at iteration iters/2; median over runs"
+              % (args.iters, args.warmup,
+                 "0" if args.victim == "first" else "n/2"))
         print("%-14s %3s %4s %10s %12s %10s %10s %10s %6s" % (
             "transport", "n", "runs", "before", "first(max)", "next(max)",
             "after", "allreduce", "ratio"))
