@@ -23,7 +23,7 @@ static void usage(FILE *out)
     fputs(
         "usage: ftcoll-sim [options]   (--opt=value or --opt value)\n"
         "  --coll reduce|bcast|allreduce   collective (allreduce)\n"
-        "  --algo corrected|tree           algorithm (corrected)\n"
+        "  --algo corrected|tree|ftco      algorithm (corrected)\n"
         "  -n N                            processes, P: 1..16777216 (8)\n"
         "  -f F                            failures tolerated, F < N (1)\n"
         "  --root R                        root; allreduce: first root (0)\n"
@@ -40,6 +40,11 @@ static void usage(FILE *out)
         "  -d D                            opportunistic distance (2)\n"
         "  --tree binomial|kary|lame|optimal|binomial-inorder  bcast tree\n"
         "  -k K                            arity (kary) or order (lame) (2)\n"
+        "ftco (docs/ftco.md): --tree knomial|kary, -k K (4-nomial), and\n"
+        "  --ack-timeout T                 per-message timeout base (0: the\n"
+        "                                  failure monitor only)\n"
+        "  --service none|rsd|disd         LogP: serve senders by tree distance\n"
+        "                                  (Appendix A); implies --queue kind\n"
         "  --seed S                        seed of the run (loopback jitter,\n"
         "                                  drops, start times, faults) (1)\n"
         "  --latency-ns, --jitter-ns, --send-cost-ns   network model\n"
@@ -481,7 +486,7 @@ static int parse_time(const char *flag, const char *v, uint64_t *out,
 static const char *logp_flag_name(const char *f)
 {
     static const char *const names[] = {"-L", "-o", "-g", "--parallelism",
-                                        "--queue"};
+                                        "--queue", "--service"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strcmp(f, names[i]) == 0)
             return names[i];
@@ -534,6 +539,8 @@ static const struct option sim_options[] = {
     {"crash-window", required_argument, NULL, 292},
     {"fault-root", required_argument, NULL, 293},
     {"fault-seed", required_argument, NULL, 294},
+    {"service", required_argument, NULL, 295},
+    {"ack-timeout", required_argument, NULL, 296},
     {NULL, 0, NULL, 0},
 };
 
@@ -569,6 +576,7 @@ int main(int argc, char **argv)
     int per_rank = -1; /* -1: by size */
     uint32_t runs = 1;
     bool fault_seed_given = false, crash_window_given = false;
+    bool tree_given = false, k_given = false;
     const char *fail_flag = "--fail", *loopback_flag = NULL;
     const char *model_arg = NULL, *logp_flag = NULL;
 
@@ -643,7 +651,7 @@ int main(int argc, char **argv)
             else return bad(f, "expected reduce, bcast or allreduce");
         } else if (strcmp(f, "--algo") == 0) {
             if (ftc_algo_parse(v, &s.args.algo) != FTC_OK)
-                return bad(f, "expected corrected or tree");
+                return bad(f, "expected corrected, tree or ftco");
         } else if (strcmp(f, "-n") == 0) {
             if (parse_u32(v, &s.n) != 0 || s.n == 0)
                 return bad(f, "N (the number of processes, P) must be a "
@@ -695,11 +703,13 @@ int main(int argc, char **argv)
             if (parse_u32(v, &s.corrected.distance) != 0 || s.corrected.distance == 0)
                 return bad(f, "D must be a positive integer");
         } else if (strcmp(f, "--tree") == 0) {
+            tree_given = true;
             if (ftc_tree_kind_parse(v, &s.corrected.bcast_tree.kind) != FTC_OK
                 || s.corrected.bcast_tree.kind == FTC_TREE_IF)
                 return bad(f, "expected binomial, kary, lame, optimal or "
                               "binomial-inorder");
         } else if (strcmp(f, "-k") == 0) {
+            k_given = true;
             if (parse_u32(v, &s.corrected.bcast_tree.k) != 0 || s.corrected.bcast_tree.k == 0)
                 return bad(f, "K must be a positive integer");
         } else if (strcmp(f, "--seed") == 0) {
@@ -785,6 +795,11 @@ int main(int argc, char **argv)
                 s.protect_root = false;
             else
                 return bad(f, "expected protect or any");
+        } else if (strcmp(f, "--service") == 0) {
+            if (ftc_sim_service_parse(v, &s.service) != FTC_OK)
+                return bad(f, "expected none, rsd or disd");
+        } else if (strcmp(f, "--ack-timeout") == 0) {
+            rc = parse_time(f, v, &s.ftco.ack_timeout_ns, false, false);
         } else if (strcmp(f, "--fault-seed") == 0) {
             if (parse_u64(v, &s.fault_seed) != 0)
                 return bad(f, "S must be a non-negative integer");
@@ -805,6 +820,9 @@ int main(int argc, char **argv)
                                   "model takes -L, -o and -g");
     if (s.args.f >= s.n)
         return bad("-f", "must be smaller than -n");
+    const char *ftco_flag = NULL, *ftco_why = NULL;
+    if (ftc_sim_ftco_settle(&s, tree_given, k_given, &ftco_flag, &ftco_why))
+        return bad(ftco_flag, ftco_why);
     if (s.args.root >= s.n)
         return bad("--root", "must be a rank below -n");
     for (uint32_t i = 0; i < s.nfail; i++)
