@@ -40,7 +40,8 @@ static void usage(FILE *out)
         "  -d D                            opportunistic distance (2)\n"
         "  --tree binomial|kary|lame|optimal|binomial-inorder  bcast tree\n"
         "  -k K                            arity (kary) or order (lame) (2)\n"
-        "ftco (docs/ftco.md): --tree knomial|kary, -k K (4-nomial), and\n"
+        "ftco (docs/ftco.md): --tree knomial|kary, -k K|best (4-nomial;\n"
+        "  best: the k-nomial radix of least latency for -n, -L, -o), and\n"
         "  --ack-timeout T                 per-message timeout base (0: the\n"
         "                                  failure monitor only)\n"
         "  --service none|rsd|disd         LogP: serve senders by tree distance\n"
@@ -143,6 +144,8 @@ typedef struct run_summary {
     uint64_t seed;
     uint64_t messages, time, events;
     uint64_t reach, finish, first_finish, spread;
+    uint64_t last_start, latency; /* Margolin & Barak: FinishTime_last -
+                                     StartTime_last */
     double msgs_per_proc;
     uint64_t max_rank_msgs;
     uint32_t max_inbound, live, undelivered, bad_status, failed;
@@ -162,6 +165,12 @@ static void summary_of(const ftc_scenario_result_t *r, int violations,
     out->finish = r->finish_ns;
     out->first_finish = r->first_finish_ns;
     out->spread = r->finish_ns - r->first_finish_ns;
+    for (uint32_t i = 0; i < r->n; i++)
+        if (!r->ranks[i].failed && r->ranks[i].start_ns > out->last_start)
+            out->last_start = r->ranks[i].start_ns;
+    out->latency = r->finish_ns > out->last_start
+                       ? r->finish_ns - out->last_start
+                       : 0;
     out->msgs_per_proc = r->n ? (double)r->messages / r->n : 0;
     out->max_rank_msgs = r->max_rank_sends;
     out->max_inbound = r->max_inbound;
@@ -195,7 +204,9 @@ static void summary_of(const ftc_scenario_result_t *r, int violations,
     X(setup_s, m->setup_s)                                                    \
     X(run_s, m->run_s)                                                        \
     X(teardown_s, m->teardown_s)                                              \
-    X(check_s, m->check_s)
+    X(check_s, m->check_s)                                                    \
+    X(last_start, (double)m->last_start)                                      \
+    X(latency, (double)m->latency)
 
 enum {
 #define X(name, expr) M_##name,
@@ -576,7 +587,7 @@ int main(int argc, char **argv)
     int per_rank = -1; /* -1: by size */
     uint32_t runs = 1;
     bool fault_seed_given = false, crash_window_given = false;
-    bool tree_given = false, k_given = false;
+    bool tree_given = false, k_given = false, k_best = false;
     const char *fail_flag = "--fail", *loopback_flag = NULL;
     const char *model_arg = NULL, *logp_flag = NULL;
 
@@ -710,8 +721,10 @@ int main(int argc, char **argv)
                               "binomial-inorder");
         } else if (strcmp(f, "-k") == 0) {
             k_given = true;
-            if (parse_u32(v, &s.corrected.bcast_tree.k) != 0 || s.corrected.bcast_tree.k == 0)
-                return bad(f, "K must be a positive integer");
+            k_best = strcmp(v, "best") == 0; /* sim_ftco.c picks it */
+            if (!k_best && (parse_u32(v, &s.corrected.bcast_tree.k) != 0
+                            || s.corrected.bcast_tree.k == 0))
+                return bad(f, "K must be a positive integer or best");
         } else if (strcmp(f, "--seed") == 0) {
             if (parse_u64(v, &s.seed) != 0)
                 return bad(f, "S must be a non-negative integer");
@@ -821,7 +834,8 @@ int main(int argc, char **argv)
     if (s.args.f >= s.n)
         return bad("-f", "must be smaller than -n");
     const char *ftco_flag = NULL, *ftco_why = NULL;
-    if (ftc_sim_ftco_settle(&s, tree_given, k_given, &ftco_flag, &ftco_why))
+    if (ftc_sim_ftco_settle(&s, tree_given, k_given, k_best, &ftco_flag,
+                            &ftco_why))
         return bad(ftco_flag, ftco_why);
     if (s.args.root >= s.n)
         return bad("--root", "must be a rank below -n");

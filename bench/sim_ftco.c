@@ -2,6 +2,7 @@
 /*
  * The ftco family's receive order in the LogP simulator (sim_ftco.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,8 +163,20 @@ unsigned ftc_sim_service_next(void *arg, uint32_t rank)
 }
 
 int ftc_sim_ftco_settle(struct ftc_scenario *s, bool tree_given, bool k_given,
-                        const char **flag, const char **why)
+                        bool k_best, const char **flag, const char **why)
 {
+    if (k_best) {
+        uint32_t L = (uint32_t)(s->model == FTC_MODEL_LOGP ? s->logp_L : 2);
+        uint32_t o = (uint32_t)(s->model == FTC_MODEL_LOGP ? s->logp_o : 1);
+        if (ftc_tree_knomial_best_k(s->n, L, o ? o : 1,
+                                    &s->corrected.bcast_tree.k) != FTC_OK) {
+            *flag = "-k";
+            *why = "best needs -n >= 1";
+            return 2;
+        }
+        fprintf(stderr, "ftcoll-sim: -k best: k = %u for P = %u, L = %u, "
+                        "o = %u\n", s->corrected.bcast_tree.k, s->n, L, o);
+    }
     if (s->args.algo != FTC_ALGO_FTCO) {
         if (s->service != FTC_SERVICE_NONE) {
             *flag = "--service";

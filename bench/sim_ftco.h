@@ -50,11 +50,14 @@ unsigned ftc_sim_service_distance(void *arg, uint32_t rank, uint32_t src);
 
 /* ftcoll-sim's ftco settings, completed and checked once its flags are
  * read: the tree from --tree and -k (each defaulting to the family's
- * 4-nomial), the queue classes of Algorithm 2 under --queue kind (which
+ * 4-nomial; -k best: the k-nomial radix of least fault-free latency for
+ * the run's n, L and o, for any algorithm, said on stderr), the queue
+ * classes of Algorithm 2 under --queue kind (which
  * --service implies), and the flags that belong to ftco alone. 0, or 2
  * with *flag and *why naming the argument and the reason. */
 struct ftc_scenario;
 int ftc_sim_ftco_settle(struct ftc_scenario *s, bool tree_given,
-                        bool k_given, const char **flag, const char **why);
+                        bool k_given, bool k_best, const char **flag,
+                        const char **why);
 
 #endif
