@@ -110,6 +110,7 @@
 #include "cli.h"
 #include "json.h"
 #include "ftcoll/ftcoll.h"
+#include "ftcoll/ftco.h"
 #include "ftcoll_bootstrap.h"
 
 #define MAX_PLAN 64
@@ -225,7 +226,7 @@ static void usage(FILE *f)
 {
     fputs(
         "usage: ftcoll-bench [--coll reduce|bcast|allreduce|none]\n"
-        "         [--algo corrected|tree] [-f F] [--root R]\n"
+        "         [--algo corrected|tree|ftco] [-f F] [--root R]\n"
         "         [--sizes 8,64,...] [--iters N] [--warmup W]\n"
         "         [--kill RANK@ITER]... [--crash RANK@ITER[:US]]...\n"
         "         [--stop RANK@ITER]... [--die-after-exchange RANK]\n"
@@ -416,7 +417,7 @@ static void parse_opts(int argc, char **argv, opts_t *o)
                 die(2, "--coll: reduce, bcast, allreduce or none");
         } else if (strcmp(a, "--algo") == 0) {
             if (ftc_algo_parse(v, &o->algo) != FTC_OK)
-                die(2, "--algo: corrected or tree");
+                die(2, "--algo: corrected, tree or ftco");
         } else if (strcmp(a, "-f") == 0) {
             o->f = (uint32_t)parse_u64(v, "-f");
         } else if (strcmp(a, "--wait") == 0) {
@@ -1155,6 +1156,12 @@ static void run_size(bench_t *b, size_t size)
         cp.correction = o->correction;
         if (o->algo == FTC_ALGO_CORRECTED)
             a.params = &cp;
+        ftc_ftco_params_t fp; /* ftco: its defaults (docs/ftco.md), the */
+        ftc_ftco_params_init(&fp); /* radix below n where n leaves a choice */
+        if (b->n > 2 && fp.tree.k >= b->n)
+            fp.tree.k = b->n - 1;
+        if (o->algo == FTC_ALGO_FTCO)
+            a.params = &fp;
         a.deliver = on_deliver;
         a.deliver_arg = b;
         a.checked = o->checked;

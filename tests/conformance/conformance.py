@@ -590,6 +590,54 @@ class Suite:
                                   agree=False), job
             self.case(name, fn)
 
+    def ftco(self):
+        """The ftco family (docs/ftco.md): fault-free, then SIGKILLs tied
+        to progress (a rank kills itself as iteration K starts, or inside
+        it after a random delay), the first root among the victims in some
+        cases. It takes no f: every live rank must deliver FTC_OK (or, for
+        a bcast whose root died, FTC_EROOT_FAILED), agree, and its result
+        must be exactly the inputs its failed list does not name."""
+        for coll in ("allreduce", "reduce", "bcast"):
+            for n in (3, 8):
+                name = "fault-free %s ftco n=%d" % (coll, n)
+
+                def fn(coll=coll, n=n, iters=30):
+                    args = ["--coll", coll, "--algo", "ftco", "--iters",
+                            iters, "--warmup", 2, "--quiet", "--sizes",
+                            "8,4096"]
+                    job = self.run(n, args)
+                    return self.check(job, n, coll, ops=2 * (iters + 2),
+                                      all_ok=True), job
+                self.case(name, fn)
+        for mode in ("before", "during"):
+            for coll in ("allreduce", "reduce", "bcast"):
+                n, iters = 8, 30
+                victims = self.rng.sample(range(n), self.rng.randint(1, 3))
+                if mode == "before" and coll == "allreduce" \
+                        and 0 not in victims:
+                    victims[0] = 0
+                plan = []
+                for v in victims:
+                    it = self.rng.randint(1, iters - 2)
+                    if mode == "before":
+                        plan += ["--kill", "%d@%d" % (v, it)]
+                    else:
+                        plan += ["--crash", "%d@%d:%d"
+                                 % (v, it, self.rng.randint(0, 300))]
+                name = "kill-%s %s ftco n=%d victims=%s" % (
+                    mode, coll, n, ",".join(map(str, sorted(victims))))
+
+                def fn(coll=coll, n=n, plan=plan, victims=victims,
+                       iters=iters):
+                    args = ["--coll", coll, "--algo", "ftco", "-f", 0,
+                            "--iters", iters, "--warmup", 0,
+                            "--quiet"] + plan
+                    run_args = ["--may-fail", ",".join(map(str, victims))]
+                    job = self.run(n, args, run_args)
+                    return self.check(job, n, coll, kills=victims,
+                                      ops=iters), job
+                self.case(name, fn)
+
     def stops(self):
         quick = {"FTCOLL_SUSPECT_MS": "50", "FTCOLL_PROBE_MS": "100",
                  "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
@@ -1139,6 +1187,7 @@ def main():
         s.kills("during")
         s.launcher_kills()
         s.tree_with_kill()
+        s.ftco()
         s.stops()
         s.backend_reports()
         s.strangers()
