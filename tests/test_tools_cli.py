@@ -78,6 +78,25 @@ def test_sim(prog, version):
     refuses([prog, "--co", "bcast"], "--co", "ftcoll-sim", " (ambiguous)")
     refuses([prog, "stray"], "stray", "ftcoll-sim")
     refuses([prog, "--model", "loopback", "-L", "3"], "-L", "ftcoll-sim")
+    # ftco's flags (docs/ftco.md, "In the simulator")
+    refuses([prog, "--service", "disd"], "--service", "ftcoll-sim",
+            " (belongs to --algo ftco)")
+    refuses([prog, "--algo", "ftco", "--service", "fast"], "--service",
+            "ftcoll-sim")
+    refuses([prog, "--ack-timeout", "5"], "--ack-timeout", "ftcoll-sim")
+    refuses([prog, "--algo", "ftco", "--tree", "binomial"], "--tree",
+            "ftcoll-sim")
+    refuses([prog, "--algo", "ftco", "-n", "8", "-k", "8"], "-k",
+            "ftcoll-sim", " (k >= n)")
+    refuses([prog, "--algo", "ftco", "-k", "1"], "-k", "ftcoll-sim")
+    refuses([prog, "-k", "bestest"], "-k", "ftcoll-sim")
+    r = run([prog, "--algo", "ftco", "-L", "10", "-o", "1", "-n", "64",
+             "-k", "best", "--service", "rsd", "--ack-timeout", "48",
+             "--faults", "2", "--summary"])
+    check(r.returncode == 0 and "all properties hold" in r.stdout
+          and "k = " in r.stderr,
+          f"ftcoll-sim --algo ftco -k best --service rsd: {r.returncode}, "
+          f"{r.stdout[-200:]!r} {r.stderr!r}")
 
 
 def test_bench(prog, version):
