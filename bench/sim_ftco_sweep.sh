@@ -114,7 +114,7 @@ if [ $big = 1 ]; then
     header > "$f"
     for q in "--queue fifo" "--service disd" "--service rsd"; do
         echo "  P = 65536 $q" >&2
-        row "table2$(echo $q | tr -d ' -')" $ftco -n 65536 $q >> "$f"
+        row "table2$(echo $q | tr -d ' -')" --algo ftco --tree knomial -k best -n 65536 $q >> "$f"
     done
 fi
 
