@@ -667,7 +667,8 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
                 continue;
             starts[nstart].rank = r;
             starts[nstart++].at = start_time(s, r);
-            if (run.lp != NULL && starts[nstart - 1].at > 0)
+            if (run.lp != NULL && starts[nstart - 1].at > 0
+                && !s->prestart_receives)
                 ftc_logp_hold(run.lp, r, starts[nstart - 1].at);
         }
         if (starts != NULL && s->start_spread_ns > 0)

@@ -97,6 +97,11 @@ typedef struct ftc_scenario {
      * LogP its service-distance function (sim_ftco.h). */
     ftc_ftco_params_t ftco;
     ftc_sim_service_t service;
+    /* LogP: a late starter's CPU is not held until its start: it receives
+     * before (the core keeps what belongs to the operation and answers
+     * keepalive probes), as Margolin & Barak's Appendix B assumes of a
+     * process not yet in the operation. Default false (held). */
+    bool prestart_receives;
 } ftc_scenario_t;
 
 typedef struct ftc_rank_result {

@@ -222,5 +222,7 @@ int ftc_sim_ftco_settle(struct ftc_scenario *s, bool tree_given, bool k_given,
     }
     if (s->queue == FTC_QUEUE_KIND)
         ftc_sim_ftco_kind_classes(s->kind_class);
+    /* Appendix B: a process not yet in the operation still receives. */
+    s->prestart_receives = true;
     return 0;
 }

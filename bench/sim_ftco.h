@@ -52,8 +52,9 @@ unsigned ftc_sim_service_distance(void *arg, uint32_t rank, uint32_t src);
  * read: the tree from --tree and -k (each defaulting to the family's
  * 4-nomial; -k best: the k-nomial radix of least fault-free latency for
  * the run's n, L and o, for any algorithm, said on stderr), the queue
- * classes of Algorithm 2 under --queue kind (which
- * --service implies), and the flags that belong to ftco alone. 0, or 2
+ * classes of Algorithm 2 under --queue kind (which --service implies),
+ * late starters that receive before they start (Appendix B), and the
+ * flags that belong to ftco alone. 0, or 2
  * with *flag and *why naming the argument and the reason. */
 struct ftc_scenario;
 int ftc_sim_ftco_settle(struct ftc_scenario *s, bool tree_given,

@@ -8,12 +8,14 @@
 # docs/ftco-*.svg with gnuplot (bench/sim_ftco_plots.gp).
 #
 #   bench/sim_ftco_sweep.sh [--build DIR] [--out DIR] [--docs DIR]
-#                           [--runs N] [--with-64k] [--no-plot]
+#                           [--runs N] [--spread-n P] [--with-64k]
+#                           [--no-plot]
 #
 #   --build DIR   meson build directory holding bench/ftcoll-sim (build)
 #   --out DIR     where the CSV files go (build/sim-ftco)
 #   --docs DIR    where the pictures go (docs)
 #   --runs N      seeded runs per faulty point (5; the paper took 10,000)
+#   --spread-n P  processes of the arrival-spread rows (16384)
 #   --with-64k    also P = 65,536: Table 2's row 0 (about a minute and
 #                 10 GB per run: ftco's per-operation state is O(P))
 set -eu
@@ -22,6 +24,7 @@ build=build
 out=
 docs=docs
 runs=5
+spread_n=16384
 big=0
 plot=1
 while [ $# -gt 0 ]; do
@@ -30,6 +33,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --docs) docs=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
+    --spread-n) spread_n=$2; shift 2 ;;
     --with-64k) big=1; shift ;;
     --no-plot) plot=0; shift ;;
     -h|--help) sed -n '3,20p' "$0"; exit 0 ;;
@@ -105,6 +109,22 @@ for i in 0 1 10; do
     for c in 0 1 10; do
         echo "  inactive $i, crashes $c" >&2
         row "i$i-c$c" $ftco -n 4096 --faults $i --crashes $c --crash-window 200 --runs $runs >> "$f"
+    done
+done
+
+# Table 2's spread rows: arrival times uniform in [0, W] or normal
+# (mean 3S, clamped to [0, 6S]), at P = $spread_n. A late process
+# receives before it starts (Appendix B); it does not answer an early
+# DATA (the per-message timeouts would exclude it), so detection here is
+# the core's keepalive probes, every 200 steps of silence (probe timeout
+# 400): the paper's "KEEPALIVE messages ... at some time interval".
+f=$out/spread.csv
+header > "$f"
+for w in 0 256 512 1024 2048 4096 8192 16384; do
+    echo "  spread $w, P = $spread_n" >&2
+    for d in uniform normal; do
+        row "$d-$w" --algo ftco --tree knomial -k best -n $spread_n \
+            --spread $d:$w --suspect 200 --probe 400 >> "$f"
     done
 done
 
