@@ -576,6 +576,33 @@ static void test_ftco(void)
     }
 }
 
+/* Regression: a per-message timeout runs from when the message left, not
+ * from when the core issued it. Here the root, taking over the children
+ * of a failed child (P = 8,192, 10-nomial, 100 inactive processes),
+ * issued KEEPALIVEs that waited ~90 steps behind the answers it was
+ * receiving (receives first), timed out their receivers before the
+ * messages had left, and excluded six live processes. */
+static void test_ftco_timeout_from_departure(void)
+{
+    ftc_scenario_t s;
+    ftc_scenario_result_t r;
+    logp(&s, 8192, 10, 1, 1);
+    s.detect_delay_ns = UINT64_MAX;
+    s.args.algo = FTC_ALGO_FTCO;
+    s.ftco.tree = (ftc_tree_t){.kind = FTC_TREE_KNOMIAL, .k = 10};
+    s.ftco.ack_timeout_ns = 48;
+    s.random_fail = 100;
+    s.seed = s.fault_seed = 3;
+    s.lean = true;
+    if (run(&s, &r, "ftco, timeouts from departure") != 0)
+        return;
+    CHECK_MSG(r.bad_status == 0 && r.undelivered == 0,
+              "ftco P = 8192, 100 inactive: %u live processes delivered an "
+              "error (excluded while alive), %u none", r.bad_status,
+              r.undelivered);
+    ftc_scenario_result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     bool big = argc > 1 && strcmp(argv[1], "--big") == 0;
@@ -591,6 +618,7 @@ int main(int argc, char **argv)
         test_determinism();
         test_refusals();
         test_ftco();
+        test_ftco_timeout_from_departure();
         test_scale(16384);
     } else {
         static const uint32_t extra[] = {65536, 65535, 100000};
