@@ -47,10 +47,10 @@ mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 
 # The paper's model: a hop costs L + 2o = 12 steps. The per-message
-# timeout base is two round trips (48): one round trip (24) excludes live
-# processes whose answer waits behind DATA in a busy queue (docs/ftco.md).
+# timeout base is one DATA-ACK round trip, 2 (L + 2o) = 24 steps
+# (docs/ftco.md, "The timeout base").
 model="--model logp -L 10 -o 1 -g 1 --count 1 --summary --csv --detect never"
-ftco="--algo ftco --tree knomial -k best --ack-timeout 48"
+ftco="--algo ftco --tree knomial -k best --ack-timeout 24"
 
 # One CSV row per configuration: the label, ftcoll-sim's columns (the
 # "mean" row when there are several runs), then the min and max of the
@@ -113,7 +113,7 @@ for i in 0 1 10; do
 done
 
 # Table 2's spread rows: arrival times uniform in [0, W] or normal
-# (mean 3S, clamped to [0, 6S]), at P = $spread_n. A late process
+# (mean W/2, deviation W/6, clamped to [0, W]), at P = $spread_n. A late process
 # receives before it starts (Appendix B); it does not answer an early
 # DATA (the per-message timeouts would exclude it), so detection here is
 # the core's keepalive probes, every 200 steps of silence (probe timeout
@@ -122,10 +122,11 @@ f=$out/spread.csv
 header > "$f"
 for w in 0 256 512 1024 2048 4096 8192 16384; do
     echo "  spread $w, P = $spread_n" >&2
-    for d in uniform normal; do
-        row "$d-$w" --algo ftco --tree knomial -k best -n $spread_n \
-            --spread $d:$w --suspect 200 --probe 400 >> "$f"
-    done
+    row "uniform-$w" --algo ftco --tree knomial -k best -n $spread_n \
+        --spread uniform:$w --suspect 200 --probe 400 >> "$f"
+    # normal:S starts at 3S + S Z, clamped to [0, 6S]: S = W/6 spans W
+    row "normal-$w" --algo ftco --tree knomial -k best -n $spread_n \
+        --spread normal:$((w / 6)) --suspect 200 --probe 400 >> "$f"
 done
 
 # Table 2, row 0: P = 65,536, all start together; the receive orders.
