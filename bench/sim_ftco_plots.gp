@@ -22,7 +22,7 @@ rows(f, lab) = sprintf("< awk -F, '$1 == \"%s\"' %s", lab, f)
 scale = dir.'/scale.csv'
 set output docs.'/ftco-latency.svg'
 set title "Fault-free latency (LogP L=10, o=1; k-nomial, best k per P; cf. the paper's Figure 7)"
-set ylabel "steps: FinishTime_{last} - StartTime_{last}"
+set ylabel "steps (FinishTime_last - StartTime_last)" noenhanced
 plot rows(scale,"ftco-allreduce") using 6:32 w lp lw 2 pt 7 lc rgb "#e7298a" t "ftco allreduce", \
      rows(scale,"ftco-allreduce") using 6:13 w lp lw 1 pt 6 dt 2 lc rgb "#e7298a" t "ftco allreduce, last delivery", \
      rows(scale,"ftco-reduce") using 6:32 w lp lw 2 pt 5 lc rgb "#d95f02" t "ftco reduce", \
@@ -58,7 +58,7 @@ unset logscale x
 set logscale x 10
 set xtics ("0" 0.5, "1" 1, "10" 10)
 set xlabel "run-time crashes (uniform in the first 200 steps)"
-set ylabel "steps: FinishTime_{last} - StartTime_{last}"
+set ylabel "steps (FinishTime_last - StartTime_last)" noenhanced
 set key top left font ",10" maxrows 3
 set title "ftco allreduce, P = 4096: inactive processes and run-time crashes (cf. Figure 10)"
 plot [0.4:14] crash(0) using ($1 == 0 ? 0.5 : $1):2:3:4 w yerrorlines lw 2 pt 7 lc rgb "#1b9e77" t "0 inactive", \
