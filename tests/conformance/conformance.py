@@ -638,6 +638,28 @@ class Suite:
                                       ops=iters), job
                 self.case(name, fn)
 
+        # A stopped process is alive: no backend reports it. The others
+        # finish by the core's keepalive (probes, then exclusion).
+        quick = {"FTCOLL_SUSPECT_MS": "50", "FTCOLL_PROBE_MS": "100",
+                 "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
+        for coll in ("allreduce", "bcast"):
+            n, v = 6, self.rng.randint(0 if coll == "allreduce" else 1, 5)
+            name = "stop %s ftco n=%d victim=%d (keepalive 50+100 ms)" % (
+                coll, n, v)
+
+            def fn(coll=coll, n=n, v=v):
+                args = ["--coll", coll, "--algo", "ftco", "-f", 0,
+                        "--iters", 40, "--warmup", 0, "--quiet",
+                        "--stop", "%d@10" % v]
+                job = self.run(n, args, ["--may-fail", str(v)], env=quick)
+                problems = self.check(job, n, coll, stops=[v], ops=40)
+                if not any(s["counters"]["probes_sent"]
+                           for r, s in job.summary.items() if r != v):
+                    problems.append("no survivor sent a probe")
+                self.info = self.kill_to_delivery(job, v)
+                return problems, job
+            self.case(name, fn)
+
     def stops(self):
         quick = {"FTCOLL_SUSPECT_MS": "50", "FTCOLL_PROBE_MS": "100",
                  "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
