@@ -100,6 +100,8 @@ static int init_checked(ftc_group_t *g, const ftc_coll_args_t *args,
         return FTC_EINVAL;
     if (g->ctx->excluded)
         return FTC_EEXCLUDED;
+    if (g->destroying)
+        return FTC_ECANCELED; /* from a callback of its destroy */
     if (g->stopped != 0) {
         /* Stopped (ftc_group_stop): the call keeps its place in the
          * sequence, and nobody needs telling. */
