@@ -155,6 +155,7 @@ typedef struct opts {
     uint64_t bad_arg_iter;
     bool spin;                  /* --wait spin */
     ftc_fault_info_t fault_info;
+    uint64_t ack_timeout_us; /* ftco's ack_timeout_ns / 1000; 0: off */
     ftc_correction_t correction;
     double interval_ms;         /* pause between iterations */
     double op_timeout_s;
@@ -235,6 +236,7 @@ static void usage(FILE *f)
         "         [--gate ITER:FILE]...\n"
         "         [--fault-info list|count|bit]\n"
         "         [--correction checked|opportunistic]\n"
+        "         [--ack-timeout-us US] (ftco: per-message timeout base)\n"
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
         "         [--no-auth] [--checked] [--usage-errors]\n"
         "         [--bad-arg null-buffer|huge-count|bad-op@ITER]\n"
@@ -336,6 +338,7 @@ static const struct option bench_options[] = {
     {"checked", no_argument, NULL, 279},
     {"usage-errors", no_argument, NULL, 280},
     {"bad-arg", required_argument, NULL, 281},
+    {"ack-timeout-us", required_argument, NULL, 282},
     {NULL, 0, NULL, 0},
 };
 
@@ -477,6 +480,8 @@ static void parse_opts(int argc, char **argv, opts_t *o)
         } else if (strcmp(a, "--fault-info") == 0) {
             if (ftc_fault_info_parse(v, &o->fault_info) != FTC_OK)
                 die(2, "--fault-info: list, count or bit");
+        } else if (strcmp(a, "--ack-timeout-us") == 0) {
+            o->ack_timeout_us = parse_u64(v, "--ack-timeout-us");
         } else if (strcmp(a, "--bad-arg") == 0) {
             const char *at = strchr(v, '@');
             size_t k = at != NULL ? (size_t)(at - v) : 0;
@@ -510,7 +515,11 @@ static void parse_opts(int argc, char **argv, opts_t *o)
     }
     if (optind < argc)
         die(2, "unexpected argument '%s': ftcoll-bench takes options only "
-               "(--help)", argv[optind]);
+               "(--help)", argv[optind]);    if (o->ack_timeout_us != 0 && o->algo != FTC_ALGO_FTCO)
+        die(2, "--ack-timeout-us: the per-message timeouts belong to "
+               "--algo ftco");
+    if (o->ack_timeout_us > UINT64_MAX / 1000)
+        die(2, "--ack-timeout-us: too large");
 }
 
 /* --- Who may fail, and what a result may be ------------------------------ */
@@ -1160,6 +1169,7 @@ static void run_size(bench_t *b, size_t size)
         ftc_ftco_params_init(&fp); /* radix below n where n leaves a choice */
         if (b->n > 2 && fp.tree.k >= b->n)
             fp.tree.k = b->n - 1;
+        fp.ack_timeout_ns = o->ack_timeout_us * 1000;
         if (o->algo == FTC_ALGO_FTCO)
             a.params = &fp;
         a.deliver = on_deliver;

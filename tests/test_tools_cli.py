@@ -170,6 +170,8 @@ def test_bench(prog, version):
     refuses([prog, "--iters"], "--iters", "ftcoll-bench", " needs a value")
     refuses([prog, "--sizes", "0"], "--sizes", "ftcoll-bench")
     refuses([prog, "--kill", "3"], "--kill", "ftcoll-bench")
+    refuses([prog, "--ack-timeout-us", "100"], "--ack-timeout-us",
+            "ftcoll-bench", " (belongs to --algo ftco)")
     refuses([prog, "--quiet=1"], "--quiet", "ftcoll-bench")
     refuses([prog, "-f", "x"], "-f", "ftcoll-bench")
     refuses([prog, "--bad-arg=nonsense@1"], "--bad-arg", "ftcoll-bench")

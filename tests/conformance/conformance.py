@@ -638,6 +638,37 @@ class Suite:
                                       ops=iters), job
                 self.case(name, fn)
 
+        # The per-message timeouts of Appendix A on real processes, the
+        # core's keepalive slowed to 5 s and ZeroMQ's heartbeats off, so
+        # that on zmq only ftco's own timeouts (20 ms base) can find a
+        # killed or stopped process in time; the sends they time complete
+        # asynchronously on ucx and libfabric (on_sent).
+        slow = {"FTCOLL_SUSPECT_MS": "5000", "FTCOLL_PROBE_MS": "5000",
+                "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
+        n = 8
+        kv = self.rng.sample(range(n), 2)
+        sv = self.rng.randint(1, n - 1)
+        name = "kill allreduce ftco per-message timeouts n=%d victims=%s" % (
+            n, ",".join(map(str, sorted(kv))))
+
+        def timed_kill(n=n, kv=kv):
+            args = ["--algo", "ftco", "--ack-timeout-us", 20000, "--iters",
+                    60, "--warmup", 0, "--quiet", "--kill", "%d@10" % kv[0],
+                    "--crash", "%d@30:50" % kv[1]]
+            job = self.run(n, args, ["--may-fail", "%d,%d" % tuple(kv)],
+                           env=slow)
+            return self.check(job, n, "allreduce", kills=kv, ops=60), job
+        self.case(name, timed_kill)
+        name = "stop allreduce ftco per-message timeouts n=%d victim=%d" % (
+            n, sv)
+
+        def timed_stop(n=n, sv=sv):
+            args = ["--algo", "ftco", "--ack-timeout-us", 20000, "--iters",
+                    40, "--warmup", 0, "--quiet", "--stop", "%d@10" % sv]
+            job = self.run(n, args, ["--may-fail", str(sv)], env=slow)
+            return self.check(job, n, "allreduce", stops=[sv], ops=40), job
+        self.case(name, timed_stop)
+
         # A stopped process is alive: no backend reports it. The others
         # finish by the core's keepalive (probes, then exclusion).
         quick = {"FTCOLL_SUSPECT_MS": "50", "FTCOLL_PROBE_MS": "100",
