@@ -515,7 +515,8 @@ static void parse_opts(int argc, char **argv, opts_t *o)
     }
     if (optind < argc)
         die(2, "unexpected argument '%s': ftcoll-bench takes options only "
-               "(--help)", argv[optind]);    if (o->ack_timeout_us != 0 && o->algo != FTC_ALGO_FTCO)
+               "(--help)", argv[optind]);
+    if (o->ack_timeout_us != 0 && o->algo != FTC_ALGO_FTCO)
         die(2, "--ack-timeout-us: the per-message timeouts belong to "
                "--algo ftco");
     if (o->ack_timeout_us > UINT64_MAX / 1000)
