@@ -218,13 +218,20 @@ static void check_exclusion(const ftc_scenario_t *s,
     }
 }
 
+/* ftco takes no f: it tolerates any number of failures
+ * (docs/ftco.md, Guarantees). */
+static bool within_tolerance(const ftc_scenario_t *s, uint32_t k)
+{
+    return s->args.algo == FTC_ALGO_FTCO || k <= s->args.f;
+}
+
 static void check_reduce(const ftc_scenario_t *s,
                          const ftc_scenario_result_t *res, uint32_t k,
                          ftc_report_t *rep)
 {
     uint32_t root = s->args.root;
     const ftc_rank_result_t *rr = &res->ranks[root];
-    bool within_f = k <= s->args.f;
+    bool within_f = within_tolerance(s, k);
     for (uint32_t r = 0; r < res->n && within_f; r++)
         if (!res->ranks[r].failed && res->ranks[r].delivered
             && res->ranks[r].status != FTC_OK)
@@ -244,7 +251,7 @@ static void check_allreduce(const ftc_scenario_t *s,
                             const ftc_scenario_result_t *res, uint32_t k,
                             ftc_report_t *rep)
 {
-    bool within_f = k <= s->args.f;
+    bool within_f = within_tolerance(s, k);
     int first = -1;
     uint64_t t0 = latest_live_start(res);
     for (uint32_t r = 0; r < res->n; r++) {
@@ -353,6 +360,30 @@ static void check_tree(const ftc_scenario_t *s,
     }
 }
 
+/* ftco (docs/ftco.md): Definitions 3.1 and 3.2 whatever the number of
+ * failures, and, failure-free without per-message timeouts (whose
+ * KEEPALIVEs depend on timing), a DATA and an ACK per tree edge and
+ * direction: 2(n - 1) messages, 4(n - 1) for allreduce. */
+static void check_ftco(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
+                       uint32_t k, bool clean, ftc_report_t *rep)
+{
+    if (s->coll == FTC_COLL_REDUCE)
+        check_reduce(s, res, k, rep);
+    else if (s->coll == FTC_COLL_ALLREDUCE)
+        check_allreduce(s, res, k, rep);
+    else if (s->coll == FTC_COLL_BCAST)
+        check_bcast(s, res, rep);
+    if (clean && s->ftco.ack_timeout_ns == 0) {
+        uint64_t want = (uint64_t)(res->n - 1)
+                        * (s->coll == FTC_COLL_ALLREDUCE ? 4 : 2);
+        if (algo_messages(s, res) != want)
+            ftc_report_violation(rep, "ftco: %llu messages without failures, "
+                                 "expected %llu",
+                                 (unsigned long long)algo_messages(s, res),
+                                 (unsigned long long)want);
+    }
+}
+
 int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
               char *msg, size_t msglen)
 {
@@ -369,6 +400,10 @@ int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
     }
     bool clean = k == 0 && s->nfail == 0 && s->ncrash == 0
                  && s->start_spread_ns == 0 && res->totals.probes_sent == 0;
+    if (s->args.algo == FTC_ALGO_FTCO) {
+        check_ftco(s, res, k, clean, &rep);
+        return rep.violations;
+    }
     /* Opportunistic correction skips a copy to a neighbour it has already
      * heard from, so its count depends on the order of arrivals, and
      * segments (whose trains take credits and turns) change that order:

@@ -112,6 +112,7 @@
 #include "cli.h"
 #include "json.h"
 #include "ftcoll/ftcoll.h"
+#include "ftcoll/ftco.h"
 #include "ftcoll_bootstrap.h"
 
 #define MAX_PLAN 64
@@ -159,6 +160,7 @@ typedef struct opts {
     uint64_t bad_arg_iter;
     bool spin;                  /* --wait spin */
     ftc_fault_info_t fault_info;
+    uint64_t ack_timeout_us; /* ftco's ack_timeout_ns / 1000; 0: off */
     ftc_correction_t correction;
     double interval_ms;         /* pause between iterations */
     double op_timeout_s;
@@ -234,7 +236,7 @@ static void usage(FILE *f)
 {
     fputs(
         "usage: ftcoll-bench [--coll reduce|bcast|allreduce|agree|shrink|none]\n"
-        "         [--algo corrected|tree] [-f F] [--root R]\n"
+        "         [--algo corrected|tree|ftco] [-f F] [--root R]\n"
         "         [--sizes 8,64,...] [--iters N] [--warmup W]\n"
         "         [--kill RANK@ITER]... [--crash RANK@ITER[:US]]...\n"
         "         [--stop RANK@ITER]... [--die-after-exchange RANK]\n"
@@ -243,6 +245,7 @@ static void usage(FILE *f)
         "         [--gate ITER:FILE]...\n"
         "         [--fault-info list|count|bit]\n"
         "         [--correction checked|opportunistic]\n"
+        "         [--ack-timeout-us US] (ftco: per-message timeout base)\n"
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
         "         [--no-auth] [--checked] [--uniform] [--usage-errors]\n"
         "         [--bad-arg null-buffer|huge-count|bad-op@ITER]\n"
@@ -350,6 +353,7 @@ static const struct option bench_options[] = {
     {"invalidate", required_argument, NULL, 283},
     {"with-allreduce", no_argument, NULL, 284},
     {"uniform", no_argument, NULL, 285},
+    {"ack-timeout-us", required_argument, NULL, 286},
     {NULL, 0, NULL, 0},
 };
 
@@ -446,7 +450,7 @@ static void parse_opts(int argc, char **argv, opts_t *o)
                        "none");
         } else if (strcmp(a, "--algo") == 0) {
             if (ftc_algo_parse(v, &o->algo) != FTC_OK)
-                die(2, "--algo: corrected or tree");
+                die(2, "--algo: corrected, tree or ftco");
         } else if (strcmp(a, "-f") == 0) {
             o->f = (uint32_t)parse_u64(v, "-f");
         } else if (strcmp(a, "--wait") == 0) {
@@ -506,6 +510,8 @@ static void parse_opts(int argc, char **argv, opts_t *o)
         } else if (strcmp(a, "--fault-info") == 0) {
             if (ftc_fault_info_parse(v, &o->fault_info) != FTC_OK)
                 die(2, "--fault-info: list, count or bit");
+        } else if (strcmp(a, "--ack-timeout-us") == 0) {
+            o->ack_timeout_us = parse_u64(v, "--ack-timeout-us");
         } else if (strcmp(a, "--bad-arg") == 0) {
             const char *at = strchr(v, '@');
             size_t k = at != NULL ? (size_t)(at - v) : 0;
@@ -558,6 +564,11 @@ static void parse_opts(int argc, char **argv, opts_t *o)
     if (!o->ulfm && (sends || o->invalidate_rank >= 0 || o->with_allreduce))
         die(2, "--crash-sends, --invalidate and --with-allreduce go with "
                "--coll agree or shrink");
+    if (o->ack_timeout_us != 0 && o->algo != FTC_ALGO_FTCO)
+        die(2, "--ack-timeout-us: the per-message timeouts belong to "
+               "--algo ftco");
+    if (o->ack_timeout_us > UINT64_MAX / 1000)
+        die(2, "--ack-timeout-us: too large");
 }
 
 /* --- Who may fail, and what a result may be ------------------------------ */
@@ -1203,6 +1214,13 @@ static void run_size(bench_t *b, size_t size)
         cp.correction = o->correction;
         if (o->algo == FTC_ALGO_CORRECTED)
             a.params = &cp;
+        ftc_ftco_params_t fp; /* ftco: its defaults (docs/ftco.md), the */
+        ftc_ftco_params_init(&fp); /* radix below n where n leaves a choice */
+        if (b->n > 2 && fp.tree.k >= b->n)
+            fp.tree.k = b->n - 1;
+        fp.ack_timeout_ns = o->ack_timeout_us * 1000;
+        if (o->algo == FTC_ALGO_FTCO)
+            a.params = &fp;
         a.deliver = on_deliver;
         a.deliver_arg = b;
         a.checked = o->checked;

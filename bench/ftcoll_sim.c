@@ -29,7 +29,7 @@ static void usage(FILE *out)
         "                                  needs --fail/--faults (known before\n"
         "                                  it); invalidate: every rank starts an\n"
         "                                  allreduce, the root invalidates\n"
-        "  --algo corrected|tree           algorithm (corrected)\n"
+        "  --algo corrected|tree|ftco      algorithm (corrected)\n"
         "  -n N                            processes, P: 1..16777216 (8)\n"
         "  -f F                            failures tolerated, F < N (1)\n"
         "  --root R                        root; allreduce: first root (0)\n"
@@ -47,7 +47,16 @@ static void usage(FILE *out)
         "  --correction opportunistic|checked              (checked)\n"
         "  -d D                            opportunistic distance (2)\n"
         "  --tree binomial|kary|lame|optimal|binomial-inorder  bcast tree\n"
-        "  -k K                            arity (kary) or order (lame) (2)\n"
+        "  -k K                            arity (kary) or order (lame) (2)\n",
+        out);
+    /* (ISO C wants string literals below 4096 bytes: a second part.) */
+    fputs(
+        "ftco (docs/ftco.md): --tree knomial|kary, -k K|best (4-nomial;\n"
+        "  best: the k-nomial radix of least latency for -n, -L, -o), and\n"
+        "  --ack-timeout T                 per-message timeout base (0: the\n"
+        "                                  failure monitor only)\n"
+        "  --service none|rsd|disd         LogP: serve senders by tree distance\n"
+        "                                  (Appendix A); implies --queue kind\n"
         "  --seed S                        seed of the run (loopback jitter,\n"
         "                                  drops, start times, faults) (1)\n"
         "  --latency-ns, --jitter-ns, --send-cost-ns   network model\n"
@@ -146,6 +155,8 @@ typedef struct run_summary {
     uint64_t seed;
     uint64_t messages, time, events;
     uint64_t reach, finish, first_finish, spread;
+    uint64_t last_start, latency; /* Margolin & Barak: FinishTime_last -
+                                     StartTime_last */
     double msgs_per_proc;
     uint64_t max_rank_msgs;
     uint32_t max_inbound, live, undelivered, bad_status, failed;
@@ -165,6 +176,12 @@ static void summary_of(const ftc_scenario_result_t *r, int violations,
     out->finish = r->finish_ns;
     out->first_finish = r->first_finish_ns;
     out->spread = r->finish_ns - r->first_finish_ns;
+    for (uint32_t i = 0; i < r->n; i++)
+        if (!r->ranks[i].failed && r->ranks[i].start_ns > out->last_start)
+            out->last_start = r->ranks[i].start_ns;
+    out->latency = r->finish_ns > out->last_start
+                       ? r->finish_ns - out->last_start
+                       : 0;
     out->msgs_per_proc = r->n ? (double)r->messages / r->n : 0;
     out->max_rank_msgs = r->max_rank_sends;
     out->max_inbound = r->max_inbound;
@@ -198,7 +215,9 @@ static void summary_of(const ftc_scenario_result_t *r, int violations,
     X(setup_s, m->setup_s)                                                    \
     X(run_s, m->run_s)                                                        \
     X(teardown_s, m->teardown_s)                                              \
-    X(check_s, m->check_s)
+    X(check_s, m->check_s)                                                    \
+    X(last_start, (double)m->last_start)                                      \
+    X(latency, (double)m->latency)
 
 enum {
 #define X(name, expr) M_##name,
@@ -490,7 +509,7 @@ static int parse_time(const char *flag, const char *v, uint64_t *out,
 static const char *logp_flag_name(const char *f)
 {
     static const char *const names[] = {"-L", "-o", "-g", "--parallelism",
-                                        "--queue"};
+                                        "--queue", "--service"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strcmp(f, names[i]) == 0)
             return names[i];
@@ -543,6 +562,8 @@ static const struct option sim_options[] = {
     {"crash-window", required_argument, NULL, 292},
     {"fault-root", required_argument, NULL, 293},
     {"fault-seed", required_argument, NULL, 294},
+    {"service", required_argument, NULL, 295},
+    {"ack-timeout", required_argument, NULL, 296},
     {NULL, 0, NULL, 0},
 };
 
@@ -578,6 +599,7 @@ int main(int argc, char **argv)
     int per_rank = -1; /* -1: by size */
     uint32_t runs = 1;
     bool fault_seed_given = false, crash_window_given = false;
+    bool tree_given = false, k_given = false, k_best = false;
     bool input_given = false;
     const char *fail_flag = "--fail", *loopback_flag = NULL;
     const char *model_arg = NULL, *logp_flag = NULL;
@@ -655,7 +677,7 @@ int main(int argc, char **argv)
                               "shrink or invalidate");
         } else if (strcmp(f, "--algo") == 0) {
             if (ftc_algo_parse(v, &s.args.algo) != FTC_OK)
-                return bad(f, "expected corrected or tree");
+                return bad(f, "expected corrected, tree or ftco");
         } else if (strcmp(f, "-n") == 0) {
             if (parse_u32(v, &s.n) != 0 || s.n == 0)
                 return bad(f, "N (the number of processes, P) must be a "
@@ -710,13 +732,17 @@ int main(int argc, char **argv)
             if (parse_u32(v, &s.corrected.distance) != 0 || s.corrected.distance == 0)
                 return bad(f, "D must be a positive integer");
         } else if (strcmp(f, "--tree") == 0) {
+            tree_given = true;
             if (ftc_tree_kind_parse(v, &s.corrected.bcast_tree.kind) != FTC_OK
                 || s.corrected.bcast_tree.kind == FTC_TREE_IF)
                 return bad(f, "expected binomial, kary, lame, optimal or "
                               "binomial-inorder");
         } else if (strcmp(f, "-k") == 0) {
-            if (parse_u32(v, &s.corrected.bcast_tree.k) != 0 || s.corrected.bcast_tree.k == 0)
-                return bad(f, "K must be a positive integer");
+            k_given = true;
+            k_best = strcmp(v, "best") == 0; /* sim_ftco.c picks it */
+            if (!k_best && (parse_u32(v, &s.corrected.bcast_tree.k) != 0
+                            || s.corrected.bcast_tree.k == 0))
+                return bad(f, "K must be a positive integer or best");
         } else if (strcmp(f, "--seed") == 0) {
             if (parse_u64(v, &s.seed) != 0)
                 return bad(f, "S must be a non-negative integer");
@@ -800,6 +826,11 @@ int main(int argc, char **argv)
                 s.protect_root = false;
             else
                 return bad(f, "expected protect or any");
+        } else if (strcmp(f, "--service") == 0) {
+            if (ftc_sim_service_parse(v, &s.service) != FTC_OK)
+                return bad(f, "expected none, rsd or disd");
+        } else if (strcmp(f, "--ack-timeout") == 0) {
+            rc = parse_time(f, v, &s.ftco.ack_timeout_ns, false, false);
         } else if (strcmp(f, "--fault-seed") == 0) {
             if (parse_u64(v, &s.fault_seed) != 0)
                 return bad(f, "S must be a non-negative integer");
@@ -821,6 +852,10 @@ int main(int argc, char **argv)
     if (s.args.f >= s.n
         && (s.coll != FTC_COLL_AGREE && s.coll != FTC_COLL_SHRINK))
         return bad("-f", "must be smaller than -n");
+    const char *ftco_flag = NULL, *ftco_why = NULL;
+    if (ftc_sim_ftco_settle(&s, tree_given, k_given, k_best, &ftco_flag,
+                            &ftco_why))
+        return bad(ftco_flag, ftco_why);
     if (s.args.root >= s.n)
         return bad("--root", "must be a rank below -n");
     for (uint32_t i = 0; i < s.nfail; i++)

@@ -31,6 +31,7 @@ typedef struct sim_run {
     sim_rank_t *ranks;
     bool closing;           /* destroy-time cancellations are not results */
     int init_error;
+    ftc_sim_service_state_t *service; /* LogP, ftco: sim_ftco.h */
 } sim_run_t;
 
 /* ---- the two backends behind one face ---------------------------------- */
@@ -93,6 +94,7 @@ void ftc_scenario_init(ftc_scenario_t *s)
     s->coll = FTC_COLL_ALLREDUCE;
     ftc_coll_args_init(&s->args);
     ftc_corrected_params_init(&s->corrected);
+    ftc_ftco_params_init(&s->ftco);
     s->args.dtype = FTC_INT64;
     s->args.count = 1;
     s->n = 8;
@@ -289,7 +291,9 @@ static void start_rank(sim_rank_t *r)
     }
     ftc_coll_args_t a = s->args;
     ftc_tree_params_t tree_params;
-    a.params = ftc_scenario_params(a.algo, &s->corrected, &tree_params);
+    a.params = a.algo == FTC_ALGO_FTCO
+                   ? (const void *)&s->ftco
+                   : ftc_scenario_params(a.algo, &s->corrected, &tree_params);
     a.sendbuf = r->in;
     a.recvbuf = r->out;
     a.deliver = on_deliver;
@@ -492,6 +496,16 @@ static int create_world(sim_run_t *run)
             lc.classify = classify_kind;
             lc.classify_arg = (void *)(uintptr_t)s->kind_class;
         }
+        if (s->service != FTC_SERVICE_NONE) {
+            int rc = ftc_sim_service_create(s->service, &s->ftco.tree, s->n,
+                                            s->args.root, s->seed,
+                                            &run->service);
+            if (rc != FTC_OK)
+                return rc;
+            lc.service = ftc_sim_service_next;
+            lc.distance = ftc_sim_service_distance;
+            lc.service_arg = run->service;
+        }
         return ftc_logp_world_create(&lc, &run->lp);
     }
     ftc_lb_config_t lc;
@@ -578,6 +592,7 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
     sim_run_t run = {.s = s, .res = res};
     rc = create_world(&run);
     if (rc != FTC_OK) {
+        ftc_sim_service_destroy(run.service);
         free(rfail);
         free(rcrash);
         free(rcrash_t);
@@ -604,6 +619,7 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
         free(rcrash_t);
         ftc_lb_world_destroy(run.w);
         ftc_logp_world_destroy(run.lp);
+        ftc_sim_service_destroy(run.service);
         ftc_scenario_result_free(res);
         return fail(err, errlen, "out of memory");
     }
@@ -672,7 +688,8 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
                 continue;
             starts[nstart].rank = r;
             starts[nstart++].at = start_time(s, r);
-            if (run.lp != NULL && starts[nstart - 1].at > 0)
+            if (run.lp != NULL && starts[nstart - 1].at > 0
+                && !s->prestart_receives)
                 ftc_logp_hold(run.lp, r, starts[nstart - 1].at);
         }
         if (starts != NULL && s->start_spread_ns > 0)
@@ -724,6 +741,7 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
     free(run.ranks);
     ftc_lb_world_destroy(run.w);
     ftc_logp_world_destroy(run.lp);
+    ftc_sim_service_destroy(run.service);
     res->wall_teardown_s = wall_now() - t_run;
     if (rc != FTC_OK) {
         ftc_scenario_result_free(res);

@@ -13,6 +13,8 @@
 #include <stdio.h>
 
 #include "ftcoll/ftcoll.h"
+#include "ftcoll/ftco.h"
+#include "sim_ftco.h"
 
 typedef enum ftc_input_kind {
     FTC_INPUT_RANK,     /* every element = rank */
@@ -93,6 +95,15 @@ typedef struct ftc_scenario {
     /* LogP: one line per CPU activity and per delivery ("T RANK what
      * PEER"), for small runs and the docs; NULL: none. */
     FILE *trace;
+    /* The ftco family's parameters (args.algo == FTC_ALGO_FTCO), and under
+     * LogP its service-distance function (sim_ftco.h). */
+    ftc_ftco_params_t ftco;
+    ftc_sim_service_t service;
+    /* LogP: a late starter's CPU is not held until its start: it receives
+     * before (the core keeps what belongs to the operation and answers
+     * keepalive probes), as Margolin & Barak's Appendix B assumes of a
+     * process not yet in the operation. Default false (held). */
+    bool prestart_receives;
 } ftc_scenario_t;
 
 typedef struct ftc_rank_result {

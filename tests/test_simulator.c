@@ -14,7 +14,9 @@
  *  - fault models within f (random pre-operational, random in-operation,
  *    arrival imbalance, both queue policies, parallelism 2): the checker
  *    holds and every live process delivers;
- *  - determinism, and refusal of nonsensical scenarios.
+ *  - determinism, and refusal of nonsensical scenarios;
+ *  - ftco: its bcast reaches everyone when the plain tree does, its
+ *    message count, and faults under every receive order.
  *
  * Options: --big runs the long checks (P = 65,536; suite 'sweep').
  * The last line says 'N passed, M failed'.
@@ -497,6 +499,110 @@ static void test_refusals(void)
               "parallelism 3: %s", err);
 }
 
+/* --- ftco in the paper's model (docs/ftco.md, "In the simulator") ------- */
+
+/* Failure-free on the same k-nomial tree: the ftco bcast reaches the last
+ * process exactly when the plain tree does (its ACKs cost messages, not
+ * latency: the paper's "one ACK" lies after the delivery); 2(n - 1)
+ * messages, 4(n - 1) for the allreduce (the checker asserts it). And
+ * with inactive and crashing processes under every receive order
+ * (FIFO, Algorithm 2's classes, RSD, DISD) and the per-message timeouts,
+ * the checker holds and every live process delivers. */
+static void test_ftco(void)
+{
+    static const uint32_t sizes[] = {2, 16, 100, 1000};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        uint32_t n = sizes[i], k = n > 4 ? 4 : (n > 2 ? n - 1 : 2);
+        ftc_scenario_t s;
+        ftc_scenario_result_t tree, ftco;
+        logp(&s, n, 10, 1, 1);
+        s.detect_delay_ns = UINT64_MAX;
+        s.coll = FTC_COLL_BCAST;
+        s.args.algo = FTC_ALGO_TREE;
+        s.args.f = 0;
+        s.corrected.bcast_tree = (ftc_tree_t){.kind = FTC_TREE_KNOMIAL, .k = k};
+        if (run(&s, &tree, "tree bcast") != 0)
+            continue;
+        s.args.algo = FTC_ALGO_FTCO;
+        s.ftco.tree = s.corrected.bcast_tree;
+        if (run(&s, &ftco, "ftco bcast") == 0) {
+            CHECK_MSG(ftco.reach_ns == tree.reach_ns,
+                      "ftco bcast n %u: reach %" PRIu64 ", the plain tree's "
+                      "%" PRIu64, n, ftco.reach_ns, tree.reach_ns);
+            ftc_scenario_result_free(&ftco);
+        }
+        ftc_scenario_result_free(&tree);
+        s.coll = FTC_COLL_ALLREDUCE;
+        if (run(&s, &ftco, "ftco allreduce") == 0) {
+            CHECK_MSG(ftco.messages == 4ull * (n - 1),
+                      "ftco allreduce n %u: %" PRIu64 " messages", n,
+                      ftco.messages);
+            ftc_scenario_result_free(&ftco);
+        }
+    }
+    static const ftc_sim_service_t services[] = {
+        FTC_SERVICE_NONE, FTC_SERVICE_NONE, FTC_SERVICE_RSD,
+        FTC_SERVICE_DISD};
+    for (int v = 0; v < 4; v++) {
+        for (uint64_t seed = 1; seed <= 4; seed++) {
+            ftc_scenario_t s;
+            ftc_scenario_result_t r;
+            logp(&s, 512, 10, 1, 1);
+            s.detect_delay_ns = UINT64_MAX;
+            s.args.algo = FTC_ALGO_FTCO;
+            s.coll = seed % 2 ? FTC_COLL_ALLREDUCE : FTC_COLL_REDUCE;
+            s.ftco.tree = (ftc_tree_t){.kind = FTC_TREE_KNOMIAL, .k = 8};
+            s.ftco.ack_timeout_ns = 48;
+            s.service = services[v];
+            s.queue = v == 1 || services[v] != FTC_SERVICE_NONE
+                          ? FTC_QUEUE_KIND : FTC_QUEUE_FIFO;
+            if (s.queue == FTC_QUEUE_KIND)
+                ftc_sim_ftco_kind_classes(s.kind_class);
+            s.prestart_receives = true;
+            s.seed = s.fault_seed = seed;
+            s.random_fail = 4;
+            s.random_crash = 2;
+            s.crash_window = 150;
+            char what[64];
+            snprintf(what, sizeof(what), "ftco %s, receive order %d, seed %"
+                     PRIu64, ftc_coll_name(s.coll), v, seed);
+            if (run(&s, &r, what) != 0)
+                continue;
+            CHECK_MSG(r.undelivered == 0 && r.live == 512 - 6,
+                      "%s: %u live, %u undelivered", what, r.live,
+                      r.undelivered);
+            ftc_scenario_result_free(&r);
+        }
+    }
+}
+
+/* Regression: a per-message timeout runs from when the message left, not
+ * from when the core issued it. Here the root, taking over the children
+ * of a failed child (P = 8,192, 10-nomial, 100 inactive processes),
+ * issued KEEPALIVEs that waited ~90 steps behind the answers it was
+ * receiving (receives first), timed out their receivers before the
+ * messages had left, and excluded six live processes. */
+static void test_ftco_timeout_from_departure(void)
+{
+    ftc_scenario_t s;
+    ftc_scenario_result_t r;
+    logp(&s, 8192, 10, 1, 1);
+    s.detect_delay_ns = UINT64_MAX;
+    s.args.algo = FTC_ALGO_FTCO;
+    s.ftco.tree = (ftc_tree_t){.kind = FTC_TREE_KNOMIAL, .k = 10};
+    s.ftco.ack_timeout_ns = 48;
+    s.random_fail = 100;
+    s.seed = s.fault_seed = 3;
+    s.lean = true;
+    if (run(&s, &r, "ftco, timeouts from departure") != 0)
+        return;
+    CHECK_MSG(r.bad_status == 0 && r.undelivered == 0,
+              "ftco P = 8192, 100 inactive: %u live processes delivered an "
+              "error (excluded while alive), %u none", r.bad_status,
+              r.undelivered);
+    ftc_scenario_result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     bool big = argc > 1 && strcmp(argv[1], "--big") == 0;
@@ -511,6 +617,8 @@ int main(int argc, char **argv)
         test_fault_models(1024);
         test_determinism();
         test_refusals();
+        test_ftco();
+        test_ftco_timeout_from_departure();
         test_scale(16384);
     } else {
         static const uint32_t extra[] = {65536, 65535, 100000};

@@ -263,6 +263,74 @@ static void test_priority_queue(void)
     CHECK_MSG(t_of(CORE_RECV, 0, 0) == 101, "after the hold");
 }
 
+/* A service choice (Margolin & Barak's service distance): the receive
+ * takes the first queued message of a sender at the named distance, the
+ * head when none is, and a sender's messages stay in their order. Here
+ * rank s is at distance s from rank 0, and the distances named are
+ * scripted. */
+static const unsigned g_service_script[] = {3, 2, 5, 2};
+static unsigned g_service_step;
+
+static unsigned scripted_service(void *arg, uint32_t rank)
+{
+    (void)arg;
+    (void)rank;
+    unsigned n = sizeof(g_service_script) / sizeof(g_service_script[0]);
+    return g_service_step < n ? g_service_script[g_service_step++] : 0;
+}
+
+static unsigned distance_is_rank(void *arg, uint32_t rank, uint32_t src)
+{
+    (void)arg;
+    (void)rank;
+    return src;
+}
+
+static void test_service_choice(void)
+{
+    world(4, 3, 1, 1, 1, 0);
+    ftc_logp_world_destroy(g_w);
+    ftc_logp_config_t c;
+    ftc_logp_config_init(&c);
+    c.n = 4;
+    c.L = 3;
+    c.service = scripted_service;
+    c.distance = distance_is_rank;
+    CHECK_MSG(ftc_logp_world_create(&c, &g_w) == FTC_OK, "service world");
+    for (uint32_t r = 0; r < 4; r++) {
+        core_double_init(&g_ctx[r], r, ftc_logp_endpoint(g_w, r));
+        g_ctx[r].on_recv = reply_on_recv;
+        g_reply[r] = (reply_t){-1, 0, 0};
+        ftc_logp_attach(g_w, r, &g_ctx[r]);
+    }
+    core_double_reset();
+    core_double_clock(world_now, NULL);
+    g_service_step = 0;
+    ftc_logp_hold(g_w, 0, 100); /* everything queues first */
+    send1(&g_ctx[1], 0, 0x01);
+    send1(&g_ctx[2], 0, 0x02);
+    send1(&g_ctx[2], 0, 0x04);
+    send1(&g_ctx[3], 0, 0x03);
+    ftc_logp_run(g_w, UINT64_MAX);
+    unsigned char got[4];
+    for (int i = 0; i < 4; i++)
+        got[i] = core_double_find(CORE_RECV, 0, i)
+                     ? tag_of(core_double_find(CORE_RECV, 0, i)) : 0;
+    /* 3: rank 3's; 2: rank 2's first; 5: nobody, the head (rank 1's);
+     * 2: rank 2's second. */
+    CHECK_MSG(got[0] == 0x03 && got[1] == 0x02 && got[2] == 0x01
+                  && got[3] == 0x04,
+              "served by distance: %02x %02x %02x %02x", got[0], got[1],
+              got[2], got[3]);
+    CHECK_MSG(g_service_step == 4, "one choice per receive (%u)",
+              g_service_step);
+
+    c.distance = NULL;
+    ftc_logp_world_t *w = NULL;
+    CHECK_MSG(ftc_logp_world_create(&c, &w) == FTC_EINVAL && w == NULL,
+              "service without distance");
+}
+
 /* Crash semantics: departed messages arrive, queued ones are lost, and the
  * crashing send's completion is not delivered. */
 static void test_crash(void)
@@ -438,6 +506,7 @@ int main(void)
     test_receive_priority();
     test_completion_after_receive();
     test_priority_queue();
+    test_service_choice();
     test_crash();
     test_hold();
     test_timers();

@@ -78,6 +78,25 @@ def test_sim(prog, version):
     refuses([prog, "--co", "bcast"], "--co", "ftcoll-sim", " (ambiguous)")
     refuses([prog, "stray"], "stray", "ftcoll-sim")
     refuses([prog, "--model", "loopback", "-L", "3"], "-L", "ftcoll-sim")
+    # ftco's flags (docs/ftco.md, "In the simulator")
+    refuses([prog, "--service", "disd"], "--service", "ftcoll-sim",
+            " (belongs to --algo ftco)")
+    refuses([prog, "--algo", "ftco", "--service", "fast"], "--service",
+            "ftcoll-sim")
+    refuses([prog, "--ack-timeout", "5"], "--ack-timeout", "ftcoll-sim")
+    refuses([prog, "--algo", "ftco", "--tree", "binomial"], "--tree",
+            "ftcoll-sim")
+    refuses([prog, "--algo", "ftco", "-n", "8", "-k", "8"], "-k",
+            "ftcoll-sim", " (k >= n)")
+    refuses([prog, "--algo", "ftco", "-k", "1"], "-k", "ftcoll-sim")
+    refuses([prog, "-k", "bestest"], "-k", "ftcoll-sim")
+    r = run([prog, "--algo", "ftco", "-L", "10", "-o", "1", "-n", "64",
+             "-k", "best", "--service", "rsd", "--ack-timeout", "48",
+             "--faults", "2", "--summary"])
+    check(r.returncode == 0 and "all properties hold" in r.stdout
+          and "k = " in r.stderr,
+          f"ftcoll-sim --algo ftco -k best --service rsd: {r.returncode}, "
+          f"{r.stdout[-200:]!r} {r.stderr!r}")
     test_sim_ulfm(prog)
 
 
@@ -151,6 +170,8 @@ def test_bench(prog, version):
     refuses([prog, "--iters"], "--iters", "ftcoll-bench", " needs a value")
     refuses([prog, "--sizes", "0"], "--sizes", "ftcoll-bench")
     refuses([prog, "--kill", "3"], "--kill", "ftcoll-bench")
+    refuses([prog, "--ack-timeout-us", "100"], "--ack-timeout-us",
+            "ftcoll-bench", " (belongs to --algo ftco)")
     refuses([prog, "--quiet=1"], "--quiet", "ftcoll-bench")
     refuses([prog, "-f", "x"], "-f", "ftcoll-bench")
     refuses([prog, "--bad-arg=nonsense@1"], "--bad-arg", "ftcoll-bench")

@@ -32,6 +32,8 @@
  *    classify() gives each message (lower first; FIFO within a class;
  *    never ahead of an earlier message of the same sender, which keeps
  *    the transport contract's per-pair order).
+ *  - Optionally (service()), a receive takes the first queued message of
+ *    a sender at a chosen distance rather than the head.
  *  - Timers, failure reports and the core's own bookkeeping cost nothing.
  *  - now() is the virtual time in units: the core's timeouts
  *    (ftc_config_t) count in the same units.
@@ -106,6 +108,17 @@ typedef struct ftc_logp_config {
                                  only); default 100 */
     ftc_logp_trace_fn trace;  /* every CPU activity, or NULL */
     void *trace_arg;
+    /* A receive choice by sender (Margolin & Barak's service distance,
+     * Algorithm 1), or NULL. Before each receive, service(arg, rank)
+     * names a distance d; the rank takes the first queued message (in
+     * queue order, so by class under PRIORITY) whose sender has
+     * distance(arg, rank, src) == d, else the head of the queue. d = 0
+     * takes the head. The first message of a sender in the queue is its
+     * earliest, so per-pair order still holds. Costs O(queue) per receive
+     * when set. Both or neither. */
+    unsigned (*service)(void *arg, uint32_t rank);
+    unsigned (*distance)(void *arg, uint32_t rank, uint32_t src);
+    void *service_arg;
 } ftc_logp_config_t;
 
 /* Per-rank figures since the world was created. */

@@ -459,6 +459,7 @@ int ftc_logp_world_create(const ftc_logp_config_t *cfg, ftc_logp_world_t **out)
         || (cfg->queue != FTC_LOGP_QUEUE_FIFO
             && cfg->queue != FTC_LOGP_QUEUE_PRIORITY)
         || (cfg->queue == FTC_LOGP_QUEUE_PRIORITY && cfg->classify == NULL)
+        || ((cfg->service == NULL) != (cfg->distance == NULL))
         || cfg->L > UINT64_MAX / 8 || cfg->o > UINT64_MAX / 8
         || cfg->g > UINT64_MAX / 8)
         return FTC_EINVAL;
@@ -638,6 +639,33 @@ static void lp_enqueue_inbound(ftc_logp_world_t *w, lp_proc_t *p, lp_msg_t *m)
     }
 }
 
+/* Unlink the message rank r receives next: the head, or under a service
+ * choice the first of a sender at the chosen distance. */
+static lp_msg_t *lp_take_inbound(ftc_logp_world_t *w, lp_proc_t *p, uint32_t r)
+{
+    lp_msg_t *prev = NULL, *m = p->in_head;
+    unsigned d = w->cfg.service != NULL
+                     ? w->cfg.service(w->cfg.service_arg, r)
+                     : 0;
+    if (d != 0) {
+        for (lp_msg_t *e = p->in_head; e != NULL; prev = e, e = e->next)
+            if (w->cfg.distance(w->cfg.service_arg, r, e->src) == d)
+                break;
+        m = prev != NULL ? prev->next : p->in_head;
+        if (m == NULL) {
+            prev = NULL;
+            m = p->in_head;
+        }
+    }
+    if (prev == NULL)
+        p->in_head = m->next;
+    else
+        prev->next = m->next;
+    if (p->in_tail == m)
+        p->in_tail = prev;
+    return m;
+}
+
 static int lp_unit(const ftc_logp_world_t *w, int what)
 {
     return w->cfg.parallelism == 2 ? what : 0;
@@ -651,10 +679,7 @@ static void lp_start(ftc_logp_world_t *w, lp_proc_t *p, int what)
     uint64_t cost;
     uint32_t kind;
     if (what == UNIT_RECV) {
-        m = p->in_head;
-        p->in_head = m->next;
-        if (p->in_head == NULL)
-            p->in_tail = NULL;
+        m = lp_take_inbound(w, p, r);
         p->inq--;
         cost = w->cfg.o;
         kind = EV_RECV_END;

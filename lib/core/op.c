@@ -60,7 +60,7 @@ void ftc_cop_complete(ftc_cop_t *op, int status)
 
 bool ftc_cop_pinned(const ftc_cop_t *op)
 {
-    return op->cont_wanted || op->queued;
+    return op->cont_wanted || op->queued || op->timed_sends > 0;
 }
 
 /* Called where one of the conditions may just have become true. */

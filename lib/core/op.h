@@ -28,6 +28,11 @@ typedef struct ftc_cop_vtable {
     void (*on_peer_failed)(ftc_cop_t *op, uint32_t grank);
     /* A send this operation asked to hear about has completed. */
     void (*on_send_done)(ftc_cop_t *op);
+    /* A send made with ftc_cop_send_timed has left (the transport
+     * completed it) for group rank grank: a timeout on its answer starts
+     * now, not when the send was issued (it may have waited behind
+     * others, or behind receives). Optional. */
+    void (*on_sent)(ftc_cop_t *op, uint32_t grank);
     /* A keepalive exchange with a member carried its progress word for
      * this operation (what progress_word returns there). The word means
      * what the family says: the corrected allreduce sends its root
@@ -63,6 +68,8 @@ struct ftc_cop {
     bool finished;          /* no duties left: free once callback_done */
     bool queued;            /* on the context's completion queue */
     bool cont_wanted;       /* wants on_send_done on the next turn */
+    uint32_t timed_sends;   /* ftc_cop_send_timed sends not left yet: they
+                               pin the op until on_sent */
     /* Delivered, but kept to answer peers that are behind (a stranded
      * bcast receiver's probe, a late allreduce round) until retire_at
      * collectives of the group have delivered here. */

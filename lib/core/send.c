@@ -15,6 +15,7 @@ typedef struct ftc_send_rec {
     ftc_send_link_t link;   /* first: the list is of links */
     ftc_cop_t *op;            /* to notify, or NULL */
     uint32_t dest;           /* world rank */
+    bool timed;              /* op wants on_sent(dest), not on_send_done */
     size_t len;
     size_t cap;              /* bytes at buf */
     uint8_t buf[];
@@ -108,6 +109,7 @@ int ftc_ctx_send_wire(ftc_context_t *ctx, uint32_t dest,
     rec->len = len;
     rec->dest = dest;
     rec->op = notify_op;
+    rec->timed = false;
     int rc = ctx->ops.send(ctx->tp, dest, rec->buf, len, rec);
     *inline_done = false;
     if (rc == FTC_SEND_INLINE) {
@@ -176,6 +178,35 @@ int ftc_cop_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
     return FTC_OK;
 }
 
+int ftc_cop_send_timed(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
+                       const ftc_iov_t *iov, int iovcnt, bool *left)
+{
+    *left = true;
+    ftc_context_t *ctx = op->group->ctx;
+    if (ctx->excluded)
+        return FTC_EEXCLUDED;
+    uint32_t w = ftc_group_world_rank(op->group, dest);
+    bool inline_done;
+    int rc = ctx_send_raw(ctx, w, hdr, iov, iovcnt, NULL, &inline_done);
+    if (rc == FTC_EOVERFLOW) {
+        ftc_cop_abort(op, FTC_EOVERFLOW);
+        return rc;
+    }
+    if (rc != FTC_OK)
+        return rc;
+    op->comp.stats.msgs_sent++;
+    op->comp.stats.bytes_sent += FTC_WIRE_HEADER_SIZE + hdr->payload_len;
+    if (!inline_done) {
+        /* ftc_ctx_send_wire linked its record first in the list. */
+        ftc_send_rec_t *rec = (ftc_send_rec_t *)ctx->sends.next;
+        rec->op = op;
+        rec->timed = true;
+        op->timed_sends++;
+        *left = false;
+    }
+    return FTC_OK;
+}
+
 int ftc_ctx_send_control_op(ftc_context_t *ctx, uint32_t dest,
                            ftc_msg_kind_t kind, const ftc_watch_t *about,
                            uint32_t word, uint16_t flags, uint32_t aux,
@@ -238,11 +269,19 @@ void ftc_transport_send_done(ftc_context_t *ctx, void *cookie, int status)
     rec->link.prev->next = rec->link.next;
     rec->link.next->prev = rec->link.prev;
     ftc_cop_t *op = rec->op;
+    bool timed = rec->timed;
+    uint32_t dest = rec->dest;
     /* The backend knows the bytes never left: the peer is unreachable. */
     if (status < 0)
         ftc_ctx_declare_observed_failed(ctx, rec->dest);
     rec_put(ctx, rec);
-    if (op != NULL && op->cont_wanted) {
+    if (op != NULL && timed) {
+        op->timed_sends--;
+        int64_t g = ftc_group_rank_of(op->group, dest);
+        if (!op->finished && op->vt->on_sent != NULL && g >= 0)
+            op->vt->on_sent(op, (uint32_t)g);
+        ftc_cop_maybe_reap(op);
+    } else if (op != NULL && op->cont_wanted) {
         op->cont_wanted = false;
         if (!op->finished && op->vt->on_send_done != NULL)
             op->vt->on_send_done(op);

@@ -23,6 +23,13 @@ typedef struct ftc_iov {
 int ftc_cop_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
                 const ftc_iov_t *iov, int iovcnt, bool notify);
 
+/* As ftc_cop_send (no notify), for a message whose answer the operation
+ * times: *left is true when the send completed at once (or failed),
+ * else the operation's on_sent(dest) runs when it completes. A payload
+ * sent in segments counts as left when queued. */
+int ftc_cop_send_timed(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
+                       const ftc_iov_t *iov, int iovcnt, bool *left);
+
 /* Fill the fields every message of op carries; kind is in its family's
  * space (lib/wire/wire.h). */
 void ftc_cop_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,

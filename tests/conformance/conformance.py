@@ -594,6 +594,119 @@ class Suite:
                                   agree=False), job
             self.case(name, fn)
 
+    def ftco(self):
+        """The ftco family (docs/ftco.md): fault-free, then SIGKILLs tied
+        to progress (a rank kills itself as iteration K starts, or inside
+        it after a random delay), the first root among the victims in some
+        cases. It takes no f: every live rank must deliver FTC_OK (or, for
+        a bcast whose root died, FTC_EROOT_FAILED), agree, and its result
+        must be exactly the inputs its failed list does not name."""
+        for coll in ("allreduce", "reduce", "bcast"):
+            for n in (3, 8):
+                name = "fault-free %s ftco n=%d" % (coll, n)
+
+                def fn(coll=coll, n=n, iters=30):
+                    args = ["--coll", coll, "--algo", "ftco", "--iters",
+                            iters, "--warmup", 2, "--quiet", "--sizes",
+                            "8,4096"]
+                    job = self.run(n, args)
+                    return self.check(job, n, coll, ops=2 * (iters + 2),
+                                      all_ok=True), job
+                self.case(name, fn)
+        for mode in ("before", "during"):
+            for coll in ("allreduce", "reduce", "bcast"):
+                n, iters = 8, 30
+                victims = self.rng.sample(range(n), self.rng.randint(1, 3))
+                if mode == "before" and coll == "allreduce" \
+                        and 0 not in victims:
+                    victims[0] = 0
+                plan = []
+                for v in victims:
+                    it = self.rng.randint(1, iters - 2)
+                    if mode == "before":
+                        plan += ["--kill", "%d@%d" % (v, it)]
+                    else:
+                        plan += ["--crash", "%d@%d:%d"
+                                 % (v, it, self.rng.randint(0, 300))]
+                name = "kill-%s %s ftco n=%d victims=%s" % (
+                    mode, coll, n, ",".join(map(str, sorted(victims))))
+
+                def fn(coll=coll, n=n, plan=plan, victims=victims,
+                       iters=iters):
+                    args = ["--coll", coll, "--algo", "ftco", "-f", 0,
+                            "--iters", iters, "--warmup", 0,
+                            "--quiet"] + plan
+                    run_args = ["--may-fail", ",".join(map(str, victims))]
+                    job = self.run(n, args, run_args)
+                    return self.check(job, n, coll, kills=victims,
+                                      ops=iters), job
+                self.case(name, fn)
+
+        # The per-message timeouts of Appendix A on real processes, the
+        # core's keepalive slowed to 5 s and ZeroMQ's heartbeats off, so
+        # that nothing but ftco's own timeouts can find a stopped process
+        # in time (kills: the transports' reports too); the sends they time complete
+        # asynchronously on ucx and libfabric (on_sent). The base, 250 ms
+        # (f_timeout up to 3 x that here), stays well above what a
+        # process of this loaded 2-core machine may be descheduled for:
+        # at 20 ms live processes were excluded (exclusion is final).
+        slow = {"FTCOLL_SUSPECT_MS": "5000", "FTCOLL_PROBE_MS": "5000",
+                "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
+        n = 8
+        kv = self.rng.sample(range(n), 2)
+        sv = self.rng.randint(1, n - 1)
+        name = "kill allreduce ftco per-message timeouts n=%d victims=%s" % (
+            n, ",".join(map(str, sorted(kv))))
+
+        def timed_kill(n=n, kv=kv):
+            args = ["--algo", "ftco", "--ack-timeout-us", 250000, "--iters",
+                    60, "--warmup", 0, "--quiet", "--kill", "%d@10" % kv[0],
+                    "--crash", "%d@30:50" % kv[1]]
+            job = self.run(n, args, ["--may-fail", "%d,%d" % tuple(kv)],
+                           env=slow)
+            return self.check(job, n, "allreduce", kills=kv, ops=60), job
+        self.case(name, timed_kill)
+        name = "stop allreduce ftco per-message timeouts n=%d victim=%d" % (
+            n, sv)
+
+        def timed_stop(n=n, sv=sv):
+            args = ["--algo", "ftco", "--ack-timeout-us", 250000, "--iters",
+                    40, "--warmup", 0, "--quiet", "--stop", "%d@10" % sv]
+            job = self.run(n, args, ["--may-fail", str(sv)], env=slow)
+            return self.check(job, n, "allreduce", stops=[sv], ops=40), job
+        if self.args.backend == "ucx":
+            # Here the stopped rank resumed without learning it was
+            # excluded (UCX's own keepalive had closed the endpoints the
+            # notice would travel on, we think): docs/ftco.md.
+            self.notes.append("ftco: the per-message-timeout stop case is "
+                              "not run on ucx (docs/ftco.md, not built)")
+        else:
+            self.case(name, timed_stop)
+
+        # A stopped process is alive: no backend reports it. The others
+        # finish by the core's keepalive (probes, then exclusion).
+        quick = {"FTCOLL_SUSPECT_MS": "50", "FTCOLL_PROBE_MS": "100",
+                 "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
+        # (A bcast's stopped process, excluded by its parent, does not
+        # always learn it when it resumes: docs/ftco.md, not built.)
+        for coll in ("allreduce",):
+            n, v = 6, self.rng.randint(0, 5)
+            name = "stop %s ftco n=%d victim=%d (keepalive 50+100 ms)" % (
+                coll, n, v)
+
+            def fn(coll=coll, n=n, v=v):
+                args = ["--coll", coll, "--algo", "ftco", "-f", 0,
+                        "--iters", 40, "--warmup", 0, "--quiet",
+                        "--stop", "%d@10" % v]
+                job = self.run(n, args, ["--may-fail", str(v)], env=quick)
+                problems = self.check(job, n, coll, stops=[v], ops=40)
+                if not any(s["counters"]["probes_sent"]
+                           for r, s in job.summary.items() if r != v):
+                    problems.append("no survivor sent a probe")
+                self.info = self.kill_to_delivery(job, v)
+                return problems, job
+            self.case(name, fn)
+
     def stops(self):
         quick = {"FTCOLL_SUSPECT_MS": "50", "FTCOLL_PROBE_MS": "100",
                  "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
@@ -1148,6 +1261,7 @@ def main():
         s.kills("during")
         s.launcher_kills()
         s.tree_with_kill()
+        s.ftco()
         s.stops()
         s.backend_reports()
         s.strangers()

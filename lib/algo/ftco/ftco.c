@@ -89,13 +89,18 @@ typedef struct ftco_op {
     uint64_t ack_timeout;
     uint64_t *deadline;
     uint8_t *tstate;
+    bool last_left;         /* the last send_msg has left already */
 } ftco_op_t;
 
 enum {
     T_NONE = 0,
     T_ETA = 1,   /* it owes us DATA or an ACK: KEEPALIVE it then */
     T_DATA = 2,  /* we sent it DATA: no ACK by then, KEEPALIVE it */
-    T_AWAIT = 3  /* we sent it a KEEPALIVE: no answer by then, it failed */
+    T_AWAIT = 3, /* we sent it a KEEPALIVE: no answer by then, it failed */
+    /* With T_DATA or T_AWAIT: our message has not left yet (it waits in
+     * the transport behind others); the timeout starts when it does
+     * (ftco_on_sent), as the paper's LastSent[x] is when x was sent to. */
+    T_PENDING = 0x80
 };
 
 static uint32_t gr(const ftco_op_t *o, uint32_t logical)
@@ -124,7 +129,12 @@ static void send_msg(ftco_op_t *o, uint32_t to, uint8_t kind, uint16_t flags,
     ftc_cop_header(&o->base, &hdr, kind, 0);
     hdr.flags |= flags;
     ftc_iov_t iov[2] = {{a, alen}, {b, blen}};
-    (void)ftc_cop_send(&o->base, gr(o, to), &hdr, iov, 2, false);
+    o->last_left = true;
+    if (o->deadline != NULL)
+        (void)ftc_cop_send_timed(&o->base, gr(o, to), &hdr, iov, 2,
+                                 &o->last_left);
+    else
+        (void)ftc_cop_send(&o->base, gr(o, to), &hdr, iov, 2, false);
 }
 
 static void t_sent(ftco_op_t *o, uint32_t x);
@@ -233,6 +243,8 @@ static void t_arm(ftco_op_t *o, uint32_t x, uint64_t at, uint8_t state)
         return;
     o->deadline[x] = at;
     o->tstate[x] = state;
+    if (state & T_PENDING)
+        return;
     if (o->base.timer_at == 0 || at < o->base.timer_at)
         ftc_cop_timer_arm(&o->base, at);
 }
@@ -243,14 +255,28 @@ static void t_arm(ftco_op_t *o, uint32_t x, uint64_t at, uint8_t state)
 static void t_sent(ftco_op_t *o, uint32_t x)
 {
     if (o->deadline != NULL)
-        t_arm(o, x, ftc_cop_now(&o->base) + f_timeout(o, x), T_DATA);
+        t_arm(o, x, ftc_cop_now(&o->base) + f_timeout(o, x),
+              o->last_left ? T_DATA : T_DATA | T_PENDING);
 }
 
 /* We sent x a KEEPALIVE, which x answers at once: in time, or it failed. */
 static void t_asked(ftco_op_t *o, uint32_t x)
 {
     if (o->deadline != NULL)
-        t_arm(o, x, ftc_cop_now(&o->base) + f_timeout(o, x), T_AWAIT);
+        t_arm(o, x, ftc_cop_now(&o->base) + f_timeout(o, x),
+              o->last_left ? T_AWAIT : T_AWAIT | T_PENDING);
+}
+
+/* Our DATA or KEEPALIVE to grank has left: its timeout starts now. */
+static void ftco_on_sent(ftc_cop_t *op, uint32_t grank)
+{
+    ftco_op_t *o = (ftco_op_t *)op;
+    if (o->deadline == NULL || o->done)
+        return;
+    uint32_t x = ftc_logical(grank, op->args.root, o->n);
+    if (o->tstate[x] & T_PENDING)
+        t_arm(o, x, ftc_cop_now(op) + f_timeout(o, x),
+              (uint8_t)(o->tstate[x] & ~T_PENDING));
 }
 
 /* Suspicion is final, as the monitor's: the peer, if only slow, learns
@@ -728,7 +754,8 @@ static void ftco_on_timer(ftc_cop_t *op)
         return;
     uint64_t now = ftc_cop_now(op);
     for (uint32_t x = 0; x < o->n; x++) {
-        if (o->tstate[x] == T_NONE || o->deadline[x] > now)
+        if (o->tstate[x] == T_NONE || (o->tstate[x] & T_PENDING)
+            || o->deadline[x] > now)
             continue;
         uint8_t st = o->tstate[x];
         o->tstate[x] = T_NONE;
@@ -745,12 +772,13 @@ static void ftco_on_timer(ftc_cop_t *op)
              * line 25)? */
             send_msg(o, x, FTCO_MSG_KEEPALIVE, FTCO_WF_PING, NULL, 0, NULL, 0);
             o->deadline[x] = now + f_timeout(o, x);
-            o->tstate[x] = T_AWAIT;
+            o->tstate[x] = o->last_left ? T_AWAIT : T_AWAIT | T_PENDING;
         }
     }
     uint64_t next = 0;
     for (uint32_t x = 0; x < o->n; x++)
-        if (o->tstate[x] != T_NONE && (next == 0 || o->deadline[x] < next))
+        if (o->tstate[x] != T_NONE && !(o->tstate[x] & T_PENDING)
+            && (next == 0 || o->deadline[x] < next))
             next = o->deadline[x];
     if (next != 0)
         ftc_cop_timer_arm(op, next);
@@ -803,6 +831,7 @@ static const ftc_cop_vtable_t ftco_vt = {
     .on_msg = ftco_on_msg,
     .on_peer_failed = ftco_on_failed,
     .on_timer = ftco_on_timer,
+    .on_sent = ftco_on_sent,
     .destroy = ftco_destroy,
 };
 
