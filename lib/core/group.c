@@ -8,6 +8,7 @@
 
 #include "core/group.h"
 #include "core/op.h"
+#include "core/pending.h"
 #include "core/send.h"
 
 
@@ -62,6 +63,7 @@ void ftc_group_destroy(ftc_group_t *g)
         }
     }
     ftc_pending_free_list(g->pending);
+    ftc_pending_destroy(g);
     while (g->ext != NULL) {
         struct ftc_group_ext *e = g->ext;
         g->ext = e->next;
@@ -162,8 +164,7 @@ done:
         if (m->hdr.group_id == group_id && m->hdr.epoch == epoch) {
             *pp = m->next;
             ctx->orphan_bytes -= sizeof(*m) + m->hdr.payload_len;
-            m->next = g->pending;
-            g->pending = m;
+            ftc_pending_adopt(g, m);
         } else {
             pp = &m->next;
         }
