@@ -14,6 +14,9 @@
  *     sender is excluded before the receiver allocates it, and every rank
  *     ends the bcast with a status (no wrong value, no hang); with the
  *     default budget the same bcast completes everywhere;
+ *   - messages kept before their group existed join their sender's
+ *     account when it is created, and a sender already past its byte
+ *     budget that way is excluded by its next early message;
  *   - ftc_config_t: the defaults, 0 meaning the default, a caller built
  *     before the budget (FTC_CONFIG_SIZE_0_3), FTCOLL_PENDING_MAX_*.
  *
@@ -175,15 +178,15 @@ static void test_legal_far_ahead(bool bcast)
 
 /* A message for operation seq of group 1 in rank 1's name, as a peer far
  * ahead (or a stranger with the token) sends it. */
-static size_t forge(uint8_t *buf, uint64_t seq, const void *payload,
-                    uint32_t plen)
+static size_t forge_in(uint8_t *buf, uint32_t group, uint64_t seq,
+                       const void *payload, uint32_t plen)
 {
     ftc_wire_header_t h;
     memset(&h, 0, sizeof(h));
     h.kind = FTC_CORR_MSG_UPCORR;
     h.coll = FTC_COLL_ALLREDUCE;
     h.algo = FTC_ALGO_CORRECTED;
-    h.group_id = 1;
+    h.group_id = group;
     h.sender = 1;
     h.seq = seq;
     h.signature = 1;
@@ -193,6 +196,12 @@ static size_t forge(uint8_t *buf, uint64_t seq, const void *payload,
         memcpy(buf + FTC_WIRE_HEADER_SIZE, payload, plen);
     ftc_wire_encode(&h, buf);
     return FTC_WIRE_HEADER_SIZE + plen;
+}
+
+static size_t forge(uint8_t *buf, uint64_t seq, const void *payload,
+                    uint32_t plen)
+{
+    return forge_in(buf, 1, seq, payload, plen);
 }
 
 /* by_bytes: the byte budget binds (4 KiB messages); else the count
@@ -352,6 +361,46 @@ static void test_large_ahead(uint64_t max_bytes)
     free(J);
 }
 
+/* Messages kept for a group before it existed (the orphans, under their
+ * own bound) join their sender's budget when it is created, unchecked:
+ * past the budget already, the sender's next early message excludes it. */
+static void test_adopted_orphans(void)
+{
+    enum { COUNT = 40, SIZE = 1024 };
+    ftc_config_t cfg;
+    base_config(&cfg);
+    /* The bytes, not the count: the orphans' 40 KiB put rank 1 past the
+     * 16 KiB at once, which must not wrap what is left to a huge room. */
+    cfg.pending_max_bytes = 16 * 1024;
+    job_t *J = calloc(1, sizeof(*J));
+    job_init(J, &cfg);
+    static uint8_t m[FTC_WIRE_HEADER_SIZE + SIZE];
+    static uint8_t payload[SIZE];
+    for (int i = 0; i < COUNT; i++) {
+        size_t len = forge_in(m, 2, (uint64_t)i, payload, SIZE);
+        ftc_lb_inject(J->w, 0, FTC_RANK_UNKNOWN, m, len, 0);
+    }
+    ftc_lb_run(J->w, 10000);
+    ftc_group_t *g2;
+    CHECK_OK(ftc_group_create(J->ctx[0], 2, 0, N, NULL, &g2));
+    uint32_t msgs;
+    ftc_pending_held(g2, 1, &msgs, NULL);
+    CHECK_MSG(msgs == COUNT, "the %d orphans joined rank 1's account (%u)",
+              COUNT, msgs);
+    CHECK_MSG(!ftc_context_is_failed(J->ctx[0], 1),
+              "adopting them excludes nobody");
+    size_t len = forge_in(m, 2, COUNT, payload, SIZE);
+    ftc_lb_inject(J->w, 0, FTC_RANK_UNKNOWN, m, len, 0);
+    ftc_lb_run(J->w, 10000);
+    ftc_pending_held(g2, 1, &msgs, NULL);
+    CHECK_MSG(ftc_context_is_failed(J->ctx[0], 1) && msgs == 0,
+              "the next early message, past the budget, excludes rank 1 "
+              "and frees its %d (%u left)", COUNT, msgs);
+    ftc_group_destroy(g2);
+    job_fini(J);
+    free(J);
+}
+
 static void test_config(void)
 {
     ftc_config_t cfg;
@@ -413,5 +462,6 @@ int main(void)
     test_flood(true);
     test_large_ahead(64 * 1024);
     test_large_ahead(0);
+    test_adopted_orphans();
     return check_report();
 }

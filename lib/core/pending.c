@@ -95,7 +95,9 @@ int ftc_pending_keep(ftc_group_t *g, const ftc_wire_header_t *hdr,
     const struct ftc_pending_src *have = src_find(g, src);
     uint32_t msgs = have != NULL ? have->msgs : 0;
     uint64_t bytes = have != NULL ? have->bytes : 0;
-    if (msgs >= ctx->cfg.pending_max_msgs
+    /* bytes may exceed the budget already: adopted orphans are not
+     * checked (ftc_pending_adopt). */
+    if (msgs >= ctx->cfg.pending_max_msgs || bytes > ctx->cfg.pending_max_bytes
         || cost > ctx->cfg.pending_max_bytes - bytes) {
         ctx->counters.dropped_stale++;
         ftc_pending_over_budget(g, src);
