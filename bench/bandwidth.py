@@ -25,7 +25,7 @@ run):
   bench/bandwidth.py --launcher build/backends/bootstrap/ftcoll-run \\
       --bench build/bench/ftcoll-bench --mpi build/bench/mpi_allreduce \\
       --gloo build/bench/gloo_allreduce [--quick] [--sizes 8,...] \\
-      [--rounds R] [--n 4] [--csv out.csv]
+      [--iters I] [--rounds R] [--n 4] [--csv out.csv]
 """
 import argparse
 import json
@@ -56,7 +56,9 @@ SIMPLE = re.compile(r"^(?:\[\d+\] )?csv,([^,]+),(\d+),([\d.]+)\s*$")
 SUMMARY = re.compile(r"^\[(\d+)\] (\{.*\})\s*$")
 
 
-def iters_for(size, quick):
+def iters_for(size, quick, forced=None):
+    if forced:
+        return forced
     if quick:
         return 3
     if size >= 16 << 20:
@@ -149,7 +151,8 @@ class Runner:
             cmd = [self.a.launcher, "-n", str(self.a.n), "--timeout",
                    str(self.a.timeout), "--", self.a.bench, "--coll",
                    "allreduce", "-f", "1", "--sizes", str(s), "--iters",
-                   str(iters_for(s, self.a.quick)), "--warmup", "1", "--csv",
+                   str(iters_for(s, self.a.quick, self.a.iters)), "--warmup",
+                   "1", "--csv",
                    "--quiet"]
             rows.update(self.run("%s %s" % (name, human(s)), cmd, env,
                                  self.a.timeout + 30))
@@ -159,8 +162,8 @@ class Runner:
         cmd = [self.a.mpirun, "--allow-run-as-root", "--oversubscribe",
                "-np", str(self.a.n), self.a.mpi, "--sizes",
                ",".join(map(str, sizes))]
-        if self.a.quick:
-            cmd += ["--iters", "3"]
+        if self.a.iters or self.a.quick:
+            cmd += ["--iters", str(self.a.iters or 3)]
         # Open MPI leaks at exit by design; in a sanitizer build that
         # would fail the contender for what is not ours to check.
         env = self.env({})
@@ -172,8 +175,8 @@ class Runner:
         cmd = [self.a.launcher, "-n", str(self.a.n), "--timeout",
                str(self.a.timeout), "--", self.a.gloo, "--algo", algo,
                "--sizes", ",".join(map(str, sizes))]
-        if self.a.quick:
-            cmd += ["--iters", "3"]
+        if self.a.iters or self.a.quick:
+            cmd += ["--iters", str(self.a.iters or 3)]
         return self.run("gloo-" + algo, cmd, self.env({}),
                         self.a.timeout + 30)
 
@@ -212,6 +215,10 @@ def main():
                     "256 MiB in powers of 4; --quick: 8 B to 1 MiB)")
     ap.add_argument("--quick", action="store_true",
                     help="few sizes, 3 iterations, one round: a smoke test")
+    ap.add_argument("--iters", type=int, default=None,
+                    help="allreduces per size and job, every contender "
+                    "(default: 100, 10 from 1 MiB, 3 from 16 MiB; the "
+                    "baselines' own defaults for mpi and gloo)")
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--n", type=int, default=4)
     ap.add_argument("--timeout", type=int, default=600,
@@ -227,6 +234,8 @@ def main():
             ap.error("--sizes: 8 .. 2^30 bytes")
     else:
         sizes = QUICK_SIZES if a.quick else FULL_SIZES
+    if a.iters is not None and a.iters < 1:
+        ap.error("--iters: at least 1")
     rounds = a.rounds if a.rounds is not None else (1 if a.quick else 3)
     if rounds < 1:
         ap.error("--rounds: at least 1")

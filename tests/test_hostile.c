@@ -10,7 +10,12 @@
  *   - forged contributions during an allreduce: without auth the result
  *     holds the forged value; with auth every result is exact;
  *   - 20,000 x 4 KiB messages for a group that does not exist grow a rank
- *     by at most FTC_ORPHAN_MAX_BYTES without auth, and by nothing with.
+ *     by at most FTC_ORPHAN_MAX_BYTES without auth, and by nothing with;
+ *   - 20,000 x 4 KiB messages for future operations of a known group, in
+ *     rank 1's name, grow a rank by at most the early-message budget
+ *     (pending_max_bytes, 8 MiB here) without auth, which costs rank 1 its
+ *     place in the group (the name is the stranger's to use without the
+ *     key), and by nothing with.
  *
  * Last line: "N passed, M failed".
  */
@@ -30,6 +35,7 @@
 
 #define N 4
 #define TOKEN UINT64_C(0x70CE70CE)
+#define PENDING_MAX ((uint64_t)8 << 20)
 
 typedef struct job {
     ftc_lb_world_t *w;
@@ -60,6 +66,7 @@ static void job_init(job_t *J, bool auth)
     cfg.suspect_timeout_ns = 1000000;
     cfg.probe_timeout_ns = 2000000;
     cfg.auth = auth;
+    cfg.pending_max_bytes = PENDING_MAX;
     for (int i = 0; i < 16; i++)
         cfg.auth_key[i] = (uint8_t)(0xA5 ^ i * 29);
     for (int r = 0; r < N; r++) {
@@ -226,12 +233,72 @@ static void test_orphan_flood(bool auth)
     job_fini(&J);
 }
 
+static void test_early_flood(bool auth)
+{
+    job_t J;
+    job_init(&J, auth);
+    enum { COUNT = 20000, SIZE = 4096 };
+    static uint8_t m[FTC_WIRE_HEADER_SIZE + SIZE];
+    uint8_t payload[SIZE];
+    memset(payload, 0x5A, sizeof(payload));
+    size_t before = heap_in_use();
+    for (int i = 0; i < COUNT; i++) {
+        /* Group 1 exists; its operations 1 and on have not started. */
+        size_t len = forge(m, FTC_CORR_MSG_UPCORR, FTC_COLL_ALLREDUCE, 1, 1,
+                           1 + (uint64_t)i, 1, payload, SIZE);
+        ftc_lb_inject(J.w, 0, FTC_RANK_UNKNOWN, m, len, 0);
+        if (i % 1000 == 999)
+            ftc_lb_run(J.w, 100000); /* the loopback holds them till then */
+    }
+    ftc_lb_run(J.w, 1000000);
+    size_t after = heap_in_use();
+    size_t grown = after > before ? after - before : 0;
+    size_t bound = auth ? (size_t)1 << 20 : PENDING_MAX + (1 << 20);
+    CHECK_MSG(grown <= bound, "%s: %zu MB of early flood kept %zu bytes "
+              "(bound %zu)", auth ? "auth" : "no auth",
+              (size_t)COUNT * SIZE >> 20, grown, bound);
+    CHECK_MSG(ftc_context_is_failed(J.ctx[0], 1) == !auth,
+              "%s: the flood in rank 1's name %s", auth ? "auth" : "no auth",
+              auth ? "excluded it" : "did not exclude it");
+    /* Operation 0 still completes: with the key, at every rank, exactly;
+     * without, at the others (rank 1 was excluded before it started). */
+    for (int r = 0; r < N; r++) {
+        ftc_coll_args_t a;
+        ftc_coll_args_init(&a);
+        a.dtype = FTC_INT64;
+        a.count = 1;
+        J.in[r] = r + 1;
+        a.sendbuf = &J.in[r];
+        a.recvbuf = &J.out[r];
+        a.deliver = on_deliver;
+        a.deliver_arg = &J.status[r];
+        int rc = ftc_init_allreduce(J.g[r], &a, NULL);
+        if (rc != FTC_OK)
+            J.status[r] = rc;
+    }
+    ftc_lb_run(J.w, 1000000);
+    for (int r = 0; r < N; r++) {
+        if (!auth && r == 1) {
+            CHECK_MSG(J.status[r] == FTC_EEXCLUDED, "no auth: rank 1: %s",
+                      ftc_err_name(J.status[r]));
+            continue;
+        }
+        int64_t want = auth ? N * (N + 1) / 2 : N * (N + 1) / 2 - 2;
+        CHECK_MSG(J.status[r] == FTC_OK && J.out[r] == want,
+                  "%s: rank %d after the flood: %s, %" PRId64,
+                  auth ? "auth" : "no auth", r, ftc_err_name(J.status[r]),
+                  J.out[r]);
+    }
+    job_fini(&J);
+}
+
 int main(void)
 {
     for (int auth = 0; auth <= 1; auth++) {
         test_forged_exclusion(auth);
         test_forged_contribution(auth);
         test_orphan_flood(auth);
+        test_early_flood(auth);
     }
     return check_report();
 }

@@ -65,10 +65,24 @@ typedef struct ftc_config {
      * FTC_SEGMENT_WINDOW_DEFAULT. */
     uint64_t segment_size;
     uint32_t segment_window;
+    /* Added after 0.3's segment_window (a caller built without them, by
+     * its size, gets the defaults). Messages a peer sends for operations
+     * of a group that have not started here yet are kept until they
+     * start, at most pending_max_msgs messages and pending_max_bytes
+     * bytes (payloads plus about 100 bytes each) per source and group. A
+     * peer that would exceed it is running farther ahead than this
+     * process allows: it is excluded (its operations end with
+     * FTC_EEXCLUDED; ours complete without it, as around a crash), never
+     * silently dropped from (docs/api.md, "Running ahead"). 0 picks the
+     * default: FTC_PENDING_MAX_BYTES_DEFAULT, FTC_PENDING_MAX_MSGS_DEFAULT. */
+    uint64_t pending_max_bytes;
+    uint32_t pending_max_msgs;
 } ftc_config_t;
 
 #define FTC_SEGMENT_SIZE_DEFAULT ((uint64_t)256 * 1024)
 #define FTC_SEGMENT_WINDOW_DEFAULT 4u
+#define FTC_PENDING_MAX_MSGS_DEFAULT 65536u
+#define FTC_PENDING_MAX_BYTES_DEFAULT ((uint64_t)1 << 30)
 
 /* sizeof(ftc_config_t) in 0.1. Any size from sizeof(size_t) up to
  * sizeof(ftc_config_t) is accepted: an older, smaller struct gets the
@@ -76,10 +90,13 @@ typedef struct ftc_config {
 #define FTC_CONFIG_SIZE_0_1 offsetof(ftc_config_t, auth)
 /* sizeof(ftc_config_t) in 0.2, still accepted. */
 #define FTC_CONFIG_SIZE_0_2 offsetof(ftc_config_t, seed)
+/* sizeof(ftc_config_t) before the early-message budget, still accepted. */
+#define FTC_CONFIG_SIZE_0_3 offsetof(ftc_config_t, pending_max_bytes)
 
 /* Defaults: job token 0, suspect after 100 ms, declare failed after a
  * further 200 ms without an answer, auth off, seed 0, segments of
- * 256 KiB, 4 in flight per destination. */
+ * 256 KiB, 4 in flight per destination, early messages up to 65536 and
+ * 1 GiB per source and group. */
 void ftc_config_init(ftc_config_t *cfg);
 
 /*

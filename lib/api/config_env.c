@@ -47,6 +47,15 @@ static const knob_t knobs[] = {
     {{"FTCOLL_SEGMENT_WINDOW", "4",
       "segments per destination sent and not yet credited"},
      offsetof(ftc_config_t, segment_window), U32, true, UINT32_MAX, false},
+    {{"FTCOLL_PENDING_MAX_MSGS", "65536",
+      "messages a peer may have waiting here for operations not started "
+      "yet, per group; beyond, it is excluded"},
+     offsetof(ftc_config_t, pending_max_msgs), U32, true, UINT32_MAX, false},
+    {{"FTCOLL_PENDING_MAX_BYTES", "1073741824",
+      "bytes a peer may have waiting here for operations not started yet, "
+      "per group; beyond, it is excluded"},
+     offsetof(ftc_config_t, pending_max_bytes), U64, true, UINT64_MAX,
+     false},
 };
 
 /* Not a number, so not in the table above: the job key (docs/security.md).

@@ -24,6 +24,8 @@ void ftc_config_init(ftc_config_t *cfg)
     cfg->probe_timeout_ns = 200ull * 1000 * 1000;
     cfg->segment_size = FTC_SEGMENT_SIZE_DEFAULT;
     cfg->segment_window = FTC_SEGMENT_WINDOW_DEFAULT;
+    cfg->pending_max_msgs = FTC_PENDING_MAX_MSGS_DEFAULT;
+    cfg->pending_max_bytes = FTC_PENDING_MAX_BYTES_DEFAULT;
 }
 
 int ftc_context_create(uint32_t rank, uint32_t size,
@@ -70,6 +72,10 @@ int ftc_context_create(uint32_t rank, uint32_t size,
         ctx->cfg = *cfg;
     else
         ftc_config_init(&ctx->cfg);
+    if (ctx->cfg.pending_max_msgs == 0)
+        ctx->cfg.pending_max_msgs = FTC_PENDING_MAX_MSGS_DEFAULT;
+    if (ctx->cfg.pending_max_bytes == 0)
+        ctx->cfg.pending_max_bytes = FTC_PENDING_MAX_BYTES_DEFAULT;
     ftc_ctx_rng_seed(ctx, ctx->cfg.seed);
     *ctx_out = ctx;
     return FTC_OK;

@@ -10,6 +10,7 @@
 #include "core/cutoff.h"
 #include "core/monitor.h"
 #include "core/op.h"
+#include "core/pending.h"
 #include "core/segment.h"
 #include "core/send.h"
 
@@ -17,13 +18,9 @@
 static int stash(ftc_pending_msg_t **list, const ftc_wire_header_t *hdr,
                  const uint8_t *payload, uint32_t src)
 {
-    ftc_pending_msg_t *m = malloc(sizeof(*m) + hdr->payload_len);
+    ftc_pending_msg_t *m = ftc_pending_msg_new(hdr, payload, src);
     if (m == NULL)
         return FTC_ENOMEM;
-    m->hdr = *hdr;
-    m->src = src;
-    if (hdr->payload_len > 0)
-        memcpy(m->payload, payload, hdr->payload_len);
     m->next = *list;
     *list = m;
     return FTC_OK;
@@ -78,6 +75,7 @@ void ftc_cop_replay_pending(ftc_cop_t *op)
         ftc_pending_msg_t *m = *pp;
         if (m->hdr.seq == op->seq) {
             *pp = m->next;
+            ftc_pending_forget(g, m);
             m->next = mine;
             mine = m;
         } else {
@@ -203,7 +201,7 @@ static int dispatch_data(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
             }
         }
     } else if (hdr->seq >= g->next_seq) {
-        rc = stash(&g->pending, hdr, payload, hdr->sender);
+        rc = ftc_pending_keep(g, hdr, payload, hdr->sender);
     } else {
         ftc_cop_t *op = find_op(g, hdr->seq);
         if (op == NULL) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "core/op.h"
+#include "core/pending.h"
 #include "core/send.h"
 
 
@@ -85,6 +86,7 @@ void ftc_group_refused(ftc_group_t *g, int status)
         ftc_pending_msg_t *m = *pp;
         if (m->hdr.seq == seq) {
             *pp = m->next;
+            ftc_pending_forget(g, m);
             free(m);
         } else {
             pp = &m->next;

@@ -9,6 +9,7 @@
 
 #include "core/group.h"
 #include "core/op.h"
+#include "core/pending.h"
 #include "core/send.h"
 
 
@@ -64,6 +65,7 @@ void ftc_group_destroy(ftc_group_t *g)
         }
     }
     ftc_pending_free_list(g->pending);
+    ftc_pending_destroy(g);
     while (g->ext != NULL) {
         struct ftc_group_ext *e = g->ext;
         g->ext = e->next;
@@ -193,8 +195,7 @@ static void group_link(ftc_context_t *ctx, ftc_group_t *g, uint32_t group_id,
         if (m->hdr.group_id == group_id && m->hdr.epoch == epoch) {
             *pp = m->next;
             ctx->orphan_bytes -= sizeof(*m) + m->hdr.payload_len;
-            m->next = g->pending;
-            g->pending = m;
+            ftc_pending_adopt(g, m);
         } else {
             pp = &m->next;
         }

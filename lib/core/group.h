@@ -36,6 +36,9 @@ struct ftc_group {
     uint64_t next_seq;
     ftc_cop_t *ops;              /* live operations, any state */
     ftc_pending_msg_t *pending; /* messages for operations not started */
+    /* Their accounting per source, sorted by source (core/pending.h). */
+    struct ftc_pending_src *pending_src;
+    uint32_t npending_src, cap_pending_src;
     uint64_t colls_done;        /* deliveries here: retires lingerers */
     ftc_cop_t *linger_head, *linger_tail;
     /* The block of the last operation freed, for the next one: a stream

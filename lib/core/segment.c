@@ -10,6 +10,7 @@
 
 #include "core/group.h"
 #include "core/monitor.h"
+#include "core/pending.h"
 #include "core/segment.h"
 
 /* One message waiting in a destination's queue. */
@@ -510,20 +511,24 @@ size_t ftc_segment_held_bytes(const ftc_context_t *ctx)
 /* ---- receiving -------------------------------------------------------- */
 
 /* How long the message hdr starts may be, here and now. *swallow: its
- * operation has ended here, keep nothing. */
-static uint64_t total_bound(const ftc_context_t *ctx,
-                            const ftc_wire_header_t *hdr, bool *swallow)
+ * operation has ended here, keep nothing. *early: its operation has not
+ * started here (the bound is its sender's budget, core/pending.h). */
+static uint64_t total_bound(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
+                            bool *swallow, ftc_group_t **early)
 {
     *swallow = false;
-    const ftc_group_t *g = ctx->groups;
+    *early = NULL;
+    ftc_group_t *g = ctx->groups;
     while (g != NULL && (g->id != hdr->group_id || g->epoch != hdr->epoch))
         g = g->next;
     if (g == NULL) {
         /* It will wait among the orphans, under their bound. */
         return FTC_ORPHAN_MAX_BYTES - ctx->orphan_bytes;
     }
-    if (hdr->seq >= g->next_seq)
-        return FTC_WIRE_MAX_PAYLOAD;    /* not started here: see segment.h */
+    if (hdr->seq >= g->next_seq) {
+        *early = g;
+        return ftc_pending_room(g, hdr->sender);
+    }
     for (const ftc_cop_t *op = g->ops; op != NULL; op = op->next)
         if (op->seq == hdr->seq && !op->finished)
             return 2 * (uint64_t)op->nbytes + 16 * (uint64_t)g->n + 1024;
@@ -573,7 +578,15 @@ static int take(ftc_context_t *ctx, seg_peer_t *p, ftc_wire_header_t *hdr,
             ctx->counters.dropped_badmsg++;
         }
         bool swallow;
-        uint64_t bound = total_bound(ctx, hdr, &swallow);
+        ftc_group_t *early;
+        uint64_t bound = total_bound(ctx, hdr, &swallow, &early);
+        if (!swallow && total > bound && early != NULL) {
+            /* Dropping it would lose a message its sender will never send
+             * again: the sender is too far ahead, and is excluded. */
+            ctx->counters.dropped_stale++;
+            ftc_pending_over_budget(early, hdr->sender);
+            return FTC_ESTALE;
+        }
         if (!swallow && total > bound)
             return drop(ctx);
         if (!swallow) {

@@ -31,10 +31,10 @@
  * orphans' bound) never stalls the sender's later messages. The bound:
  * while the operation runs here, about twice its value size (the largest
  * message an operation sends is a value with an accepted value beside it,
- * plus failure lists); for an operation not started here yet, the total
- * the first segment declares (one message per sender, as an unsegmented
- * message was held before); for a group not created yet, what is left of
- * FTC_ORPHAN_MAX_BYTES. Segments of an operation that has ended here are
+ * plus failure lists); for an operation not started here yet, what is
+ * left of the sender's early-message budget (core/pending.h: a total
+ * beyond it excludes the sender rather than lose its message); for a
+ * group not created yet, what is left of FTC_ORPHAN_MAX_BYTES. Segments of an operation that has ended here are
  * not kept at all. A reassembled message is handed on exactly as an
  * unsegmented one would have been.
  */

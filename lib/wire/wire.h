@@ -79,10 +79,12 @@ typedef enum ftc_msg_kind {
 /* The aux word of FTC_MSG_EXCLUDED: why the sender excluded us. Only a
  * verdict of the sender's own expired probe can be refuted by a receiver
  * that answered that probe (core/cutoff.c); a notice told again to a
- * process others excluded (aux 0, as from older versions) is accepted. */
+ * process others excluded (aux 0, as from older versions) is accepted, as
+ * is one for running too far ahead of the sender (core/pending.h). */
 enum {
     FTC_EXCLUDED_TOLD_AGAIN = 0,
-    FTC_EXCLUDED_PROBE_EXPIRED = 1
+    FTC_EXCLUDED_PROBE_EXPIRED = 1,
+    FTC_EXCLUDED_OVER_BUDGET = 2
 };
 
 enum {
