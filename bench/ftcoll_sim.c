@@ -37,6 +37,7 @@ static void usage(FILE *out)
         "                                  logp: when that send departs)\n"
         "  --fault-info list|count|bit     reduce failure information (list)\n"
         "  --correction opportunistic|checked              (checked)\n"
+        "  --allreduce auto|reduce_bcast|exchange          (auto)\n"
         "  -d D                            opportunistic distance (2)\n"
         "  --tree binomial|kary|lame|optimal|binomial-inorder  bcast tree\n"
         "  -k K                            arity (kary) or order (lame) (2)\n"
@@ -534,6 +535,7 @@ static const struct option sim_options[] = {
     {"crash-window", required_argument, NULL, 292},
     {"fault-root", required_argument, NULL, 293},
     {"fault-seed", required_argument, NULL, 294},
+    {"allreduce", required_argument, NULL, 295},
     {NULL, 0, NULL, 0},
 };
 
@@ -691,6 +693,9 @@ int main(int argc, char **argv)
         } else if (strcmp(f, "--correction") == 0) {
             if (ftc_correction_parse(v, &s.corrected.correction) != FTC_OK)
                 return bad(f, "expected opportunistic or checked");
+        } else if (strcmp(f, "--allreduce") == 0) {
+            if (ftc_allreduce_algo_parse(v, &s.corrected.allreduce) != FTC_OK)
+                return bad(f, "expected auto, reduce_bcast or exchange");
         } else if (strcmp(f, "-d") == 0) {
             if (parse_u32(v, &s.corrected.distance) != 0 || s.corrected.distance == 0)
                 return bad(f, "D must be a positive integer");
