@@ -155,6 +155,7 @@ typedef struct opts {
     bool spin;                  /* --wait spin */
     ftc_fault_info_t fault_info;
     ftc_correction_t correction;
+    ftc_allreduce_algo_t allreduce; /* --allreduce (corrected allreduce) */
     double interval_ms;         /* pause between iterations */
     double op_timeout_s;
 } opts_t;
@@ -234,6 +235,7 @@ static void usage(FILE *f)
         "         [--gate ITER:FILE]...\n"
         "         [--fault-info list|count|bit]\n"
         "         [--correction checked|opportunistic]\n"
+        "         [--allreduce auto|reduce_bcast|exchange]\n"
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
         "         [--no-auth] [--checked] [--usage-errors]\n"
         "         [--bad-arg null-buffer|huge-count|bad-op@ITER]\n"
@@ -335,6 +337,7 @@ static const struct option bench_options[] = {
     {"checked", no_argument, NULL, 279},
     {"usage-errors", no_argument, NULL, 280},
     {"bad-arg", required_argument, NULL, 281},
+    {"allreduce", required_argument, NULL, 282},
     {NULL, 0, NULL, 0},
 };
 
@@ -492,6 +495,9 @@ static void parse_opts(int argc, char **argv, opts_t *o)
         } else if (strcmp(a, "--correction") == 0) {
             if (ftc_correction_parse(v, &o->correction) != FTC_OK)
                 die(2, "--correction: checked or opportunistic");
+        } else if (strcmp(a, "--allreduce") == 0) {
+            if (ftc_allreduce_algo_parse(v, &o->allreduce) != FTC_OK)
+                die(2, "--allreduce: auto, reduce_bcast or exchange");
         } else if (strcmp(a, "--die-after-exchange") == 0) {
             /* Dead from before iteration 0 on, as --kill R@0 is, for the
              * checks of who may be missing from a result. */
@@ -1086,6 +1092,10 @@ static void print_row(const bench_t *b, const char *kind, size_t size,
         json_string(&j, coll);
         json_key(&j, "algo");
         json_string(&j, algo);
+        if (o->allreduce != FTC_ALLREDUCE_AUTO) {
+            json_key(&j, "allreduce");
+            json_string(&j, ftc_allreduce_algo_name(o->allreduce));
+        }
         json_key(&j, "f");
         json_uint(&j, o->f);
         json_key(&j, "n");
@@ -1153,6 +1163,7 @@ static void run_size(bench_t *b, size_t size)
         ftc_corrected_params_init(&cp);
         cp.fault_info = o->fault_info;
         cp.correction = o->correction;
+        cp.allreduce = o->allreduce;
         if (o->algo == FTC_ALGO_CORRECTED)
             a.params = &cp;
         a.deliver = on_deliver;
