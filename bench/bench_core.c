@@ -248,7 +248,7 @@ static void st_deliver(const ftc_completion_t *c, void *arg)
 }
 
 /* The corrected allreduce's variant under --steady: corrected:F is the
- * reduce + bcast, exchange:F the exchange (docs/corrected.md §4). */
+ * reduce + bcast, exchange:F the exchange (docs/corrected.md §5). */
 static ftc_allreduce_algo_t steady_allreduce = FTC_ALLREDUCE_REDUCE_BCAST;
 
 static void st_start(st_rank_t *me, ftc_algo_t algo, uint32_t f)

@@ -34,7 +34,7 @@ typedef enum ftc_correction {
     FTC_CORRECTION_CHECKED = 2        /* both directions until heard from f+1 */
 } ftc_correction_t;
 
-/* How the corrected allreduce reaches its value (docs/corrected.md §4). */
+/* How the corrected allreduce reaches its value (docs/corrected.md §5). */
 typedef enum ftc_allreduce_algo {
     FTC_ALLREDUCE_AUTO = 0,         /* exchange for small groups (below a
                                        measured size), else reduce_bcast */

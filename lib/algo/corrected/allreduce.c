@@ -24,7 +24,7 @@
  * fail and when. Rounds advance only when a root is confirmed failed, so
  * with at most f failures at most f+1 roots are tried (Theorem 7).
  *
- * The exchange variant (FTC_ALLREDUCE_EXCHANGE, docs/corrected.md §4) puts
+ * The exchange variant (FTC_ALLREDUCE_EXCHANGE, docs/corrected.md §5) puts
  * a round 0 before those: every process sends its input to every other,
  * and one that gets all n accepts their reduction in rank order, in round
  * 0. Round 0 has one possible value (all n inputs, in one order), so

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One process's part in the exchange round of the corrected allreduce
- * (docs/corrected.md §4): send the input to every other member, keep
+ * (docs/corrected.md §5): send the input to every other member, keep
  * every member's input in its own slot, and, once all n are here, reduce
  * them in rank order. The order is fixed, not the order of arrival, so
  * every process that completes the exchange computes the same bits, for
