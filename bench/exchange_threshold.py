@@ -30,8 +30,7 @@ import sys
 # ms) can exclude a healthy, descheduled rank, which measures nothing.
 UCX_SM = {"UCX_TLS": "sm", "UCX_MM_ERROR_HANDLING": "y",
           "UCX_KEEPALIVE_INTERVAL": "100ms",
-          "FTCOLL_SUSPECT_TIMEOUT_NS": "5000000000",
-          "FTCOLL_PROBE_TIMEOUT_NS": "5000000000"}
+          "FTCOLL_SUSPECT_MS": "5000", "FTCOLL_PROBE_MS": "5000"}
 VARIANTS = ("reduce_bcast", "exchange")
 
 
