@@ -178,6 +178,11 @@ static void try_exchange_value(allreduce_op_t *a)
     ftc_cop_t *op = &a->base;
     if (!a->xp_live || op->delivered || !ftc_exchange_part_complete(&a->xp))
         return;
+    /* Every input may have come before this process started (replayed
+     * from its creation): a peer that told us the operation ended
+     * (cancelled, refused) then speaks first (ftc_cop_started). */
+    if (ftc_cop_told_ended(op) != FTC_OK)
+        return;
     uint32_t len = BLOB_HEAD + (uint32_t)op->nbytes;
     _Alignas(max_align_t) uint8_t small[256];
     uint8_t *blob = len <= sizeof(small) ? small : ftc_cop_alloc(op, len);
@@ -370,6 +375,14 @@ static void enter_round(allreduce_op_t *a, uint32_t r)
     a->rp_live = true;
     if (r > 0)
         nudge_children(a);
+    /* After the exchange, a process may be pulled into a round by a
+     * member that then crashed, while the round's root, which delivered
+     * in round 0, hears from nobody: with more than f failures no tree
+     * path may reach it, and the pulled ones would keep probing a root
+     * that answers from round 0. Everybody entering such a round tells
+     * its root (one header; only after a failure). */
+    if (a->shift > 0)
+        a->tell_root = true;
     if (root != op->group->me && !a->bp_live) {
         if (ftc_bcast_part_start(&a->bp, op, &ar_bcast_hooks, a, r, root, NULL,
                                  0) == FTC_OK)

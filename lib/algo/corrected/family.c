@@ -21,7 +21,7 @@ static const ftc_corrected_params_t defaults = {
 /* The largest group for which auto picks the exchange: measured against
  * reduce_bcast on the loopback and UCX shared memory, interleaved
  * (docs/corrected.md §5.5, where the numbers and the command are). */
-#define EXCHANGE_AUTO_MAX_N 0u
+#define EXCHANGE_AUTO_MAX_N 4u
 
 void ftc_corrected_params_init(ftc_corrected_params_t *p)
 {
