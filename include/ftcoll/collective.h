@@ -108,7 +108,9 @@ typedef struct ftc_stats {
      * whose subtree value it used; 0 if none (no result, or not the root). */
     uint32_t root_subtree;
     uint32_t retries;   /* allreduce: roots tried after the first */
-    uint32_t root;      /* group rank of the root that produced the result */
+    uint32_t root;      /* group rank of the root that produced the result
+                           (this process's own when the corrected exchange
+                           allreduce decided in its exchange round) */
 } ftc_stats_t;
 
 typedef struct ftc_completion {

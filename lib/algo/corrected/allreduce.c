@@ -52,7 +52,8 @@ typedef struct allreduce_op {
     uint32_t round;
     uint32_t want_round;    /* > round: move there when it is safe */
     bool tell_root;         /* moved on by our own knowledge of a failed
-                               root: nudge the new round's root */
+                               root, or entered a round after the
+                               exchange: nudge the new round's root */
     bool rp_live, bp_live, xp_live;
     ftc_exchange_part_t xp;
     ftc_reduce_part_t rp;
