@@ -269,6 +269,14 @@ static void check_allreduce(const ftc_scenario_t *s,
                                  res->nbytes)) {
             ftc_report_violation(rep, "A5: ranks %d and %u delivered different values",
                     first, r);
+        } else if (res->nbytes > 0
+                   && memcmp(rr->value, res->ranks[first].value,
+                             res->nbytes) != 0) {
+            /* The same value means the same bits: one root's bytes, or
+             * the exchange's reduction in rank order (corrected.md §5.1),
+             * never sums that differ in rounding. */
+            ftc_report_violation(rep, "A5: ranks %d and %u delivered values that "
+                    "differ in their last bits", first, r);
         }
     }
     /* Every non-failed deliverer agrees on the failed list too. */
