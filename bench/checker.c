@@ -8,6 +8,7 @@
 
 #include "checker.h"
 #include "report.h"
+#include "sim_ulfm.h"
 
 
 /* The algorithm's messages: what the theorems count. With segments
@@ -363,6 +364,8 @@ static void check_tree(const ftc_scenario_t *s,
 int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
               char *msg, size_t msglen)
 {
+    if (ftc_sim_ulfm_is_coll(s->coll))
+        return ftc_sim_ulfm_check(s, res, msg, msglen);
     ftc_report_t rep = {0, msg, msglen};
     if (msg != NULL && msglen > 0)
         msg[0] = '\0';
@@ -426,8 +429,7 @@ int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
     case FTC_COLL_FINALIZE:
     case FTC_COLL_AGREE:
     case FTC_COLL_SHRINK:
-        /* (agreement and shrink have their own checker,
-         * tests/test_ulfm_properties.c) */
+        /* (agreement and shrink are checked by sim_ulfm.c, above) */
         ftc_report_violation(&rep, "%s is not a scenario collective",
                              ftc_coll_name(s->coll));
         break;

@@ -69,7 +69,8 @@
  * Wrong use, on purpose (the conformance suite's wrong-use cases give one
  * rank other options than the rest): --bad-arg KIND@G makes this rank's
  * call at iteration G invalid (null-buffer, huge-count: 2^40 elements,
- * bad-op), --checked runs every call in checked mode. With --usage-errors
+ * bad-op), --checked runs every call in checked mode. (--uniform runs
+ * every allreduce in uniform mode: ftc_coll_args_t.uniform.) With --usage-errors
  * the statuses of usage errors (FTC_EMISMATCH, FTC_EPEER_INVALID,
  * FTC_ETIMEDOUT, and this rank's refused call) count as errors, not
  * wrong results, and the summary lists the first iterations' statuses
@@ -150,6 +151,7 @@ typedef struct opts {
     bool pingpong, json, csv, quiet;
     bool no_auth;               /* --no-auth: the job token only */
     bool checked, usage_errors; /* --checked, --usage-errors */
+    bool uniform;               /* --uniform */
     int bad_arg;                /* --bad-arg: BAD_* */
     uint64_t bad_arg_iter;
     bool spin;                  /* --wait spin */
@@ -237,7 +239,7 @@ static void usage(FILE *f)
         "         [--correction checked|opportunistic]\n"
         "         [--allreduce auto|reduce_bcast|exchange]\n"
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
-        "         [--no-auth] [--checked] [--usage-errors]\n"
+        "         [--no-auth] [--checked] [--uniform] [--usage-errors]\n"
         "         [--bad-arg null-buffer|huge-count|bad-op@ITER]\n"
         "         [-h|--help] [-V|--version]\n"
         "Every --opt value may also be written --opt=value.\n"
@@ -337,7 +339,8 @@ static const struct option bench_options[] = {
     {"checked", no_argument, NULL, 279},
     {"usage-errors", no_argument, NULL, 280},
     {"bad-arg", required_argument, NULL, 281},
-    {"allreduce", required_argument, NULL, 282},
+    {"uniform", no_argument, NULL, 282},
+    {"allreduce", required_argument, NULL, 283},
     {NULL, 0, NULL, 0},
 };
 
@@ -400,6 +403,10 @@ static void parse_opts(int argc, char **argv, opts_t *o)
         }
         if (strcmp(a, "--checked") == 0) {
             o->checked = true;
+            continue;
+        }
+        if (strcmp(a, "--uniform") == 0) {
+            o->uniform = true;
             continue;
         }
         if (strcmp(a, "--usage-errors") == 0) {
@@ -1169,6 +1176,7 @@ static void run_size(bench_t *b, size_t size)
         a.deliver = on_deliver;
         a.deliver_arg = b;
         a.checked = o->checked;
+        a.uniform = o->uniform;
         if (o->bad_arg != BAD_NONE && b->g == o->bad_arg_iter) {
             if (o->bad_arg == BAD_NULL_BUFFER)
                 a.sendbuf = a.recvbuf = NULL;

@@ -17,12 +17,18 @@
 #include "cli.h"
 #include "json.h"
 #include "scenario.h"
+#include "sim_ulfm.h"
 
 static void usage(FILE *out)
 {
     fputs(
         "usage: ftcoll-sim [options]   (--opt=value or --opt value)\n"
         "  --coll reduce|bcast|allreduce   collective (allreduce)\n"
+        "  --coll agree|shrink|invalidate  failure mitigation (docs/ulfm.md):\n"
+        "                                  agree ANDs a 64-bit input; shrink\n"
+        "                                  needs --fail/--faults (known before\n"
+        "                                  it); invalidate: every rank starts an\n"
+        "                                  allreduce, the root invalidates\n"
         "  --algo corrected|tree           algorithm (corrected)\n"
         "  -n N                            processes, P: 1..16777216 (8)\n"
         "  -f F                            failures tolerated, F < N (1)\n"
@@ -30,7 +36,9 @@ static void usage(FILE *out)
         "  --op sum|prod|min|max|band|bor|bxor|land|lor   (sum)\n"
         "  --dtype int8..int64|uint8..uint64|float|double (int64)\n"
         "  --count C                       elements (1)\n"
-        "  --input rank|pow2|const:V|random:SEED          (rank)\n"
+        "  --input rank|pow2|const:V|random:SEED|allbut   (rank; agree,\n"
+        "                                  shrink: allbut, every bit but the\n"
+        "                                  rank's own, so the AND names them)\n"
         "  --fail R1,R2,...                ranks failed before the operation\n"
         "  --crash R:K,...                 rank R fails right after its K-th\n"
         "                                  send (K=0: after init, before any;\n"
@@ -310,7 +318,7 @@ static void json_summary(json_t *j, const run_summary_t *m)
 static void json_operation(json_t *j, const ftc_scenario_t *s)
 {
     json_key(j, "coll");
-    json_string(j, ftc_coll_name(s->coll));
+    json_string(j, ftc_sim_coll_name(s->coll));
     json_key(j, "algo");
     json_string(j, ftc_algo_name(s->args.algo));
     json_key(j, "n");
@@ -375,6 +383,7 @@ static void print_json(const ftc_scenario_t *s, const ftc_scenario_result_t *r,
             for (uint32_t k = 0; k < rr->nfailed_list; k++)
                 json_uint(&j, rr->failed_list[k]);
             json_array_end(&j);
+            ftc_sim_ulfm_json_rank(&j, s, rr);
             json_key(&j, "value");
             if (rr->has_value)
                 json_value(&j, s->args.dtype, rr->value, s->args.count);
@@ -394,12 +403,12 @@ static void print_table(const ftc_scenario_t *s, const ftc_scenario_result_t *r,
     if (s->model == FTC_MODEL_LOGP)
         printf("%s %s  n=%u f=%u root=%u  messages=%" PRIu64 "  time=%" PRIu64
                " units (logp L=%" PRIu64 " o=%" PRIu64 " g=%" PRIu64 ")\n",
-               ftc_algo_name(s->args.algo), ftc_coll_name(s->coll), s->n,
+               ftc_algo_name(s->args.algo), ftc_sim_coll_name(s->coll), s->n,
                s->args.f, s->args.root, r->messages, r->time_ns, s->logp_L,
                s->logp_o, s->logp_g);
     else
         printf("%s %s  n=%u f=%u root=%u  messages=%" PRIu64 "  time=%.3f us\n",
-               ftc_algo_name(s->args.algo), ftc_coll_name(s->coll), s->n,
+               ftc_algo_name(s->args.algo), ftc_sim_coll_name(s->coll), s->n,
                s->args.f, s->args.root, r->messages, (double)r->time_ns / 1000.0);
     if (!per_rank)
         goto verdict;
@@ -571,6 +580,7 @@ int main(int argc, char **argv)
     int per_rank = -1; /* -1: by size */
     uint32_t runs = 1;
     bool fault_seed_given = false, crash_window_given = false;
+    bool input_given = false;
     const char *fail_flag = "--fail", *loopback_flag = NULL;
     const char *model_arg = NULL, *logp_flag = NULL;
 
@@ -642,7 +652,9 @@ int main(int argc, char **argv)
             if (strcmp(v, "reduce") == 0) s.coll = FTC_COLL_REDUCE;
             else if (strcmp(v, "bcast") == 0) s.coll = FTC_COLL_BCAST;
             else if (strcmp(v, "allreduce") == 0) s.coll = FTC_COLL_ALLREDUCE;
-            else return bad(f, "expected reduce, bcast or allreduce");
+            else if (!ftc_sim_ulfm_parse_coll(v, &s.coll))
+                return bad(f, "expected reduce, bcast, allreduce, agree, "
+                              "shrink or invalidate");
         } else if (strcmp(f, "--algo") == 0) {
             if (ftc_algo_parse(v, &s.args.algo) != FTC_OK)
                 return bad(f, "expected corrected or tree");
@@ -668,7 +680,9 @@ int main(int argc, char **argv)
             if (parse_u64(v, &s.args.count) != 0)
                 return bad(f, "C must be a non-negative integer");
         } else if (strcmp(f, "--input") == 0) {
+            input_given = true;
             if (strcmp(v, "rank") == 0) s.input = FTC_INPUT_RANK;
+            else if (strcmp(v, "allbut") == 0) s.input = FTC_INPUT_ALLBUT;
             else if (strcmp(v, "pow2") == 0) s.input = FTC_INPUT_POW2;
             else if (strncmp(v, "const:", 6) == 0) {
                 char *end;
@@ -681,7 +695,8 @@ int main(int argc, char **argv)
                 if (parse_u64(v + 7, &s.input_seed) != 0)
                     return bad(f, "random:SEED needs an integer seed");
             } else {
-                return bad(f, "expected rank, pow2, const:V or random:SEED");
+                return bad(f, "expected rank, pow2, const:V, random:SEED or "
+                              "allbut");
             }
         } else if (strcmp(f, "--fail") == 0) {
             rc = parse_list(f, v, &s, false);
@@ -808,7 +823,8 @@ int main(int argc, char **argv)
     if (loopback_flag != NULL && s.model == FTC_MODEL_LOGP)
         return bad(loopback_flag, "belongs to --model loopback; the LogP "
                                   "model takes -L, -o and -g");
-    if (s.args.f >= s.n)
+    if (s.args.f >= s.n
+        && (s.coll != FTC_COLL_AGREE && s.coll != FTC_COLL_SHRINK))
         return bad("-f", "must be smaller than -n");
     if (s.args.root >= s.n)
         return bad("--root", "must be a rank below -n");
@@ -840,6 +856,10 @@ int main(int argc, char **argv)
     }
     if (s.random_crash > 0 && !crash_window_given)
         s.crash_window = default_crash_window(&s);
+    const char *ulfm_flag = NULL, *ulfm_why =
+        ftc_sim_ulfm_prepare(&s, input_given, crash_window_given, &ulfm_flag);
+    if (ulfm_why != NULL)
+        return bad(ulfm_flag, ulfm_why);
     if (per_rank < 0)
         per_rank = s.n <= SUMMARY_ABOVE;
 
@@ -889,7 +909,7 @@ int main(int argc, char **argv)
             metric_values(&sums[run], v);
             printf("%u,%s,%s,%s,%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64
                    ",%u,%" PRIu64,
-                   run, ftc_coll_name(s.coll), ftc_algo_name(s.args.algo),
+                   run, ftc_sim_coll_name(s.coll), ftc_algo_name(s.args.algo),
                    s.model == FTC_MODEL_LOGP ? "logp" : "loopback", s.n,
                    s.args.f, s.logp_L, s.logp_o, s.logp_g,
                    s.parallelism ? s.parallelism : 1, s.seed);
@@ -952,7 +972,7 @@ int main(int argc, char **argv)
             for (int a = 0; a < 3; a++) {
                 printf("%s,%s,%s,%s,%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64
                        ",%u,",
-                       lab[a], ftc_coll_name(s.coll), ftc_algo_name(s.args.algo),
+                       lab[a], ftc_sim_coll_name(s.coll), ftc_algo_name(s.args.algo),
                        s.model == FTC_MODEL_LOGP ? "logp" : "loopback", s.n,
                        s.args.f, s.logp_L, s.logp_o, s.logp_g,
                        s.parallelism ? s.parallelism : 1);

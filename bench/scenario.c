@@ -9,6 +9,7 @@
 #include "ftcoll_loopback.h"
 #include "rng.h"
 #include "scenario.h"
+#include "sim_ulfm.h"
 #include "wire/wire.h"
 #include "algo/corrected/kinds.h"
 #include "algo/tree/kinds.h"
@@ -18,6 +19,7 @@ typedef struct sim_rank {
     uint32_t rank;
     ftc_context_t *ctx;
     ftc_group_t *group;
+    ftc_group_t *newgroup;  /* a shrink's (sim_ulfm.c) */
     void *in, *out;
 } sim_rank_t;
 
@@ -214,6 +216,11 @@ int ftc_scenario_input(const ftc_scenario_t *s, uint32_t rank, void *buf)
                 put(buf, t, i, 0, r % 100, true);
             break;
         }
+        case FTC_INPUT_ALLBUT: {
+            size_t bits = 8 * ftc_dtype_size(t);
+            put(buf, t, i, 0, ~(1ull << (rank % bits)), true);
+            break;
+        }
         case FTC_INPUT_UNIT: {
             uint64_t v = 0;
             if (i == rank || i == s->n)
@@ -257,6 +264,7 @@ static void on_deliver(const ftc_completion_t *c, void *arg)
         if (run->res->nbytes > 0)
             memcpy(rr->value, r->out, run->res->nbytes);
     }
+    ftc_sim_ulfm_record(run->s, c, r->newgroup, rr);
     if (rr->deliver_ns > run->res->time_ns)
         run->res->time_ns = rr->deliver_ns;
     if (run->s->trace != NULL)
@@ -287,7 +295,10 @@ static void start_rank(sim_rank_t *r)
     a.deliver = on_deliver;
     a.deliver_arg = r;
     int rc;
-    if (s->coll == FTC_COLL_REDUCE)
+    if (ftc_sim_ulfm_is_coll(s->coll))
+        rc = ftc_sim_ulfm_start(s, r->rank, r->group, r->in, r->out,
+                                on_deliver, r, &r->newgroup);
+    else if (s->coll == FTC_COLL_REDUCE)
         rc = ftc_init_reduce(r->group, &a, NULL);
     else if (s->coll == FTC_COLL_BCAST)
         rc = ftc_init_bcast(r->group, &a, NULL);
@@ -638,6 +649,16 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
         }
         for (uint32_t i = 0; i < nrc; i++)
             b_crash_at(&run, rcrash[i], rcrash_t[i]);
+        /* A shrink follows the error that prompted it: the ranks that
+         * failed before it are known at every live rank (sim_ulfm.h). */
+        for (uint32_t r = 0; s->coll == FTC_COLL_SHRINK && r < s->n; r++) {
+            if (res->ranks[r].pre_failed)
+                continue;
+            for (uint32_t i = 0; i < s->nfail; i++)
+                ftc_transport_peer_failed(run.ranks[r].ctx, s->fail[i]);
+            for (uint32_t i = 0; i < nrf; i++)
+                ftc_transport_peer_failed(run.ranks[r].ctx, rfail[i]);
+        }
         /* Ranks start in time order; the world runs in between, so a
          * late starter finds its peers' messages already queued. Under
          * LogP its CPU is also held until then: those messages wait. */
@@ -667,6 +688,7 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
         res->messages = b_messages(&run);
         for (uint32_t r = 0; r < s->n; r++) {
             res->ranks[r].failed = b_is_crashed(&run, r);
+            ftc_sim_ulfm_after_run(s, run.ranks[r].group, &res->ranks[r]);
             ftc_counters_t c;
             ftc_context_counters(run.ranks[r].ctx, &c);
             res->totals.msgs_sent += c.msgs_sent;
@@ -714,8 +736,10 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
 void ftc_scenario_result_free(ftc_scenario_result_t *res)
 {
     if (res->ranks != NULL)
-        for (uint32_t r = 0; r < res->n; r++)
+        for (uint32_t r = 0; r < res->n; r++) {
             free(res->ranks[r].failed_list);
+            ftc_sim_ulfm_rank_free(&res->ranks[r]);
+        }
     free(res->slab);
     free(res->ranks);
     free(res->inputs);

@@ -19,8 +19,10 @@ typedef enum ftc_input_kind {
     FTC_INPUT_POW2,     /* every element = 2^rank (integers, n <= 63) */
     FTC_INPUT_CONST,    /* every element = value */
     FTC_INPUT_RANDOM,   /* seeded per (seed, rank, element) */
-    FTC_INPUT_UNIT      /* checker: count = n + 2; element r = 1, element n
+    FTC_INPUT_UNIT,     /* checker: count = n + 2; element r = 1, element n
                            = 1, element n+1 = r + 1, others 0 (sum only) */
+    FTC_INPUT_ALLBUT    /* every bit set but bit r mod width (integers):
+                           an AND names its contributors (sim_ulfm.c) */
 } ftc_input_kind_t;
 
 typedef struct ftc_crash {
@@ -108,6 +110,12 @@ typedef struct ftc_rank_result {
     uint64_t finish_ns;     /* LogP: end of its last send or receive (or
                                its delivery, if later); loopback: delivery */
     uint32_t max_inbound;   /* LogP: longest inbound queue */
+    /* The ulfm scenarios (sim_ulfm.c): a shrink's new group as delivered
+     * (members only up to 4096 ranks), and whether the group was
+     * invalidated here at the end of the run. */
+    bool new_group, new_members_ok, invalidated;
+    uint32_t new_id, new_epoch, new_size;
+    uint32_t *new_members;
 } ftc_rank_result_t;
 
 typedef struct ftc_scenario_result {

@@ -78,6 +78,70 @@ def test_sim(prog, version):
     refuses([prog, "--co", "bcast"], "--co", "ftcoll-sim", " (ambiguous)")
     refuses([prog, "stray"], "stray", "ftcoll-sim")
     refuses([prog, "--model", "loopback", "-L", "3"], "-L", "ftcoll-sim")
+    test_sim_ulfm(prog)
+
+
+def sim_json(prog, args):
+    """ftcoll-sim ARGS --json: (exit status, the object or None)."""
+    import json
+    r = run([prog] + args + ["--json"])
+    try:
+        return r.returncode, json.loads(r.stdout)
+    except ValueError:
+        return r.returncode, None
+
+
+def test_sim_ulfm(prog):
+    """--coll agree|shrink|invalidate and --input allbut (sim_ulfm.c)."""
+    allbut8 = (1 << 64) - 1 - 0xFF  # every rank of 8 contributed
+    rc, d = sim_json(prog, ["--coll", "agree", "-n", "8"])
+    check(rc == 0 and d is not None and d["violations"] == 0
+          and d["coll"] == "agree"
+          and all(x["status"] == "FTC_OK" and x["value"] == [allbut8]
+                  and x["failed_seen"] == [] for x in d["ranks"]),
+          f"ftcoll-sim --coll agree -n 8: every rank ANDs all 8 ({rc})")
+    # Rank 3 dead before the call: its bit stays set, it is in every
+    # rank's failed set, and the checker agrees.
+    rc, d = sim_json(prog, ["--coll", "agree", "-n", "8", "--fail", "3"])
+    live = [x for x in d["ranks"] if not x["failed"]] if d else []
+    check(rc == 0 and len(live) == 7
+          and all(x["value"] == [allbut8 | 8] and x["failed_seen"] == [3]
+                  for x in live),
+          f"ftcoll-sim --coll agree --fail 3: value and failed set ({rc})")
+    rc, d = sim_json(prog, ["--coll", "shrink", "-n", "6", "--fail", "2",
+                            "--crash", "4:1"])
+    ok = rc == 0 and d is not None and d["violations"] == 0
+    for x in d["ranks"] if d else []:
+        if x["delivered"] and x["status"] == "FTC_OK":
+            g = x["group"]
+            want = [r for r in range(6) if r not in x["failed_seen"]]
+            ok = ok and g["id"] == 2 and g["epoch"] == 1 \
+                and g["members"] == want and 2 in x["failed_seen"]
+        elif not x["failed"]:
+            ok = False
+    check(ok, f"ftcoll-sim --coll shrink --fail 2: new group (2, 1) of "
+              f"the others at every survivor ({rc})")
+    rc, d = sim_json(prog, ["--coll", "agree", "-n", "1"])
+    check(rc == 0 and d is not None and d["ranks"][0]["value"] == [(1 << 64) - 2],
+          f"ftcoll-sim --coll agree -n 1: -f does not apply ({rc})")
+    rc, d = sim_json(prog, ["--coll", "invalidate", "-n", "8"])
+    check(rc == 0 and d is not None and d["coll"] == "invalidate"
+          and all(x["invalidated"] and x["status"] == "FTC_EINVALIDATED"
+                  for x in d["ranks"]),
+          f"ftcoll-sim --coll invalidate: every rank learns it ({rc})")
+    r = run([prog, "--coll", "agree", "--model", "logp", "-n", "64",
+             "--crashes", "5", "--fault-root", "any", "--runs", "3", "--csv"])
+    rows = r.stdout.splitlines()
+    check(r.returncode == 0 and len(rows) == 7
+          and all(",agree,ulfm,logp,64," in x for x in rows[1:]),
+          f"ftcoll-sim --coll agree --runs 3 --csv: {r.returncode}, "
+          f"{len(rows)} lines")
+    refuses([prog, "--coll", "shrink", "-n", "4"], "--coll", "ftcoll-sim",
+            " (shrink with no failure known before it)")
+    refuses([prog, "--coll", "agreed"], "--coll", "ftcoll-sim")
+    refuses([prog, "--input", "allbut", "--dtype", "float"], "--input",
+            "ftcoll-sim", " (allbut on floats)")
+    refuses([prog, "--input", "allbutt"], "--input", "ftcoll-sim")
 
 
 def test_bench(prog, version):

@@ -10,8 +10,9 @@
  *                 so the value names its contributors: every member
  *                 outside the failed set contributed, bits of non-members
  *                 stay set, and every member in the failed set crashed;
- *   cost          with no failure, 4 (n - 1) messages (two waves up and
- *                 down a tree).
+ *   cost          with no failure, the early round's messages: two
+ *                 recursive-doubling exchanges, 2 p log2 p + 4 (n - p)
+ *                 with p the largest power of two <= n.
  *
  * Schedules: exhaustive for n <= 9 (no crash; every rank crashing before
  * the operation or right after each of its sends; every pair of ranks,
@@ -22,13 +23,16 @@
  * happened (a schedule whose crash could not fire is counted apart).
  *
  *   test_ulfm_properties [--max-n N] [--random RUNS] [--seed S]
+ *   test_ulfm_properties ... --expect-uniform-violation
  *   test_ulfm_properties --one N SEED DETECT r:k[,r:k...] [JITTER [NINV [NOPS]]]
  * replays one schedule (k = 0: crashed before the operation; NINV: ranks
  * 0..NINV-1 invalidate the group as the agreement starts, which random
  * schedules do a third of the time: the agreement must not notice;
  * NOPS 2: two agreements in flight at once, each checked, which random
  * schedules do a quarter of the time). A failure prints the --one line
- * that replays it.
+ * that replays it. --expect-uniform-violation (last) turns the verdict
+ * round, for the agreement's mutants (tests/meson.build): success only if
+ * uniform agreement was violated.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -115,6 +119,7 @@ static void print_schedule(const schedule_t *s, FILE *f)
 }
 
 static int violations;
+static int uniform_violations;
 
 #define VIOLATION(s, ...)                                                      \
     do {                                                                       \
@@ -126,6 +131,19 @@ static int violations;
             print_schedule(s, stderr);                                         \
         }                                                                      \
     } while (0)
+
+/* Messages of a failure-free agreement of n ranks (early.c): two rounds
+ * of log2 p exchanges among the first p (the largest power of two <= n),
+ * and per extra rank two messages in and two out. */
+static uint64_t failure_free_messages(uint32_t n)
+{
+    uint64_t p = 1, l = 0;
+    while (p <= n / 2) {
+        p *= 2;
+        l++;
+    }
+    return 2 * p * l + 4 * (n - p);
+}
 
 static bool in_list(const uint32_t *v, uint32_t n, uint32_t x)
 {
@@ -215,12 +233,14 @@ static outcome_t run_schedule(const schedule_t *s)
                 if (x->value != R->value || x->nfailed != R->nfailed
                     || (x->nfailed > 0
                         && memcmp(x->failed, R->failed,
-                                  sizeof(uint32_t) * x->nfailed) != 0))
+                                  sizeof(uint32_t) * x->nfailed) != 0)) {
+                    uniform_violations++;
                     VIOLATION(s, "uniform agreement: rank %u (%s) delivered "
                               "%#" PRIx64 " with %u failed, rank %d %#" PRIx64
                               " with %u", r,
                               ftc_lb_is_crashed(w, r) ? "crashed" : "alive",
                               x->value, x->nfailed, ref, R->value, R->nfailed);
+                }
             }
             /* validity */
             for (uint32_t i = 0; i < R->nfailed; i++) {
@@ -245,9 +265,10 @@ static outcome_t run_schedule(const schedule_t *s)
                           PRIx64, R->value);
         }
     }
-    if (s->ncrash == 0 && s->ninv == 0 && nops == 1 && out.messages != 4 * (uint64_t)(n - 1))
+    if (s->ncrash == 0 && s->ninv == 0 && nops == 1
+        && out.messages != failure_free_messages(n))
         VIOLATION(s, "cost: %" PRIu64 " messages with no failure, expected %"
-                  PRIu64, out.messages, 4 * (uint64_t)(n - 1));
+                  PRIu64, out.messages, failure_free_messages(n));
 
     ulfm_world_destroy(&world);
     for (size_t i = 0; i < (size_t)n * nops; i++)
@@ -409,6 +430,10 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--one") == 0)
         return parse_one(argc, argv);
+    bool expect_uniform_violation =
+        argc > 1 && strcmp(argv[argc - 1], "--expect-uniform-violation") == 0;
+    if (expect_uniform_violation)
+        argc--;
     ulfm_args_t args = {.max_n = 9, .runs = 300, .seed = 1};
     int bad = ulfm_args_parse(argc, argv, "[--max-n N (1 to 16)] [--random "
                               "RUNS] [--seed S] | --one N SEED DETECT r:k,...",
@@ -437,6 +462,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "no rank delivered and then crashed: uniform "
                         "agreement was not exercised\n");
         violations++;
+    }
+    if (expect_uniform_violation) {
+        /* A mutant: the checker must have caught it breaking uniform
+         * agreement, whatever else it broke. */
+        printf("%s: %d uniform-agreement violations (%d in all)\n",
+               uniform_violations ? "mutant rejected" : "FAIL: mutant passed",
+               uniform_violations, violations);
+        printf("%d passed, %d failed\n", uniform_violations ? 1 : 0,
+               uniform_violations ? 0 : 1);
+        return uniform_violations ? 0 : 1;
     }
     printf("%s: %d violations\n", violations ? "FAIL" : "ok", violations);
     /* The closing line every test of the project ends with: schedules

@@ -85,6 +85,21 @@ typedef struct ftc_coll_args {
      * the family's defaults. Read during ftc_init_* only. A struct of an
      * older, smaller size gets defaults for the fields it lacks. */
     const void *params;
+    /* 0 (default) or 1: uniform mode, allreduce of the corrected family
+     * only. Every member that delivers FTC_OK, one that crashes right
+     * after included, delivers the same value (the plain allreduce
+     * promises it of the members that stay alive). The allreduce is
+     * followed by a ulfm agreement (ftcoll/mitigation.h) on which root's
+     * value each member holds, and delivers only after it: the call takes
+     * two places in the group's sequence, and costs an agreement (log2 n
+     * exchange steps with no failure, docs/ulfm.md). If the members that
+     * took part do not all hold the same root's value (a member took an
+     * older root's value and failed), every member that delivers gets
+     * FTC_EPROC_FAILED instead, or its own error: retry on the survivors.
+     * Every member must pass the same value. timeout_ns bounds the
+     * agreement too (a member that never calls). FTC_EINVAL with checked
+     * mode or another collective, FTC_ENOTSUP with another family. */
+    uint32_t uniform;
 } ftc_coll_args_t;
 
 /* The smallest size accepted: the struct up to and including recvbuf.

@@ -116,7 +116,10 @@ int ftc_context_create(uint32_t rank, uint32_t size,
 /* Ends every collective still in flight with FTC_ECANCELED (their deliver
  * callbacks run from here), destroys the groups, frees everything, the
  * buffers of in-flight sends included: the backend must have flushed or
- * cancelled those first (transport.h, "Teardown"). */
+ * cancelled those first (transport.h, "Teardown"). A call from one of
+ * those callbacks that would start something on a group being destroyed
+ * returns FTC_ECANCELED and starts nothing; after the destroy, the
+ * context and its groups are freed memory, as after free(). */
 void ftc_context_destroy(ftc_context_t *ctx);
 
 uint32_t ftc_context_rank(const ftc_context_t *ctx);
@@ -155,7 +158,10 @@ int ftc_group_create(ftc_context_t *ctx, uint32_t group_id, uint32_t epoch,
                      uint32_t nmembers, const uint32_t *members,
                      ftc_group_t **group_out);
 
-/* Collectives still in flight on the group end with FTC_ECANCELED. */
+/* Collectives still in flight on the group end with FTC_ECANCELED. From
+ * their deliver callbacks, calls that would start something on group
+ * (a collective, agree, shrink, invalidate, finalize) return
+ * FTC_ECANCELED, and destroying it again does nothing. */
 void ftc_group_destroy(ftc_group_t *group);
 
 uint32_t ftc_group_size(const ftc_group_t *group);

@@ -6,7 +6,8 @@
  * after crashes. The error classes are FTC_EPROC_FAILED and
  * FTC_EINVALIDATED (ftcoll/error.h). The family is "ulfm"
  * (docs/ulfm.md has the algorithm, its guarantees and what is not built
- * yet). Its operations take their place in the group's sequence like any
+ * yet). Its agreement also makes the corrected allreduce uniform, on
+ * request: ftc_coll_args_t.uniform (ftcoll/collective.h). Its operations take their place in the group's sequence like any
  * collective: every member calls them in the same order as the others.
  */
 #ifndef FTCOLL_MITIGATION_H

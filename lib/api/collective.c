@@ -9,6 +9,7 @@
 
 #include "algo/checked.h"
 #include "algo/registry.h"
+#include "algo/ulfm/uniform.h"
 #include "core/monitor.h"
 
 void ftc_coll_args_init(ftc_coll_args_t *a)
@@ -44,8 +45,12 @@ static int check_args(const ftc_group_t *g, const ftc_coll_args_t *a,
 {
     if (g == NULL || a == NULL)
         return FTC_EINVAL;
-    if (a->deliver == NULL || a->checked > 1)
+    if (a->deliver == NULL || a->checked > 1 || a->uniform > 1)
         return FTC_EINVAL;
+    if (a->uniform && (coll != FTC_COLL_ALLREDUCE || a->checked))
+        return FTC_EINVAL;
+    if (a->uniform && a->algo != FTC_ALGO_CORRECTED)
+        return FTC_ENOTSUP; /* (its digest is the corrected deciding root) */
     int rc = ftc_algo_prepare(g, a, coll, call);
     if (rc != FTC_OK)
         return rc;
@@ -74,6 +79,24 @@ static int check_args(const ftc_group_t *g, const ftc_coll_args_t *a,
 static int init_checked(ftc_group_t *g, const ftc_coll_args_t *args,
                         ftc_coll_t coll, uint64_t *seq);
 
+/* Places a call takes in the group's sequence: checked mode and uniform
+ * mode add their second operation (a refused call too: the members whose
+ * call went through run both). */
+static uint64_t places(const ftc_coll_args_t *args)
+{
+    if (args == NULL || args->size < FTC_COLL_ARGS_SIZE_MIN
+        || args->size > sizeof(ftc_coll_args_t))
+        return 1;
+    /* (only the fields a caller's older, smaller struct has) */
+    bool checked = args->size >= offsetof(ftc_coll_args_t, checked)
+                                     + sizeof(args->checked)
+                   && args->checked == 1;
+    bool uniform = args->size >= offsetof(ftc_coll_args_t, uniform)
+                                     + sizeof(args->uniform)
+                   && args->uniform == 1;
+    return 1 + (uint64_t)checked + (uint64_t)uniform;
+}
+
 /* Starting a collective on a large value takes this process time in
  * proportion to its size (copies, the first sends): time it reads
  * nothing, which the failure monitor must not count as the peers'
@@ -100,10 +123,12 @@ static int init_checked(ftc_group_t *g, const ftc_coll_args_t *args,
         return FTC_EINVAL;
     if (g->ctx->excluded)
         return FTC_EEXCLUDED;
+    if (g->destroying)
+        return FTC_ECANCELED; /* from a callback of its destroy */
     if (g->stopped != 0) {
         /* Stopped (ftc_group_stop): the call keeps its place in the
          * sequence, and nobody needs telling. */
-        g->next_seq += args != NULL && args->checked == 1 ? 2 : 1;
+        g->next_seq += places(args);
         return g->stopped;
     }
     /* A caller built against an older, smaller struct: the fields it
@@ -120,22 +145,25 @@ static int init_checked(ftc_group_t *g, const ftc_coll_args_t *args,
             args = &full;
         }
     }
-    /* A checked call takes two places; a refused one too, so that the
-     * sequence stays aligned with the members whose call went through. */
+    /* A checked or uniform call takes two places; a refused one too, so
+     * that the sequence stays aligned with the members whose call went
+     * through. */
     bool checked = args != NULL && args->checked == 1;
+    bool uniform = args != NULL && args->uniform == 1;
     ftc_algo_call_t call;
     int rc = check_args(g, args, coll, &call);
     ftc_cop_t *op = NULL;
     uint64_t my_seq = g->next_seq;
     if (rc == FTC_OK)
-        rc = checked ? ftc_checked_start(g, args, coll, ftc_algo_start, &op)
-                     : ftc_algo_create(&call, g, args, coll, &op);
+        rc = checked   ? ftc_checked_start(g, args, coll, ftc_algo_start, &op)
+             : uniform ? ftc_uniform_start(g, args, coll, ftc_algo_start, &op)
+                       : ftc_algo_create(&call, g, args, coll, &op);
     if (rc != FTC_OK) {
         /* The peers started (or will start) this operation: it takes its
          * place in the sequence here too, and they learn that it ended
          * (FTC_EPEER_INVALID), instead of waiting on this process for
          * ever (docs/semantics.md, "Usage errors between peers"). */
-        while (g->next_seq < my_seq + (checked ? 2 : 1))
+        while (g->next_seq < my_seq + places(args))
             ftc_group_refused(g, rc);
         ftc_ctx_after_init(g->ctx);
         return rc;

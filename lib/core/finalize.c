@@ -118,6 +118,8 @@ int ftc_group_finalize(ftc_group_t *g, ftc_deliver_fn deliver, void *arg)
         return FTC_EINVAL;
     if (g->ctx->excluded)
         return FTC_EEXCLUDED;
+    if (g->destroying)
+        return FTC_ECANCELED;
     /* Leaving while an operation is still in flight here would strand
      * it: the caller waits for its last delivery first. */
     for (ftc_cop_t *o = g->ops; o != NULL; o = o->next)

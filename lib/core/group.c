@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Groups: creation from a member list (or the identity group), rank
- * translation both ways, the failed members, and teardown.
+ * Groups: creation from a member list (or the identity group, or a
+ * group without some of another's members), rank translation both ways,
+ * the failed members, and teardown.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +33,9 @@ void ftc_group_cancel_ops(ftc_group_t *g, int status)
 
 void ftc_group_destroy(ftc_group_t *g)
 {
-    if (g == NULL)
-        return;
+    if (g == NULL || g->destroying)
+        return; /* (again, from a callback of this very destroy) */
+    g->destroying = true;
     ftc_context_t *ctx = g->ctx;
     ftc_group_cancel_ops(g, FTC_ECANCELED);
     ftc_ctx_settle(ctx);
@@ -73,6 +75,7 @@ void ftc_group_destroy(ftc_group_t *g)
     free(g->members);
     free(g->by_world);
     free(g->by_world_grank);
+    free(g->absent);
     free(g);
     ftc_ctx_rearm(ctx);
 }
@@ -92,6 +95,9 @@ ftc_group_t *ftc_group_find(ftc_context_t *ctx, uint32_t id, uint32_t epoch)
             return g;
     return NULL;
 }
+
+static void group_link(ftc_context_t *ctx, ftc_group_t *g, uint32_t group_id,
+                       uint32_t epoch, uint32_t nmembers);
 
 int ftc_group_create(ftc_context_t *ctx, uint32_t group_id, uint32_t epoch,
                      uint32_t nmembers, const uint32_t *members,
@@ -149,25 +155,7 @@ int ftc_group_create(ftc_context_t *ctx, uint32_t group_id, uint32_t epoch,
     }
     free(pairs);
 done:
-    g->ctx = ctx;
-    g->id = group_id;
-    g->epoch = epoch;
-    g->n = nmembers;
-    g->next = ctx->groups;
-    ctx->groups = g;
-
-    /* Adopt messages that arrived before this group existed. */
-    for (ftc_pending_msg_t **pp = &ctx->orphans; *pp != NULL;) {
-        ftc_pending_msg_t *m = *pp;
-        if (m->hdr.group_id == group_id && m->hdr.epoch == epoch) {
-            *pp = m->next;
-            ctx->orphan_bytes -= sizeof(*m) + m->hdr.payload_len;
-            m->next = g->pending;
-            g->pending = m;
-        } else {
-            pp = &m->next;
-        }
-    }
+    group_link(ctx, g, group_id, epoch, nmembers);
     *group_out = g;
     return FTC_OK;
 
@@ -187,6 +175,85 @@ err_nomem:
     return FTC_ENOMEM;
 }
 
+/* Give g its identity, put it in ctx's list and adopt the messages that
+ * arrived for it before it existed. */
+static void group_link(ftc_context_t *ctx, ftc_group_t *g, uint32_t group_id,
+                       uint32_t epoch, uint32_t nmembers)
+{
+    g->ctx = ctx;
+    g->id = group_id;
+    g->epoch = epoch;
+    g->n = nmembers;
+    g->next = ctx->groups;
+    ctx->groups = g;
+
+    /* Adopt messages that arrived before this group existed. */
+    for (ftc_pending_msg_t **pp = &ctx->orphans; *pp != NULL;) {
+        ftc_pending_msg_t *m = *pp;
+        if (m->hdr.group_id == group_id && m->hdr.epoch == epoch) {
+            *pp = m->next;
+            ctx->orphan_bytes -= sizeof(*m) + m->hdr.payload_len;
+            m->next = g->pending;
+            g->pending = m;
+        } else {
+            pp = &m->next;
+        }
+    }
+}
+
+int ftc_group_create_excluding(ftc_group_t *g, uint32_t id, uint32_t epoch,
+                               const uint32_t *skip, uint32_t nskip,
+                               ftc_group_t **out)
+{
+    ftc_context_t *ctx = g->ctx;
+    *out = NULL;
+    if (nskip >= g->n || ftc_group_find(ctx, id, epoch) != NULL)
+        return FTC_EINVAL;
+    for (uint32_t i = 0; i < nskip; i++)
+        if (skip[i] >= g->n || skip[i] == g->me
+            || (i > 0 && skip[i - 1] >= skip[i]))
+            return FTC_EINVAL;
+    if (g->members != NULL) {
+        /* An explicit list stays one: O(n) as it already is. */
+        uint32_t *members = malloc(sizeof(uint32_t) * (g->n - nskip));
+        if (members == NULL)
+            return FTC_ENOMEM;
+        uint32_t k = 0, next = 0;
+        for (uint32_t r = 0; r < g->n; r++) {
+            if (next < nskip && skip[next] == r)
+                next++;
+            else
+                members[k++] = g->members[r];
+        }
+        int rc = ftc_group_create(ctx, id, epoch, k, members, out);
+        free(members);
+        return rc;
+    }
+    /* The world minus the old absent ranks and the skipped ones: both
+     * sorted (group order is world order here), so merge them. */
+    ftc_group_t *ng = calloc(1, sizeof(*ng));
+    uint32_t total = g->nabsent + nskip;
+    if (ng == NULL || (total > 0
+                       && (ng->absent = malloc(sizeof(uint32_t) * total)) == NULL)) {
+        free(ng);
+        return FTC_ENOMEM;
+    }
+    uint32_t i = 0, j = 0;
+    while (i < g->nabsent || j < nskip) {
+        uint32_t w = j < nskip ? ftc_group_world_rank(g, skip[j]) : UINT32_MAX;
+        if (i < g->nabsent && g->absent[i] < w) {
+            ng->absent[ng->nabsent++] = g->absent[i++];
+        } else {
+            ng->absent[ng->nabsent++] = w;
+            j++;
+        }
+    }
+    group_link(ctx, ng, id, epoch, g->n - nskip);
+    ng->me = (uint32_t)ftc_group_rank_of(ng, ctx->rank);
+    *out = ng;
+    return FTC_OK;
+}
+
 uint32_t ftc_group_size(const ftc_group_t *g) { return g->n; }
 uint32_t ftc_group_rank(const ftc_group_t *g) { return g->me; }
 uint32_t ftc_group_id(const ftc_group_t *g) { return g->id; }
@@ -196,11 +263,38 @@ uint32_t ftc_group_world_rank(const ftc_group_t *g, uint32_t grank)
 {
     if (grank >= g->n)
         return UINT32_MAX;
-    return g->members != NULL ? g->members[grank] : grank;
+    if (g->members != NULL)
+        return g->members[grank];
+    /* Absent rank a_j has a_j - j members before it: grank's world rank
+     * is grank plus the number of absent ranks with a_j - j <= grank. */
+    uint32_t lo = 0, hi = g->nabsent;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->absent[mid] - mid <= grank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return grank + lo;
 }
 
 int64_t ftc_group_rank_of(const ftc_group_t *g, uint32_t w)
 {
+    if (g->members == NULL && g->nabsent > 0) {
+        if (w >= g->ctx->size)
+            return -1;
+        uint32_t lo = 0, hi = g->nabsent;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (g->absent[mid] < w)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < g->nabsent && g->absent[lo] == w)
+            return -1;
+        return (int64_t)(w - lo);
+    }
     if (g->members == NULL)
         return w < g->n ? (int64_t)w : -1;
     uint32_t lo = 0, hi = g->n;

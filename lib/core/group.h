@@ -27,6 +27,12 @@ struct ftc_group {
     uint32_t *members;
     uint32_t *by_world;         /* sorted world ranks ... */
     uint32_t *by_world_grank;   /* ... and their group ranks */
+    /* Or, with members NULL and nabsent > 0: the world in order but for
+     * these sorted world ranks. What a shrink of the identity group makes
+     * (ftc_group_create_excluding): O(failures), not O(world), per
+     * process. */
+    uint32_t *absent;
+    uint32_t nabsent;
     uint64_t next_seq;
     ftc_cop_t *ops;              /* live operations, any state */
     ftc_pending_msg_t *pending; /* messages for operations not started */
@@ -52,6 +58,10 @@ struct ftc_group {
     uint32_t ntold_ended;
     /* 0, or the status the group was stopped with (core/stop.c). */
     int stopped;
+    /* ftc_group_destroy (or the context's) is under way: the deliver
+     * callbacks it runs may call in, and every call that would start
+     * something on the group is refused with FTC_ECANCELED. */
+    bool destroying;
     /* State families keep per group (ftc_group_ext). */
     struct ftc_group_ext *ext;
     ftc_group_t *next;
@@ -66,6 +76,14 @@ static inline bool ftc_group_member_failed(const ftc_group_t *g,
 }
 /* -1 if world rank w is not a member. */
 int64_t ftc_group_rank_of(const ftc_group_t *g, uint32_t w);
+/* Create at g's process the group (id, epoch) of g's members but the
+ * group ranks in skip (sorted, distinct), in their old order: O(|skip| +
+ * g's absent ranks) when g is the world or a shrink of it, O(g's size)
+ * when g has an explicit member list. FTC_EINVAL when this process is in
+ * skip or (id, epoch) exists here; FTC_ENOMEM. */
+int ftc_group_create_excluding(ftc_group_t *g, uint32_t id, uint32_t epoch,
+                               const uint32_t *skip, uint32_t nskip,
+                               ftc_group_t **out);
 /* The group (id, epoch) of ctx, or NULL. */
 ftc_group_t *ftc_group_find(ftc_context_t *ctx, uint32_t id, uint32_t epoch);
 /* End every operation of g: undelivered ones with status. */

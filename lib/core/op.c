@@ -179,7 +179,8 @@ int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
         (uint32_t)coll, (uint32_t)args->algo,
         args->root, args->f,
         (uint32_t)args->dtype, coll == FTC_COLL_BCAST ? 0 : (uint32_t)args->op,
-        args->count, variant ^ (args->checked ? 1u << 30 : 0));
+        args->count,
+        variant ^ (args->checked ? 1u << 30 : 0) ^ (args->uniform ? 1u << 29 : 0));
     op->comp.status = FTC_OK;
     op->comp.recvbuf = args->recvbuf;
     op->comp.stats.root = args->root;

@@ -1098,6 +1098,9 @@ def main():
     ap.add_argument("--soak", action="store_true",
                     help="the soak suite instead of the default one")
     ap.add_argument("--soak-runs", type=int, default=8)
+    ap.add_argument("--scenario1", action="store_true",
+                    help="only the roots-crash stream, 500 jobs (CI's "
+                    "soak of scenario 1: meson test --suite scenario1)")
     ap.add_argument("--root-crash-runs", type=int,
                     help="jobs of the roots-crash stream (default 5, "
                     "--soak 500)")
@@ -1109,7 +1112,7 @@ def main():
         ap.error("--transport for %s: %s" % (
             args.backend, ", ".join(TRANSPORTS[args.backend])))
     if args.root_crash_runs is None:
-        args.root_crash_runs = 500 if args.soak else 5
+        args.root_crash_runs = 500 if args.soak or args.scenario1 else 5
 
     # Sanitizer builds: leaks inside third-party libraries (lsan.supp
     # says which and why) are not ours; every rank inherits this.
@@ -1126,7 +1129,9 @@ def main():
           % (args.backend, args.transport,
              " ".join("%s=%s" % kv for kv in s.transport_env.items()),
              args.seed))
-    if args.soak:
+    if args.scenario1:
+        s.roots_crash(args.root_crash_runs)
+    elif args.soak:
         s.soak()
         s.roots_crash(args.root_crash_runs)
         if (args.backend, args.transport) in LARGE_SOAK_ONLY:

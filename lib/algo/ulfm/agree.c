@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The agreement: rotating coordinators, each running two waves over a
- * binomial tree rooted at itself (docs/ulfm.md has the proof sketch).
+ * The agreement's ballots: rotating coordinators, each running two waves
+ * over a binomial tree rooted at itself (docs/ulfm.md has the proof
+ * sketch). Every member starts in the early round (early.c), which
+ * decides when nothing fails; a member that leaves it comes here, with
+ * the early round's value if it accepted it (acc_rank 0, below every
+ * ballot).
  *
  * Ballot b is coordinated by group rank b; a member is in the lowest
  * ballot whose coordinator it does not know to have failed, or in a
@@ -46,8 +50,19 @@
 #include "ftcoll/mitigation.h"
 
 
+/* Mutants the checker must reject (tests/meson.build builds them): 2
+ * forgets, on leaving the early round, the value it accepted there. 0 in
+ * the library. */
+#ifndef FTC_AGREE_MUTANT
+#define FTC_AGREE_MUTANT 0
+#endif
+
 #define NO_PARENT UINT32_MAX
 #define DECIDED_BIT (1u << 31)
+/* The progress word's: in the ballots (not in the early round, not
+ * decided). A peer without the operation yet sends 0, so "no bit" must
+ * not tell a member of the early round to leave it. */
+#define BALLOTS_BIT (1u << 30)
 
 static const ftc_tree_t agree_tree = {.kind = FTC_TREE_BINOMIAL, .k = 2};
 
@@ -101,13 +116,19 @@ static void put_set(uint8_t **p, const ftc_idset_t *s)
     *p += sizeof(uint32_t) * s->n;
 }
 
+void ftc_agree_send(ftc_agree_t *a, uint32_t dest, uint8_t kind, uint32_t word,
+                    const void *payload, size_t len)
+{
+    ftc_wire_header_t hdr;
+    ftc_cop_header(&a->base, &hdr, kind, word);
+    ftc_iov_t iov = {payload, len};
+    (void)ftc_cop_send(&a->base, dest, &hdr, &iov, len > 0 ? 1 : 0, false);
+}
+
 static void send_msg(ftc_agree_t *a, uint32_t dest, uint8_t kind,
                      const void *payload, size_t len)
 {
-    ftc_wire_header_t hdr;
-    ftc_cop_header(&a->base, &hdr, kind, a->ballot);
-    ftc_iov_t iov = {payload, len};
-    (void)ftc_cop_send(&a->base, dest, &hdr, &iov, len > 0 ? 1 : 0, false);
+    ftc_agree_send(a, dest, kind, a->ballot, payload, len);
 }
 
 /* The members this process knows failed, with those in s. */
@@ -128,7 +149,7 @@ static bool known_failed(ftc_agree_t *a, ftc_idset_t *s)
     return ok;
 }
 
-/* GATHER: and(8) nfail(4) has_acc(4) acc_ballot(4) nacc(4) acc_value(8)
+/* GATHER: and(8) nfail(4) has_acc(4) acc_rank(4) nacc(4) acc_value(8)
  * then nfail and nacc group ranks. */
 #define GATHER_HEAD 32
 
@@ -149,7 +170,7 @@ static void send_gather(ftc_agree_t *a, uint32_t dest)
     memcpy(p, &a->and_acc, 8);
     memcpy(p + 8, &a->fail_acc.n, 4);
     memcpy(p + 12, &has, 4);
-    memcpy(p + 16, &a->acc_ballot, 4);
+    memcpy(p + 16, &a->acc_rank, 4);
     memcpy(p + 20, &nacc, 4);
     memcpy(p + 24, &a->acc_value, 8);
     p += GATHER_HEAD;
@@ -221,7 +242,7 @@ static bool slots_done(ftc_agree_t *a, uint32_t l, const ftc_idset_t *got,
 }
 
 /* Hold monitor watches on exactly the peers in want. */
-static void watch_exactly(ftc_agree_t *a, const ftc_idset_t *want)
+void ftc_agree_watch(ftc_agree_t *a, const ftc_idset_t *want)
 {
     ftc_context_t *ctx = a->base.group->ctx;
     for (uint32_t i = 0; i < a->watching.n;) {
@@ -269,7 +290,7 @@ static void decide(ftc_agree_t *a, uint64_t value, const uint32_t *failed,
     if (was_waiting && a->parent != NO_PARENT && a->parent != from)
         send_decide(a, a->parent);
     ftc_idset_t none = {0};
-    watch_exactly(a, &none);
+    ftc_agree_watch(a, &none);
     /* The agreed failures are certain: every later operation of the
      * context routes around them without waiting to detect them. */
     for (uint32_t i = 0; i < a->failed.n; i++)
@@ -280,12 +301,61 @@ static void decide(ftc_agree_t *a, uint64_t value, const uint32_t *failed,
     ftc_cop_linger(&a->base);
 }
 
+void ftc_agree_decide_early(ftc_agree_t *a, uint64_t value)
+{
+    decide(a, value, NULL, 0, NO_PARENT);
+}
+
+/* The gather of the current ballot starts afresh, keeping only what was
+ * accepted; the children in its tree that we will wait on are told to
+ * move (NEWER), as are tell's members. */
+static void restart_gather(ftc_agree_t *a, ftc_idset_t *tell)
+{
+    a->phase = FTC_AGREE_GATHER;
+    a->and_acc = a->input;
+    ftc_idset_clear(&a->fail_acc);
+    ftc_idset_clear(&a->got_gather);
+    ftc_idset_clear(&a->got_ack);
+    ftc_idset_clear(&a->down);
+    a->parent = live_parent(a);
+    /* Pull the new subtree along: the children we will wait on. */
+    (void)slots_done(a, to_logical(a, a->base.group->me), &a->got_gather,
+                     tell);
+    for (uint32_t i = 0; i < tell->n; i++) {
+        if (is_failed(a, tell->v[i]))
+            continue;
+        ftc_wire_header_t hdr;
+        ftc_cop_header(&a->base, &hdr, MSG_NEWER, a->ballot);
+        (void)ftc_cop_send(&a->base, tell->v[i], &hdr, NULL, 0, false);
+    }
+}
+
+void ftc_agree_leave_early(ftc_agree_t *a)
+{
+    if (a->phase != FTC_AGREE_EARLY)
+        return;
+    uint32_t n = gsize(a), b = a->ballot;
+    while (b < n && is_failed(a, b))
+        b++;
+    if (b < n)
+        a->ballot = b;
+    if (FTC_AGREE_MUTANT == 2)
+        a->has_acc = false;
+    /* Its partners may wait on it there: they follow it out. */
+    ftc_idset_t tell = {0};
+    if (!ftc_agree_early_partners(a, &tell))
+        a->oom = true;
+    restart_gather(a, &tell);
+    ftc_idset_free(&tell);
+}
+
 /* Enter ballot b (> the current one): a fresh gather, keeping only what
  * was accepted. The members this process served in the old ballot, and
  * its children in the new tree, are told to move too. */
 static void enter_ballot(ftc_agree_t *a, uint32_t b)
 {
     uint32_t n = gsize(a);
+    ftc_agree_leave_early(a);
     while (b < n && is_failed(a, b))
         b++;
     if (b >= n || b <= a->ballot)
@@ -297,22 +367,8 @@ static void enter_ballot(ftc_agree_t *a, uint32_t b)
         ftc_cop_header(&a->base, &hdr, MSG_NEWER, b);
         (void)ftc_cop_send(&a->base, r, &hdr, NULL, 0, false);
     }
-    a->phase = FTC_AGREE_GATHER;
-    a->and_acc = a->input;
-    ftc_idset_clear(&a->fail_acc);
-    ftc_idset_clear(&a->got_gather);
-    ftc_idset_clear(&a->got_ack);
-    ftc_idset_clear(&a->down);
-    a->parent = live_parent(a);
-    /* Pull the new subtree along: the children we will wait on. */
     ftc_idset_t want = {0};
-    (void)slots_done(a, to_logical(a, a->base.group->me), &a->got_gather,
-                     &want);
-    for (uint32_t i = 0; i < want.n; i++) {
-        ftc_wire_header_t hdr;
-        ftc_cop_header(&a->base, &hdr, MSG_NEWER, b);
-        (void)ftc_cop_send(&a->base, want.v[i], &hdr, NULL, 0, false);
-    }
+    restart_gather(a, &want);
     ftc_idset_free(&want);
 }
 
@@ -320,7 +376,7 @@ static void accept_proposal(ftc_agree_t *a, uint64_t value,
                             const uint32_t *failed, uint32_t nfailed)
 {
     a->has_acc = true;
-    a->acc_ballot = a->ballot;
+    a->acc_rank = a->ballot + 1;
     a->acc_value = value;
     ftc_idset_clear(&a->acc_failed);
     for (uint32_t i = 0; i < nfailed; i++)
@@ -355,6 +411,16 @@ static void coordinator_propose(ftc_agree_t *a)
 /* Move as far as what has arrived allows, then watch whom we wait on. */
 static void evaluate(ftc_agree_t *a)
 {
+    /* Nothing leaves this member before its input: what arrives is
+     * kept (the early round's steps, the gather's AND) until then. */
+    if (!a->ready)
+        return;
+    if (a->phase == FTC_AGREE_EARLY) {
+        ftc_agree_early_evaluate(a);
+        if (a->oom && !a->base.delivered)
+            ftc_cop_complete(&a->base, FTC_ENOMEM);
+        return;
+    }
     ftc_group_t *g = a->base.group;
     uint32_t me_l = to_logical(a, g->me);
     bool root = g->me == a->ballot;
@@ -393,7 +459,7 @@ static void evaluate(ftc_agree_t *a)
         break;
     }
     if (a->phase != FTC_AGREE_DECIDED)
-        watch_exactly(a, &want);
+        ftc_agree_watch(a, &want);
     ftc_idset_free(&want);
     /* Out of memory on the way: a message or a set entry was lost, so
      * this member may not finish; say so rather than hang. (It stays to
@@ -443,15 +509,15 @@ static void on_gather(ftc_agree_t *a, const uint8_t *p, uint32_t len,
     if (len < GATHER_HEAD)
         goto bad;
     uint64_t and_v, acc_value;
-    uint32_t nfail, has, acc_ballot, nacc;
+    uint32_t nfail, has, acc_rank, nacc;
     memcpy(&and_v, p, 8);
     memcpy(&nfail, p + 8, 4);
     memcpy(&has, p + 12, 4);
-    memcpy(&acc_ballot, p + 16, 4);
+    memcpy(&acc_rank, p + 16, 4);
     memcpy(&nacc, p + 20, 4);
     memcpy(&acc_value, p + 24, 8);
     if (nfail > gsize(a) || nacc > gsize(a) || has > 1
-        || (has && acc_ballot >= gsize(a))
+        || (has && acc_rank > gsize(a))
         || len != GATHER_HEAD + sizeof(uint32_t) * ((size_t)nfail + nacc))
         goto bad;
     for (uint32_t i = 0; i < nfail + nacc; i++) {
@@ -476,9 +542,9 @@ static void on_gather(ftc_agree_t *a, const uint8_t *p, uint32_t len,
         if (!ftc_idset_add(&a->fail_acc, r))
             a->oom = true;
     }
-    if (has && (!a->has_acc || acc_ballot > a->acc_ballot)) {
+    if (has && (!a->has_acc || acc_rank > a->acc_rank)) {
         a->has_acc = true;
-        a->acc_ballot = acc_ballot;
+        a->acc_rank = acc_rank;
         a->acc_value = acc_value;
         ftc_idset_clear(&a->acc_failed);
         for (uint32_t i = 0; i < nacc; i++) {
@@ -501,6 +567,15 @@ static void agree_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
     ftc_agree_t *a = (ftc_agree_t *)op;
     ftc_context_t *ctx = op->group->ctx;
     uint32_t b = hdr->word;
+    if (hdr->kind == MSG_EARLY_AND || hdr->kind == MSG_EARLY_CONFIRM) {
+        if (a->phase == FTC_AGREE_DECIDED)
+            send_decide(a, from); /* (it missed the end: give it) */
+        else
+            ftc_agree_early_on_msg(a, hdr, payload, from);
+        if (a->oom && !a->base.delivered)
+            ftc_cop_complete(&a->base, FTC_ENOMEM);
+        return;
+    }
     if (b >= gsize(a) || hdr->kind < MSG_GATHER || hdr->kind > MSG_NEWER) {
         ctx->counters.dropped_badmsg++;
         return;
@@ -522,11 +597,14 @@ static void agree_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         return;
     }
     if (a->phase == FTC_AGREE_DECIDED) {
-        /* Whatever it asks, the answer is the decision. */
-        if (hdr->kind != MSG_NEWER)
-            send_decide(a, from);
+        /* Whatever it asks, the answer is the decision (a NEWER too: a
+         * member that decided early is pulled into ballots by it). */
+        send_decide(a, from);
         return;
     }
+    /* The ballots have started somewhere: the early round is over. */
+    bool left = a->phase == FTC_AGREE_EARLY;
+    ftc_agree_leave_early(a);
     if (b < a->ballot) {
         /* From an older ballot: its coordinator is gone. */
         if (hdr->kind != MSG_NEWER) {
@@ -534,12 +612,17 @@ static void agree_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
             ftc_cop_header(op, &h, MSG_NEWER, a->ballot);
             (void)ftc_cop_send(op, from, &h, NULL, 0, false);
         }
+        if (left)
+            evaluate(a);
         return;
     }
     if (b > a->ballot)
         enter_ballot(a, b);
-    if (b != a->ballot)
+    if (b != a->ballot) {
+        if (left)
+            evaluate(a);
         return;
+    }
     switch (hdr->kind) {
     case MSG_GATHER:
         on_gather(a, payload, hdr->payload_len, from);
@@ -578,6 +661,8 @@ static void agree_on_peer_failed(ftc_cop_t *op, uint32_t r)
 {
     ftc_agree_t *a = (ftc_agree_t *)op;
     ftc_idset_remove(&a->watching, r);
+    /* The early round decides only with every member: over. */
+    ftc_agree_leave_early(a);
     if (a->phase == FTC_AGREE_DECIDED) {
         /* The coordinator failed after deciding: members may gather for
          * a new ballot around us. Tell our place in the new tree. */
@@ -627,15 +712,34 @@ static void agree_on_probe(ftc_cop_t *op, uint32_t from)
 static uint32_t agree_progress_word(const ftc_cop_t *op)
 {
     const ftc_agree_t *a = (const ftc_agree_t *)op;
-    return a->ballot | (a->phase == FTC_AGREE_DECIDED ? DECIDED_BIT : 0);
+    bool ballots = a->phase != FTC_AGREE_EARLY && a->phase != FTC_AGREE_DECIDED;
+    return a->ballot | (a->phase == FTC_AGREE_DECIDED ? DECIDED_BIT : 0)
+           | (ballots ? BALLOTS_BIT : 0);
 }
 
 static void agree_on_peer_progress(ftc_cop_t *op, uint32_t from, uint32_t word)
 {
     ftc_agree_t *a = (ftc_agree_t *)op;
-    uint32_t b = word & ~DECIDED_BIT;
+    uint32_t b = word & ~(DECIDED_BIT | BALLOTS_BIT);
     if (a->phase == FTC_AGREE_DECIDED || b >= gsize(a))
         return;
+    bool peer_ballots = (word & BALLOTS_BIT) != 0;
+    if (a->phase == FTC_AGREE_EARLY) {
+        if (!peer_ballots)
+            return; /* (early too, decided, or not started yet) */
+        /* It runs the ballots: follow it. */
+        ftc_agree_leave_early(a);
+        evaluate(a);
+        if (a->phase == FTC_AGREE_DECIDED)
+            return;
+    } else if (!peer_ballots && !(word & DECIDED_BIT)) {
+        /* It waits in the early round that this member left, or has not
+         * started (the NEWER waits for it there). */
+        ftc_wire_header_t h;
+        ftc_cop_header(op, &h, MSG_NEWER, a->ballot);
+        (void)ftc_cop_send(op, from, &h, NULL, 0, false);
+        return;
+    }
     if (b > a->ballot) {
         enter_ballot(a, b);
         evaluate(a);
@@ -653,7 +757,7 @@ static void agree_destroy(ftc_cop_t *op)
     ftc_agree_t *a = (ftc_agree_t *)op;
     ftc_idset_t none = {0};
     if (a->phase != FTC_AGREE_DECIDED)
-        watch_exactly(a, &none);
+        ftc_agree_watch(a, &none);
     ftc_idset_free(&a->fail_acc);
     ftc_idset_free(&a->acc_failed);
     ftc_idset_free(&a->got_gather);
@@ -680,11 +784,13 @@ static const ftc_cop_vtable_t agree_vt = {
     .survives_stop = true, /* agreement is how members get past it */
 };
 
-int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
-                    void *recvbuf, ftc_deliver_fn deliver, void *deliver_arg,
-                    size_t op_size, const ftc_agree_hooks_t *hooks,
-                    void (*prepare)(ftc_agree_t *a, void *arg),
-                    void *prepare_arg, ftc_agree_t **out)
+static int agree_start(ftc_group_t *g, ftc_coll_t coll, uint32_t variant,
+                       uint64_t timeout_ns, bool ready, uint64_t value,
+                       void *recvbuf,
+                       ftc_deliver_fn deliver, void *deliver_arg,
+                       size_t op_size, const ftc_agree_hooks_t *hooks,
+                       void (*prepare)(ftc_agree_t *a, void *arg),
+                       void *prepare_arg, ftc_agree_t **out)
 {
     ftc_coll_args_t args;
     ftc_coll_args_init(&args);
@@ -696,25 +802,60 @@ int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
     args.recvbuf = recvbuf;
     args.deliver = deliver;
     args.deliver_arg = deliver_arg;
+    args.timeout_ns = timeout_ns;
     ftc_agree_t *a = ftc_cop_new(g, op_size, 0);
     if (a == NULL)
         return FTC_ENOMEM;
     if (prepare != NULL)
         prepare(a, prepare_arg);
-    ftc_cop_setup(g, &args, coll, &a->base, &agree_vt, 0);
+    ftc_cop_setup(g, &args, coll, &a->base, &agree_vt, variant);
     a->hooks = hooks;
-    a->input = value;
-    a->and_acc = value;
+    a->ready = ready;
+    /* (Not ready: all ones, AND's identity, until the input comes.) */
+    a->input = ready ? value : UINT64_MAX;
+    a->and_acc = a->input;
     a->ballot = 0;
     while (a->ballot < g->n && is_failed(a, a->ballot))
         a->ballot++;
     if (a->ballot >= g->n)
         a->ballot = g->me; /* (cannot happen: this process is alive) */
-    a->phase = FTC_AGREE_GATHER;
     a->parent = live_parent(a);
     ftc_cop_register(&a->base);
+    ftc_agree_early_start(a);
     evaluate(a);
     ftc_cop_replay_pending(&a->base);
     *out = a;
     return FTC_OK;
+}
+
+int ftc_agree_start(ftc_group_t *g, ftc_coll_t coll, uint64_t value,
+                    void *recvbuf, ftc_deliver_fn deliver, void *deliver_arg,
+                    size_t op_size, const ftc_agree_hooks_t *hooks,
+                    void (*prepare)(ftc_agree_t *a, void *arg),
+                    void *prepare_arg, ftc_agree_t **out)
+{
+    return agree_start(g, coll, 0, 0, true, value, recvbuf, deliver,
+                       deliver_arg, op_size, hooks, prepare, prepare_arg, out);
+}
+
+int ftc_agree_start_deferred(ftc_group_t *g, ftc_coll_t coll, uint32_t variant,
+                             uint64_t timeout_ns, void *recvbuf,
+                             ftc_deliver_fn deliver, void *deliver_arg,
+                             size_t op_size, const ftc_agree_hooks_t *hooks,
+                             ftc_agree_t **out)
+{
+    return agree_start(g, coll, variant, timeout_ns, false, UINT64_MAX,
+                       recvbuf, deliver, deliver_arg, op_size, hooks, NULL,
+                       NULL, out);
+}
+
+void ftc_agree_contribute(ftc_agree_t *a, uint64_t value)
+{
+    if (a->ready)
+        return;
+    a->ready = true;
+    a->input = value;
+    a->and_acc &= value;
+    a->early_and &= value; /* (what arrived before is in it already) */
+    evaluate(a);
 }

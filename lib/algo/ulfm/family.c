@@ -62,6 +62,8 @@ int ftc_init_agree(ftc_group_t *group, uint64_t value, uint64_t *result,
         return FTC_EINVAL;
     if (group->ctx->excluded)
         return FTC_EEXCLUDED;
+    if (group->destroying)
+        return FTC_ECANCELED;
     uint64_t my_seq = group->next_seq;
     ftc_agree_t *a = NULL;
     int rc = result == NULL || deliver == NULL
@@ -159,6 +161,8 @@ int ftc_group_invalidate(ftc_group_t *group)
         return FTC_EINVAL;
     if (group->ctx->excluded)
         return FTC_EEXCLUDED;
+    if (group->destroying)
+        return FTC_ECANCELED;
     ftc_group_stop(group, FTC_EINVALIDATED);
     /* Operations it ended deliver from the next entry point. */
     ftc_ctx_after_init(group->ctx);
@@ -230,21 +234,10 @@ typedef struct shrink_op {
     ftc_group_t **newgroup;
 } shrink_op_t;
 
-/* The group (new_id, epoch + 1) of g's members not in the sorted list
- * skip, in their old order. */
-static int create_without(ftc_group_t *g, uint32_t new_id, const bool *skip,
-                          ftc_group_t **out)
+static int cmp_u32(const void *a, const void *b)
 {
-    uint32_t *members = malloc(sizeof(uint32_t) * g->n);
-    if (members == NULL)
-        return FTC_ENOMEM;
-    uint32_t k = 0;
-    for (uint32_t r = 0; r < g->n; r++)
-        if (!skip[r])
-            members[k++] = ftc_group_world_rank(g, r);
-    int rc = ftc_group_create(g->ctx, new_id, g->epoch + 1, k, members, out);
-    free(members);
-    return rc;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
 }
 
 static bool new_id_taken(ftc_group_t *g, uint32_t new_id)
@@ -261,17 +254,12 @@ static void shrink_decided(ftc_agree_t *a, uint64_t value,
     ftc_cop_t *op = &a->base;
     ftc_group_t *g = op->group;
     int rc = ftc_cop_set_failed(op, failed, nfailed);
-    bool *skip = rc == FTC_OK ? calloc(g->n, sizeof(bool)) : NULL;
-    if (rc == FTC_OK && skip == NULL)
-        rc = FTC_ENOMEM;
-    if (rc == FTC_OK) {
-        for (uint32_t i = 0; i < nfailed; i++)
-            skip[failed[i]] = true;
+    /* (failed is sorted: the new group costs O(failures), not O(n)) */
+    if (rc == FTC_OK)
         rc = new_id_taken(g, s->new_id)
                  ? FTC_EINVAL
-                 : create_without(g, s->new_id, skip, s->newgroup);
-    }
-    free(skip);
+                 : ftc_group_create_excluding(g, s->new_id, g->epoch + 1,
+                                              failed, nfailed, s->newgroup);
     ftc_cop_complete(op, rc);
 }
 
@@ -293,6 +281,8 @@ int ftc_init_shrink(ftc_group_t *group, uint32_t new_id,
         return FTC_EINVAL;
     if (group->ctx->excluded)
         return FTC_EEXCLUDED;
+    if (group->destroying)
+        return FTC_ECANCELED;
     int rc = FTC_OK;
     if (newgroup == NULL || deliver == NULL || new_id_taken(group, new_id))
         rc = FTC_EINVAL;
@@ -325,18 +315,25 @@ int ftc_group_shrink_excluding(ftc_group_t *group, uint32_t new_id,
     if (group == NULL || newgroup == NULL || (exclude == NULL && nexclude > 0)
         || new_id_taken(group, new_id))
         return FTC_EINVAL;
-    bool *skip = calloc(group->n, sizeof(bool));
-    if (skip == NULL)
-        return FTC_ENOMEM;
-    int rc = FTC_OK;
-    for (uint32_t i = 0; i < nexclude && rc == FTC_OK; i++) {
+    if (group->destroying)
+        return FTC_ECANCELED;
+    for (uint32_t i = 0; i < nexclude; i++)
         if (exclude[i] >= group->n || exclude[i] == group->me)
-            rc = FTC_EINVAL;
-        else
-            skip[exclude[i]] = true;
-    }
-    if (rc == FTC_OK)
-        rc = create_without(group, new_id, skip, newgroup);
+            return FTC_EINVAL;
+    /* Sorted and distinct, as the group wants it. */
+    uint32_t *skip = nexclude > 0 ? malloc(sizeof(uint32_t) * nexclude) : NULL;
+    if (nexclude > 0 && skip == NULL)
+        return FTC_ENOMEM;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < nexclude; i++)
+        skip[k++] = exclude[i];
+    qsort(skip, k, sizeof(uint32_t), cmp_u32);
+    uint32_t d = 0;
+    for (uint32_t i = 0; i < k; i++)
+        if (d == 0 || skip[d - 1] != skip[i])
+            skip[d++] = skip[i];
+    int rc = ftc_group_create_excluding(group, new_id, group->epoch + 1, skip,
+                                        d, newgroup);
     free(skip);
     return rc;
 }
