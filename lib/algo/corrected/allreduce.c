@@ -159,7 +159,7 @@ static void accept(allreduce_op_t *a, const uint8_t *blob, uint32_t len)
     /* Round 0 of the exchange has no root: its value is everybody's. */
     op->comp.stats.retries = a->round > a->shift ? a->round - a->shift : 0;
     op->comp.stats.root = a->round >= a->shift ? root_of(a, a->round)
-                                               : op->group->me;
+                                               : FTC_ROOT_NONE;
     ftc_cop_complete(op, st);
     /* Serve later rounds: a peer that has not delivered may need our
      * input and accepted value to finish (see the top of this file). */
