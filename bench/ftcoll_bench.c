@@ -108,6 +108,7 @@
 #include <unistd.h>
 
 #include "bench_transport.h"
+#include "bench_ulfm.h"
 #include "cli.h"
 #include "json.h"
 #include "ftcoll/ftcoll.h"
@@ -123,6 +124,8 @@ typedef struct plan_entry {
     int sig;                    /* SIGKILL or SIGSTOP */
     bool mid;                   /* --crash: inside the operation */
     uint64_t mid_us;            /* progress this long after init, then die */
+    uint64_t sends;             /* --crash-sends: after this many sends */
+    bool in_shrink;             /* ... of the iteration's shrink */
 } plan_entry_t;
 
 typedef struct hold {
@@ -160,6 +163,10 @@ typedef struct opts {
     ftc_allreduce_algo_t allreduce; /* --allreduce (corrected allreduce) */
     double interval_ms;         /* pause between iterations */
     double op_timeout_s;
+    /* --coll agree|shrink (bench_ulfm.c) and its options. */
+    bool ulfm, ulfm_shrink, with_allreduce;
+    int64_t invalidate_rank;
+    uint64_t invalidate_iter;
 } opts_t;
 
 enum { BAD_NONE, BAD_NULL_BUFFER, BAD_HUGE_COUNT, BAD_OP };
@@ -227,7 +234,7 @@ static void die(int code, const char *fmt, ...)
 static void usage(FILE *f)
 {
     fputs(
-        "usage: ftcoll-bench [--coll reduce|bcast|allreduce|none]\n"
+        "usage: ftcoll-bench [--coll reduce|bcast|allreduce|agree|shrink|none]\n"
         "         [--algo corrected|tree] [-f F] [--root R]\n"
         "         [--sizes 8,64,...] [--iters N] [--warmup W]\n"
         "         [--kill RANK@ITER]... [--crash RANK@ITER[:US]]...\n"
@@ -241,6 +248,8 @@ static void usage(FILE *f)
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
         "         [--no-auth] [--checked] [--uniform] [--usage-errors]\n"
         "         [--bad-arg null-buffer|huge-count|bad-op@ITER]\n"
+        "         [--crash-sends RANK@ITER:K[:shrink]]... [--invalidate RANK@ITER]\n"
+        "         [--with-allreduce]   (agree and shrink: bench_ulfm.c)\n"
         "         [-h|--help] [-V|--version]\n"
         "Every --opt value may also be written --opt=value.\n"
         "Run it under ftcoll-run or a PMIx launcher (docs/running.md);\n"
@@ -339,8 +348,11 @@ static const struct option bench_options[] = {
     {"checked", no_argument, NULL, 279},
     {"usage-errors", no_argument, NULL, 280},
     {"bad-arg", required_argument, NULL, 281},
-    {"uniform", no_argument, NULL, 282},
-    {"allreduce", required_argument, NULL, 283},
+    {"crash-sends", required_argument, NULL, 282},
+    {"invalidate", required_argument, NULL, 283},
+    {"with-allreduce", no_argument, NULL, 284},
+    {"uniform", no_argument, NULL, 285},
+    {"allreduce", required_argument, NULL, 286},
     {NULL, 0, NULL, 0},
 };
 
@@ -357,6 +369,7 @@ static void parse_opts(int argc, char **argv, opts_t *o)
     o->fault_info = FTC_FAULT_LIST;
     o->correction = FTC_CORRECTION_CHECKED;
     o->op_timeout_s = 60;
+    o->invalidate_rank = -1;
     const char *env = getenv("FTCOLL_BENCH_OP_TIMEOUT");
     if (env != NULL && *env != '\0')
         o->op_timeout_s = (double)parse_u64(env, "FTCOLL_BENCH_OP_TIMEOUT");
@@ -413,6 +426,10 @@ static void parse_opts(int argc, char **argv, opts_t *o)
             o->usage_errors = true;
             continue;
         }
+        if (strcmp(a, "--with-allreduce") == 0) {
+            o->with_allreduce = true;
+            continue;
+        }
         if (strcmp(a, "--coll") == 0) {
             if (strcmp(v, "reduce") == 0)
                 o->coll = FTC_COLL_REDUCE;
@@ -422,8 +439,14 @@ static void parse_opts(int argc, char **argv, opts_t *o)
                 o->coll = FTC_COLL_ALLREDUCE;
             else if (strcmp(v, "none") == 0)
                 o->no_coll = true;
-            else
-                die(2, "--coll: reduce, bcast, allreduce or none");
+            else if (strcmp(v, "agree") == 0 || strcmp(v, "shrink") == 0) {
+                o->ulfm = true;
+                o->ulfm_shrink = v[0] == 's';
+                o->coll = o->ulfm_shrink ? FTC_COLL_SHRINK : FTC_COLL_AGREE;
+                o->algo = FTC_ALGO_ULFM;
+            } else
+                die(2, "--coll: reduce, bcast, allreduce, agree, shrink or "
+                       "none");
         } else if (strcmp(a, "--algo") == 0) {
             if (ftc_algo_parse(v, &o->algo) != FTC_OK)
                 die(2, "--algo: corrected or tree");
@@ -505,6 +528,18 @@ static void parse_opts(int argc, char **argv, opts_t *o)
         } else if (strcmp(a, "--allreduce") == 0) {
             if (ftc_allreduce_algo_parse(v, &o->allreduce) != FTC_OK)
                 die(2, "--allreduce: auto, reduce_bcast or exchange");
+        } else if (strcmp(a, "--crash-sends") == 0) {
+            bench_ulfm_fault_t cf;
+            if (!bench_ulfm_parse_crash_sends(v, &cf) || o->nplan == MAX_PLAN)
+                die(2, "--crash-sends wants RANK@ITER:K[:shrink] (K >= 1 sends), got "
+                       "'%s'", v);
+            o->plan[o->nplan++] = (plan_entry_t){.rank = cf.rank,
+                .iter = cf.iter, .sig = SIGKILL, .mid = true,
+                .sends = cf.sends, .in_shrink = cf.in_shrink};
+        } else if (strcmp(a, "--invalidate") == 0) {
+            uint32_t r;
+            parse_rank_iter(v, "--invalidate", &r, &o->invalidate_iter);
+            o->invalidate_rank = r;
         } else if (strcmp(a, "--die-after-exchange") == 0) {
             /* Dead from before iteration 0 on, as --kill R@0 is, for the
              * checks of who may be missing from a result. */
@@ -523,6 +558,12 @@ static void parse_opts(int argc, char **argv, opts_t *o)
     if (optind < argc)
         die(2, "unexpected argument '%s': ftcoll-bench takes options only "
                "(--help)", argv[optind]);
+    bool sends = false;
+    for (uint32_t k = 0; k < o->nplan; k++)
+        sends = sends || o->plan[k].sends != 0;
+    if (!o->ulfm && (sends || o->invalidate_rank >= 0 || o->with_allreduce))
+        die(2, "--crash-sends, --invalidate and --with-allreduce go with "
+               "--coll agree or shrink");
 }
 
 /* --- Who may fail, and what a result may be ------------------------------ */
@@ -1227,6 +1268,67 @@ static void run_size(bench_t *b, size_t size)
     free(lat);
 }
 
+/* --- Agree and shrink (bench_ulfm.c) ------------------------------------- */
+
+static bool ulfm_before_iteration(void *arg, uint64_t g)
+{
+    bench_t *b = arg;
+    b->g = g;
+    return before_iteration(b);
+}
+
+static void ulfm_die_before(void *arg, uint64_t g)
+{
+    bench_t *b = arg;
+    b->g = g;
+    maybe_die(b, false);
+}
+
+/* The stream of agreements (and shrinks), then this rank's latency row
+ * and tallies for the summary; the group is the last shrunk one. */
+static void run_ulfm(bench_t *b)
+{
+    bench_ulfm_fault_t faults[MAX_PLAN];
+    for (uint32_t k = 0; k < b->o.nplan; k++) {
+        const plan_entry_t *p = &b->o.plan[k];
+        faults[k] = (bench_ulfm_fault_t){.rank = p->rank, .iter = p->iter,
+            .mid = p->mid, .mid_us = p->mid_us, .sends = p->sends,
+            .in_shrink = p->in_shrink};
+    }
+    uint32_t victims[2 * MAX_PLAN], nv = 0;
+    for (uint32_t r = 0; r < b->n && nv < 2 * MAX_PLAN; r++)
+        if (is_external_victim(b, r))
+            victims[nv++] = r;
+    bench_ulfm_host_t h = {
+        .ctx = b->ctx, .group = b->group, .rank = b->rank, .n = b->n,
+        .progress = b->be->progress, .t = b->t, .spin = b->o.spin,
+        .op_timeout_s = b->o.op_timeout_s, .iters = b->o.iters,
+        .warmup = b->o.warmup, .f = closing_f(b),
+        .with_allreduce = b->o.with_allreduce,
+        .invalidate_rank = b->o.invalidate_rank,
+        .invalidate_iter = b->o.invalidate_iter,
+        .faults = faults, .nfaults = b->o.nplan,
+        .victims = victims, .nvictims = nv,
+        .before_iteration = ulfm_before_iteration,
+        .die_before = ulfm_die_before, .arg = b};
+    bench_ulfm_tally_t t;
+    memset(&t, 0, sizeof(t));
+    bench_ulfm_run(&h, b->o.ulfm_shrink, &t);
+    b->completed = t.completed;
+    b->ok = t.ok;
+    b->errors = t.errors;
+    b->wrong = t.wrong;
+    b->digest = t.digest;
+    b->excluded = b->excluded || t.excluded;
+    b->group = t.group;
+    double st[3];
+    local_stats(t.lat_ns, t.lat_count, st);
+    row_t row = aggregate(b, st);
+    if (reporter(b) == b->rank && !b->excluded)
+        print_row(b, "latency", 8, row);
+    free(t.lat_ns);
+}
+
 /* --- The raw transport, for comparison ----------------------------------- */
 
 typedef struct barrier_arg {
@@ -1330,8 +1432,11 @@ static void setup(bench_t *b)
         die(2, "--root %u is not a rank (n = %u)", o->root, b->n);
     for (uint32_t k = 0; k < o->nplan; k++)
         if (o->plan[k].rank >= b->n)
-            die(2, "--kill/--crash/--stop/--die-after-exchange rank %u is "
+            die(2, "--kill/--crash/--crash-sends/--stop/--die-after-exchange rank %u is "
                    "not a rank", o->plan[k].rank);
+    if (o->invalidate_rank >= (int64_t)b->n)
+        die(2, "--invalidate rank %" PRId64 " is not a rank (n = %u)",
+            o->invalidate_rank, b->n);
     b->failed_list = calloc(b->n, sizeof(uint32_t));
     if (b->failed_list == NULL)
         die(4, "out of memory");
@@ -1376,8 +1481,10 @@ static void setup(bench_t *b)
     ftc_transport_ops_t ops = *b->be->ops();
     if (b->be->max_msg != NULL)
         ops.max_msg_size = b->be->max_msg(b->t);
-    rc = ftc_context_create(b->rank, b->n, &ops, b->be->ops_arg(b->t),
-                            &cfg, &b->ctx);
+    void *ops_arg = b->be->ops_arg(b->t);
+    if (o->ulfm)    /* --crash-sends counts this rank's sends */
+        bench_ulfm_wrap_send(&ops, &ops_arg);
+    rc = ftc_context_create(b->rank, b->n, &ops, ops_arg, &cfg, &b->ctx);
     if (rc == FTC_OK) {
         b->be->attach(b->t, b->ctx);
         rc = ftc_group_create(b->ctx, 1, 0, b->n, NULL, &b->group);
@@ -1571,7 +1678,10 @@ int main(int argc, char **argv)
                      b->o.f, b->n, b->describe, b->o.iters, b->o.warmup);
             print_header(b, title);
         }
-        for (uint32_t k = 0; k < b->o.nsizes && !b->excluded; k++)
+        if (b->o.ulfm)
+            run_ulfm(b);
+        for (uint32_t k = 0; k < b->o.nsizes && !b->excluded && !b->o.ulfm;
+             k++)
             run_size(b, b->o.sizes[k]);
         print_summary(b);
         farewell(b);
@@ -1586,6 +1696,7 @@ int main(int argc, char **argv)
     b->be->drain(b->t);
     idle(b, 50);
     bool bad = b->wrong > 0 || (b->excluded && !is_victim(b, b->rank));
+    bench_ulfm_cleanup();
     ftc_context_destroy(b->ctx);
     b->be->destroy(b->t);
     free(b->failed_list);

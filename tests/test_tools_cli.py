@@ -157,6 +157,14 @@ def test_bench(prog, version):
     refuses([prog, "--no-auth=yes"], "--no-auth", "ftcoll-bench")
     refuses([prog, "--die-after-exchange", "-1"], "--die-after-exchange",
             "ftcoll-bench")
+    # Agreement and shrink (bench/bench_ulfm.c).
+    refuses([prog, "--coll", "agree", "--crash-sends", "1@2"],
+            "--crash-sends", "ftcoll-bench")
+    refuses([prog, "--coll", "shrink", "--crash-sends", "1@2:0"],
+            "--crash-sends", "ftcoll-bench")
+    refuses([prog, "--coll", "agree", "--invalidate", "x"], "--invalidate",
+            "ftcoll-bench")
+    refuses([prog, "--with-allreduce"], "--with-allreduce", "ftcoll-bench")
 
 
 def test_core(prog, version):

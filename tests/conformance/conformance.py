@@ -24,7 +24,9 @@ variables, UCX_TLS or FI_PROVIDER), then checks what each rank reports
   - no hang, strangers are counted, bad input gives a clear error;
   - wrong use (one rank calls differently from the others): every rank
     ends every operation with the status docs/semantics.md promises for
-    the mistake, and no two FTC_OK results differ.
+    the mistake, and no two FTC_OK results differ;
+  - agreement, shrink and invalidation (conformance_ulfm.py): the
+    properties of docs/ulfm.md across ranks, with SIGKILLs inside them.
 
 No fault and no check depends on wall-clock time or on the machine's
 speed. Ranks kill or stop themselves at an iteration ("before": as it
@@ -64,6 +66,8 @@ import sys
 import tempfile
 import threading
 import time
+
+from conformance_ulfm import ulfm_cases
 
 LINE = re.compile(r"^\[(\d+)\] (\{.*\})\s*$")
 
@@ -1149,6 +1153,7 @@ def main():
         s.strangers()
         s.bad_input()
         s.wrong_use()
+        ulfm_cases(s)
         s.pmix()
         s.roots_crash(args.root_crash_runs)
     for note in sorted(set(s.notes)):
