@@ -247,10 +247,19 @@ static void st_deliver(const ftc_completion_t *c, void *arg)
     me->delivered++;
 }
 
+/* The corrected allreduce's variant under --steady: corrected:F is the
+ * reduce + bcast, exchange:F the exchange (docs/corrected.md §5). */
+static ftc_allreduce_algo_t steady_allreduce = FTC_ALLREDUCE_REDUCE_BCAST;
+
 static void st_start(st_rank_t *me, ftc_algo_t algo, uint32_t f)
 {
     ftc_coll_args_t a;
     ftc_coll_args_init(&a);
+    ftc_corrected_params_t cp;
+    ftc_corrected_params_init(&cp);
+    cp.allreduce = steady_allreduce;
+    if (algo == FTC_ALGO_CORRECTED)
+        a.params = &cp;
     a.algo = algo;
     a.f = f;
     a.dtype = FTC_INT64;
@@ -307,8 +316,13 @@ static void steady_run(const char *spec, uint32_t n, uint64_t iters)
     char algo_name[32];
     unsigned f;
     ftc_algo_t algo;
+    bool exchange = sscanf(spec, "%31[a-z]:%u", algo_name, &f) == 2
+                    && strcmp(algo_name, "exchange") == 0;
+    if (exchange)
+        steady_allreduce = FTC_ALLREDUCE_EXCHANGE;
     if (sscanf(spec, "%31[a-z]:%u", algo_name, &f) != 2
-        || ftc_algo_parse(algo_name, &algo) != FTC_OK || n < 1
+        || ftc_algo_parse(exchange ? "corrected" : algo_name, &algo) != FTC_OK
+        || n < 1
         || n > ST_MAX_RANKS || f >= n) {
         fprintf(stderr, "--steady ALGO:F with 1 <= n <= %d, f < n\n",
                 ST_MAX_RANKS);
@@ -374,7 +388,8 @@ static void usage(FILE *f)
           "  --reps R       runs per figure, best and mean (5)\n"
           "  --time-only    only the timings, not the per-operation state\n"
           "  --single       only the f = 1 allreduce (callgrind_core.sh)\n"
-          "  --steady ALGO:F  back-to-back 8-byte allreduces, e.g. "
+          "  --steady ALGO:F  back-to-back 8-byte allreduces (ALGO exchange: the "
+          "corrected exchange allreduce), e.g. "
           "corrected:1\n"
           "  --iters K      --steady: allreduces measured (100000)\n"
           "  --auth         --steady: with message authentication\n"

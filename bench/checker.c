@@ -277,6 +277,14 @@ static void check_allreduce(const ftc_scenario_t *s,
                                  res->nbytes)) {
             ftc_report_violation(rep, "A5: ranks %d and %u delivered different values",
                     first, r);
+        } else if (res->nbytes > 0
+                   && memcmp(rr->value, res->ranks[first].value,
+                             res->nbytes) != 0) {
+            /* The same value means the same bits: one root's bytes, or
+             * the exchange's reduction in rank order (corrected.md §5.1),
+             * never sums that differ in rounding. */
+            ftc_report_violation(rep, "A5: ranks %d and %u delivered values that "
+                    "differ in their last bits", first, r);
         }
     }
     /* Every non-failed deliverer agrees on the failed list too. */
@@ -422,7 +430,15 @@ int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
         break;
     case FTC_COLL_ALLREDUCE:
         check_allreduce(s, res, k, &rep);
-        if (clean && opp_count
+        if (ftc_allreduce_algo_resolve(s->corrected.allreduce, res->n)
+            == FTC_ALLREDUCE_EXCHANGE) {
+            /* One hop: every process sends its input to every other. */
+            uint64_t want = (uint64_t)res->n * (res->n - 1);
+            if (clean && algo_messages(s, res) != want)
+                ftc_report_violation(&rep, "exchange: %llu messages, expected %llu",
+                        (unsigned long long)algo_messages(s, res),
+                        (unsigned long long)want);
+        } else if (clean && opp_count
             && s->corrected.correction == FTC_CORRECTION_OPPORTUNISTIC) {
             uint64_t want = ftc_expected_reduce_messages(res->n, s->args.f)
                             + ftc_expected_bcast_opportunistic_messages(

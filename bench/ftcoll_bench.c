@@ -162,6 +162,7 @@ typedef struct opts {
     ftc_fault_info_t fault_info;
     uint64_t ack_timeout_us; /* ftco's ack_timeout_ns / 1000; 0: off */
     ftc_correction_t correction;
+    ftc_allreduce_algo_t allreduce; /* --allreduce (corrected allreduce) */
     double interval_ms;         /* pause between iterations */
     double op_timeout_s;
     /* --coll agree|shrink (bench_ulfm.c) and its options. */
@@ -246,6 +247,7 @@ static void usage(FILE *f)
         "         [--fault-info list|count|bit]\n"
         "         [--correction checked|opportunistic]\n"
         "         [--ack-timeout-us US] (ftco: per-message timeout base)\n"
+        "         [--allreduce auto|reduce_bcast|exchange]\n"
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
         "         [--no-auth] [--checked] [--uniform] [--usage-errors]\n"
         "         [--bad-arg null-buffer|huge-count|bad-op@ITER]\n"
@@ -354,6 +356,7 @@ static const struct option bench_options[] = {
     {"with-allreduce", no_argument, NULL, 284},
     {"uniform", no_argument, NULL, 285},
     {"ack-timeout-us", required_argument, NULL, 286},
+    {"allreduce", required_argument, NULL, 287},
     {NULL, 0, NULL, 0},
 };
 
@@ -528,6 +531,9 @@ static void parse_opts(int argc, char **argv, opts_t *o)
         } else if (strcmp(a, "--correction") == 0) {
             if (ftc_correction_parse(v, &o->correction) != FTC_OK)
                 die(2, "--correction: checked or opportunistic");
+        } else if (strcmp(a, "--allreduce") == 0) {
+            if (ftc_allreduce_algo_parse(v, &o->allreduce) != FTC_OK)
+                die(2, "--allreduce: auto, reduce_bcast or exchange");
         } else if (strcmp(a, "--crash-sends") == 0) {
             bench_ulfm_fault_t cf;
             if (!bench_ulfm_parse_crash_sends(v, &cf) || o->nplan == MAX_PLAN)
@@ -1145,6 +1151,10 @@ static void print_row(const bench_t *b, const char *kind, size_t size,
         json_string(&j, coll);
         json_key(&j, "algo");
         json_string(&j, algo);
+        if (o->allreduce != FTC_ALLREDUCE_AUTO) {
+            json_key(&j, "allreduce");
+            json_string(&j, ftc_allreduce_algo_name(o->allreduce));
+        }
         json_key(&j, "f");
         json_uint(&j, o->f);
         json_key(&j, "n");
@@ -1212,6 +1222,7 @@ static void run_size(bench_t *b, size_t size)
         ftc_corrected_params_init(&cp);
         cp.fault_info = o->fault_info;
         cp.correction = o->correction;
+        cp.allreduce = o->allreduce;
         if (o->algo == FTC_ALGO_CORRECTED)
             a.params = &cp;
         ftc_ftco_params_t fp; /* ftco: its defaults (docs/ftco.md), the */

@@ -45,6 +45,7 @@ static void usage(FILE *out)
         "                                  logp: when that send departs)\n"
         "  --fault-info list|count|bit     reduce failure information (list)\n"
         "  --correction opportunistic|checked              (checked)\n"
+        "  --allreduce auto|reduce_bcast|exchange          (auto)\n"
         "  -d D                            opportunistic distance (2)\n"
         "  --tree binomial|kary|lame|optimal|binomial-inorder  bcast tree\n"
         "  -k K                            arity (kary) or order (lame) (2)\n",
@@ -564,6 +565,7 @@ static const struct option sim_options[] = {
     {"fault-seed", required_argument, NULL, 294},
     {"service", required_argument, NULL, 295},
     {"ack-timeout", required_argument, NULL, 296},
+    {"allreduce", required_argument, NULL, 297},
     {NULL, 0, NULL, 0},
 };
 
@@ -728,6 +730,9 @@ int main(int argc, char **argv)
         } else if (strcmp(f, "--correction") == 0) {
             if (ftc_correction_parse(v, &s.corrected.correction) != FTC_OK)
                 return bad(f, "expected opportunistic or checked");
+        } else if (strcmp(f, "--allreduce") == 0) {
+            if (ftc_allreduce_algo_parse(v, &s.corrected.allreduce) != FTC_OK)
+                return bad(f, "expected auto, reduce_bcast or exchange");
         } else if (strcmp(f, "-d") == 0) {
             if (parse_u32(v, &s.corrected.distance) != 0 || s.corrected.distance == 0)
                 return bad(f, "D must be a positive integer");

@@ -598,6 +598,9 @@ void ftc_stream_describe(const ftc_stream_t *s, char *buf, size_t len)
                                                     : "bit",
             s->corrected.correction == FTC_CORRECTION_CHECKED ? "checked"
                                                          : "opportunistic");
+    if (o < len && s->corrected.allreduce != FTC_ALLREDUCE_AUTO)
+        o += (size_t)snprintf(buf + o, len - o, " --allreduce %s",
+                              ftc_allreduce_algo_name(s->corrected.allreduce));
     for (uint32_t i = 0; i < s->nfaults && o < len; i++) {
         const ftc_stream_fault_t *f = &s->faults[i];
         if (f->op == FTC_STREAM_BEFORE)

@@ -162,8 +162,9 @@ static void test_forged_contribution(bool auth)
     job_t J;
     job_init(&J, auth);
     start_allreduce(&J);
-    /* Rank 1's up-correction value as a stranger would send it to every
-     * member, before the real one, claiming to be rank 1. */
+    /* Rank 1's up-correction value (or, for the exchange allreduce that
+     * small groups get by default, its input) as a stranger would send
+     * it to every member, before the real one, claiming to be rank 1. */
     uint32_t sig = 0;
     for (ftc_cop_t *op = J.g[0]->ops; op != NULL; op = op->next)
         sig = op->signature;
@@ -172,8 +173,11 @@ static void test_forged_contribution(bool auth)
     for (uint32_t dest = 0; dest < N; dest++) {
         if (dest == 1)
             continue;
-        for (uint8_t kind = FTC_CORR_MSG_UPCORR; kind <= FTC_CORR_MSG_TREE_UP; kind++) {
-            size_t len = forge(m, kind, FTC_COLL_ALLREDUCE, 1, 1, 0, sig,
+        static const uint8_t kinds[] = {FTC_CORR_MSG_UPCORR,
+                                        FTC_CORR_MSG_TREE_UP,
+                                        FTC_CORR_MSG_EXCHANGE};
+        for (size_t k = 0; k < sizeof(kinds); k++) {
+            size_t len = forge(m, kinds[k], FTC_COLL_ALLREDUCE, 1, 1, 0, sig,
                                &bogus, 8);
             ftc_lb_inject(J.w, dest, FTC_RANK_UNKNOWN, m, len, 0);
         }

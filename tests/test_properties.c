@@ -35,6 +35,9 @@ static void print_repro(const ftc_scenario_t *s)
                                                          : "opportunistic",
             s->corrected.distance, ftc_tree_kind_name(s->corrected.bcast_tree.kind),
             s->corrected.bcast_tree.k, s->seed);
+    if (s->corrected.allreduce != FTC_ALLREDUCE_AUTO)
+        fprintf(stderr, " --allreduce %s",
+                ftc_allreduce_algo_name(s->corrected.allreduce));
     if (s->detect_delay_ns == UINT64_MAX)
         fprintf(stderr, " --detect-ns never");
     if (s->jitter_ns)
@@ -236,6 +239,7 @@ int main(int argc, char **argv)
     uint64_t seed = 1;
     bool keepalive = false, jitter = false, rotate = false;
     const char *dtype = NULL, *opname = NULL;
+    ftc_allreduce_algo_t allreduce = FTC_ALLREDUCE_AUTO;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) mode = argv[++i];
         else if (strcmp(argv[i], "--colls") == 0 && i + 1 < argc) colls = argv[++i];
@@ -252,6 +256,12 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) dtype = argv[++i];
         else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) opname = argv[++i];
         else if (strcmp(argv[i], "--segment") == 0 && i + 1 < argc) segment = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--allreduce") == 0 && i + 1 < argc) {
+            if (ftc_allreduce_algo_parse(argv[++i], &allreduce) != FTC_OK) {
+                fprintf(stderr, "--allreduce: auto, reduce_bcast or exchange\n");
+                return 2;
+            }
+        }
         else if (strcmp(argv[i], "-v") == 0) verbose = 1;
         else {
             fprintf(stderr, "unknown argument %s\n", argv[i]);
@@ -272,6 +282,7 @@ int main(int argc, char **argv)
                 s.seed = seed;
                 s.args.root = rotate ? n - 1 : 0;
                 s.segment_size = segment;
+                s.corrected.allreduce = allreduce;
                 if (dtype != NULL || opname != NULL) {
                     /* Random values of another type or operation: the
                      * checker then matches the result against the

@@ -276,7 +276,7 @@ static void test_listing(void)
                        && info->params[k].meaning != NULL,
                    "%s parameter %u is described", info->name, k);
         if (strcmp(info->name, "corrected") == 0)
-            corrected = info->id == FTC_ALGO_CORRECTED && info->nparams == 4
+            corrected = info->id == FTC_ALGO_CORRECTED && info->nparams == 5
                         && (info->colls & FTC_COLL_BIT(FTC_COLL_REDUCE));
         if (strcmp(info->name, "tree") == 0)
             tree = info->id == FTC_ALGO_TREE;

@@ -294,6 +294,8 @@ static void test_theorem7(uint32_t nmax, const uint32_t *extra, size_t nextra)
                     s.corrected.correction = FTC_CORRECTION_OPPORTUNISTIC;
                     s.corrected.distance = d;
                     s.corrected.bcast_tree = trees[t];
+                    /* (Theorem 7 is the reduce + bcast's count.) */
+                    s.corrected.allreduce = FTC_ALLREDUCE_REDUCE_BCAST;
                     ftc_scenario_result_t res;
                     if (run(&s, &res, "theorem 7") != 0)
                         continue;

@@ -399,7 +399,7 @@ static void usage(void)
             "[--colls reduce,bcast,allreduce|mix] [--nmin N] [--nmax N] "
             "[--fmax F] [--ops K] [--window W] [--all-ops] "
             "[--fault-info list|count|bit|all] [--correction checked|"
-            "opportunistic] [--keepalive] [--exit] [--finalize] [--no-stall] "
+            "opportunistic] [--allreduce auto|reduce_bcast|exchange] [--keepalive] [--exit] [--finalize] [--no-stall] "
             "[--runs N] [--beyond-f K] [--seed S] [--algo corrected|tree] "
             "[--segment BYTES] [-v]\n"
             "       test_streams --mode one --n N --f F --ops K --window W "
@@ -500,6 +500,12 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(a, "--correction") == 0) {
             if (ftc_correction_parse(v, &base.corrected.correction) != FTC_OK) {
+                usage();
+                return 2;
+            }
+        } else if (strcmp(a, "--allreduce") == 0) {
+            if (ftc_allreduce_algo_parse(v, &base.corrected.allreduce)
+                != FTC_OK) {
                 usage();
                 return 2;
             }

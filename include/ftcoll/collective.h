@@ -123,7 +123,10 @@ typedef struct ftc_stats {
      * whose subtree value it used; 0 if none (no result, or not the root). */
     uint32_t root_subtree;
     uint32_t retries;   /* allreduce: roots tried after the first */
-    uint32_t root;      /* group rank of the root that produced the result */
+    uint32_t root;      /* group rank of the root that produced the result;
+                           FTC_ROOT_NONE when no root did (the corrected
+                           exchange allreduce's exchange round, where
+                           every member reduced all inputs itself) */
 } ftc_stats_t;
 
 typedef struct ftc_completion {
@@ -147,6 +150,9 @@ typedef struct ftc_completion {
      * scheme carries no count). */
     uint32_t failed_count;
 } ftc_completion_t;
+
+/* stats.root of a result that no root produced. */
+#define FTC_ROOT_NONE UINT32_MAX
 
 /* failed_count when the scheme cannot know it (FTC_FAULT_BIT). */
 #define FTC_FAILED_UNKNOWN UINT32_MAX

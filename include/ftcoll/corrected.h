@@ -34,6 +34,20 @@ typedef enum ftc_correction {
     FTC_CORRECTION_CHECKED = 2        /* both directions until heard from f+1 */
 } ftc_correction_t;
 
+/* How the corrected allreduce reaches its value (docs/corrected.md §5). */
+typedef enum ftc_allreduce_algo {
+    FTC_ALLREDUCE_AUTO = 0,         /* exchange for small groups (below a
+                                       measured size), else reduce_bcast */
+    FTC_ALLREDUCE_REDUCE_BCAST = 1, /* reduce to a root, broadcast back
+                                       (the paper's; two trees deep) */
+    FTC_ALLREDUCE_EXCHANGE = 2      /* every member sends its input to
+                                       every other, n-1 messages each, one
+                                       hop; on a failure, falls back to
+                                       reduce_bcast rounds that keep the
+                                       exchange's value if any survivor
+                                       delivered it */
+} ftc_allreduce_algo_t;
+
 typedef struct ftc_corrected_params {
     size_t size;                  /* sizeof(ftc_corrected_params_t); a
                                      smaller (older) size gets defaults
@@ -44,15 +58,24 @@ typedef struct ftc_corrected_params {
                                      >= 1 when n > 1; default 2 */
     ftc_tree_t bcast_tree;        /* tree of the bcast phase; default the
                                      interleaved binomial */
+    ftc_allreduce_algo_t allreduce; /* allreduce only; default auto */
 } ftc_corrected_params_t;
 
-/* The defaults: list, checked, d = 2, interleaved binomial bcast tree. */
+/* The defaults: list, checked, d = 2, interleaved binomial bcast tree,
+ * allreduce auto. */
 void ftc_corrected_params_init(ftc_corrected_params_t *params);
 
 int ftc_fault_info_parse(const char *name, ftc_fault_info_t *out);
 int ftc_correction_parse(const char *name, ftc_correction_t *out);
 const char *ftc_fault_info_name(ftc_fault_info_t info);
 const char *ftc_correction_name(ftc_correction_t correction);
+/* "auto", "reduce_bcast", "exchange". */
+int ftc_allreduce_algo_parse(const char *name, ftc_allreduce_algo_t *out);
+const char *ftc_allreduce_algo_name(ftc_allreduce_algo_t algo);
+/* What auto means for a group of n: exchange or reduce_bcast. Any other
+ * value is returned as it is. */
+ftc_allreduce_algo_t ftc_allreduce_algo_resolve(ftc_allreduce_algo_t algo,
+                                                uint32_t n);
 
 #ifdef __cplusplus
 }

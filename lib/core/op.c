@@ -32,12 +32,19 @@ void ftc_cop_started(ftc_cop_t *op)
                            : now + op->args.timeout_ns;
         g->ctx->timed_ops++;
     }
+    int told = ftc_cop_told_ended(op);
+    if (told != FTC_OK)
+        ftc_cop_abort_ex(op, told, false);
+}
+
+int ftc_cop_told_ended(const ftc_cop_t *op)
+{
+    const ftc_group_t *g = op->group;
     uint32_t n = g->ntold_ended < 8 ? g->ntold_ended : 8;
     for (uint32_t i = 0; i < n; i++)
-        if (g->told_ended[i].seq == op->seq) {
-            ftc_cop_abort_ex(op, g->told_ended[i].status, false);
-            return;
-        }
+        if (g->told_ended[i].seq == op->seq)
+            return g->told_ended[i].status;
+    return FTC_OK;
 }
 
 /* ---- completion and failure bookkeeping -------------------------------- */

@@ -110,6 +110,11 @@ void ftc_cop_register(ftc_cop_t *op);
 /* op just started: end it if a peer already told us it ended; arm its
  * timeout (args.timeout_ns). */
 void ftc_cop_started(ftc_cop_t *op);
+/* The usage error a peer told us op ended with before it started here
+ * (FTC_MSG_ENDED), or FTC_OK. An operation that could deliver while it
+ * is being created (its inputs all replayed) asks first: started() would
+ * end it with that status, and a result must not overtake it. */
+int ftc_cop_told_ended(const ftc_cop_t *op);
 
 /* Replay messages that arrived before op was started (core/dispatch.c). */
 void ftc_cop_replay_pending(ftc_cop_t *op);

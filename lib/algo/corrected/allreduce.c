@@ -23,11 +23,22 @@
  * So every process that delivers, delivers the same value, whichever roots
  * fail and when. Rounds advance only when a root is confirmed failed, so
  * with at most f failures at most f+1 roots are tried (Theorem 7).
+ *
+ * The exchange variant (FTC_ALLREDUCE_EXCHANGE, docs/corrected.md §5) puts
+ * a round 0 before those: every process sends its input to every other,
+ * and one that gets all n accepts their reduction in rank order, in round
+ * 0. Round 0 has one possible value (all n inputs, in one order), so
+ * processes that accept in it agree. A process that learns a member
+ * failed before its input arrived cannot complete round 0: it moves to
+ * round 1, which is round 0 of the reduce + bcast above (root root0), and
+ * the rules above make every later round keep a value accepted in round
+ * 0 by any process still alive.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "algo/corrected/bcast_part.h"
+#include "algo/corrected/exchange_part.h"
 #include "algo/corrected/reduce_part.h"
 
 typedef struct allreduce_op {
@@ -35,15 +46,26 @@ typedef struct allreduce_op {
     ftc_corrected_params_t params; /* what base.args.params points to */
     uint8_t *input;
     uint32_t root0;
+    /* 1 with the exchange (its round 0 has no root), else 0: round r's
+     * root is root0 + r - shift. */
+    uint32_t shift;
     uint32_t round;
     uint32_t want_round;    /* > round: move there when it is safe */
     bool tell_root;         /* moved on by our own knowledge of a failed
-                               root: nudge the new round's root */
-    bool rp_live, bp_live;
+                               root, or entered a round after the
+                               exchange: nudge the new round's root */
+    bool rp_live, bp_live, xp_live;
+    ftc_exchange_part_t xp;
     ftc_reduce_part_t rp;
     ftc_bcast_part_t bp;
     ftc_accepted_t mine;    /* what this process accepted (delivered) */
 } allreduce_op_t;
+
+/* The root of round r (r >= shift). */
+static uint32_t root_of(const allreduce_op_t *a, uint32_t r)
+{
+    return (a->root0 + r - a->shift) % a->base.group->n;
+}
 
 /* Broadcast payload: i32 status, u32 nfailed, u32 failed_count, nfailed
  * u32 group ranks, then the value when status is FTC_OK. The list (list
@@ -89,18 +111,19 @@ static bool ar_valid(ftc_bcast_part_t *bp, const uint8_t *blob, uint32_t len)
     return blob_parse(bp->op, blob, len, &st, &nf, &fc);
 }
 
-static void ar_on_value(ftc_bcast_part_t *bp)
+/* Accept blob (a broadcast payload, checked) in the current round, and
+ * deliver it if this process has not delivered yet. */
+static void accept(allreduce_op_t *a, const uint8_t *blob, uint32_t len)
 {
-    allreduce_op_t *a = bp->owner;
     ftc_cop_t *op = &a->base;
-    (void)ftc_accepted_merge(op, &a->mine, a->round, bp->blob, bp->len);
+    (void)ftc_accepted_merge(op, &a->mine, a->round, blob, len);
     if (op->delivered)
         return; /* a holder re-accepting the same value in a later round */
     int32_t st;
     uint32_t nf, fc;
-    if (!blob_parse(op, bp->blob, bp->len, &st, &nf, &fc))
-        return; /* checked by valid() already */
-    const uint8_t *fails = bp->blob + BLOB_HEAD;
+    if (!blob_parse(op, blob, len, &st, &nf, &fc))
+        return; /* checked by the caller already */
+    const uint8_t *fails = blob + BLOB_HEAD;
     for (uint32_t i = 0; i < nf; i++) {
         uint32_t g;
         memcpy(&g, fails + 4 * i, 4);
@@ -133,12 +156,54 @@ static void ar_on_value(ftc_bcast_part_t *bp)
     }
     if (st == FTC_OK && op->nbytes > 0)
         memcpy(op->args.recvbuf, fails + 4ull * nf, op->nbytes);
-    op->comp.stats.retries = a->round;
-    op->comp.stats.root = (a->root0 + a->round) % op->group->n;
+    /* Round 0 of the exchange has no root: its value is everybody's. */
+    op->comp.stats.retries = a->round > a->shift ? a->round - a->shift : 0;
+    op->comp.stats.root = a->round >= a->shift ? root_of(a, a->round)
+                                               : FTC_ROOT_NONE;
     ftc_cop_complete(op, st);
     /* Serve later rounds: a peer that has not delivered may need our
      * input and accepted value to finish (see the top of this file). */
     ftc_cop_linger(op);
+}
+
+static void ar_on_value(ftc_bcast_part_t *bp)
+{
+    accept(bp->owner, bp->blob, bp->len);
+}
+
+/* Round 0 of the exchange: with every input here, accept their
+ * reduction in rank order (the same bits at every process that gets
+ * here), no input missing. */
+static void try_exchange_value(allreduce_op_t *a)
+{
+    ftc_cop_t *op = &a->base;
+    if (!a->xp_live || op->delivered || !ftc_exchange_part_complete(&a->xp))
+        return;
+    /* Every input may have come before this process started (replayed
+     * from its creation): a peer that told us the operation ended
+     * (cancelled, refused) then speaks first (ftc_cop_started). */
+    if (ftc_cop_told_ended(op) != FTC_OK)
+        return;
+    uint32_t len = BLOB_HEAD + (uint32_t)op->nbytes;
+    _Alignas(max_align_t) uint8_t small[256];
+    uint8_t *blob = len <= sizeof(small) ? small : ftc_cop_alloc(op, len);
+    if (blob == NULL) {
+        ftc_cop_complete(op, FTC_ENOMEM);
+        ftc_cop_finish(op);
+        return;
+    }
+    int32_t st = FTC_OK;
+    uint32_t none = 0;
+    /* The bit scheme reports no count, even when it could: the report
+     * must not depend on which round decided. */
+    uint32_t fc = a->params.fault_info == FTC_FAULT_BIT ? FTC_FAILED_UNKNOWN
+                                                        : 0;
+    memcpy(blob, &st, 4);
+    memcpy(blob + 4, &none, 4);
+    memcpy(blob + 8, &fc, 4);
+    ftc_exchange_part_reduce(&a->xp, blob + BLOB_HEAD);
+    a->base.comp.stats.root_subtree = 0;
+    accept(a, blob, len);
 }
 
 static void ar_on_root_failed(ftc_bcast_part_t *bp)
@@ -212,6 +277,10 @@ static void ar_reduce_done(ftc_reduce_part_t *rp, int status)
 
 static void end_round(allreduce_op_t *a)
 {
+    if (a->xp_live) {
+        ftc_exchange_part_destroy(&a->xp);
+        a->xp_live = false;
+    }
     if (a->rp_live) {
         ftc_reduce_part_abandon(&a->rp);
         ftc_reduce_part_destroy(&a->rp);
@@ -256,8 +325,9 @@ static void nudge_children(allreduce_op_t *a)
 static void declare_passed_roots_failed(allreduce_op_t *a, uint32_t r)
 {
     ftc_group_t *g = a->base.group;
-    for (uint32_t past = 0; past < r && past < g->n; past++) {
-        uint32_t root = (a->root0 + past) % g->n;
+    for (uint32_t past = a->shift; past < r && past < g->n + a->shift;
+         past++) {
+        uint32_t root = root_of(a, past);
         if (root != g->me)
             ftc_ctx_declare_failed(g->ctx, ftc_group_world_rank(g, root));
     }
@@ -270,14 +340,32 @@ static void enter_round(allreduce_op_t *a, uint32_t r)
     end_round(a);
     declare_passed_roots_failed(a, r);
     a->round = r;
-    if (r >= n) {
+    if (r >= n + a->shift) {
         /* Every member was tried as root: more than n-1 failed roots. */
         if (!op->delivered)
             ftc_cop_complete(op, FTC_ETOO_MANY_FAILURES);
         ftc_cop_finish(op);
         return;
     }
-    uint32_t root = (a->root0 + r) % n;
+    if (r < a->shift) {
+        if (ftc_exchange_part_start(&a->xp, op, a->input) != FTC_OK) {
+            if (!op->delivered)
+                ftc_cop_complete(op, FTC_ENOMEM);
+            ftc_cop_finish(op);
+            return;
+        }
+        a->xp_live = true;
+        if (a->xp.missing) {
+            /* A member already known failed: the exchange cannot end
+             * here; the reduce + bcast rounds can (nudging their root, as
+             * after learning of any failure first-hand). */
+            a->want_round = a->shift;
+            a->tell_root = true;
+        }
+        try_exchange_value(a);
+        return;
+    }
+    uint32_t root = root_of(a, r);
     if (ftc_reduce_part_start(&a->rp, op, ar_reduce_done, r, root, a->input,
                               a->mine.has ? &a->mine : NULL) != FTC_OK) {
         if (!op->delivered)
@@ -288,6 +376,14 @@ static void enter_round(allreduce_op_t *a, uint32_t r)
     a->rp_live = true;
     if (r > 0)
         nudge_children(a);
+    /* After the exchange, a process may be pulled into a round by a
+     * member that then crashed, while the round's root, which delivered
+     * in round 0, hears from nobody: with more than f failures no tree
+     * path may reach it, and the pulled ones would keep probing a root
+     * that answers from round 0. Everybody entering such a round tells
+     * its root (one header; only after a failure). */
+    if (a->shift > 0)
+        a->tell_root = true;
     if (root != op->group->me && !a->bp_live) {
         if (ftc_bcast_part_start(&a->bp, op, &ar_bcast_hooks, a, r, root, NULL,
                                  0) == FTC_OK)
@@ -307,9 +403,9 @@ static void nudge_root(allreduce_op_t *a)
 {
     ftc_cop_t *op = &a->base;
     a->tell_root = false;
-    if (op->finished || a->round == 0 || a->round >= op->group->n)
+    if (op->finished || a->round == 0 || a->round >= op->group->n + a->shift)
         return;
-    uint32_t root = (a->root0 + a->round) % op->group->n;
+    uint32_t root = root_of(a, a->round);
     if (root == op->group->me || ftc_group_member_failed(op->group, root))
         return;
     ftc_wire_header_t hdr;
@@ -335,7 +431,7 @@ static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         op->group->ctx->counters.late++;
         return; /* promised not to accept older rounds */
     }
-    if (hdr->word >= op->group->n) {
+    if (hdr->word >= op->group->n + a->shift) {
         op->group->ctx->counters.dropped_badmsg++;
         return;
     }
@@ -353,7 +449,19 @@ static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
             return;
         }
     }
+    if ((hdr->kind == FTC_CORR_MSG_EXCHANGE) != (a->round < a->shift)) {
+        /* The exchange round has exchange messages only, and they
+         * exist in it only. */
+        op->group->ctx->counters.dropped_badmsg++;
+        return;
+    }
     switch (hdr->kind) {
+    case FTC_CORR_MSG_EXCHANGE:
+        if (a->xp_live) {
+            ftc_exchange_part_on_msg(&a->xp, hdr, payload, grank);
+            try_exchange_value(a);
+        }
+        break;
     case FTC_CORR_MSG_UPCORR:
     case FTC_CORR_MSG_TREE_UP:
         if (a->rp_live)
@@ -380,6 +488,15 @@ static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
 static void ar_on_failed(ftc_cop_t *op, uint32_t grank)
 {
     allreduce_op_t *a = (allreduce_op_t *)op;
+    if (a->xp_live && !op->delivered) {
+        ftc_exchange_part_on_failed(&a->xp, grank);
+        if (a->xp.missing && a->want_round < a->shift) {
+            /* Its input may have reached others and not us: the next
+             * rounds settle what the value holds. */
+            a->want_round = a->shift;
+            a->tell_root = true;
+        }
+    }
     if (a->rp_live)
         ftc_reduce_part_on_failed(&a->rp, grank);
     if (a->bp_live)
@@ -399,7 +516,8 @@ static void ar_on_peer_round(ftc_cop_t *op, uint32_t grank, uint32_t round)
 {
     allreduce_op_t *a = (allreduce_op_t *)op;
     (void)grank;
-    if (round > a->round && round < op->group->n && round > a->want_round)
+    if (round > a->round && round < op->group->n + a->shift
+        && round > a->want_round)
         a->want_round = round;
     settle_rounds(a);
 }
@@ -419,6 +537,8 @@ static uint32_t ar_current_round(const ftc_cop_t *op)
 static void ar_destroy(ftc_cop_t *op)
 {
     allreduce_op_t *a = (allreduce_op_t *)op;
+    if (a->xp_live)
+        ftc_exchange_part_destroy(&a->xp);
     if (a->rp_live)
         ftc_reduce_part_destroy(&a->rp);
     if (a->bp_live)
@@ -439,16 +559,26 @@ static const ftc_cop_vtable_t allreduce_vt = {
 };
 
 int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
-                            const ftc_corrected_params_t *params, ftc_cop_t **out)
+                            const ftc_corrected_params_t *given, ftc_cop_t **out)
 {
-    /* Room for a failure-free run: input, the first round's reduce and
-     * broadcast parts, the value accepted. */
+    /* Every member resolves auto alike (the same n) and signs what it
+     * resolved to. */
+    ftc_corrected_params_t resolved = *given;
+    resolved.allreduce = ftc_allreduce_algo_resolve(given->allreduce, g->n);
+    const ftc_corrected_params_t *params = &resolved;
+    bool exchange = params->allreduce == FTC_ALLREDUCE_EXCHANGE;
+    /* Room for a failure-free run: input, the first round's parts (the
+     * exchange, or reduce and broadcast), the value accepted. */
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     size_t blob = BLOB_HEAD + nbytes; /* status, no failures, the value */
     size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1)
-                   + ftc_reduce_part_space(args, nbytes, g, args->root)
-                   + ftc_bcast_part_space(args, params, g, blob)
                    + ftc_mem_round(blob);
+    if (exchange)
+        space += ftc_exchange_part_space(nbytes, g)
+                 + (blob > 256 ? ftc_mem_round(blob) : 0);
+    else
+        space += ftc_reduce_part_space(args, nbytes, g, args->root)
+                 + ftc_bcast_part_space(args, params, g, blob);
     allreduce_op_t *a = ftc_cop_new(g, sizeof(*a), space);
     if (a == NULL)
         return FTC_ENOMEM;
@@ -461,6 +591,7 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     if (a->base.nbytes > 0)
         memcpy(a->input, args->sendbuf, a->base.nbytes);
     a->root0 = args->root;
+    a->shift = exchange ? 1 : 0;
     ftc_cop_register(&a->base);
     enter_round(a, 0);
     settle_rounds(a);

@@ -17,7 +17,8 @@ enum {
     FTC_CORR_MSG_BCAST = 3,   /* bcast tree-phase copy */
     FTC_CORR_MSG_CORRECT = 4, /* bcast correction copy (flags: direction) */
     FTC_CORR_MSG_NUDGE = 5,   /* allreduce: join this round */
-    FTC_CORR_MSG_MAX = 5
+    FTC_CORR_MSG_EXCHANGE = 6, /* exchange allreduce, round 0: an input */
+    FTC_CORR_MSG_MAX = 6
 };
 
 enum {

@@ -14,7 +14,9 @@
  * How: the corrected allreduce runs first; when it delivers here, this
  * member contributes to the ulfm agreement (started beside it, input to
  * come) a digest of what it holds: the group rank of the root whose
- * broadcast it took, as (root << 32) | ~root. The AND of such words is
+ * broadcast it took (FTC_ROOT_NONE for a value of the corrected exchange
+ * allreduce's exchange round, which is one value too and no root's:
+ * docs/corrected.md §5), as (root << 32) | ~root. The AND of such words is
  * again of that form (high half = complement of the low half) only if
  * all were equal; so the agreed word equals this member's own digest
  * exactly when every contribution named the same root, and one root

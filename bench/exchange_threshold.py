@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Where the exchange allreduce beats reduce + bcast (docs/corrected.md §5.5).
+
+For each group size n and f, runs the corrected allreduce both ways,
+reduce_bcast then exchange then exchange then reduce_bcast ... (the
+order alternates, so a shared machine's load falls on both alike), and
+prints per variant the median of the runs' figures and the median of the
+per-pair ratios exchange / reduce_bcast (below 1: the exchange is faster).
+
+  --where ucx-sm    ftcoll-bench under ftcoll-run, UCX shared memory: the
+                    median (p50) latency of an 8-byte allreduce, rank 0
+  --where loopback  bench_core --steady: the core's time per allreduce,
+                    every rank in one thread over an inline transport
+                    (what all ranks together cost, not a latency)
+  --where logp      ftcoll-sim --model logp: the model's latency, which
+                    does not depend on the machine (one run per point)
+
+Run from the build directory's parent, or give --build.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+# Long keepalive timeouts: on a loaded machine the defaults (100 + 200
+# ms) can exclude a healthy, descheduled rank, which measures nothing.
+UCX_SM = {"UCX_TLS": "sm", "UCX_MM_ERROR_HANDLING": "y",
+          "UCX_KEEPALIVE_INTERVAL": "100ms",
+          "FTCOLL_SUSPECT_MS": "5000", "FTCOLL_PROBE_MS": "5000"}
+VARIANTS = ("reduce_bcast", "exchange")
+
+
+def run(cmd, env=None, timeout=300):
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True,
+                       timeout=timeout)
+    if p.returncode != 0:
+        sys.exit("failed (%d): %s\n%s" % (p.returncode, " ".join(cmd),
+                                         p.stderr[-2000:]))
+    return p.stdout
+
+
+def ucx_sm(build, n, f, variant, iters, wait):
+    out = run([os.path.join(build, "backends/bootstrap/ftcoll-run"), "-n",
+               str(n), "--backend", "ucx", "--",
+               os.path.join(build, "bench/ftcoll-bench"), "--coll",
+               "allreduce", "-f", str(f), "--iters", str(iters), "--sizes",
+               "8", "--json", "--wait", wait, "--allreduce", variant], UCX_SM)
+    for line in out.splitlines():
+        m = re.match(r"^\[0\] (\{.*\"kind\":\"latency\".*\})$", line)
+        if m:
+            row = json.loads(m.group(1))
+            return row["p50_us"]
+    sys.exit("no latency row: " + out[-2000:])
+
+
+def loopback(build, n, f, variant, iters, wait):
+    algo = "exchange" if variant == "exchange" else "corrected"
+    out = run([os.path.join(build, "bench/bench_core"), "--steady",
+               "%s:%d" % (algo, f), "--n", str(n), "--iters", str(iters)])
+    last = out.strip().splitlines()[-1].split()
+    return float(last[4]) / 1000.0  # ns/op -> us/op
+
+
+def logp(build, n, f, variant, iters, wait):
+    out = run([os.path.join(build, "bench/ftcoll-sim"), "--coll",
+               "allreduce", "-n", str(n), "-f", str(f), "--model", "logp",
+               "--allreduce", variant, "--json"])
+    return float(json.loads(out)["time"])  # model time units
+
+
+WHERE = {"ucx-sm": ucx_sm, "loopback": loopback, "logp": logp}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--where", choices=sorted(WHERE), default="ucx-sm")
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--n", default="2,3,4,5,6,8")
+    ap.add_argument("--f", default="0,1")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--iters", type=int, default=2000)
+    ap.add_argument("--wait", choices=("block", "spin"), default="block")
+    a = ap.parse_args()
+    measure = WHERE[a.where]
+    reps = 1 if a.where == "logp" else a.reps
+    print("# %s, %d interleaved pairs per point; figures in us (logp: time"
+          " units), medians"
+          % (a.where, reps))
+    print("%3s %2s %13s %10s %14s" % ("n", "f", "reduce_bcast", "exchange",
+                                      "ratio ex/rb"))
+    for n in [int(x) for x in a.n.split(",")]:
+        for f in [int(x) for x in a.f.split(",")]:
+            if f >= n:
+                continue
+            got = {v: [] for v in VARIANTS}
+            ratios = []
+            for r in range(reps):
+                order = VARIANTS if r % 2 == 0 else VARIANTS[::-1]
+                pair = {}
+                for v in order:
+                    pair[v] = measure(a.build, n, f, v, a.iters, a.wait)
+                    got[v].append(pair[v])
+                ratios.append(pair["exchange"] / pair["reduce_bcast"])
+            print("%3d %2d %13.3f %10.3f %14.2f"
+                  % (n, f, statistics.median(got["reduce_bcast"]),
+                     statistics.median(got["exchange"]),
+                     statistics.median(ratios)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <string.h>
+
+#include "algo/corrected/exchange_part.h"
+
+static uint32_t world_of(const ftc_exchange_part_t *xp, uint32_t grank)
+{
+    return ftc_group_world_rank(xp->op->group, grank);
+}
+
+size_t ftc_exchange_part_space(size_t nbytes, const ftc_group_t *g)
+{
+    return ftc_mem_round((size_t)g->n * (nbytes > 0 ? nbytes : 1))
+           + ftc_mem_round(g->n);
+}
+
+int ftc_exchange_part_start(ftc_exchange_part_t *xp, ftc_cop_t *op,
+                            const uint8_t *input)
+{
+    ftc_group_t *g = op->group;
+    memset(xp, 0, sizeof(*xp));
+    xp->op = op;
+    xp->n = g->n;
+    xp->me = g->me;
+    xp->inputs = ftc_cop_alloc(op, (size_t)g->n * op->nbytes);
+    xp->got = ftc_cop_zalloc(op, g->n);
+    if (xp->inputs == NULL || xp->got == NULL)
+        return FTC_ENOMEM;
+    if (op->nbytes > 0)
+        memcpy(xp->inputs + (size_t)g->me * op->nbytes, input, op->nbytes);
+    xp->got[g->me] = 1;
+    xp->pending = g->n - 1;
+    for (uint32_t r = 0; r < g->n && !xp->missing; r++)
+        if (r != g->me && ftc_group_member_failed(g, r))
+            xp->missing = true;
+    if (xp->missing)
+        return FTC_OK;
+    /* Each peer once, starting after this process, so that the first
+     * copy every process receives comes from a different sender. */
+    for (uint32_t i = 1; i < g->n; i++) {
+        uint32_t r = (g->me + i) % g->n;
+        ftc_wire_header_t hdr;
+        ftc_iov_t iov = {input, op->nbytes};
+        ftc_cop_header(op, &hdr, FTC_CORR_MSG_EXCHANGE, 0);
+        (void)ftc_cop_send(op, r, &hdr, &iov, 1, false);
+    }
+    /* Inputs that came early are replayed after the start, so every
+     * peer is awaited here. */
+    for (uint32_t r = 0; r < g->n; r++)
+        if (!xp->got[r])
+            ftc_monitor_acquire(g->ctx, world_of(xp, r), op);
+    xp->watching = true;
+    return FTC_OK;
+}
+
+void ftc_exchange_part_on_msg(ftc_exchange_part_t *xp,
+                              const ftc_wire_header_t *hdr,
+                              const uint8_t *payload, uint32_t grank)
+{
+    ftc_context_t *ctx = xp->op->group->ctx;
+    if (hdr->payload_len != xp->op->nbytes || grank >= xp->n
+        || grank == xp->me) {
+        ctx->counters.dropped_badmsg++;
+        return;
+    }
+    if (xp->got[grank])
+        return; /* a duplicate: the first copy is the input */
+    if (xp->op->nbytes > 0)
+        memcpy(xp->inputs + (size_t)grank * xp->op->nbytes, payload,
+               xp->op->nbytes);
+    xp->got[grank] = 1;
+    xp->pending--;
+    if (xp->watching)
+        ftc_monitor_release(ctx, world_of(xp, grank));
+}
+
+void ftc_exchange_part_on_failed(ftc_exchange_part_t *xp, uint32_t grank)
+{
+    if (grank >= xp->n || xp->got[grank] || xp->missing)
+        return;
+    /* Its input may have reached others: only the rounds that follow can
+     * say whether the result holds it (allreduce.c). */
+    xp->missing = true;
+    ftc_exchange_part_destroy(xp);
+}
+
+void ftc_exchange_part_reduce(const ftc_exchange_part_t *xp, uint8_t *out)
+{
+    const ftc_coll_args_t *a = &xp->op->args;
+    size_t nb = xp->op->nbytes;
+    if (nb == 0)
+        return;
+    memcpy(out, xp->inputs, nb);
+    for (uint32_t r = 1; r < xp->n; r++)
+        (void)ftc_reduce_local(out, xp->inputs + (size_t)r * nb, a->count,
+                               a->dtype, a->op, a->user_fn, a->user_arg);
+}
+
+void ftc_exchange_part_destroy(ftc_exchange_part_t *xp)
+{
+    if (!xp->watching)
+        return;
+    xp->watching = false;
+    for (uint32_t r = 0; r < xp->n; r++)
+        if (!xp->got[r])
+            ftc_monitor_release(xp->op->group->ctx, world_of(xp, r));
+}
