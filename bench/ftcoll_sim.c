@@ -16,6 +16,7 @@
 #include "checker.h"
 #include "cli.h"
 #include "json.h"
+#include "sim_gossip.h"
 #include "scenario.h"
 
 static void usage(FILE *out)
@@ -23,7 +24,9 @@ static void usage(FILE *out)
     fputs(
         "usage: ftcoll-sim [options]   (--opt=value or --opt value)\n"
         "  --coll reduce|bcast|allreduce   collective (allreduce)\n"
-        "  --algo corrected|tree           algorithm (corrected)\n"
+        "  --algo corrected|tree           algorithm (corrected); push-sum,\n"
+        "                                  push-flow, pcf: the gossip family's\n"
+        "                                  own flags (--algo pcf --help)\n"
         "  -n N                            processes, P: 1..16777216 (8)\n"
         "  -f F                            failures tolerated, F < N (1)\n"
         "  --root R                        root; allreduce: first root (0)\n"
@@ -563,6 +566,8 @@ static uint64_t default_crash_window(const ftc_scenario_t *s)
 
 int main(int argc, char **argv)
 {
+    if (ftc_sim_gossip_wanted(argc, argv))
+        return ftc_sim_gossip_main(argc, argv);
     ftc_scenario_t s;
     ftc_scenario_init(&s);
     bool json = false, csv = false, check = true;

@@ -29,6 +29,15 @@
 static ftc_gossip_observer_fn observer;
 static void *observer_arg;
 
+static ftc_gossip_tick_fn tick_observer;
+static void *tick_observer_arg;
+
+void ftc_gossip_set_tick_observer(ftc_gossip_tick_fn fn, void *arg)
+{
+    tick_observer = fn;
+    tick_observer_arg = arg;
+}
+
 void ftc_gossip_set_observer(ftc_gossip_observer_fn fn, void *arg)
 {
     observer = fn;
@@ -246,6 +255,8 @@ static void gossip_on_timer(ftc_cop_t *op)
         return;
     g->iterations++;
     convergence_step(g);
+    if (tick_observer != NULL)
+        tick_observer(g, tick_observer_arg);
     if (!op->delivered) {
         if (g->stable_count >= g->stable_needed)
             deliver(g, true);
