@@ -94,6 +94,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -110,6 +111,7 @@
 #include "cli.h"
 #include "json.h"
 #include "ftcoll/ftcoll.h"
+#include "ftcoll/gossip.h"
 #include "ftcoll_bootstrap.h"
 
 #define MAX_PLAN 64
@@ -188,6 +190,12 @@ typedef struct bench {
     uint32_t nlast;
     bool excluded;
     bool auth;                  /* messages carry the job key's MAC */
+    /* Gossip (--algo push-sum|push-flow|pcf): the largest relative error
+     * of an operation of a job without faults, and the most iterations a
+     * process ran before delivering (its report). */
+    double gossip_max_err;
+    uint64_t gossip_max_iter;
+    ftc_gossip_report_t gossip_report;
     uint64_t mark_iter[MAX_MARKS], mark_t[MAX_MARKS];
     uint32_t nmarks;
     uint64_t by_status[MAX_STATUS];     /* operations ended with -index */
@@ -225,7 +233,8 @@ static void usage(FILE *f)
 {
     fputs(
         "usage: ftcoll-bench [--coll reduce|bcast|allreduce|none]\n"
-        "         [--algo corrected|tree] [-f F] [--root R]\n"
+        "         [--algo corrected|tree|push-sum|push-flow|pcf] [-f F]\n"
+        "         [--root R]\n"
         "         [--sizes 8,64,...] [--iters N] [--warmup W]\n"
         "         [--kill RANK@ITER]... [--crash RANK@ITER[:US]]...\n"
         "         [--stop RANK@ITER]... [--die-after-exchange RANK]\n"
@@ -338,6 +347,13 @@ static const struct option bench_options[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* The gossip family: doubles averaged, each process its own estimate. */
+static bool is_gossip(const opts_t *o)
+{
+    return o->algo == FTC_ALGO_PUSH_SUM || o->algo == FTC_ALGO_PUSH_FLOW
+           || o->algo == FTC_ALGO_PCF;
+}
+
 static void parse_opts(int argc, char **argv, opts_t *o)
 {
     memset(o, 0, sizeof(*o));
@@ -416,7 +432,7 @@ static void parse_opts(int argc, char **argv, opts_t *o)
                 die(2, "--coll: reduce, bcast, allreduce or none");
         } else if (strcmp(a, "--algo") == 0) {
             if (ftc_algo_parse(v, &o->algo) != FTC_OK)
-                die(2, "--algo: corrected or tree");
+                die(2, "--algo: corrected, tree, push-sum, push-flow or pcf");
         } else if (strcmp(a, "-f") == 0) {
             o->f = (uint32_t)parse_u64(v, "-f");
         } else if (strcmp(a, "--wait") == 0) {
@@ -510,6 +526,9 @@ static void parse_opts(int argc, char **argv, opts_t *o)
     if (optind < argc)
         die(2, "unexpected argument '%s': ftcoll-bench takes options only "
                "(--help)", argv[optind]);
+    if (is_gossip(o) && (o->no_coll || o->coll != FTC_COLL_ALLREDUCE))
+        die(2, "--algo %s: allreduce only (the gossip family)",
+            ftc_algo_name(o->algo));
 }
 
 /* --- Who may fail, and what a result may be ------------------------------ */
@@ -651,7 +670,11 @@ static bool status_explained(const bench_t *b, int status)
     case FTC_EROOT_FAILED:
         return is_victim(b, b->o.root) || v > b->o.f;
     case FTC_EPEER_FAILED:
-        return b->o.algo == FTC_ALGO_TREE && v > 0;
+        /* Gossip: PCF left with no positive weight after a failure, or a
+         * sum whose root failed (docs/gossip.md). */
+        return (b->o.algo == FTC_ALGO_TREE || is_gossip(&b->o)) && v > 0;
+    case FTC_ETIMEDOUT:
+        return is_gossip(&b->o) && v > 0;
     case FTC_EEXCLUDED:
         return is_victim(b, b->rank);
     default:
@@ -683,6 +706,50 @@ static void wrong(bench_t *b, const char *fmt, ...)
 }
 
 /* Check the result of iteration g (out holds it). */
+/* A gossip average of in[i] = (r+1) (g+1+i) over the processes: exactly
+ * (n+1)/2 (g+1+i) in a job without faults, to the family's tolerance
+ * 4 n target (docs/gossip.md); with faults, or once this process
+ * knows of any failure, push-flow's value is the
+ * average over some set of processes, so within the inputs' range, and
+ * PCF's (excluding flows) is documented to be no aggregate after an
+ * early failure, so only counted. Estimates differ in their last bits
+ * from process to process: the digest holds the status only. */
+static void check_gossip(bench_t *b, const int64_t *out_bits, size_t count)
+{
+    const opts_t *o = &b->o;
+    uint64_t g = b->g;
+    /* A failure this process knows of (planned, or a suspicion of a live
+     * peer on a starved machine) makes the value that of the survivors or
+     * PCF's mass account, not everyone's average. */
+    bool faults = o->nplan > 0 || o->nvictims > 0
+                  || ftc_group_failed(b->group, NULL, 0) > 0;
+    double tol = 4.0 * b->n * 1e-14;
+    b->digest = fnv(fnv(b->digest, g), 0);
+    if (b->gossip_report.iterations > b->gossip_max_iter)
+        b->gossip_max_iter = b->gossip_report.iterations;
+    for (size_t i = 0; i < count; i++) {
+        double v;
+        memcpy(&v, &out_bits[i], sizeof(v));
+        double scale = (double)(g + 1 + i);
+        double exact = scale * (b->n + 1) / 2.0;
+        if (!faults) {
+            double e = fabs(v - exact) / exact;
+            if (!(e <= b->gossip_max_err))
+                b->gossip_max_err = e;
+            if (!(e <= tol)) {
+                wrong(b, "iteration %" PRIu64 ": average %.17g is %.3g from "
+                         "%.17g (tolerance %.3g)", g, v, e, exact, tol);
+                return;
+            }
+        } else if (o->algo == FTC_ALGO_PUSH_FLOW
+                   && !(v >= scale * (1 - tol) && v <= scale * b->n * (1 + tol))) {
+            wrong(b, "iteration %" PRIu64 ": average %.17g outside the inputs' "
+                     "range [%.17g, %.17g]", g, v, scale, scale * b->n);
+            return;
+        }
+    }
+}
+
 static void check(bench_t *b, const int64_t *out, size_t count)
 {
     const opts_t *o = &b->o;
@@ -709,6 +776,10 @@ static void check(bench_t *b, const int64_t *out, size_t count)
         return;
     }
     b->ok++;
+    if (is_gossip(o)) {
+        check_gossip(b, out, count);
+        return;
+    }
     /* FTC_OK for an operation whose result names this rank as failed: the
      * others had excluded it, and it should have ended with
      * FTC_EEXCLUDED (a core issue; see the report of issue 3). Counted
@@ -1120,6 +1191,11 @@ static void fill_input(const bench_t *b, int64_t *in, size_t count)
 {
     for (size_t i = 0; i < count; i++)
         in[i] = (int64_t)(b->rank + 1) * (int64_t)(b->g + 1 + i);
+    if (is_gossip(&b->o))
+        for (size_t i = 0; i < count; i++) {
+            double d = (double)in[i]; /* exact below 2^53 */
+            memcpy(&in[i], &d, sizeof(d));
+        }
 }
 
 static void run_size(bench_t *b, size_t size)
@@ -1144,7 +1220,7 @@ static void run_size(bench_t *b, size_t size)
         a.algo = o->algo;
         a.root = o->root;
         a.f = o->f;
-        a.dtype = FTC_INT64;
+        a.dtype = is_gossip(o) ? FTC_DOUBLE : FTC_INT64;
         a.op = FTC_SUM;
         a.count = count;
         a.sendbuf = in;
@@ -1155,6 +1231,11 @@ static void run_size(bench_t *b, size_t size)
         cp.correction = o->correction;
         if (o->algo == FTC_ALGO_CORRECTED)
             a.params = &cp;
+        ftc_gossip_params_t gp; /* the average, every member a neighbour */
+        ftc_gossip_params_init(&gp);
+        gp.report = &b->gossip_report;
+        if (is_gossip(o))
+            a.params = &gp;
         a.deliver = on_deliver;
         a.deliver_arg = b;
         a.checked = o->checked;
@@ -1468,6 +1549,12 @@ static void print_summary(bench_t *b)
     json_array_end(&j);
     json_key(&j, "list_mismatch");
     json_uint(&j, b->list_mismatch);
+    if (is_gossip(&b->o)) {
+        json_key(&j, "gossip_max_rel_error");
+        json_general(&j, b->gossip_max_err, 6);
+        json_key(&j, "gossip_max_iterations");
+        json_uint(&j, b->gossip_max_iter);
+    }
     json_key(&j, "late_ok");
     json_uint(&j, b->late_ok);
     const struct {

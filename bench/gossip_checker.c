@@ -294,6 +294,9 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
     lc.n = n;
     lc.seed = run->seed;
     lc.drop_prob = run->drop_prob;
+    if (run->latency_ns > 0)
+        lc.latency_ns = run->latency_ns;
+    lc.jitter_ns = run->jitter_ns;
     lc.corrupt_prob = run->flip_prob;
     lc.corrupt_skip = FTC_WIRE_HEADER_SIZE; /* flows, not headers */
     if (ftc_lb_world_create(&lc, &C.w) != FTC_OK)
@@ -370,9 +373,30 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
     }
     if (run->trace != NULL || run->ncut > 0)
         ftc_gossip_set_tick_observer(on_tick, NULL);
+    /* Start times: seeded, in [0, spread_ns]; processes start in that
+     * order, the world running up to each start. */
+    typedef struct start {
+        uint64_t at;
+        uint32_t rank;
+    } start_t;
+    start_t *order = calloc(n, sizeof(start_t));
+    uint64_t ss = run->seed * 0x9e3779b97f4a7c15ull + 3;
     for (uint32_t r = 0; r < n; r++) {
+        order[r].rank = r;
+        order[r].at = run->spread_ns > 0 ? mix(&ss) % (run->spread_ns + 1) : 0;
+    }
+    for (uint32_t i = 1; i < n; i++) /* insertion sort: stable, n small */
+        for (uint32_t k = i; k > 0 && order[k - 1].at > order[k].at; k--) {
+            start_t t = order[k];
+            order[k] = order[k - 1];
+            order[k - 1] = t;
+        }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r = order[i].rank;
         if (crashed_before[r])
             continue;
+        if (order[i].at > 0)
+            ftc_lb_run_until(C.w, order[i].at, 400000000ull);
         rank_state_t *rs = &C.rs[r];
         ftc_gossip_params_t p = run->params;
         p.report = &rs->report;
@@ -392,7 +416,8 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
         if (rc != FTC_OK)
             fail(out, "rank %u: ftc_init_allreduce returned %d", r, rc);
     }
-    uint64_t cap = 400000000ull;
+    free(order);
+    uint64_t cap = run->max_events ? run->max_events : 400000000ull;
     uint64_t ran = ftc_lb_run(C.w, cap);
     if (ran >= cap)
         fail(out, "the run did not end within %llu events",

@@ -49,6 +49,14 @@ typedef struct gc_run {
                                     defaults); a cut link is found only by
                                     it, so a run with cuts wants a few
                                     periods here */
+    uint64_t latency_ns, jitter_ns; /* the loopback's (0: its defaults, 1 us
+                                    and none); real links are slower than
+                                    the 10 us period, with many messages in
+                                    flight per link */
+    uint64_t max_events;         /* the run must end within (0: 4e8) */
+    uint64_t spread_ns;          /* each process starts at a seeded time in
+                                    [0, spread_ns] (real processes never
+                                    start together) */
     uint32_t ncut;
     gc_cut_t cut[GC_MAX_CUT];
     FILE *trace;                 /* non-NULL: every trace_every-th

@@ -54,6 +54,11 @@ static void usage(FILE *out)
         "  --suspect-ns, --probe-ns NS     the keepalive that finds a cut link\n"
         "                                  (with --link-fail: 20000 each, two\n"
         "                                  periods; else the core's defaults)\n"
+        "  --latency-ns, --jitter-ns NS    the network (1000 and 0; the\n"
+        "                                  period between iterations is 10 us)\n"
+        "  --period-ns NS                  time between two iterations (10000)\n"
+        "  --spread-ns NS                  processes start at seeded times in\n"
+        "                                  [0, NS] (0)\n"
         "  --seed S                        seed of the run (1)\n"
         "  --runs N                        seeds S, S+1, ... (1)\n"
         "  --trace-error K                 every K-th iteration: iteration,\n"
@@ -83,6 +88,10 @@ static const struct option gossip_options[] = {
     {"crashes", required_argument, NULL, 'K'},
     {"crash-window", required_argument, NULL, 'W'},
     {"link-fail", required_argument, NULL, 'L'},
+    {"spread-ns", required_argument, NULL, 'D'},
+    {"latency-ns", required_argument, NULL, 'G'},
+    {"period-ns", required_argument, NULL, 'I'},
+    {"jitter-ns", required_argument, NULL, 'J'},
     {"suspect-ns", required_argument, NULL, 'S'},
     {"probe-ns", required_argument, NULL, 'P'},
     {"seed", required_argument, NULL, 's'},
@@ -376,6 +385,19 @@ static int parse(int argc, char **argv, opts_t *o)
             break;
         case 'L':
             o->cut_arg = optarg;
+            break;
+        case 'I':
+            if (!parse_u64(v, &u) || u == 0)
+                return bad(f, "expected nanoseconds > 0");
+            run->params.period_ns = u;
+            break;
+        case 'D':
+        case 'G':
+        case 'J':
+            if (!parse_u64(v, c == 'D'   ? &run->spread_ns
+                              : c == 'G' ? &run->latency_ns
+                                         : &run->jitter_ns))
+                return bad(f, "expected nanoseconds");
             break;
         case 'S':
         case 'P':
