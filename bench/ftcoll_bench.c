@@ -158,6 +158,7 @@ typedef struct opts {
     ftc_fault_info_t fault_info;
     ftc_correction_t correction;
     double interval_ms;         /* pause between iterations */
+    uint64_t gossip_period_ns;  /* --gossip-period-us; 0: the family's */
     double op_timeout_s;
 } opts_t;
 
@@ -234,7 +235,7 @@ static void usage(FILE *f)
     fputs(
         "usage: ftcoll-bench [--coll reduce|bcast|allreduce|none]\n"
         "         [--algo corrected|tree|push-sum|push-flow|pcf] [-f F]\n"
-        "         [--root R]\n"
+        "         [--root R] [--gossip-period-us P]\n"
         "         [--sizes 8,64,...] [--iters N] [--warmup W]\n"
         "         [--kill RANK@ITER]... [--crash RANK@ITER[:US]]...\n"
         "         [--stop RANK@ITER]... [--die-after-exchange RANK]\n"
@@ -344,6 +345,7 @@ static const struct option bench_options[] = {
     {"checked", no_argument, NULL, 279},
     {"usage-errors", no_argument, NULL, 280},
     {"bad-arg", required_argument, NULL, 281},
+    {"gossip-period-us", required_argument, NULL, 290},
     {NULL, 0, NULL, 0},
 };
 
@@ -505,6 +507,10 @@ static void parse_opts(int argc, char **argv, opts_t *o)
                 die(2, "--bad-arg wants null-buffer, huge-count or bad-op"
                        "@ITER, got '%s'", v);
             o->bad_arg_iter = parse_u64(at + 1, "--bad-arg iteration");
+        } else if (strcmp(a, "--gossip-period-us") == 0) {
+            o->gossip_period_ns = parse_u64(v, "--gossip-period-us") * 1000;
+            if (o->gossip_period_ns == 0)
+                die(2, "--gossip-period-us: expected microseconds > 0");
         } else if (strcmp(a, "--correction") == 0) {
             if (ftc_correction_parse(v, &o->correction) != FTC_OK)
                 die(2, "--correction: checked or opportunistic");
@@ -1234,6 +1240,8 @@ static void run_size(bench_t *b, size_t size)
         ftc_gossip_params_t gp; /* the average, every member a neighbour */
         ftc_gossip_params_init(&gp);
         gp.report = &b->gossip_report;
+        if (o->gossip_period_ns > 0)
+            gp.period_ns = o->gossip_period_ns;
         if (is_gossip(o))
             a.params = &gp;
         a.deliver = on_deliver;
