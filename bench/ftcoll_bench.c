@@ -95,6 +95,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -113,6 +114,7 @@
 #include "json.h"
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/ftco.h"
+#include "ftcoll/gossip.h"
 #include "ftcoll_bootstrap.h"
 
 #define MAX_PLAN 64
@@ -164,6 +166,7 @@ typedef struct opts {
     ftc_correction_t correction;
     ftc_allreduce_algo_t allreduce; /* --allreduce (corrected allreduce) */
     double interval_ms;         /* pause between iterations */
+    uint64_t gossip_period_ns;  /* --gossip-period-us; 0: the family's */
     double op_timeout_s;
     /* --coll agree|shrink (bench_ulfm.c) and its options. */
     bool ulfm, ulfm_shrink, with_allreduce;
@@ -200,6 +203,12 @@ typedef struct bench {
     uint32_t nlast;
     bool excluded;
     bool auth;                  /* messages carry the job key's MAC */
+    /* Gossip (--algo push-sum|push-flow|pcf): the largest relative error
+     * of an operation of a job without faults, and the most iterations a
+     * process ran before delivering (its report). */
+    double gossip_max_err;
+    uint64_t gossip_max_iter;
+    ftc_gossip_report_t gossip_report;
     uint64_t mark_iter[MAX_MARKS], mark_t[MAX_MARKS];
     uint32_t nmarks;
     uint64_t by_status[MAX_STATUS];     /* operations ended with -index */
@@ -237,7 +246,8 @@ static void usage(FILE *f)
 {
     fputs(
         "usage: ftcoll-bench [--coll reduce|bcast|allreduce|agree|shrink|none]\n"
-        "         [--algo corrected|tree|ftco] [-f F] [--root R]\n"
+        "         [--algo corrected|tree|ftco|push-sum|push-flow|pcf] [-f F]\n"
+        "         [--root R] [--gossip-period-us P]\n"
         "         [--sizes 8,64,...] [--iters N] [--warmup W]\n"
         "         [--kill RANK@ITER]... [--crash RANK@ITER[:US]]...\n"
         "         [--stop RANK@ITER]... [--die-after-exchange RANK]\n"
@@ -357,8 +367,16 @@ static const struct option bench_options[] = {
     {"uniform", no_argument, NULL, 285},
     {"ack-timeout-us", required_argument, NULL, 286},
     {"allreduce", required_argument, NULL, 287},
+    {"gossip-period-us", required_argument, NULL, 288},
     {NULL, 0, NULL, 0},
 };
+
+/* The gossip family: doubles averaged, each process its own estimate. */
+static bool is_gossip(const opts_t *o)
+{
+    return o->algo == FTC_ALGO_PUSH_SUM || o->algo == FTC_ALGO_PUSH_FLOW
+           || o->algo == FTC_ALGO_PCF;
+}
 
 static void parse_opts(int argc, char **argv, opts_t *o)
 {
@@ -453,7 +471,8 @@ static void parse_opts(int argc, char **argv, opts_t *o)
                        "none");
         } else if (strcmp(a, "--algo") == 0) {
             if (ftc_algo_parse(v, &o->algo) != FTC_OK)
-                die(2, "--algo: corrected, tree or ftco");
+                die(2, "--algo: corrected, tree, ftco, push-sum, push-flow "
+                       "or pcf");
         } else if (strcmp(a, "-f") == 0) {
             o->f = (uint32_t)parse_u64(v, "-f");
         } else if (strcmp(a, "--wait") == 0) {
@@ -528,6 +547,10 @@ static void parse_opts(int argc, char **argv, opts_t *o)
                 die(2, "--bad-arg wants null-buffer, huge-count or bad-op"
                        "@ITER, got '%s'", v);
             o->bad_arg_iter = parse_u64(at + 1, "--bad-arg iteration");
+        } else if (strcmp(a, "--gossip-period-us") == 0) {
+            o->gossip_period_ns = parse_u64(v, "--gossip-period-us") * 1000;
+            if (o->gossip_period_ns == 0)
+                die(2, "--gossip-period-us: expected microseconds > 0");
         } else if (strcmp(a, "--correction") == 0) {
             if (ftc_correction_parse(v, &o->correction) != FTC_OK)
                 die(2, "--correction: checked or opportunistic");
@@ -575,6 +598,9 @@ static void parse_opts(int argc, char **argv, opts_t *o)
                "--algo ftco");
     if (o->ack_timeout_us > UINT64_MAX / 1000)
         die(2, "--ack-timeout-us: too large");
+    if (is_gossip(o) && (o->no_coll || o->coll != FTC_COLL_ALLREDUCE))
+        die(2, "--algo %s: allreduce only (the gossip family)",
+            ftc_algo_name(o->algo));
 }
 
 /* --- Who may fail, and what a result may be ------------------------------ */
@@ -716,7 +742,11 @@ static bool status_explained(const bench_t *b, int status)
     case FTC_EROOT_FAILED:
         return is_victim(b, b->o.root) || v > b->o.f;
     case FTC_EPEER_FAILED:
-        return b->o.algo == FTC_ALGO_TREE && v > 0;
+        /* Gossip: PCF left with no positive weight after a failure, or a
+         * sum whose root failed (docs/gossip.md). */
+        return (b->o.algo == FTC_ALGO_TREE || is_gossip(&b->o)) && v > 0;
+    case FTC_ETIMEDOUT:
+        return is_gossip(&b->o) && v > 0;
     case FTC_EEXCLUDED:
         return is_victim(b, b->rank);
     default:
@@ -748,6 +778,50 @@ static void wrong(bench_t *b, const char *fmt, ...)
 }
 
 /* Check the result of iteration g (out holds it). */
+/* A gossip average of in[i] = (r+1) (g+1+i) over the processes: exactly
+ * (n+1)/2 (g+1+i) in a job without faults, to the family's tolerance
+ * 4 n target (docs/gossip.md); with faults, or once this process
+ * knows of any failure, push-flow's value is the
+ * average over some set of processes, so within the inputs' range, and
+ * PCF's (excluding flows) is documented to be no aggregate after an
+ * early failure, so only counted. Estimates differ in their last bits
+ * from process to process: the digest holds the status only. */
+static void check_gossip(bench_t *b, const int64_t *out_bits, size_t count)
+{
+    const opts_t *o = &b->o;
+    uint64_t g = b->g;
+    /* A failure this process knows of (planned, or a suspicion of a live
+     * peer on a starved machine) makes the value that of the survivors or
+     * PCF's mass account, not everyone's average. */
+    bool faults = o->nplan > 0 || o->nvictims > 0
+                  || ftc_group_failed(b->group, NULL, 0) > 0;
+    double tol = 4.0 * b->n * 1e-14;
+    b->digest = fnv(fnv(b->digest, g), 0);
+    if (b->gossip_report.iterations > b->gossip_max_iter)
+        b->gossip_max_iter = b->gossip_report.iterations;
+    for (size_t i = 0; i < count; i++) {
+        double v;
+        memcpy(&v, &out_bits[i], sizeof(v));
+        double scale = (double)(g + 1 + i);
+        double exact = scale * (b->n + 1) / 2.0;
+        if (!faults) {
+            double e = fabs(v - exact) / exact;
+            if (!(e <= b->gossip_max_err))
+                b->gossip_max_err = e;
+            if (!(e <= tol)) {
+                wrong(b, "iteration %" PRIu64 ": average %.17g is %.3g from "
+                         "%.17g (tolerance %.3g)", g, v, e, exact, tol);
+                return;
+            }
+        } else if (o->algo == FTC_ALGO_PUSH_FLOW
+                   && !(v >= scale * (1 - tol) && v <= scale * b->n * (1 + tol))) {
+            wrong(b, "iteration %" PRIu64 ": average %.17g outside the inputs' "
+                     "range [%.17g, %.17g]", g, v, scale, scale * b->n);
+            return;
+        }
+    }
+}
+
 static void check(bench_t *b, const int64_t *out, size_t count)
 {
     const opts_t *o = &b->o;
@@ -774,6 +848,10 @@ static void check(bench_t *b, const int64_t *out, size_t count)
         return;
     }
     b->ok++;
+    if (is_gossip(o)) {
+        check_gossip(b, out, count);
+        return;
+    }
     /* FTC_OK for an operation whose result names this rank as failed: the
      * others had excluded it, and it should have ended with
      * FTC_EEXCLUDED (a core issue; see the report of issue 3). Counted
@@ -1189,6 +1267,11 @@ static void fill_input(const bench_t *b, int64_t *in, size_t count)
 {
     for (size_t i = 0; i < count; i++)
         in[i] = (int64_t)(b->rank + 1) * (int64_t)(b->g + 1 + i);
+    if (is_gossip(&b->o))
+        for (size_t i = 0; i < count; i++) {
+            double d = (double)in[i]; /* exact below 2^53 */
+            memcpy(&in[i], &d, sizeof(d));
+        }
 }
 
 static void run_size(bench_t *b, size_t size)
@@ -1213,7 +1296,7 @@ static void run_size(bench_t *b, size_t size)
         a.algo = o->algo;
         a.root = o->root;
         a.f = o->f;
-        a.dtype = FTC_INT64;
+        a.dtype = is_gossip(o) ? FTC_DOUBLE : FTC_INT64;
         a.op = FTC_SUM;
         a.count = count;
         a.sendbuf = in;
@@ -1232,6 +1315,13 @@ static void run_size(bench_t *b, size_t size)
         fp.ack_timeout_ns = o->ack_timeout_us * 1000;
         if (o->algo == FTC_ALGO_FTCO)
             a.params = &fp;
+        ftc_gossip_params_t gp; /* the average, every member a neighbour */
+        ftc_gossip_params_init(&gp);
+        gp.report = &b->gossip_report;
+        if (o->gossip_period_ns > 0)
+            gp.period_ns = o->gossip_period_ns;
+        if (is_gossip(o))
+            a.params = &gp;
         a.deliver = on_deliver;
         a.deliver_arg = b;
         a.checked = o->checked;
@@ -1612,6 +1702,12 @@ static void print_summary(bench_t *b)
     json_array_end(&j);
     json_key(&j, "list_mismatch");
     json_uint(&j, b->list_mismatch);
+    if (is_gossip(&b->o)) {
+        json_key(&j, "gossip_max_rel_error");
+        json_general(&j, b->gossip_max_err, 6);
+        json_key(&j, "gossip_max_iterations");
+        json_uint(&j, b->gossip_max_iter);
+    }
     json_key(&j, "late_ok");
     json_uint(&j, b->late_ok);
     const struct {

@@ -16,6 +16,7 @@
 #include "checker.h"
 #include "cli.h"
 #include "json.h"
+#include "sim_gossip.h"
 #include "scenario.h"
 #include "sim_ulfm.h"
 
@@ -29,7 +30,9 @@ static void usage(FILE *out)
         "                                  needs --fail/--faults (known before\n"
         "                                  it); invalidate: every rank starts an\n"
         "                                  allreduce, the root invalidates\n"
-        "  --algo corrected|tree|ftco      algorithm (corrected)\n"
+        "  --algo corrected|tree|ftco      algorithm (corrected); push-sum,\n"
+        "                                  push-flow, pcf: the gossip family's\n"
+        "                                  own flags (--algo pcf --help)\n"
         "  -n N                            processes, P: 1..16777216 (8)\n"
         "  -f F                            failures tolerated, F < N (1)\n"
         "  --root R                        root; allreduce: first root (0)\n"
@@ -595,6 +598,8 @@ static uint64_t default_crash_window(const ftc_scenario_t *s)
 
 int main(int argc, char **argv)
 {
+    if (ftc_sim_gossip_wanted(argc, argv))
+        return ftc_sim_gossip_main(argc, argv);
     ftc_scenario_t s;
     ftc_scenario_init(&s);
     bool json = false, csv = false, check = true;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The gossip family (docs/gossip.md) on the loopback, through the
- * property checker (tests/gossip_checker.c).
+ * property checker (bench/gossip_checker.c).
  *
  *   test_gossip                      bad input, shapes, every algorithm
  *                                    failure-free, loss, float, sum,
@@ -387,6 +387,139 @@ static void test_late_failure(void)
            o.max_err_vs_all);
 }
 
+/* ---- permanent link failures (section II-C: Figures 4 and 7) ------------- */
+
+/* One run with the link a-b cut as a ends iteration `at`, found by the
+ * keepalive alone (nothing reports a cut). */
+static void link_run(gc_run_t *run, uint32_t a, uint32_t b, uint64_t at)
+{
+    run->ncut = 1;
+    run->cut[0] = (gc_cut_t){a, b, at};
+    run->suspect_ns = 2 * 10000; /* two periods */
+    run->probe_ns = 2 * 10000;
+}
+
+static void test_link_failure(void)
+{
+    /* A 16-hypercube stays connected without one link: every process
+     * delivers everyone's aggregate, whether the link was cut before the
+     * operation or in its middle. The cut must have dropped messages
+     * (else it cut nothing the run used). Push-flow and PCF, four seeds. */
+    for (unsigned a = 0; a < 2; a++)
+        for (uint64_t seed = 1; seed <= 4; seed++)
+            for (unsigned when = 0; when < 2; when++) {
+                gc_run_t run;
+                gc_run_init(&run, 16);
+                run.algo = a == 0 ? FTC_ALGO_PUSH_FLOW : FTC_ALGO_PCF;
+                run.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
+                run.seed = seed;
+                link_run(&run, 3, 7, when == 0 ? 0 : 40);
+                gc_outcome_t o;
+                gc_check(&run, &o);
+                EXPECT(o.ok && o.cuts_done == 1 && o.crashed == 0,
+                       "%s, link 3-7 cut at %s, seed %llu: %s (cuts %u)",
+                       algo_name(run.algo), when ? "iteration 40" : "the start",
+                       (unsigned long long)seed, o.why, o.cuts_done);
+                EXPECT(when == 0 || o.dropped_cut > 0,
+                       "the cut dropped messages (%llu)",
+                       (unsigned long long)o.dropped_cut);
+                /* Push-flow: everyone's exact aggregate. PCF after a cut
+                 * at the start: nothing was cancelled on the link, so the
+                 * same. (PCF after a cut mid-run keeps what was cancelled
+                 * on it: the checker's mass-account value.) */
+                if (a == 0 || when == 0)
+                    EXPECT(o.max_err_vs_all <= 4.0 * 16 * 1e-14,
+                           "%s after a cut link: everyone's aggregate "
+                           "(%.3g)", algo_name(run.algo), o.max_err_vs_all);
+            }
+    /* Late, at four fifths of the failure-free run, the same seeds: PCF
+     * keeps everyone's aggregate to the target (no fall-back, Figure 7);
+     * push-flow gets there again only after falling back (Figure 4): both
+     * end accurate, push-flow at the price of more iterations. */
+    uint64_t it[2] = {0, 0}, it_ff[2] = {0, 0};
+    for (unsigned a = 0; a < 2; a++) {
+        gc_run_t run;
+        gc_run_init(&run, 64);
+        run.algo = a == 0 ? FTC_ALGO_PCF : FTC_ALGO_PUSH_FLOW;
+        run.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
+        run.seed = 2;
+        gc_outcome_t ff;
+        gc_check(&run, &ff);
+        EXPECT(ff.ok, "failure-free: %s", ff.why);
+        link_run(&run, 0, 1, ff.max_iterations * 4 / 5);
+        gc_outcome_t o;
+        gc_check(&run, &o);
+        EXPECT(o.ok && o.cuts_done == 1 && o.dropped_cut > 0,
+               "%s, late cut: %s", algo_name(run.algo), o.why);
+        EXPECT(o.max_err_vs_all <= 4.0 * 64 * 1e-14,
+               "%s after a late cut: everyone's aggregate (%.3g)",
+               algo_name(run.algo), o.max_err_vs_all);
+        it[a] = o.max_iterations, it_ff[a] = ff.max_iterations;
+    }
+    EXPECT(it[1] - it_ff[1] > 2 * (it[0] > it_ff[0] ? it[0] - it_ff[0] : 0),
+           "push-flow's fall-back costs more than PCF's (extra iterations: "
+           "push-flow %llu, PCF %llu)",
+           (unsigned long long)(it[1] - it_ff[1]),
+           (unsigned long long)(it[0] > it_ff[0] ? it[0] - it_ff[0] : 0));
+    /* A cut that splits the graph: a bus of 6 without 2-3 is two paths,
+     * each of which converges to its own aggregate (the checker holds
+     * every process to its component's). */
+    for (unsigned a = 0; a < 2; a++) {
+        gc_run_t run;
+        gc_run_init(&run, 6);
+        run.algo = a == 0 ? FTC_ALGO_PUSH_FLOW : FTC_ALGO_PCF;
+        run.params.neighbours = FTC_NEIGHBOURS_BUS;
+        link_run(&run, 2, 3, 0);
+        gc_outcome_t o;
+        gc_check(&run, &o);
+        EXPECT(o.ok && o.cuts_done == 1, "%s, bus split by a cut: %s",
+               algo_name(run.algo), o.why);
+        EXPECT(o.max_err_vs_all > 1e-3,
+               "each half has its own aggregate (%.3g from everyone's)",
+               o.max_err_vs_all);
+    }
+}
+
+/* ---- links slower than the period ----------------------------------------- */
+
+/* Real links hold several messages at once when their round trip exceeds
+ * the period (TCP: tens of microseconds against the default 10). Two
+ * things are asserted. The ending always ends: two stopped processes
+ * used to answer each other's pushes for ever once a link held more than
+ * one message (found with a 5 us latency and 2.5 us jitter, n = 3; the
+ * run never went quiet). And with the period above the longest round
+ * trip, as docs/gossip.md asks, push-flow and PCF reach the target. */
+static void test_slow_links(void)
+{
+    for (unsigned a = 0; a < 2; a++)
+        for (uint32_t n = 3; n <= 16; n += 13) {
+            gc_run_t run;
+            gc_run_init(&run, n);
+            run.algo = a == 0 ? FTC_ALGO_PUSH_FLOW : FTC_ALGO_PCF;
+            run.latency_ns = 5000;
+            run.jitter_ns = 2500;
+            run.max_events = 5000000;
+            gc_outcome_t o;
+            gc_check(&run, &o);
+            EXPECT(strstr(o.why, "did not end") == NULL
+                       && strstr(o.why, "had not stopped") == NULL,
+                   "%s n %u, round trip above the period: the run ends (%s)",
+                   algo_name(run.algo), n, o.why);
+            for (uint64_t seed = 1; seed <= 4; seed++) {
+                gc_run_init(&run, 16);
+                run.algo = a == 0 ? FTC_ALGO_PUSH_FLOW : FTC_ALGO_PCF;
+                run.seed = seed;
+                run.latency_ns = 30000;
+                run.jitter_ns = 15000;
+                run.params.period_ns = 90000; /* > 2 (30 + 15) us */
+                gc_check(&run, &o);
+                EXPECT(o.ok, "%s n 16, 30 us links, period 90 us, seed %llu: "
+                             "%s", algo_name(run.algo),
+                       (unsigned long long)seed, o.why);
+            }
+        }
+}
+
 /* ---- every crash schedule for small n ------------------------------------ */
 
 static uint64_t exhaustive(ftc_algo_t algo, uint32_t nmax,
@@ -540,6 +673,8 @@ int main(int argc, char **argv)
         test_shapes();
         test_runs();
         test_late_failure();
+        test_link_failure();
+        test_slow_links();
         test_bit_flips();
     } else {
         fprintf(stderr, "usage: test_gossip [--exhaustive ALGO N [all] | --random "

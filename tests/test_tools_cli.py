@@ -15,6 +15,7 @@ PROGRAM on) to the program untouched.
 The last line says 'N passed, M failed'; exit status 1 on any failure.
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -163,6 +164,59 @@ def test_sim_ulfm(prog):
     refuses([prog, "--input", "allbutt"], "--input", "ftcoll-sim")
 
 
+def test_sim_gossip(prog):
+    """ftcoll-sim --algo push-sum|push-flow|pcf: the gossip family's flags
+    (bench/sim_gossip.c)."""
+    r = run([prog, "--algo", "pcf", "--help"])
+    check(r.returncode == 0 and "--neighbours" in r.stdout,
+          f"ftcoll-sim --algo pcf --help: {r.returncode}")
+    refuses([prog, "--algo", "pcf", "--bogus"], "--bogus", "ftcoll-sim")
+    refuses([prog, "--algo", "pcf", "--dtype", "int64"], "--dtype",
+            "ftcoll-sim")
+    refuses([prog, "--algo", "pcf", "--target", "-1"], "--target",
+            "ftcoll-sim")
+    refuses([prog, "--algo", "pcf", "-n", "6", "--neighbours", "hypercube"],
+            "hypercube", "ftcoll-sim")
+    refuses([prog, "--algo", "pcf", "-n", "8", "--link-fail", "0-9@3"],
+            "--link-fail", "ftcoll-sim")
+    refuses([prog, "--algo", "pcf", "-n", "8", "--neighbours", "torus3d",
+             "--torus", "2x2x3"], "--torus", "ftcoll-sim")
+    refuses([prog, "--algo", "pcf", "--crashes", "8"], "--crashes",
+            "ftcoll-sim")
+    for algo in ("push-sum", "push-flow", "pcf"):
+        r = run([prog, "--algo", algo, "-n", "16", "--neighbours",
+                 "hypercube", "--json"])
+        ok = r.returncode == 0
+        if ok:
+            d = json.loads(r.stdout)
+            run0 = d["runs"][0]
+            ok = (d["algo"] == algo and run0["ok"]
+                  and run0["max_rel_error"] <= 1e-13
+                  and run0["iterations"] > 0
+                  and run0["messages_per_process"] > 0)
+        check(ok, f"ftcoll-sim --algo {algo} -n 16 --json: {r.returncode} "
+                  f"{r.stdout[:200]!r} {r.stderr[:200]!r}")
+    # A link failure must have happened and been survived.
+    r = run([prog, "--algo", "push-flow", "-n", "16", "--neighbours",
+             "hypercube", "--link-fail", "0-1@30", "--json"])
+    ok = r.returncode == 0
+    if ok:
+        run0 = json.loads(r.stdout)["runs"][0]
+        ok = (run0["ok"] and run0["cuts"] == 1 and run0["dropped_cut"] > 0
+              and run0["max_err_vs_all"] <= 1e-12)
+    check(ok, f"ftcoll-sim --algo push-flow --link-fail 0-1@30: "
+              f"{r.returncode} {r.stdout[:300]!r}")
+    # Crashes that must happen: two random ranks, checked.
+    r = run([prog, "--algo", "pcf", "-n", "16", "--crashes", "2", "--runs",
+             "3", "--json"])
+    ok = r.returncode == 0
+    if ok:
+        runs = json.loads(r.stdout)["runs"]
+        ok = all(x["ok"] and x["crashed"] == 2 for x in runs)
+    check(ok, f"ftcoll-sim --algo pcf --crashes 2: {r.returncode} "
+              f"{r.stdout[:300]!r}")
+
+
 def test_bench(prog, version):
     common(prog, "ftcoll-bench", version)
     # Parsing ends before the bootstrap: a refusal needs no launcher.
@@ -252,6 +306,7 @@ def main():
     ap.add_argument("--foreign", action="append", default=[])
     a = ap.parse_args()
     test_sim(a.sim, a.version)
+    test_sim_gossip(a.sim)
     test_bench(a.bench, a.version)
     test_core(a.core, a.version)
     test_run(a.run, a.version)

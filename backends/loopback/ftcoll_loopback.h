@@ -101,6 +101,7 @@ typedef struct ftc_lb_stats {
     uint64_t dropped_unattached; /* events for a rank without a context */
     uint64_t peer_failed_reports;/* ftc_transport_peer_failed calls */
     uint64_t dropped_deaf;       /* arrived at a deafened rank */
+    uint64_t dropped_cut;        /* sent over, or in flight on, a cut link */
 } ftc_lb_stats_t;
 
 /* Defaults as listed above; n = 0 and seed = 0: set n. */
@@ -159,6 +160,24 @@ void ftc_lb_deafen(ftc_lb_world_t *w, uint32_t rank);
 void ftc_lb_deafen_after_sends(ftc_lb_world_t *w, uint32_t rank, uint64_t k);
 
 int ftc_lb_is_deaf(const ftc_lb_world_t *w, uint32_t rank);
+
+/* Cut the link between ranks a and b, both ways and for good: every
+ * message sent over it from now on, and every one still in flight on it,
+ * is dropped (counted in ftc_lb_stats_t.dropped_cut). Both ranks keep
+ * running and talking to everyone else; nothing reports the cut to
+ * anyone, as with a broken cable or route: only silence tells (the
+ * core's keepalive probes cross the same link). A permanent link failure
+ * for the gossip family (docs/gossip.md). a == b or a rank out of range:
+ * nothing. */
+void ftc_lb_cut_link(ftc_lb_world_t *w, uint32_t a, uint32_t b);
+
+/* Cut the link a-b right after a's k-th send counted from this call (that
+ * message still goes out); k = 0 cuts now. One pending cut per rank a: a
+ * later call replaces it. */
+void ftc_lb_cut_link_after_sends(ftc_lb_world_t *w, uint32_t a, uint32_t b,
+                                 uint64_t k);
+
+int ftc_lb_is_cut(const ftc_lb_world_t *w, uint32_t a, uint32_t b);
 
 /* Messages rank sends from now on take extra_ns longer to arrive (a slow
  * process or link). Pair FIFO order still holds. */

@@ -56,6 +56,9 @@ typedef struct lb_endpoint {
     uint64_t crash_countdown;  /* sends left before it crashes; 0: none */
     int deaf;                  /* every message to it is dropped */
     uint64_t deaf_countdown;   /* sends left before it goes deaf; 0: none */
+    uint64_t cut_countdown;    /* sends left before its link to cut_peer
+                                  is cut; 0: none */
+    uint32_t cut_peer;
     int timer_armed;
     uint64_t timer_ns;
     uint64_t timer_gen;        /* bumped by every arm and cancel */
@@ -81,6 +84,8 @@ struct ftc_lb_world {
     ftc_lb_pair_map_t last_arrival;
     /* (watcher, peer) -> index in watches. */
     ftc_lb_pair_map_t watch_index;
+    /* (min, max) of the ranks of a cut link -> 1. */
+    ftc_lb_pair_map_t cut_links;
     lb_watch_t *watches;
     uint32_t watches_cap;
     uint32_t watches_free;
@@ -157,6 +162,20 @@ static void lb_crash_now(ftc_lb_world_t *w, uint32_t rank)
 
 /* --- The transport ops -------------------------------------------------- */
 
+static int lb_link_cut(const ftc_lb_world_t *w, uint32_t a, uint32_t b)
+{
+    uint64_t v;
+    if (w->cut_links.len == 0)
+        return 0;
+    return ftc_lb_map_get(&w->cut_links, a < b ? a : b, a < b ? b : a, &v);
+}
+
+static void lb_cut_now(ftc_lb_world_t *w, uint32_t a, uint32_t b)
+{
+    if (ftc_lb_map_put(&w->cut_links, a < b ? a : b, a < b ? b : a, 1) != 0)
+        lb_out_of_memory();
+}
+
 static int lb_send(void *tp, uint32_t dest, const void *buf, size_t len,
                    void *cookie)
 {
@@ -196,6 +215,9 @@ static int lb_send(void *tp, uint32_t dest, const void *buf, size_t len,
     if (drop) {
         w->stats.dropped_random++;
         free(msg);
+    } else if (lb_link_cut(w, ep->rank, dest)) {
+        w->stats.dropped_cut++;
+        free(msg);
     } else {
         uint64_t at = sat_add(sat_add(w->now, w->cfg.latency_ns),
                               sat_add(jitter, ep->extra_delay_ns));
@@ -210,6 +232,8 @@ static int lb_send(void *tp, uint32_t dest, const void *buf, size_t len,
 
     if (ep->deaf_countdown > 0 && --ep->deaf_countdown == 0)
         ep->deaf = 1;
+    if (ep->cut_countdown > 0 && --ep->cut_countdown == 0)
+        lb_cut_now(w, ep->rank, ep->cut_peer);
     if (ep->crash_countdown > 0 && --ep->crash_countdown == 0) {
         lb_crash_now(w, ep->rank);
         return FTC_SEND_INLINE;
@@ -396,6 +420,7 @@ int ftc_lb_world_create(const ftc_lb_config_t *cfg, ftc_lb_world_t **out)
     ftc_lb_rng_seed(&w->rng, cfg->seed);
     ftc_lb_map_init(&w->last_arrival);
     ftc_lb_map_init(&w->watch_index);
+    ftc_lb_map_init(&w->cut_links);
     w->watches_free = LB_NONE;
     *out = w;
     return FTC_OK;
@@ -419,6 +444,7 @@ void ftc_lb_world_destroy(ftc_lb_world_t *w)
     ftc_cal_fini(&w->queue);
     ftc_lb_map_fini(&w->last_arrival);
     ftc_lb_map_fini(&w->watch_index);
+    ftc_lb_map_fini(&w->cut_links);
     free(w->watches);
     free(w->eps);
     free(w);
@@ -490,6 +516,31 @@ int ftc_lb_is_deaf(const ftc_lb_world_t *w, uint32_t rank)
     return w != NULL && rank < w->cfg.n && w->eps[rank].deaf;
 }
 
+void ftc_lb_cut_link(ftc_lb_world_t *w, uint32_t a, uint32_t b)
+{
+    if (w == NULL || a >= w->cfg.n || b >= w->cfg.n || a == b)
+        return;
+    lb_cut_now(w, a, b);
+}
+
+void ftc_lb_cut_link_after_sends(ftc_lb_world_t *w, uint32_t a, uint32_t b,
+                                 uint64_t k)
+{
+    if (w == NULL || a >= w->cfg.n || b >= w->cfg.n || a == b)
+        return;
+    if (k == 0) {
+        lb_cut_now(w, a, b);
+    } else {
+        w->eps[a].cut_countdown = k;
+        w->eps[a].cut_peer = b;
+    }
+}
+
+int ftc_lb_is_cut(const ftc_lb_world_t *w, uint32_t a, uint32_t b)
+{
+    return w != NULL && a < w->cfg.n && b < w->cfg.n && lb_link_cut(w, a, b);
+}
+
 void ftc_lb_set_delay(ftc_lb_world_t *w, uint32_t rank, uint64_t extra_ns)
 {
     if (w != NULL && rank < w->cfg.n)
@@ -547,6 +598,8 @@ static int lb_dispatch(ftc_lb_world_t *w, const ftc_cal_event_t *ev)
             w->stats.dropped_dead++;
         } else if (ep->deaf) {
             w->stats.dropped_deaf++;
+        } else if (lb_link_cut(w, ev->peer, ev->rank)) {
+            w->stats.dropped_cut++;
         } else if (!lb_absent(w, ep)) {
             w->now = ev->time;
             w->stats.messages_delivered++;

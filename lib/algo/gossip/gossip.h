@@ -106,6 +106,13 @@ typedef void (*ftc_gossip_observer_fn)(const ftc_gossip_final_t *fin,
                                        void *arg);
 void ftc_gossip_set_observer(ftc_gossip_observer_fn fn, void *arg);
 
+/* Test and simulator hook: called after each iteration's convergence
+ * step with the operation (its est holds the current estimate when
+ * have_est), so a simulator can trace every process's accuracy over the
+ * run (ftcoll-sim --trace-error). NULL: none. */
+typedef void (*ftc_gossip_tick_fn)(const ftc_gossip_op_t *g, void *arg);
+void ftc_gossip_set_tick_observer(ftc_gossip_tick_fn fn, void *arg);
+
 /* The create function of all three entries (algo/gossip/op.c). */
 int ftc_gossip_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                          const void *params, ftc_coll_t coll,

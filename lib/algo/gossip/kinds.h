@@ -22,9 +22,13 @@ enum {
     FTC_GOSSIP_WF_SAW_DONE = 1u << 9, /* ... and has seen the receiver's
                                          DONE: it needs nothing more */
     FTC_GOSSIP_WF_SYNC = 1u << 10,    /* no mass moved (see above) */
-    FTC_GOSSIP_WF_WANT = 1u << 11     /* the sender still waits for the
+    FTC_GOSSIP_WF_WANT = 1u << 11,    /* the sender still waits for the
                                          receiver's DONE or SAW_DONE: a
                                          delivered receiver answers */
+    FTC_GOSSIP_WF_ANSWER = 1u << 12   /* sent by a stopped process in
+                                         answer to a message: never
+                                         answered in turn by another
+                                         stopped one */
 };
 
 static inline bool ftc_gossip_msg_valid(const ftc_wire_header_t *hdr)
@@ -32,7 +36,8 @@ static inline bool ftc_gossip_msg_valid(const ftc_wire_header_t *hdr)
     return hdr->kind == FTC_GOSSIP_MSG_FLOW
            && (hdr->flags & FTC_WF_FAMILY
                & ~(unsigned)(FTC_GOSSIP_WF_DONE | FTC_GOSSIP_WF_SAW_DONE
-                             | FTC_GOSSIP_WF_SYNC | FTC_GOSSIP_WF_WANT))
+                             | FTC_GOSSIP_WF_SYNC | FTC_GOSSIP_WF_WANT
+                             | FTC_GOSSIP_WF_ANSWER))
                   == 0;
 }
 

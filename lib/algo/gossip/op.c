@@ -29,6 +29,15 @@
 static ftc_gossip_observer_fn observer;
 static void *observer_arg;
 
+static ftc_gossip_tick_fn tick_observer;
+static void *tick_observer_arg;
+
+void ftc_gossip_set_tick_observer(ftc_gossip_tick_fn fn, void *arg)
+{
+    tick_observer = fn;
+    tick_observer_arg = arg;
+}
+
 void ftc_gossip_set_observer(ftc_gossip_observer_fn fn, void *arg)
 {
     observer = fn;
@@ -70,12 +79,14 @@ static bool waiting_on(const ftc_gossip_link_t *l)
     return l->alive && !(l->peer_done && l->peer_saw_done);
 }
 
-static void send_to(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push)
+static void send_flagged(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push,
+                         unsigned extra_flags)
 {
     ftc_cop_t *op = &g->base;
     g->rules->build(g, l, push, g->msg);
     ftc_wire_header_t hdr;
     ftc_cop_header(op, &hdr, FTC_GOSSIP_MSG_FLOW, 0);
+    hdr.flags |= extra_flags;
     if (op->delivered)
         hdr.flags |= FTC_GOSSIP_WF_DONE;
     if (l->peer_done)
@@ -86,6 +97,11 @@ static void send_to(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push)
         hdr.flags |= FTC_GOSSIP_WF_WANT;
     ftc_iov_t iov = {g->msg, g->rules->payload_len(g->m)};
     (void)ftc_cop_send(op, l->peer, &hdr, &iov, 1, false);
+}
+
+static void send_to(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push)
+{
+    send_flagged(g, l, push, 0);
 }
 
 
@@ -246,6 +262,8 @@ static void gossip_on_timer(ftc_cop_t *op)
         return;
     g->iterations++;
     convergence_step(g);
+    if (tick_observer != NULL)
+        tick_observer(g, tick_observer_arg);
     if (!op->delivered) {
         if (g->stable_count >= g->stable_needed)
             deliver(g, true);
@@ -337,10 +355,15 @@ static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
      * hears back, so it can settle. */
     bool want = (hdr->flags & FTC_GOSSIP_WF_WANT) != 0;
     bool push = (hdr->flags & FTC_GOSSIP_WF_SYNC) == 0;
+    /* ... but never a stopped process's answer: two stopped processes
+     * answering each other's pushes would bounce mass between them for
+     * ever once the link holds more than one message (a round trip above
+     * the period, as on any real network). */
+    bool answer = (hdr->flags & FTC_GOSSIP_WF_ANSWER) != 0;
     if (op->delivered && g->ticking && want && !waiting_on(l))
-        send_to(g, l, false);
-    else if (op->delivered && !g->ticking && (want || push))
-        send_to(g, l, push);
+        send_flagged(g, l, false, FTC_GOSSIP_WF_ANSWER);
+    else if (op->delivered && !g->ticking && !answer && (want || push))
+        send_flagged(g, l, push, FTC_GOSSIP_WF_ANSWER);
     maybe_wake(g);
     maybe_stop(g);
 }

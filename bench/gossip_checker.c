@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The gossip family's property checker (docs/gossip.md, "Guarantees").
- * One allreduce runs on the loopback under the run's faults; then:
+ * One allreduce runs on the loopback under the run's faults (loss, bit
+ * flips, crashes, cut links); then:
  *
  *  1. every live process delivered, exactly once, and its operation ended
  *     (stopped iterating) by the time the network went quiet;
@@ -31,6 +32,7 @@
 #include "algo/gossip/gossip.h"
 #include "algo/gossip/neighbours.h"
 #include "core/context.h"
+#include "core/group.h"
 #include "wire/wire.h"
 #include "gossip_checker.h"
 
@@ -52,12 +54,24 @@ typedef struct checker {
     ftc_lb_world_t *w;
     bool any_delivered;
     uint32_t crashed_at_first;  /* ranks crashed when the first delivered */
+    uint32_t cut_at_first;      /* links cut then */
+    long double *agg_all;       /* the trace's reference: everyone */
+    double *trace_max, *trace_min; /* per traced iteration */
+    uint64_t trace_len;
     rank_state_t *rs;
     uint32_t m;
     ftc_group_t **groups;
 } checker_t;
 
 static checker_t *cur;
+
+static uint32_t cuts_now(const checker_t *C)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < C->run->ncut; i++)
+        k += ftc_lb_is_cut(C->w, C->run->cut[i].a, C->run->cut[i].b) != 0;
+    return k;
+}
 
 void gc_run_init(gc_run_t *run, uint32_t n)
 {
@@ -81,15 +95,44 @@ static void on_deliver(const ftc_completion_t *c, void *arg)
         cur->any_delivered = true;
         for (uint32_t i = 0; i < cur->run->n; i++)
             cur->crashed_at_first += ftc_lb_is_crashed(cur->w, i) != 0;
+        cur->cut_at_first = cuts_now(cur);
     }
 }
 
 static uint32_t rank_of_group(const ftc_group_t *g)
 {
-    for (uint32_t r = 0; r < cur->run->n; r++)
-        if (cur->groups[r] == g)
-            return r;
-    return UINT32_MAX;
+    uint32_t r = g->me; /* the world group: group rank = world rank */
+    return r < cur->run->n && cur->groups[r] == g ? r : UINT32_MAX;
+}
+
+static double rel_error(uint32_t count, const double *v, const long double *a);
+
+/* The trace: each traced iteration's largest and smallest error over the
+ * processes that ran it. */
+static void on_tick(const ftc_gossip_op_t *g, void *arg)
+{
+    (void)arg;
+    checker_t *C = cur;
+    if (C == NULL)
+        return;
+    for (uint32_t i = 0; i < C->run->ncut; i++) {
+        const gc_cut_t *c = &C->run->cut[i];
+        if (c->after == g->iterations && c->a == g->base.group->me)
+            ftc_lb_cut_link(C->w, c->a, c->b);
+    }
+    if (C->trace_max == NULL || !g->have_est)
+        return;
+    uint32_t every = C->run->trace_every ? C->run->trace_every : 1;
+    if (g->iterations % every != 0)
+        return;
+    uint64_t i = g->iterations / every;
+    if (i >= C->trace_len)
+        return;
+    double e = rel_error(C->run->count, g->est, C->agg_all);
+    if (!(e <= C->trace_max[i]))
+        C->trace_max[i] = e;
+    if (!(e >= C->trace_min[i]))
+        C->trace_min[i] = e;
 }
 
 static void on_final(const ftc_gossip_final_t *fin, void *arg)
@@ -149,8 +192,20 @@ static double unit(uint64_t *s)
 }
 
 /* comp[r]: the connected component of live rank r in the neighbourhood
- * graph without the crashed ranks (a failure may cut it). */
-static void components(const gc_run_t *run, const bool *live, uint32_t *comp)
+ * graph without the crashed ranks (a failure may cut it) ... */
+static bool cut_edge(const gc_run_t *run, const bool *cut_done, uint32_t a,
+                     uint32_t b)
+{
+    for (uint32_t i = 0; i < run->ncut; i++)
+        if (cut_done[i] && ((run->cut[i].a == a && run->cut[i].b == b)
+                            || (run->cut[i].a == b && run->cut[i].b == a)))
+            return true;
+    return false;
+}
+
+/* ... and without the links that were cut. */
+static void components(const gc_run_t *run, const bool *live,
+                       const bool *cut_done, uint32_t *comp)
 {
     uint32_t n = run->n;
     uint32_t *row = calloc(n, sizeof(uint32_t)), *stack = calloc(n, sizeof(uint32_t));
@@ -166,7 +221,8 @@ static void components(const gc_run_t *run, const bool *live, uint32_t *comp)
             uint32_t v = stack[--top];
             uint32_t k = ftc_gossip_neighbours(&run->params, n, v, row);
             for (uint32_t i = 0; i < k; i++)
-                if (live[row[i]] && comp[row[i]] == UINT32_MAX) {
+                if (live[row[i]] && comp[row[i]] == UINT32_MAX
+                    && !cut_edge(run, cut_done, v, row[i])) {
                     comp[row[i]] = r;
                     stack[top++] = row[i];
                 }
@@ -238,6 +294,9 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
     lc.n = n;
     lc.seed = run->seed;
     lc.drop_prob = run->drop_prob;
+    if (run->latency_ns > 0)
+        lc.latency_ns = run->latency_ns;
+    lc.jitter_ns = run->jitter_ns;
     lc.corrupt_prob = run->flip_prob;
     lc.corrupt_skip = FTC_WIRE_HEADER_SIZE; /* flows, not headers */
     if (ftc_lb_world_create(&lc, &C.w) != FTC_OK)
@@ -245,6 +304,10 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
     ftc_config_t cfg;
     ftc_config_init(&cfg);
     cfg.seed = run->seed;
+    if (run->suspect_ns > 0)
+        cfg.suspect_timeout_ns = run->suspect_ns;
+    if (run->probe_ns > 0)
+        cfg.probe_timeout_ns = run->probe_ns;
     uint64_t s = run->seed * 7919 + n;
     for (uint32_t r = 0; r < n; r++) {
         rank_state_t *rs = &C.rs[r];
@@ -282,9 +345,58 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
             ftc_lb_crash_after_sends(C.w, c->rank, c->after);
         }
     }
+    for (uint32_t i = 0; i < run->ncut; i++) {
+        const gc_cut_t *c = &run->cut[i];
+        if (c->after == 0)
+            ftc_lb_cut_link(C.w, c->a, c->b);
+    }
+    /* Everyone's aggregate, before anything ran: the trace's reference. */
+    C.agg_all = calloc(count ? count : 1, sizeof(long double));
+    {
+        bool *all = calloc(n, sizeof(bool));
+        for (uint32_t q = 0; q < n; q++)
+            all[q] = true;
+        aggregate(run, C.rs, all, C.agg_all);
+        free(all);
+    }
+    if (run->trace != NULL) {
+        uint32_t every = run->trace_every ? run->trace_every : 1;
+        uint64_t cap = run->params.max_iterations ? run->params.max_iterations
+                                                  : 100000;
+        C.trace_len = 2 * cap / every + 2;
+        C.trace_max = malloc(sizeof(double) * C.trace_len);
+        C.trace_min = malloc(sizeof(double) * C.trace_len);
+        for (uint64_t i = 0; i < C.trace_len; i++) {
+            C.trace_max[i] = -1.0;
+            C.trace_min[i] = INFINITY;
+        }
+    }
+    if (run->trace != NULL || run->ncut > 0)
+        ftc_gossip_set_tick_observer(on_tick, NULL);
+    /* Start times: seeded, in [0, spread_ns]; processes start in that
+     * order, the world running up to each start. */
+    typedef struct start {
+        uint64_t at;
+        uint32_t rank;
+    } start_t;
+    start_t *order = calloc(n, sizeof(start_t));
+    uint64_t ss = run->seed * 0x9e3779b97f4a7c15ull + 3;
     for (uint32_t r = 0; r < n; r++) {
+        order[r].rank = r;
+        order[r].at = run->spread_ns > 0 ? mix(&ss) % (run->spread_ns + 1) : 0;
+    }
+    for (uint32_t i = 1; i < n; i++) /* insertion sort: stable, n small */
+        for (uint32_t k = i; k > 0 && order[k - 1].at > order[k].at; k--) {
+            start_t t = order[k];
+            order[k] = order[k - 1];
+            order[k - 1] = t;
+        }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r = order[i].rank;
         if (crashed_before[r])
             continue;
+        if (order[i].at > 0)
+            ftc_lb_run_until(C.w, order[i].at, 400000000ull);
         rank_state_t *rs = &C.rs[r];
         ftc_gossip_params_t p = run->params;
         p.report = &rs->report;
@@ -304,7 +416,8 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
         if (rc != FTC_OK)
             fail(out, "rank %u: ftc_init_allreduce returned %d", r, rc);
     }
-    uint64_t cap = 400000000ull;
+    free(order);
+    uint64_t cap = run->max_events ? run->max_events : 400000000ull;
     uint64_t ran = ftc_lb_run(C.w, cap);
     if (ran >= cap)
         fail(out, "the run did not end within %llu events",
@@ -312,6 +425,12 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
     ftc_lb_stats_t st;
     ftc_lb_stats(C.w, &st);
     out->dropped = st.dropped_random;
+    out->dropped_cut = st.dropped_cut;
+    bool *cut_done = calloc(run->ncut ? run->ncut : 1, sizeof(bool));
+    for (uint32_t i = 0; i < run->ncut; i++) {
+        cut_done[i] = ftc_lb_is_cut(C.w, run->cut[i].a, run->cut[i].b);
+        out->cuts_done += cut_done[i];
+    }
     out->flipped = st.corrupted;
     out->messages = ftc_lb_messages_sent(C.w);
     bool *live = calloc(n, sizeof(bool));
@@ -341,8 +460,21 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
     }
     ftc_lb_world_destroy(C.w);
 
-    bool faults = run->ncrash > 0 || run->drop_prob > 0 || run->flip_prob > 0;
-    bool failures = out->crashed > 0;
+    ftc_gossip_set_tick_observer(NULL, NULL);
+    if (run->trace != NULL) {
+        uint32_t every = run->trace_every ? run->trace_every : 1;
+        fprintf(run->trace, "# iteration max_rel_error min_rel_error (live "
+                            "processes against everyone's aggregate)\n");
+        for (uint64_t i = 0; i < C.trace_len; i++)
+            if (C.trace_max[i] >= 0.0)
+                fprintf(run->trace, "%llu %.6g %.6g\n",
+                        (unsigned long long)(i * every), C.trace_max[i],
+                        C.trace_min[i]);
+        free(C.trace_max), free(C.trace_min);
+    }
+    bool faults = run->ncrash > 0 || run->drop_prob > 0 || run->flip_prob > 0
+                  || run->ncut > 0;
+    bool failures = out->crashed > 0 || out->cuts_done > 0;
     bool push_sum = run->algo == FTC_ALGO_PUSH_SUM;
     double target = run->params.target > 0 ? run->params.target
                     : run->dtype == FTC_DOUBLE ? 1e-14
@@ -358,26 +490,25 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
             during[ndur++] = run->crash[i].rank;
     uint32_t *comp = calloc(n, sizeof(uint32_t));
     uint32_t *comp_c = calloc(n, sizeof(uint32_t));
-    components(run, live, comp);
+    components(run, live, cut_done, comp);
     uint32_t ncand = (1u << ndur) + 1;
+    uint32_t cand_comp = UINT32_MAX, cand_nc = 0; /* whose cand[] holds */
+    double cand_kappa = 1.0;
     long double *cand = calloc((size_t)ncand * (count ? count : 1),
                                sizeof(long double));
     bool *in_set = calloc(n, sizeof(bool));
     /* A failure after the first delivery: push-flow's fall-back moves the
      * survivors' value after some have delivered the old one (docs). */
-    bool late = out->crashed > C.crashed_at_first;
+    bool late = out->crashed > C.crashed_at_first
+                || out->cuts_done > C.cut_at_first;
     out->late_failure = late;
-    long double *agg_all = calloc(count ? count : 1, sizeof(long double));
-    for (uint32_t q = 0; q < n; q++)
-        in_set[q] = true;
-    aggregate(run, C.rs, in_set, agg_all);
+    long double *agg_all = C.agg_all;
     for (uint32_t q = 0; q < n; q++)
         if (live[q] && C.rs[q].delivered == 1 && C.rs[q].status == FTC_OK) {
             double e = rel_error(count, C.rs[q].out, agg_all);
             if (!(e <= out->max_err_vs_all))
                 out->max_err_vs_all = e;
         }
-    free(agg_all);
     long double total_x[1] = {0}, total_mass[1] = {0}, abs_x = 0;
     for (uint32_t r = 0; r < n; r++) {
         rank_state_t *rs = &C.rs[r];
@@ -421,7 +552,12 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
         /* 2: accuracy, against the candidates of r's component: the
          * survivors in it plus any subset of those that crashed during
          * the operation, and for PCF its mass account's value. */
-        if (rs->status == FTC_OK && !(push_sum && faults)) {
+        if (rs->status == FTC_OK && !(push_sum && faults)
+            && comp[r] == cand_comp) {
+            /* r's component's candidates are those just computed: every
+             * process of one component shares them (adding the crashed of
+             * a subset back only merges components). */
+        } else if (rs->status == FTC_OK && !(push_sum && faults)) {
             uint32_t nc = 0;
             double kappa = 1.0;
             for (uint32_t c = 0; c < (1u << ndur); c++) {
@@ -431,7 +567,7 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
                 for (uint32_t i = 0; i < ndur; i++)
                     if (c & (1u << i))
                         in_set[during[i]] = true;
-                components(run, in_set, comp_c);
+                components(run, in_set, cut_done, comp_c);
                 for (uint32_t q = 0; q < n; q++)
                     in_set[q] = in_set[q] && comp_c[q] == comp_c[r];
                 aggregate(run, C.rs, in_set, cand + (size_t)nc++ * count);
@@ -460,6 +596,13 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
                 if (w > 0 && run->params.aggregate == FTC_GOSSIP_AVERAGE)
                     kappa = (double)(wabs / w);
             }
+            cand_comp = comp[r];
+            cand_nc = nc;
+            cand_kappa = kappa;
+        }
+        if (rs->status == FTC_OK && !(push_sum && faults)) {
+            uint32_t nc = cand_nc;
+            double kappa = cand_kappa;
             double best = INFINITY;
             for (uint32_t c = 0; c < nc; c++) {
                 double e = rel_error(count, rs->out, cand + (size_t)c * count);
@@ -520,7 +663,8 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
         free(C.rs[r].wo);
     }
     free(C.rs), free(C.groups), free(ctx), free(live), free(crashed_before);
-    free(cand), free(in_set), free(comp), free(comp_c);
+    free(cand), free(in_set), free(comp), free(comp_c), free(cut_done);
+    free(C.agg_all);
     ftc_gossip_set_observer(NULL, NULL);
     cur = NULL;
 }

@@ -2,10 +2,10 @@
 /*
  * The gossip family's property checker: one allreduce on the loopback
  * under a fault schedule, then the properties of docs/gossip.md asserted
- * on the outcome (tests/gossip_checker.c).
+ * on the outcome (bench/gossip_checker.c).
  */
-#ifndef FTC_TESTS_GOSSIP_CHECKER_H
-#define FTC_TESTS_GOSSIP_CHECKER_H
+#ifndef FTC_BENCH_GOSSIP_CHECKER_H
+#define FTC_BENCH_GOSSIP_CHECKER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -13,13 +13,24 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/gossip.h"
 
+#include <stdio.h>
+
 #define GC_MAX_CRASH 4
+#define GC_MAX_CUT 4
 
 typedef struct gc_crash {
     uint32_t rank;
     bool before;      /* crashed before the operation starts */
     uint64_t after;   /* else: right after its after-th send (>= 1) */
 } gc_crash_t;
+
+/* A permanent link failure: the link a-b cut as a ends its after-th
+ * iteration (0: before the operation starts), the paper's "failure after
+ * 75 iterations". Both ends live on. */
+typedef struct gc_cut {
+    uint32_t a, b;
+    uint64_t after;
+} gc_cut_t;
 
 typedef struct gc_run {
     ftc_algo_t algo;
@@ -34,6 +45,25 @@ typedef struct gc_run {
                                     reaches the algorithm */
     uint32_t ncrash;
     gc_crash_t crash[GC_MAX_CRASH];
+    uint64_t suspect_ns, probe_ns; /* the keepalive (0: the core's
+                                    defaults); a cut link is found only by
+                                    it, so a run with cuts wants a few
+                                    periods here */
+    uint64_t latency_ns, jitter_ns; /* the loopback's (0: its defaults, 1 us
+                                    and none); real links are slower than
+                                    the 10 us period, with many messages in
+                                    flight per link */
+    uint64_t max_events;         /* the run must end within (0: 4e8) */
+    uint64_t spread_ns;          /* each process starts at a seeded time in
+                                    [0, spread_ns] (real processes never
+                                    start together) */
+    uint32_t ncut;
+    gc_cut_t cut[GC_MAX_CUT];
+    FILE *trace;                 /* non-NULL: every trace_every-th
+                                    iteration, "iteration max min" of the
+                                    live processes' relative errors
+                                    against the aggregate over everyone */
+    uint32_t trace_every;        /* iterations; 0 counts as 1 */
     bool mixed_signs;            /* inputs in [-1, 1) instead of [1, 2) */
     bool accuracy_recorded_only; /* measure max_rel_error, do not assert
                                     it (or the mass account): bit flips
@@ -52,11 +82,14 @@ typedef struct gc_outcome {
     uint32_t crashed;            /* ranks that did crash */
     uint32_t missed_crashes;     /* scheduled after a send the rank never
                                     made (it did not crash) */
+    uint32_t cuts_done;          /* scheduled link cuts that happened */
+    uint64_t dropped_cut;        /* messages lost on cut links */
     uint64_t dropped;            /* messages the loopback lost */
     uint64_t flipped;            /* messages the loopback corrupted */
     uint64_t dropped_badmsg;     /* ... that the receivers' decoding or the
                                     family's checks dropped */
-    bool late_failure;           /* a crash after the first delivery */
+    bool late_failure;           /* a crash or cut after the first
+                                    delivery */
     double max_err_vs_all;       /* largest error of a live process's
                                     value against the aggregate over
                                     every process (OK statuses) */

@@ -1,0 +1,94 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The gossip paper's evidence, reproduced with ftcoll-sim on the loopback
+# (docs/gossip.md, "The paper's figures"): writes data files and draws
+# docs/gossip-*.svg with gnuplot (bench/gossip_plots.gp).
+#
+#   bench/gossip_figures.sh [--build DIR] [--out DIR] [--docs DIR]
+#                           [--nmax N] [--no-plot]
+#
+#   --build DIR   meson build directory holding bench/ftcoll-sim (build)
+#   --out DIR     where the data files go (BUILD/gossip-figures)
+#   --docs DIR    where the pictures go (docs)
+#   --nmax N      largest n, a power of two (32768; 4096 takes a minute)
+#
+# accuracy.dat    final largest relative error against the exact aggregate
+#                 (Figures 3 and 6): push-flow and PCF, hypercube and 3D
+#                 torus, sum and average, n = 16 .. nmax, target 1e-15,
+#                 at most 1500 iterations, seed 1;
+# link-PF75.dat ... the error over the iterations after one permanent link
+#                 failure at iteration 75 or 175 of a 6-D hypercube (n = 64),
+#                 the same seed for push-flow and PCF (Figures 4 and 7);
+# iterations.dat  iterations and messages per process to 1e-15 on the
+#                 hypercube versus n (push-sum, push-flow, PCF).
+set -eu
+
+build=build
+out=
+docs=docs
+nmax=32768
+plot=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --build) build=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --docs) docs=$2; shift 2 ;;
+    --nmax) nmax=$2; shift 2 ;;
+    --no-plot) plot=0; shift ;;
+    -h|--help) sed -n '3,23p' "$0"; exit 0 ;;
+    *) echo "gossip_figures.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+done
+sim=$build/bench/ftcoll-sim
+[ -x "$sim" ] || { echo "gossip_figures.sh: no $sim (ninja -C $build)" >&2; exit 2; }
+[ -n "$out" ] || out=$build/gossip-figures
+mkdir -p "$out"
+
+# One run's JSON -> "max_rel_error iterations messages_per_process wall_s".
+field() {
+    python3 -c 'import json,sys; d=json.load(sys.stdin); r=d["runs"][0]
+print(r["max_err_vs_all"], r["iterations"], r["messages_per_process"], d["wall_s"])'
+}
+
+: >"$out/accuracy.dat"
+: >"$out/iterations.dat"
+echo "# algo shape op n max_err_vs_all iterations msgs_per_proc wall_s" >>"$out/accuracy.dat"
+echo "# algo n iterations msgs_per_proc max_err_vs_all wall_s" >>"$out/iterations.dat"
+n=16
+while [ "$n" -le "$nmax" ]; do
+    for shape in hypercube torus3d; do
+        for op in avg sum; do
+            for algo in push-flow pcf; do
+                r=$("$sim" --algo $algo -n $n --neighbours $shape --op $op \
+                    --target 1e-15 --max-iterations 1500 --no-check --json | field)
+                echo "$algo $shape $op $n $r" >>"$out/accuracy.dat"
+                echo "$algo $shape $op $n $r" >&2
+            done
+        done
+    done
+    for algo in push-sum push-flow pcf; do
+        set -- $("$sim" --algo $algo -n $n --neighbours hypercube \
+                 --target 1e-15 --max-iterations 1500 --no-check --json | field)
+        echo "$algo $n $2 $3 $1 $4" >>"$out/iterations.dat"
+    done
+    n=$((n * 4))
+done
+
+for at in 75 175; do
+    for algo in push-flow pcf; do
+        tag=$( [ $algo = pcf ] && echo PCF || echo PF )
+        "$sim" --algo $algo -n 64 --neighbours hypercube --seed 2 \
+            --target 1e-15 --link-fail 0-1@$at --trace-error 1 --no-check \
+            | grep -v '^#' | awk 'NF == 3' >"$out/link-$tag$at.dat"
+    done
+done
+"$sim" --algo pcf -n 64 --neighbours hypercube --seed 2 --target 1e-15 \
+    --trace-error 1 --no-check | grep -v '^#' | awk 'NF == 3' >"$out/link-none.dat"
+
+if [ "$plot" = 1 ]; then
+    command -v gnuplot >/dev/null || { echo "gossip_figures.sh: no gnuplot (apt-get install gnuplot-nox); data in $out" >&2; exit 0; }
+    gnuplot -e "dir='$out'; docs='$docs'" bench/gossip_plots.gp
+    echo "pictures: $docs/gossip-accuracy.svg $docs/gossip-link-failure.svg $docs/gossip-iterations.svg" >&2
+fi
+echo "data: $out" >&2

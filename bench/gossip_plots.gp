@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Pictures of bench/gossip_figures.sh's data (docs/gossip.md):
+#   gnuplot -e "dir='build/gossip-figures'; docs='docs'" bench/gossip_plots.gp
+if (!exists("dir")) dir = 'build/gossip-figures'
+if (!exists("docs")) docs = 'docs'
+set terminal svg size 760,500 font 'Helvetica,12' dynamic background rgb 'white'
+set grid lc rgb "#dddddd"
+set key below font ",10" maxrows 4
+set logscale y
+set format y "1e%T"
+
+# Figures 3 and 6: final accuracy versus n.
+set output docs.'/gossip-accuracy.svg'
+set logscale x 2
+set xlabel "n (processes)"
+set ylabel "largest relative error"
+set title "Final accuracy, target 1e-15 (push-flow: Figure 3; PCF: Figure 6)"
+rows(a, s, o) = sprintf("< awk '$1 == \"%s\" && $2 == \"%s\" && $3 == \"%s\"' %s/accuracy.dat", a, s, o, dir)
+plot rows("push-flow", "hypercube", "avg") u 4:5 w lp lw 2 t "push-flow hypercube avg", \
+     rows("push-flow", "hypercube", "sum") u 4:5 w lp lw 2 t "push-flow hypercube sum", \
+     rows("push-flow", "torus3d", "avg") u 4:5 w lp lw 2 t "push-flow torus avg", \
+     rows("push-flow", "torus3d", "sum") u 4:5 w lp lw 2 t "push-flow torus sum", \
+     rows("pcf", "hypercube", "avg") u 4:5 w lp lw 2 dt 2 t "PCF hypercube avg", \
+     rows("pcf", "hypercube", "sum") u 4:5 w lp lw 2 dt 2 t "PCF hypercube sum", \
+     rows("pcf", "torus3d", "avg") u 4:5 w lp lw 2 dt 2 t "PCF torus avg", \
+     rows("pcf", "torus3d", "sum") u 4:5 w lp lw 2 dt 2 t "PCF torus sum"
+
+# Figures 4 and 7: the error over the iterations after a link failure.
+set output docs.'/gossip-link-failure.svg'
+unset logscale x
+set xlabel "iteration"
+set ylabel "largest relative error (all processes)"
+set title "One permanent link failure, 6-D hypercube, same seed (Figures 4 and 7)"
+plot dir.'/link-PF75.dat' u 1:2 w l lw 2 lc rgb "#e41a1c" t "push-flow, cut at 75", \
+     dir.'/link-PF175.dat' u 1:2 w l lw 2 lc rgb "#ff7f00" t "push-flow, cut at 175", \
+     dir.'/link-PCF75.dat' u 1:2 w l lw 2 lc rgb "#377eb8" t "PCF, cut at 75", \
+     dir.'/link-PCF175.dat' u 1:2 w l lw 2 lc rgb "#4daf4a" t "PCF, cut at 175", \
+     dir.'/link-none.dat' u 1:2 w l lw 1 dt 2 lc rgb "black" t "PCF, no failure"
+
+# Iterations and messages to 1e-15 versus n.
+set output docs.'/gossip-iterations.svg'
+set logscale x 2
+unset logscale y
+set format y "%g"
+set xlabel "n (processes)"
+set ylabel "iterations (largest) / messages per process"
+set title "Cost to 1e-15 on the hypercube (at most 1500 iterations)"
+it(a) = sprintf("< awk '$1 == \"%s\"' %s/iterations.dat", a, dir)
+plot it("push-sum") u 2:3 w lp lw 2 t "push-sum iterations", \
+     it("push-flow") u 2:3 w lp lw 2 t "push-flow iterations", \
+     it("pcf") u 2:3 w lp lw 2 t "PCF iterations", \
+     it("pcf") u 2:4 w lp lw 2 dt 2 t "PCF messages/process"
