@@ -50,7 +50,9 @@
  * ("marks"), which gives the time from a failure to delivery.
  *
  * Output (stdout): the latency table from the lowest live rank (avg, min
- * and max over ranks of each rank's mean; p50 and p99: the worst rank's),
+ * and max over ranks of each rank's mean; p50 and p99: the worst rank's;
+ * over the operations that delivered FTC_OK, the others are counted in
+ * the summary's "errors"),
  * as CSV or JSON lines on request, then one JSON line per surviving rank:
  *   {"rank":R,"completed":N,"ok":K,"errors":E,"wrong":W,"excluded":false,
  *    "failed":[...],"last":[...],"digest":"...","marks":[[G,T]],...}
@@ -1185,7 +1187,10 @@ static void run_size(bench_t *b, size_t size)
                 ftc_strerror(rc));
         maybe_die(b, true);
         wait_op(b, ftc_coll_name(o->coll), b->g);
-        if (it >= o->warmup)
+        /* Only operations that delivered a result: one that ended in an
+         * error (a failure, an exclusion) took another path and would
+         * blur the latency of the collective itself. */
+        if (it >= o->warmup && b->status == FTC_OK)
             lat[k++] = b->t_deliver - t0;
         check(b, out, count);
         record_mark(b);
