@@ -3,7 +3,7 @@
 """ftcoll beside Open MPI and Gloo: 8-byte allreduce latency, interleaved.
 
   python3 bench/side_by_side.py --build after=build [--build before=DIR]
-      [--jobs 9] [--iters 5000] [--n 2] [--transports ucx:sm,...]
+      [--peers DIR] [--jobs 9] [--iters 5000] [--n 2] [--transports ucx:sm,...]
       [--waits spin,block] [--algos tree,f0,f1]
 
 Every round runs one job of every variant, in an order rotated from round
@@ -119,7 +119,7 @@ def parse_gloo(out):
 def variants(a):
     vs = []
     n, iters, warm = str(a.n), str(a.iters), str(max(a.iters // 10, 100))
-    first = a.build[0][1]
+    first = a.peers or a.build[0][1]
     mpi = os.path.join(first, "bench/mpi_allreduce")
     gloo = os.path.join(first, "bench/gloo_allreduce")
     run = os.path.join(first, "backends/bootstrap/ftcoll-run")
@@ -176,6 +176,9 @@ def main():
                     help="LABEL=DIR: an ftcoll build to measure (repeat "
                     "for before/after); the first one's mpi_allreduce, "
                     "gloo_allreduce and ftcoll-run serve the peers")
+    ap.add_argument("--peers", help="the build whose mpi_allreduce, "
+                    "gloo_allreduce and ftcoll-run to use (default: the "
+                    "first --build)")
     ap.add_argument("--jobs", type=int, default=9)
     ap.add_argument("--iters", type=int, default=5000)
     ap.add_argument("--n", type=int, default=2)
