@@ -4,7 +4,8 @@
  * grace reporter's order and re-entrancy, the rank set's sweep, the send
  * queue's FIFO and byte count, the self-queue feed, the environment
  * reader's kinds and errors, the core timer and the passes of a progress
- * call. The core is tests/support's double. Prints "N passed, M failed".
+ * call, the clock's due test and the wait's spin policy. The core is
+ * tests/support's double. Prints "N passed, M failed".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "progress.h"
 #include "rank_set.h"
 #include "send_queue.h"
+#include "spin.h"
 
 /* As the core may: a failure report that makes the backend lose another
  * peer (added to the grace list from inside the report). */
@@ -290,6 +292,83 @@ static void test_core_timer(void)
           "stops at the first idle pass");
 }
 
+/* --- Clock: the coarse filter of ftc_bk_due ------------------------------ */
+
+static void test_due(void)
+{
+    uint64_t coarse = ftc_bk_now_coarse_ns(), now = ftc_bk_now_ns();
+    CHECK_MSG(coarse <= now, "the coarse clock is never ahead");
+    CHECK_MSG(!ftc_bk_due(UINT64_MAX), "UINT64_MAX is never due");
+    CHECK_MSG(ftc_bk_due(0) && ftc_bk_due(now), "a past deadline is due");
+    CHECK_MSG(!ftc_bk_due(now + 3600u * 1000000000u), "an hour away is not");
+    /* Within the coarse clock's slack (a tick or two) the precise clock
+     * decides: a deadline 1 ms away is due as soon as it has passed, not
+     * at the next tick. (Not due before it is a matter of timing, which
+     * a loaded machine cannot promise: not asserted.) */
+    uint64_t soon = ftc_bk_now_ns() + 1000000u;
+    while (ftc_bk_now_ns() < soon) {
+    }
+    CHECK_MSG(ftc_bk_due(soon), "a near deadline to the precise clock");
+}
+
+/* --- Spin policy --------------------------------------------------------- */
+
+static void test_spin(void)
+{
+    uint32_t cpus = ftc_bk_cpus();
+    CHECK_MSG(cpus >= 1, "at least one CPU");
+    char warn[256];
+    ftc_bk_spin_t s;
+    CHECK_MSG(!ftc_bk_spin_init(&s, -1, 1, warn, sizeof(warn))
+              && !s.oversubscribed && s.max_ns == FTC_BK_SPIN_AUTO_NS
+              && s.budget_ns == s.max_ns && warn[0] == '\0',
+              "automatic, one rank: spin up to the automatic ceiling");
+    ftc_bk_spin_adapt(&s, false);
+    CHECK_MSG(s.budget_ns == s.max_ns / 2, "a spin that ran out halves it");
+    for (int i = 0; i < 20; i++)
+        ftc_bk_spin_adapt(&s, false);
+    CHECK_MSG(s.budget_ns == s.max_ns / 16, "down to a sixteenth");
+    ftc_bk_spin_adapt(&s, true);
+    CHECK_MSG(s.budget_ns == s.max_ns / 8, "a spin that found work doubles");
+    for (int i = 0; i < 20; i++)
+        ftc_bk_spin_adapt(&s, true);
+    CHECK_MSG(s.budget_ns == s.max_ns, "up to the ceiling");
+
+    CHECK_MSG(!ftc_bk_spin_init(&s, -1, cpus + 1, warn, sizeof(warn))
+              && s.oversubscribed && s.max_ns == 0 && s.budget_ns == 0,
+              "automatic, more ranks than CPUs: no spin");
+    ftc_bk_spin_adapt(&s, true);
+    CHECK_MSG(s.budget_ns == 0, "and it does not grow one");
+    ftc_bk_spin_idle(&s);   /* a yield: returns */
+    CHECK_MSG(ftc_bk_spin_init(&s, 20, cpus + 1, warn, sizeof(warn))
+              && s.max_ns == 20000 && strstr(warn, "20 us") != NULL,
+              "a configured spin when oversubscribed: kept, warned");
+    CHECK_MSG(!ftc_bk_spin_init(&s, 0, cpus + 1, warn, sizeof(warn))
+              && s.max_ns == 0 && warn[0] == '\0',
+              "a configured 0 never spins, nothing to warn");
+    CHECK_MSG(!ftc_bk_spin_init(&s, 20, 0, NULL, 0) && !s.oversubscribed,
+              "unknown local ranks: not oversubscribed");
+
+    const char *keep = getenv("FTCOLL_LOCAL_SIZE");
+    char saved[32] = "";
+    if (keep != NULL)
+        snprintf(saved, sizeof(saved), "%s", keep);
+    setenv("FTCOLL_LOCAL_SIZE", "7", 1);
+    CHECK_MSG(ftc_bk_local_ranks(64, 0) == 7, "the launcher's local size");
+    setenv("FTCOLL_LOCAL_SIZE", "x7", 1);
+    unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    unsetenv("PMIX_LOCAL_SIZE");
+    unsetenv("MPI_LOCALNRANKS");
+    unsetenv("SLURM_NTASKS_PER_NODE");
+    CHECK_MSG(ftc_bk_local_ranks(64, 1) == 64,
+              "a malformed size is ignored; single host: every rank");
+    CHECK_MSG(ftc_bk_local_ranks(64, -1) == 0, "else unknown");
+    if (keep != NULL)
+        setenv("FTCOLL_LOCAL_SIZE", saved, 1);
+    else
+        unsetenv("FTCOLL_LOCAL_SIZE");
+}
+
 int main(void)
 {
     test_grace();
@@ -297,6 +376,8 @@ int main(void)
     test_send_queue();
     test_env();
     test_core_timer();
+    test_due();
+    test_spin();
     CHECK_EQ(core_reentries, 0);
     return check_report();
 }

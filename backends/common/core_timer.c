@@ -5,7 +5,7 @@
 
 int ftc_bk_core_timer_fire_due(ftc_bk_core_timer_t *t, ftc_context_t *ctx)
 {
-    if (!t->armed || t->deadline_ns > ftc_bk_now_ns())
+    if (!t->armed || !ftc_bk_due(t->deadline_ns))
         return 0;
     /* Disarmed first: the core usually arms it again from the callback. */
     t->armed = false;

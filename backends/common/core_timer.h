@@ -35,8 +35,9 @@ static inline uint64_t ftc_bk_core_timer_next(const ftc_bk_core_timer_t *t)
     return t->armed ? t->deadline_ns : UINT64_MAX;
 }
 
-/* Fire the core's timer if it is due by the clock now (read here, fresh:
- * feeding the core in the same pass took time). 1 if it fired, else 0. */
+/* Fire the core's timer if it is due by the clock now (asked here, fresh:
+ * feeding the core in the same pass took time; ftc_bk_due reads the
+ * precise clock only when the deadline is near). 1 if it fired, else 0. */
 int ftc_bk_core_timer_fire_due(ftc_bk_core_timer_t *t, ftc_context_t *ctx);
 
 #endif

@@ -31,7 +31,7 @@ void ftc_ucx_config_init(ftc_ucx_config_t *cfg)
     cfg->size = sizeof(*cfg);
     cfg->eager_connect = 1;
     cfg->failure_grace_ms = 0;
-    cfg->spin_us = 0;
+    cfg->spin_us = -1;
     cfg->max_sleep_ms = 100;
     cfg->max_inflight_bytes = (size_t)64 << 20;
     cfg->close_timeout_ms = 200;
@@ -47,9 +47,10 @@ static const ftc_knob_t knobs[] = {
     {"FTCOLL_UCX_GRACE_MS", "0",
      "Delay between UCX's report of a dead peer and the core's "
      "(failure_grace_ms)."},
-    {"FTCOLL_UCX_SPIN_US", "0",
+    {"FTCOLL_UCX_SPIN_US", "unset (adaptive, up to 50)",
      "ftc_ucx_progress with a timeout busy-polls this long before it "
-     "sleeps (spin_us)."},
+     "sleeps; unset: an adaptive spin of up to 50 us, none when ranks "
+     "outnumber CPUs (spin_us)."},
     {"FTCOLL_UCX_MAX_SLEEP_MS", "100",
      "Longest sleep inside progress, so that UCX's keepalive runs; 0: no "
      "limit (max_sleep_ms)."},
