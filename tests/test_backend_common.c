@@ -349,24 +349,17 @@ static void test_spin(void)
     CHECK_MSG(!ftc_bk_spin_init(&s, 20, 0, NULL, 0) && !s.oversubscribed,
               "unknown local ranks: not oversubscribed");
 
-    const char *keep = getenv("FTCOLL_LOCAL_SIZE");
-    char saved[32] = "";
-    if (keep != NULL)
-        snprintf(saved, sizeof(saved), "%s", keep);
-    setenv("FTCOLL_LOCAL_SIZE", "7", 1);
+    const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_LOCAL_SIZE",
+                          "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"};
+    for (size_t i = 0; i < 4; i++)
+        unsetenv(vars[i]);
+    setenv("PMIX_LOCAL_SIZE", "7", 1);
     CHECK_MSG(ftc_bk_local_ranks(64, 0) == 7, "the launcher's local size");
-    setenv("FTCOLL_LOCAL_SIZE", "x7", 1);
-    unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    unsetenv("PMIX_LOCAL_SIZE");
-    unsetenv("MPI_LOCALNRANKS");
-    unsetenv("SLURM_NTASKS_PER_NODE");
+    setenv("PMIX_LOCAL_SIZE", "x7", 1);
     CHECK_MSG(ftc_bk_local_ranks(64, 1) == 64,
               "a malformed size is ignored; single host: every rank");
     CHECK_MSG(ftc_bk_local_ranks(64, -1) == 0, "else unknown");
-    if (keep != NULL)
-        setenv("FTCOLL_LOCAL_SIZE", saved, 1);
-    else
-        unsetenv("FTCOLL_LOCAL_SIZE");
+    unsetenv("PMIX_LOCAL_SIZE");
 }
 
 int main(void)

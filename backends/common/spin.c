@@ -31,9 +31,10 @@ static uint32_t env_count(const char *name)
 
 uint32_t ftc_bk_local_ranks(uint32_t nranks, int single_host)
 {
-    /* The launchers' words for "ranks on this node", ours first. */
+    /* The launchers' words for "ranks on this node" (ours,
+     * FTCOLL_LOCAL_SIZE, the backends read into their config). */
     static const char *const names[] = {
-        "FTCOLL_LOCAL_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_LOCAL_SIZE",
+        "OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_LOCAL_SIZE",
         "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE",
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

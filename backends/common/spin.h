@@ -40,9 +40,10 @@ typedef struct ftc_bk_spin {
 uint32_t ftc_bk_cpus(void);
 
 /*
- * Ranks of the job on this host: from the launcher (FTCOLL_LOCAL_SIZE,
- * which ftcoll-run sets, else Open MPI's, PMIx's, MPICH's or Slurm's
- * local size), else nranks when single_host is 1, else 0 (unknown).
+ * Ranks of the job on this host when the backend's config does not say
+ * (its local_ranks, from FTCOLL_LOCAL_SIZE, which ftcoll-run sets): Open
+ * MPI's, PMIx's, MPICH's or Slurm's local size, else nranks when
+ * single_host is 1, else 0 (unknown).
  */
 uint32_t ftc_bk_local_ranks(uint32_t nranks, int single_host);
 

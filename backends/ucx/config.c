@@ -68,6 +68,7 @@ static const ftc_knob_t knobs[] = {
      "UCX_NET_DEVICES for this backend's UCP context, e.g. eth0 or "
      "mlx5_0:1 (net_devices)."},
     FTC_BK_KNOB_SINGLE_HOST,
+    FTC_BK_KNOB_LOCAL_SIZE,
     {NULL, NULL, NULL},
 };
 
@@ -92,6 +93,7 @@ int ftc_ucx_config_from_env(ftc_ucx_config_t *cfg, char *err, size_t errlen)
         {"FTCOLL_UCX_MAX_INFLIGHT", FTC_BK_ENV_SIZE, F(max_inflight_bytes),
          1, 0, NULL, "a byte count > 0"},
         FTC_BK_ENV_SINGLE_HOST(ftc_ucx_config_t),
+        FTC_BK_ENV_LOCAL_SIZE(ftc_ucx_config_t),
         {"FTCOLL_UCX_NET_DEVICES", FTC_BK_ENV_STRING, F(net_devices), 0, 0,
          NULL, NULL},
         {"FTCOLL_UCX_CONNECT", FTC_BK_ENV_CHOICE, F(eager_connect), 0, 0,

@@ -335,7 +335,9 @@ int ftc_ucx_create(const ftc_ucx_config_t *cfg, ftc_ucx_t **out)
     u->tfd_deadline = UINT64_MAX;
     char warn[256];
     if (ftc_bk_spin_init(&u->spin, cfg->spin_us,
-                         ftc_bk_local_ranks(cfg->nranks, cfg->single_host),
+                         cfg->local_ranks > 0
+                             ? cfg->local_ranks
+                             : ftc_bk_local_ranks(cfg->nranks, cfg->single_host),
                          warn, sizeof(warn)))
         ftc_ucx_logf(u, "rank %u: warning: %s", cfg->rank, warn);
     u->inflight.next = u->inflight.prev = &u->inflight;
