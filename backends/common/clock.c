@@ -55,7 +55,9 @@ bool ftc_bk_due(uint64_t deadline_ns)
     uint64_t slack = coarse_slack_ns();
     if (slack != UINT64_MAX) {
         uint64_t coarse = ftc_bk_now_coarse_ns();
-        if (deadline_ns > coarse && deadline_ns - coarse > slack)
+        if (deadline_ns <= coarse)
+            return true;    /* the precise clock is further still */
+        if (deadline_ns - coarse > slack)
             return false;   /* not due even if coarse lags by the slack */
     }
     return ftc_bk_now_ns() >= deadline_ns;
