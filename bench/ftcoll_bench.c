@@ -1298,6 +1298,24 @@ static uint64_t env_ms(const char *name, uint64_t dflt)
     return v;
 }
 
+/* --wait spin asks for spinning whatever the machine: say it when the
+ * ranks on this host outnumber its CPUs (the backends then yield on an
+ * idle poll, but each spinning rank still holds a CPU its peer needs). */
+static void warn_oversubscribed_spin(const bench_t *b)
+{
+    if (!b->o.spin || b->rank != 0)
+        return;
+    const char *v = getenv("FTCOLL_LOCAL_SIZE");
+    unsigned long local = v != NULL && *v != '\0' ? strtoul(v, NULL, 10)
+                                                  : b->n;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus > 0 && local > (unsigned long)cpus)
+        fprintf(stderr, "ftcoll-bench: warning: --wait spin with %lu ranks "
+                        "on %ld CPUs: spinning ranks take the CPU from the "
+                        "ranks they wait for (--wait block sleeps instead)\n",
+                local, cpus);
+}
+
 static void setup(bench_t *b)
 {
     char err[512] = "";
@@ -1321,6 +1339,7 @@ static void setup(bench_t *b)
     b->failed_list = calloc(b->n, sizeof(uint32_t));
     if (b->failed_list == NULL)
         die(4, "out of memory");
+    warn_oversubscribed_spin(b);
 
     bench_die_wait_s = o->op_timeout_s;
     rc = b->be->open(b->boot, &b->t, err, sizeof(err));
