@@ -273,12 +273,25 @@ static void test_core_timer(void)
     CHECK_MSG(ftc_bk_core_timer_next(&t) == UINT64_MAX, "not armed");
     CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 0, "nothing to fire");
     ftc_bk_core_timer_arm(&t, UINT64_MAX - 1);
+    ftc_bk_core_timer_recheck(&t);
     CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 0 && t.armed,
           "not due yet");
     ftc_bk_core_timer_arm(&t, ftc_bk_now_ns());
-    CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 1 && !t.armed
+    /* A past deadline: the clock is asked on every 16th pass only. */
+    int idle = 0;
+    while (idle < 100 && ftc_bk_core_timer_fire_due(&t, &ctx) == 0)
+        idle++;
+    CHECK_MSG(idle == FTC_BK_TIMER_CLOCK_EVERY - 1 && !t.armed
               && ctx.timer_fires == 1,
-          "due: fired once, disarmed");
+          "due: fired once on the 16th pass, disarmed (after %d)", idle);
+    ftc_bk_core_timer_arm(&t, ftc_bk_now_ns());
+    ftc_bk_core_timer_recheck(&t);
+    CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 1 && ctx.timer_fires == 2,
+          "after a recheck (a sleep): on the next pass");
+    ftc_bk_core_timer_arm(&t, 0);
+    CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 1 && ctx.timer_fires == 3,
+          "deadline 0 (at once): on the next pass, no clock");
+    ctx.timer_fires = 1;
     CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 0 && ctx.timer_fires == 1,
           "not twice");
     ftc_bk_core_timer_arm(&t, 0);

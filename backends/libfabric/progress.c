@@ -449,6 +449,8 @@ static int pass(ftc_ofi_t *z, int timeout_ms)
         n += ftc_bk_grace_report_due(&z->lost, ftc_bk_now_ns(), z->ctx,
                                      mark_failed, z);
     /* Step 6. */
+    if (timeout_ms != 0)
+        ftc_bk_core_timer_recheck(&z->timer);   /* we may have slept */
     n += ftc_bk_core_timer_fire_due(&z->timer, z->ctx);
     return n;
 }

@@ -168,6 +168,10 @@ static void mark_failed(void *arg, uint32_t r, uint64_t now)
 static void clear_fds(ftc_ucx_t *u)
 {
     uint64_t v;
+    /* The embedder may have slept on our descriptor since ftc_ucx_arm:
+     * the core's deadline may have come. */
+    if (u->fd_armed)
+        ftc_bk_core_timer_recheck(&u->timer);
     if (u->kicked) {
         (void)!read(u->kfd, &v, sizeof(v));
         u->kicked = false;
@@ -225,6 +229,8 @@ static ucs_status_t arm_worker(ftc_ucx_t *u)
 static void sleep_until(ftc_ucx_t *u, uint64_t deadline)
 {
     uint64_t now = ftc_bk_now_ns();
+    /* Asleep or not, the deadline may have come: the next pass looks. */
+    ftc_bk_core_timer_recheck(&u->timer);
     if (deadline <= now)
         return;
     u->stats.sleeps++;
