@@ -196,6 +196,8 @@ def main():
             ap.error("--build %s: no bench/ftcoll-bench in %s" % (b, d))
         builds.append((label, d))
     a.build = builds
+    if a.peers is not None and not os.path.isdir(a.peers):
+        ap.error("--peers %s: not a directory" % a.peers)
     a.transports = a.transports.split(",")
     for t in a.transports:
         if t not in TRANSPORTS:
