@@ -336,11 +336,30 @@ static void test_spin(void)
               && !s.oversubscribed && s.max_ns == FTC_BK_SPIN_AUTO_NS
               && s.budget_ns == s.max_ns && warn[0] == '\0',
               "automatic, one rank: spin up to the automatic ceiling");
+    CHECK_MSG(ftc_bk_spin_budget(&s) == s.max_ns, "the first wait spins fully");
     ftc_bk_spin_adapt(&s, false);
     CHECK_MSG(s.budget_ns == s.max_ns / 2, "a spin that ran out halves it");
-    for (int i = 0; i < 20; i++)
+    for (int i = 0; i < 3; i++)
         ftc_bk_spin_adapt(&s, false);
     CHECK_MSG(s.budget_ns == s.max_ns / 16, "down to a sixteenth");
+    ftc_bk_spin_adapt(&s, false);
+    CHECK_MSG(s.budget_ns == 0, "then no spin");
+    int probes = 0, waits = 0;
+    for (; waits < 3 * (int)FTC_BK_SPIN_PROBE_EVERY; waits++) {
+        uint64_t b = ftc_bk_spin_budget(&s);
+        if (b > 0) {
+            CHECK_MSG(b == s.max_ns / 16, "a probe is short");
+            probes++;
+            ftc_bk_spin_adapt(&s, false);
+        }
+    }
+    CHECK_MSG(probes == 3 && s.budget_ns == 0,
+              "every %u-th wait probes (%d probes in %d waits)",
+              FTC_BK_SPIN_PROBE_EVERY, probes, waits);
+    while (ftc_bk_spin_budget(&s) == 0) {
+    }
+    ftc_bk_spin_adapt(&s, true);
+    CHECK_MSG(s.budget_ns == s.max_ns / 16, "a probe that found work restarts it");
     ftc_bk_spin_adapt(&s, true);
     CHECK_MSG(s.budget_ns == s.max_ns / 8, "a spin that found work doubles");
     for (int i = 0; i < 20; i++)
@@ -351,7 +370,8 @@ static void test_spin(void)
               && s.oversubscribed && s.max_ns == 0 && s.budget_ns == 0,
               "automatic, more ranks than CPUs: no spin");
     ftc_bk_spin_adapt(&s, true);
-    CHECK_MSG(s.budget_ns == 0, "and it does not grow one");
+    CHECK_MSG(s.budget_ns == 0 && ftc_bk_spin_budget(&s) == 0,
+              "and it does not grow or probe one");
     ftc_bk_spin_idle(&s);   /* a yield: returns */
     CHECK_MSG(ftc_bk_spin_init(&s, 20, cpus + 1, warn, sizeof(warn))
               && s.max_ns == 20000 && strstr(warn, "20 us") != NULL,

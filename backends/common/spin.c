@@ -57,6 +57,7 @@ bool ftc_bk_spin_init(ftc_bk_spin_t *s, int spin_us, uint32_t local_ranks,
     else
         s->max_ns = (uint64_t)spin_us * 1000u;
     s->budget_ns = s->max_ns;
+    s->unprobed = 0;
     if (spin_us > 0 && s->oversubscribed && warn != NULL) {
         snprintf(warn, warnlen,
                  "a spin of %d us is configured while %u ranks share %u "
@@ -68,18 +69,29 @@ bool ftc_bk_spin_init(ftc_bk_spin_t *s, int spin_us, uint32_t local_ranks,
     return false;
 }
 
+uint64_t ftc_bk_spin_budget(ftc_bk_spin_t *s)
+{
+    if (s->budget_ns > 0 || s->max_ns == 0)
+        return s->budget_ns;
+    if (++s->unprobed < FTC_BK_SPIN_PROBE_EVERY)
+        return 0;
+    s->unprobed = 0;
+    return s->max_ns / 16;
+}
+
 void ftc_bk_spin_adapt(ftc_bk_spin_t *s, bool found)
 {
     if (s->max_ns == 0)
         return;
+    uint64_t floor = s->max_ns / 16;
     if (found) {
-        s->budget_ns *= 2;
+        s->budget_ns = s->budget_ns < floor ? floor : s->budget_ns * 2;
         if (s->budget_ns > s->max_ns)
             s->budget_ns = s->max_ns;
     } else {
         s->budget_ns /= 2;
-        if (s->budget_ns < s->max_ns / 16)
-            s->budget_ns = s->max_ns / 16;
+        if (s->budget_ns < floor)
+            s->budget_ns = 0;
     }
 }
 

@@ -507,8 +507,9 @@ static int wait_for_work(ftc_ofi_t *z, int timeout_ms)
                                   : start + (uint64_t)timeout_ms * 1000000u;
     /* First a short spin (common/spin.h): a wake-up from epoll would cost
      * every hop several microseconds. */
-    if (z->spin.budget_ns > 0) {
-        uint64_t spin_end = start + z->spin.budget_ns;
+    uint64_t budget = ftc_bk_spin_budget(&z->spin);
+    if (budget > 0) {
+        uint64_t spin_end = start + budget;
         if (spin_end > end)
             spin_end = end;
         for (unsigned i = 1;; i++) {

@@ -258,8 +258,9 @@ static int wait_and_pass(ftc_ucx_t *u, int timeout_ms)
     uint64_t start = ftc_bk_now_ns();
     uint64_t end = timeout_ms < 0 ? UINT64_MAX
                                   : start + (uint64_t)timeout_ms * 1000000u;
-    if (u->spin.budget_ns > 0) {
-        uint64_t spin_end = start + u->spin.budget_ns;
+    uint64_t budget = ftc_bk_spin_budget(&u->spin);
+    if (budget > 0) {
+        uint64_t spin_end = start + budget;
         if (spin_end > end)
             spin_end = end;
         /* An idle pass is ~100 ns: the clock (20-60 ns a read) is asked
