@@ -50,7 +50,9 @@
  * ("marks"), which gives the time from a failure to delivery.
  *
  * Output (stdout): the latency table from the lowest live rank (avg, min
- * and max over ranks of each rank's mean; p50 and p99: the worst rank's),
+ * and max over ranks of each rank's mean; p50 and p99: the worst rank's;
+ * over the operations that delivered FTC_OK, the others are counted in
+ * the summary's "errors"),
  * as CSV or JSON lines on request, then one JSON line per surviving rank:
  *   {"rank":R,"completed":N,"ok":K,"errors":E,"wrong":W,"excluded":false,
  *    "failed":[...],"last":[...],"digest":"...","marks":[[G,T]],...}
@@ -1353,7 +1355,10 @@ static void run_size(bench_t *b, size_t size)
                 ftc_strerror(rc));
         maybe_die(b, true);
         wait_op(b, ftc_coll_name(o->coll), b->g);
-        if (it >= o->warmup)
+        /* Only operations that delivered a result: one that ended in an
+         * error (a failure, an exclusion) took another path and would
+         * blur the latency of the collective itself. */
+        if (it >= o->warmup && b->status == FTC_OK)
             lat[k++] = b->t_deliver - t0;
         check(b, out, count);
         record_mark(b);
@@ -1522,6 +1527,24 @@ static uint64_t env_ms(const char *name, uint64_t dflt)
     return v;
 }
 
+/* --wait spin asks for spinning whatever the machine: say it when the
+ * ranks on this host outnumber its CPUs (the backends then yield on an
+ * idle poll, but each spinning rank still holds a CPU its peer needs). */
+static void warn_oversubscribed_spin(const bench_t *b)
+{
+    if (!b->o.spin || b->rank != 0)
+        return;
+    const char *v = getenv("FTCOLL_LOCAL_SIZE");
+    unsigned long local = v != NULL && *v != '\0' ? strtoul(v, NULL, 10)
+                                                  : b->n;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus > 0 && local > (unsigned long)cpus)
+        fprintf(stderr, "ftcoll-bench: warning: --wait spin with %lu ranks "
+                        "on %ld CPUs: spinning ranks take the CPU from the "
+                        "ranks they wait for (--wait block sleeps instead)\n",
+                local, cpus);
+}
+
 static void setup(bench_t *b)
 {
     char err[512] = "";
@@ -1548,6 +1571,7 @@ static void setup(bench_t *b)
     b->failed_list = calloc(b->n, sizeof(uint32_t));
     if (b->failed_list == NULL)
         die(4, "out of memory");
+    warn_oversubscribed_spin(b);
 
     bench_die_wait_s = o->op_timeout_s;
     rc = b->be->open(b->boot, &b->t, err, sizeof(err));

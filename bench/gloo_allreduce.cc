@@ -8,11 +8,16 @@
 // every result is checked, and a wrong one makes the exit status 1.
 //
 //   ftcoll-run -n 4 -- gloo_allreduce --algo ring|hd --sizes 8,1024,...
-//       [--iters K] [--warmup W]
+//       [--iters K] [--warmup W] [--latency]
 //
 // Rank 0 prints "csv,gloo-ring,SIZE,AVG_US" (or gloo-hd) per size: the
 // mean over K timed iterations after W untimed ones, a barrier before
 // each.
+//
+// --latency: back to back, no barrier between operations (as ftcoll-bench
+// times them), each timed on its own; every rank prints
+// "lat,gloo-ALGO,SIZE,RANK,P50_US,MEAN_US" (bench/side_by_side.py takes
+// the worst rank's median and the mean of the ranks' means).
 #include <gloo/allreduce_halving_doubling.h>
 #include <gloo/allreduce_ring.h>
 #include <gloo/barrier_all_to_all.h>
@@ -21,6 +26,7 @@
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -57,6 +63,7 @@ int main(int argc, char **argv)
 {
     std::string algo = "ring", sizes = "8";
     int iters = 0, warmup = 1;
+    bool latency = false;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (a == "--algo" && i + 1 < argc)
@@ -67,6 +74,8 @@ int main(int argc, char **argv)
             iters = std::atoi(argv[++i]);
         else if (a == "--warmup" && i + 1 < argc)
             warmup = std::atoi(argv[++i]);
+        else if (a == "--latency")
+            latency = true;
         else {
             std::fprintf(stderr, "gloo_allreduce: unknown argument %s\n",
                          a.c_str());
@@ -110,25 +119,39 @@ int main(int argc, char **argv)
         int k = iters_for(size, iters);
         double t = 0;
         const int64_t tri = int64_t(n) * (n + 1) / 2;
+        std::vector<double> lat;
+        if (latency)
+            barrier.run();
         for (int it = 0; it < warmup + k; it++) {
             // In place: the input again before every run, untimed.
             for (size_t i = 0; i < count; i++)
                 data[i] = int64_t(rank + 1) * int64_t(i + 1);
-            barrier.run();
+            if (!latency)
+                barrier.run();
             auto t0 = std::chrono::steady_clock::now();
             ar->run();
             auto t1 = std::chrono::steady_clock::now();
-            if (it >= warmup)
-                t += std::chrono::duration<double>(t1 - t0).count();
+            if (it >= warmup) {
+                double dt = std::chrono::duration<double>(t1 - t0).count();
+                t += dt;
+                if (latency)
+                    lat.push_back(dt);
+            }
             for (size_t i = 0; i < count; i++)
                 if (data[i] != tri * int64_t(i + 1)) {
                     wrong++;
                     break;
                 }
         }
-        if (rank == 0)
+        if (latency && !lat.empty()) {
+            std::sort(lat.begin(), lat.end());
+            std::printf("lat,gloo-%s,%zu,%d,%.3f,%.3f\n", algo.c_str(), size,
+                        rank, lat[(lat.size() - 1) / 2] * 1e6,
+                        t / double(lat.size()) * 1e6);
+        } else if (rank == 0) {
             std::printf("csv,gloo-%s,%zu,%.3f\n", algo.c_str(), size,
                         t / k * 1e6);
+        }
         std::fflush(stdout);
     }
     if (wrong)

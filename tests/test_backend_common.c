@@ -4,7 +4,8 @@
  * grace reporter's order and re-entrancy, the rank set's sweep, the send
  * queue's FIFO and byte count, the self-queue feed, the environment
  * reader's kinds and errors, the core timer and the passes of a progress
- * call. The core is tests/support's double. Prints "N passed, M failed".
+ * call, the clock's due test and the wait's spin policy. The core is
+ * tests/support's double. Prints "N passed, M failed".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "progress.h"
 #include "rank_set.h"
 #include "send_queue.h"
+#include "spin.h"
 
 /* As the core may: a failure report that makes the backend lose another
  * peer (added to the grace list from inside the report). */
@@ -271,12 +273,25 @@ static void test_core_timer(void)
     CHECK_MSG(ftc_bk_core_timer_next(&t) == UINT64_MAX, "not armed");
     CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 0, "nothing to fire");
     ftc_bk_core_timer_arm(&t, UINT64_MAX - 1);
+    ftc_bk_core_timer_recheck(&t);
     CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 0 && t.armed,
           "not due yet");
     ftc_bk_core_timer_arm(&t, ftc_bk_now_ns());
-    CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 1 && !t.armed
+    /* A past deadline: the clock is asked on every 16th pass only. */
+    int idle = 0;
+    while (idle < 100 && ftc_bk_core_timer_fire_due(&t, &ctx) == 0)
+        idle++;
+    CHECK_MSG(idle == FTC_BK_TIMER_CLOCK_EVERY - 1 && !t.armed
               && ctx.timer_fires == 1,
-          "due: fired once, disarmed");
+          "due: fired once on the 16th pass, disarmed (after %d)", idle);
+    ftc_bk_core_timer_arm(&t, ftc_bk_now_ns());
+    ftc_bk_core_timer_recheck(&t);
+    CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 1 && ctx.timer_fires == 2,
+          "after a recheck (a sleep): on the next pass");
+    ftc_bk_core_timer_arm(&t, 0);
+    CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 1 && ctx.timer_fires == 3,
+          "deadline 0 (at once): on the next pass, no clock");
+    ctx.timer_fires = 1;
     CHECK_MSG(ftc_bk_core_timer_fire_due(&t, &ctx) == 0 && ctx.timer_fires == 1,
           "not twice");
     ftc_bk_core_timer_arm(&t, 0);
@@ -290,6 +305,96 @@ static void test_core_timer(void)
           "stops at the first idle pass");
 }
 
+/* --- Clock: the coarse filter of ftc_bk_due ------------------------------ */
+
+static void test_due(void)
+{
+    uint64_t coarse = ftc_bk_now_coarse_ns(), now = ftc_bk_now_ns();
+    CHECK_MSG(coarse <= now, "the coarse clock is never ahead");
+    CHECK_MSG(!ftc_bk_due(UINT64_MAX), "UINT64_MAX is never due");
+    CHECK_MSG(ftc_bk_due(0) && ftc_bk_due(now), "a past deadline is due");
+    CHECK_MSG(!ftc_bk_due(now + 3600u * 1000000000u), "an hour away is not");
+    /* Within the coarse clock's slack (a tick or two) the precise clock
+     * decides: a deadline 1 ms away is due as soon as it has passed, not
+     * at the next tick. (Not due before it is a matter of timing, which
+     * a loaded machine cannot promise: not asserted.) */
+    uint64_t soon = ftc_bk_now_ns() + 1000000u;
+    while (ftc_bk_now_ns() < soon) {
+    }
+    CHECK_MSG(ftc_bk_due(soon), "a near deadline to the precise clock");
+}
+
+/* --- Spin policy --------------------------------------------------------- */
+
+static void test_spin(void)
+{
+    uint32_t cpus = ftc_bk_cpus();
+    CHECK_MSG(cpus >= 1, "at least one CPU");
+    char warn[256];
+    ftc_bk_spin_t s;
+    CHECK_MSG(!ftc_bk_spin_init(&s, -1, 1, warn, sizeof(warn))
+              && !s.oversubscribed && s.max_ns == FTC_BK_SPIN_AUTO_NS
+              && s.budget_ns == s.max_ns && warn[0] == '\0',
+              "automatic, one rank: spin up to the automatic ceiling");
+    CHECK_MSG(ftc_bk_spin_budget(&s) == s.max_ns, "the first wait spins fully");
+    ftc_bk_spin_adapt(&s, false);
+    CHECK_MSG(s.budget_ns == s.max_ns / 2, "a spin that ran out halves it");
+    for (int i = 0; i < 3; i++)
+        ftc_bk_spin_adapt(&s, false);
+    CHECK_MSG(s.budget_ns == s.max_ns / 16, "down to a sixteenth");
+    ftc_bk_spin_adapt(&s, false);
+    CHECK_MSG(s.budget_ns == 0, "then no spin");
+    int probes = 0, waits = 0;
+    for (; waits < 3 * (int)FTC_BK_SPIN_PROBE_EVERY; waits++) {
+        uint64_t b = ftc_bk_spin_budget(&s);
+        if (b > 0) {
+            CHECK_MSG(b == s.max_ns / 16, "a probe is short");
+            probes++;
+            ftc_bk_spin_adapt(&s, false);
+        }
+    }
+    CHECK_MSG(probes == 3 && s.budget_ns == 0,
+              "every %u-th wait probes (%d probes in %d waits)",
+              FTC_BK_SPIN_PROBE_EVERY, probes, waits);
+    while (ftc_bk_spin_budget(&s) == 0) {
+    }
+    ftc_bk_spin_adapt(&s, true);
+    CHECK_MSG(s.budget_ns == s.max_ns / 16, "a probe that found work restarts it");
+    ftc_bk_spin_adapt(&s, true);
+    CHECK_MSG(s.budget_ns == s.max_ns / 8, "a spin that found work doubles");
+    for (int i = 0; i < 20; i++)
+        ftc_bk_spin_adapt(&s, true);
+    CHECK_MSG(s.budget_ns == s.max_ns, "up to the ceiling");
+
+    CHECK_MSG(!ftc_bk_spin_init(&s, -1, cpus + 1, warn, sizeof(warn))
+              && s.oversubscribed && s.max_ns == 0 && s.budget_ns == 0,
+              "automatic, more ranks than CPUs: no spin");
+    ftc_bk_spin_adapt(&s, true);
+    CHECK_MSG(s.budget_ns == 0 && ftc_bk_spin_budget(&s) == 0,
+              "and it does not grow or probe one");
+    ftc_bk_spin_idle(&s);   /* a yield: returns */
+    CHECK_MSG(ftc_bk_spin_init(&s, 20, cpus + 1, warn, sizeof(warn))
+              && s.max_ns == 20000 && strstr(warn, "20 us") != NULL,
+              "a configured spin when oversubscribed: kept, warned");
+    CHECK_MSG(!ftc_bk_spin_init(&s, 0, cpus + 1, warn, sizeof(warn))
+              && s.max_ns == 0 && warn[0] == '\0',
+              "a configured 0 never spins, nothing to warn");
+    CHECK_MSG(!ftc_bk_spin_init(&s, 20, 0, NULL, 0) && !s.oversubscribed,
+              "unknown local ranks: not oversubscribed");
+
+    const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_LOCAL_SIZE",
+                          "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"};
+    for (size_t i = 0; i < 4; i++)
+        unsetenv(vars[i]);
+    setenv("PMIX_LOCAL_SIZE", "7", 1);
+    CHECK_MSG(ftc_bk_local_ranks(64, 0) == 7, "the launcher's local size");
+    setenv("PMIX_LOCAL_SIZE", "x7", 1);
+    CHECK_MSG(ftc_bk_local_ranks(64, 1) == 64,
+              "a malformed size is ignored; single host: every rank");
+    CHECK_MSG(ftc_bk_local_ranks(64, -1) == 0, "else unknown");
+    unsetenv("PMIX_LOCAL_SIZE");
+}
+
 int main(void)
 {
     test_grace();
@@ -297,6 +402,8 @@ int main(void)
     test_send_queue();
     test_env();
     test_core_timer();
+    test_due();
+    test_spin();
     CHECK_EQ(core_reentries, 0);
     return check_report();
 }

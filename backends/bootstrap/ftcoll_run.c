@@ -8,7 +8,8 @@
  *              [--timeout SECONDS] [--rendezvous DIR] -- PROGRAM [ARGS...]
  *   WHEN is SECONDS, or CUE-RANK:TEXT
  *
- * Each rank gets FTCOLL_RANK, FTCOLL_SIZE, FTCOLL_RENDEZVOUS (a fresh
+ * Each rank gets FTCOLL_RANK, FTCOLL_SIZE, FTCOLL_LOCAL_SIZE (= the
+ * size: every rank is on this host), FTCOLL_RENDEZVOUS (a fresh
  * directory for the file bootstrap), FTCOLL_JOB_TOKEN (random),
  * FTCOLL_JOB_KEY (16 bytes from getrandom(), in hex: the job's secret for
  * the core's message authentication, handed over in the environment as
@@ -468,6 +469,9 @@ static void exec_rank(const options_t *o, const char *path, uint32_t r,
     setenv("FTCOLL_RANK", buf, 1);
     snprintf(buf, sizeof(buf), "%u", o->n);
     setenv("FTCOLL_SIZE", buf, 1);
+    /* Every rank runs here: the backends' wait spins only when the ranks
+     * have CPUs to spare (backends/common/spin.h). */
+    setenv("FTCOLL_LOCAL_SIZE", buf, 1);
     setenv("FTCOLL_RENDEZVOUS", dir, 1);
     snprintf(buf, sizeof(buf), "%016llx", (unsigned long long)token);
     setenv("FTCOLL_JOB_TOKEN", buf, 1);

@@ -44,6 +44,18 @@ typedef struct ftc_bk_env {
      "an address only this host reaches is refused; unset: unknown "         \
      "(ftcoll-run sets it)"}
 
+/* FTCOLL_LOCAL_SIZE into a uint32_t local_ranks field, read by every
+ * backend whose blocking wait spins (common/spin.h). */
+#define FTC_BK_ENV_LOCAL_SIZE(type)                                          \
+    {"FTCOLL_LOCAL_SIZE", FTC_BK_ENV_U32, offsetof(type, local_ranks), 1, 0,  \
+     NULL, "a rank count > 0"}
+#define FTC_BK_KNOB_LOCAL_SIZE                                               \
+    {"FTCOLL_LOCAL_SIZE", "unset (the launcher's local size, else the job "  \
+     "size on a single host)",                                               \
+     "Ranks of the job on this host; more than this process's CPUs turns "   \
+     "the wait's spin off and makes an idle progress(0) yield (ftcoll-run "  \
+     "sets it; local_ranks)"}
+
 /*
  * Set cfg's fields from the variables of env[0 .. n-1] that are set and
  * not empty. FTC_OK, or FTC_EINVAL with "NAME must be ..." in err (if

@@ -75,6 +75,7 @@ static const ftc_knob_t knobs[] = {
      "How long the eager connect waits for a peer before reporting it "
      "failed (connect_timeout_ms)."},
     FTC_BK_KNOB_SINGLE_HOST,
+    FTC_BK_KNOB_LOCAL_SIZE,
     {NULL, NULL, NULL},
 };
 
@@ -111,6 +112,7 @@ int ftc_ofi_config_from_env(ftc_ofi_config_t *cfg, char *err, size_t errlen)
         {"FTCOLL_OFI_CONNECT", FTC_BK_ENV_CHOICE, F(eager_connect), 0, 0,
          "eager=1 lazy=0", NULL},
         FTC_BK_ENV_SINGLE_HOST(ftc_ofi_config_t),
+        FTC_BK_ENV_LOCAL_SIZE(ftc_ofi_config_t),
         STR("FTCOLL_OFI_PROVIDER", provider),
         STR("FTCOLL_OFI_NODE", node),
         STR("FTCOLL_OFI_SERVICE", service),

@@ -245,6 +245,12 @@ typedef struct ftc_ofi_config {
      * to a loopback address is refused (FTC_EINVAL): the other hosts
      * could not connect. */
     int single_host;
+    /* Ranks of the job on this host, for the wait's spin: more than the
+     * CPUs this process may run on turns it off (and an idle progress
+     * call with timeout 0 yields the CPU). 0 (default): the launcher's
+     * local size from the environment (Open MPI, PMIx, MPICH, Slurm),
+     * else every rank when single_host is 1, else unknown (spin). */
+    uint32_t local_ranks;
 } ftc_ofi_config_t;
 
 /* Defaults as above; rank 0, nranks 0 (set them). */

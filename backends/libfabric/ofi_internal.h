@@ -32,6 +32,7 @@
 #include "progress.h"
 #include "rank_set.h"
 #include "send_queue.h"
+#include "spin.h"
 #include "timerfd.h"
 
 /* What an epoll entry stands for: the kind in the high 32 bits of its
@@ -187,6 +188,8 @@ struct ftc_ofi {
     uint32_t cq_missed;         /* wake-ups in a row that cq_fd missed */
     int last_cq;                /* completions read by the last pass */
     uint64_t next_collect_ns;   /* when a busy pass next asks epoll */
+    uint32_t passes_unclocked;  /* busy passes since the clock was read */
+    ftc_bk_spin_t spin;         /* a blocking wait's spin (common/spin.h) */
     uint64_t tfd_deadline;      /* what tfd is armed for; UINT64_MAX none */
 
     ftc_context_t *ctx;

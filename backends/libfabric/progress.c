@@ -48,8 +48,11 @@ enum {
  * naps NAP_NS at a time. */
 #define SPIN_NS 1000000u
 #define NAP_NS 100000u
-/* Busy passes look at epoll this often. */
+/* Busy passes look at epoll this often, and at the clock to know it
+ * every COLLECT_CLOCK_PASSES passes (a pass is well under a microsecond,
+ * a precise clock read 20-60 ns). */
 #define COLLECT_EVERY_NS 200000u
+#define COLLECT_CLOCK_PASSES 16u
 
 void ftc_ofi_peer_lost(ftc_ofi_t *z, uint32_t r, ftc_ofi_detect_t how,
                        uint64_t delay_ns, const char *why)
@@ -408,6 +411,14 @@ static void mark_failed(void *arg, uint32_t r, uint64_t now)
     ftc_ofi_drop_queue(z, r, FTC_EPEER_FAILED);
 }
 
+static bool collect_due(ftc_ofi_t *z)
+{
+    if (++z->passes_unclocked < COLLECT_CLOCK_PASSES)
+        return false;
+    z->passes_unclocked = 0;
+    return ftc_bk_now_ns() >= z->next_collect_ns;
+}
+
 static int pass(ftc_ofi_t *z, int timeout_ms)
 {
     /* A pass that does not sleep needs epoll only for the exit monitor's
@@ -415,12 +426,12 @@ static int pass(ftc_ofi_t *z, int timeout_ms)
      * against the clock. Ask it now and then, not on every call: a
      * system call per poll is most of shm's latency. */
     int n = 0;
-    uint64_t now = ftc_bk_now_ns();
     if (timeout_ms != 0 && ftc_ofi_rearm(z))
         timeout_ms = 0;   /* something is due: look, do not sleep */
-    if (timeout_ms != 0 || now >= z->next_collect_ns) {
+    if (timeout_ms != 0 || collect_due(z)) {
         n = ftc_ofi_collect(z, timeout_ms);
         z->next_collect_ns = ftc_bk_now_ns() + COLLECT_EVERY_NS;
+        z->passes_unclocked = 0;
     }
     if (z->held_before_attach)
         n += release_held(z);
@@ -434,9 +445,12 @@ static int pass(ftc_ofi_t *z, int timeout_ms)
                              &z->stats.bytes_received,
                              &z->stats.msgs_rejected);
     n += ftc_bk_rank_set_sweep(&z->queued, flush_peer, z);
-    n += ftc_bk_grace_report_due(&z->lost, ftc_bk_now_ns(), z->ctx,
-                                 mark_failed, z);
+    if (z->lost.count > 0)
+        n += ftc_bk_grace_report_due(&z->lost, ftc_bk_now_ns(), z->ctx,
+                                     mark_failed, z);
     /* Step 6. */
+    if (timeout_ms != 0)
+        ftc_bk_core_timer_recheck(&z->timer);   /* we may have slept */
     n += ftc_bk_core_timer_fire_due(&z->timer, z->ctx);
     return n;
 }
@@ -491,6 +505,24 @@ static int wait_for_work(ftc_ofi_t *z, int timeout_ms)
     uint64_t start = ftc_bk_now_ns();
     uint64_t end = timeout_ms < 0 ? UINT64_MAX
                                   : start + (uint64_t)timeout_ms * 1000000u;
+    /* First a short spin (common/spin.h): a wake-up from epoll would cost
+     * every hop several microseconds. */
+    uint64_t budget = ftc_bk_spin_budget(&z->spin);
+    if (budget > 0) {
+        uint64_t spin_end = start + budget;
+        if (spin_end > end)
+            spin_end = end;
+        for (unsigned i = 1;; i++) {
+            int n = pass(z, 0);
+            if (n > 0) {
+                ftc_bk_spin_adapt(&z->spin, true);
+                return n;
+            }
+            if (i % COLLECT_CLOCK_PASSES == 0 && ftc_bk_now_ns() >= spin_end)
+                break;
+        }
+        ftc_bk_spin_adapt(&z->spin, false);
+    }
     for (;;) {
         uint64_t now = ftc_bk_now_ns();
         if (now >= end)
@@ -548,6 +580,8 @@ int ftc_ofi_progress(ftc_ofi_t *z, int timeout_ms)
      * must be set, and nothing may be due already. */
     if (total == 0 && ftc_ofi_rearm(z))
         total = 1;
+    if (total == 0 && timeout_ms == 0)
+        ftc_bk_spin_idle(&z->spin);     /* yields when oversubscribed */
     z->in_progress = false;
     return total;
 }

@@ -29,17 +29,24 @@
 bool ftc_ofi_rearm(ftc_ofi_t *z)
 {
     uint64_t want = ftc_bk_core_timer_next(&z->timer);
-    uint64_t now = ftc_bk_now_ns();
-    /* Queued sends wait for the provider, whose progress need not wake
-     * the CQ's descriptor (a connection being set up): retry soon. */
-    if (z->queued.count > 0 || z->rx_unposted > 0) {
-        uint64_t retry = now + FTC_OFI_RETRY_NS;
-        if (retry < want)
-            want = retry;
-    }
     uint64_t report = ftc_bk_grace_next(&z->lost);
     if (report < want)
         want = report;
+    bool retry = z->queued.count > 0 || z->rx_unposted > 0;
+    /* The usual idle return: the timerfd already holds the deadline and
+     * it is not near. Said without a precise clock read (clock.h): an
+     * embedder polling ftc_ofi_progress(z, 0) comes here on every call
+     * that finds nothing. */
+    if (!retry && want == z->tfd_deadline && !ftc_bk_due(want))
+        return false;
+    uint64_t now = ftc_bk_now_ns();
+    /* Queued sends wait for the provider, whose progress need not wake
+     * the CQ's descriptor (a connection being set up): retry soon. */
+    if (retry) {
+        uint64_t r = now + FTC_OFI_RETRY_NS;
+        if (r < want)
+            want = r;
+    }
     /* Due already: the caller runs a pass instead of sleeping. The core
      * asks for "now" once per completed operation (to deliver it from
      * the timer); a timerfd_settime for that, and another to move it
@@ -731,6 +738,12 @@ int ftc_ofi_create(const ftc_ofi_config_t *cfg, ftc_ofi_t **out)
     z->cfg = *cfg;
     z->epfd = z->tfd = z->cq_fd = -1;
     z->tfd_deadline = UINT64_MAX;
+    (void)ftc_bk_spin_init(&z->spin, -1,
+                           cfg->local_ranks > 0
+                               ? cfg->local_ranks
+                               : ftc_bk_local_ranks(cfg->nranks,
+                                                    cfg->single_host),
+                           NULL, 0);
     z->mr_key_next = 1;
     if (copy_str(z->provider, sizeof(z->provider), cfg->provider) != 0
         || copy_str(z->node, sizeof(z->node), cfg->node) != 0

@@ -31,7 +31,7 @@ void ftc_ucx_config_init(ftc_ucx_config_t *cfg)
     cfg->size = sizeof(*cfg);
     cfg->eager_connect = 1;
     cfg->failure_grace_ms = 0;
-    cfg->spin_us = 0;
+    cfg->spin_us = -1;
     cfg->max_sleep_ms = 100;
     cfg->max_inflight_bytes = (size_t)64 << 20;
     cfg->close_timeout_ms = 200;
@@ -47,9 +47,10 @@ static const ftc_knob_t knobs[] = {
     {"FTCOLL_UCX_GRACE_MS", "0",
      "Delay between UCX's report of a dead peer and the core's "
      "(failure_grace_ms)."},
-    {"FTCOLL_UCX_SPIN_US", "0",
+    {"FTCOLL_UCX_SPIN_US", "unset (adaptive, up to 50)",
      "ftc_ucx_progress with a timeout busy-polls this long before it "
-     "sleeps (spin_us)."},
+     "sleeps; unset: an adaptive spin of up to 50 us, none when ranks "
+     "outnumber CPUs (spin_us)."},
     {"FTCOLL_UCX_MAX_SLEEP_MS", "100",
      "Longest sleep inside progress, so that UCX's keepalive runs; 0: no "
      "limit (max_sleep_ms)."},
@@ -67,6 +68,7 @@ static const ftc_knob_t knobs[] = {
      "UCX_NET_DEVICES for this backend's UCP context, e.g. eth0 or "
      "mlx5_0:1 (net_devices)."},
     FTC_BK_KNOB_SINGLE_HOST,
+    FTC_BK_KNOB_LOCAL_SIZE,
     {NULL, NULL, NULL},
 };
 
@@ -91,6 +93,7 @@ int ftc_ucx_config_from_env(ftc_ucx_config_t *cfg, char *err, size_t errlen)
         {"FTCOLL_UCX_MAX_INFLIGHT", FTC_BK_ENV_SIZE, F(max_inflight_bytes),
          1, 0, NULL, "a byte count > 0"},
         FTC_BK_ENV_SINGLE_HOST(ftc_ucx_config_t),
+        FTC_BK_ENV_LOCAL_SIZE(ftc_ucx_config_t),
         {"FTCOLL_UCX_NET_DEVICES", FTC_BK_ENV_STRING, F(net_devices), 0, 0,
          NULL, NULL},
         {"FTCOLL_UCX_CONNECT", FTC_BK_ENV_CHOICE, F(eager_connect), 0, 0,

@@ -50,7 +50,7 @@
  * call ftc_ucx_progress(u, 0) until it returns 0, then ftc_ucx_arm(u);
  * poll the descriptor only if that returned FTC_OK, else progress again.
  * Without an event loop call ftc_ucx_progress(u, timeout_ms): it
- * busy-polls spin_us, then sleeps at most timeout_ms (-1: no limit) when
+ * busy-polls (spin_us, adaptive by default), then sleeps at most timeout_ms (-1: no limit) when
  * there is nothing to do. Sleeps are cut to max_sleep_ms so UCX's own
  * keepalive, which runs only inside ucp_worker_progress(), keeps
  * running.
@@ -111,8 +111,11 @@ typedef struct ftc_ucx_config {
      * reach the core before its death does. */
     int failure_grace_ms;
     /* ftc_ucx_progress with a timeout busy-polls this long before it
-     * sleeps; default 0 (sleep at once). Spinning wins when every rank has
-     * a core of its own, sleeping when ranks share cores. */
+     * sleeps. Default -1: adaptive, up to 50 us (doubled after a spin that
+     * found work, halved after one that ran out), and none when the job
+     * has more ranks on this host than this process has CPUs (then an
+     * idle ftc_ucx_progress(u, 0) yields the CPU). 0: sleep at once. A
+     * spin set > 0 is kept even when oversubscribed, with a warning. */
     int spin_us;
     /* Longest single sleep inside ftc_ucx_progress, and the longest the
      * descriptor of ftc_ucx_fd stays quiet, so that UCX's keepalive (the
@@ -141,6 +144,12 @@ typedef struct ftc_ucx_config {
     /* With eager_connect, ftc_ucx_exchange ends with ftc_ucx_handshake
      * (below) with this timeout; 0: no handshake. Default 30000. */
     int handshake_timeout_ms;
+    /* Ranks of the job on this host, for the wait's spin: more than the
+     * CPUs this process may run on turns it off (and an idle progress
+     * call with timeout 0 yields the CPU). 0 (default): the launcher's
+     * local size from the environment (Open MPI, PMIx, MPICH, Slurm),
+     * else every rank when single_host is 1, else unknown (spin). */
+    uint32_t local_ranks;
 } ftc_ucx_config_t;
 
 /* Defaults as above; rank 0, nranks 0 (set them). */

@@ -29,7 +29,8 @@
 
 enum {
     WORKER_SPINS = 64,      /* ucp_worker_progress calls per pass, at most */
-    ARM_TRIES = 4           /* passes before giving up on arming */
+    ARM_TRIES = 4,          /* passes before giving up on arming */
+    SPIN_CLOCK_EVERY = 16   /* idle passes between clock reads in a spin */
 };
 
 /* --- Callbacks (inside ucp_worker_progress) ----------------------------- */
@@ -167,11 +168,15 @@ static void mark_failed(void *arg, uint32_t r, uint64_t now)
 static void clear_fds(ftc_ucx_t *u)
 {
     uint64_t v;
+    /* The embedder may have slept on our descriptor since ftc_ucx_arm:
+     * the core's deadline may have come. */
+    if (u->fd_armed)
+        ftc_bk_core_timer_recheck(&u->timer);
     if (u->kicked) {
         (void)!read(u->kfd, &v, sizeof(v));
         u->kicked = false;
     }
-    if (u->tfd_deadline != UINT64_MAX && ftc_bk_now_ns() >= u->tfd_deadline) {
+    if (ftc_bk_due(u->tfd_deadline)) {
         (void)!read(u->tfd, &v, sizeof(v));
         u->tfd_deadline = UINT64_MAX;
     }
@@ -224,6 +229,8 @@ static ucs_status_t arm_worker(ftc_ucx_t *u)
 static void sleep_until(ftc_ucx_t *u, uint64_t deadline)
 {
     uint64_t now = ftc_bk_now_ns();
+    /* Asleep or not, the deadline may have come: the next pass looks. */
+    ftc_bk_core_timer_recheck(&u->timer);
     if (deadline <= now)
         return;
     u->stats.sleeps++;
@@ -251,15 +258,23 @@ static int wait_and_pass(ftc_ucx_t *u, int timeout_ms)
     uint64_t start = ftc_bk_now_ns();
     uint64_t end = timeout_ms < 0 ? UINT64_MAX
                                   : start + (uint64_t)timeout_ms * 1000000u;
-    if (u->cfg.spin_us > 0) {
-        uint64_t spin_end = start + (uint64_t)u->cfg.spin_us * 1000u;
+    uint64_t budget = ftc_bk_spin_budget(&u->spin);
+    if (budget > 0) {
+        uint64_t spin_end = start + budget;
         if (spin_end > end)
             spin_end = end;
-        while (ftc_bk_now_ns() < spin_end) {
+        /* An idle pass is ~100 ns: the clock (20-60 ns a read) is asked
+         * every SPIN_CLOCK_EVERY passes, not on each. */
+        for (unsigned i = 1;; i++) {
             int n = pass(u);
-            if (n > 0)
+            if (n > 0) {
+                ftc_bk_spin_adapt(&u->spin, true);
                 return n;
+            }
+            if (i % SPIN_CLOCK_EVERY == 0 && ftc_bk_now_ns() >= spin_end)
+                break;
         }
+        ftc_bk_spin_adapt(&u->spin, false);
     }
     for (;;) {
         uint64_t now = ftc_bk_now_ns();
@@ -295,6 +310,8 @@ int ftc_ucx_progress(ftc_ucx_t *u, int timeout_ms)
     int total = pass(u);
     if (total == 0 && timeout_ms != 0)
         total = wait_and_pass(u, timeout_ms);
+    else if (total == 0)
+        ftc_bk_spin_idle(&u->spin);     /* yields when oversubscribed */
     u->in_progress = false;
     return total;
 }

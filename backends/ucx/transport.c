@@ -199,7 +199,7 @@ static int config_ok(const ftc_ucx_config_t *c)
 {
     return c->size >= sizeof(ftc_ucx_config_t) && c->nranks > 0
            && c->nranks <= INT32_MAX && c->rank < c->nranks
-           && c->failure_grace_ms >= 0 && c->spin_us >= 0
+           && c->failure_grace_ms >= 0 && c->spin_us >= -1
            && c->max_sleep_ms >= 0 && c->max_inflight_bytes > 0
            && c->close_timeout_ms >= 0 && c->handshake_timeout_ms >= 0
            && c->single_host >= -1
@@ -333,6 +333,13 @@ int ftc_ucx_create(const ftc_ucx_config_t *cfg, ftc_ucx_t **out)
     u->cfg = *cfg;
     u->efd = u->epfd = u->tfd = u->kfd = -1;
     u->tfd_deadline = UINT64_MAX;
+    char warn[256];
+    if (ftc_bk_spin_init(&u->spin, cfg->spin_us,
+                         cfg->local_ranks > 0
+                             ? cfg->local_ranks
+                             : ftc_bk_local_ranks(cfg->nranks, cfg->single_host),
+                         warn, sizeof(warn)))
+        ftc_ucx_logf(u, "rank %u: warning: %s", cfg->rank, warn);
     u->inflight.next = u->inflight.prev = &u->inflight;
     for (int i = 0; i < 4; i++)
         u->hdr[i] = (unsigned char)(cfg->rank >> (8 * i));

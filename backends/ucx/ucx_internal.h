@@ -26,6 +26,7 @@
 #include "core_timer.h"
 #include "grace.h"
 #include "log.h"
+#include "spin.h"
 #include "timerfd.h"
 
 /* Our active-message id; the AM header is the sender's rank (u32 LE) and
@@ -124,6 +125,7 @@ struct ftc_ucx {
     size_t nfree;
 
     ftc_bk_core_timer_t timer;  /* the core's */
+    ftc_bk_spin_t spin;         /* a blocking wait's spin (common/spin.h) */
     bool in_progress;
     bool closing_down;          /* ftc_ucx_destroy runs */
     bool diag_logged;           /* the unreachable diagnosis, once */

@@ -170,9 +170,12 @@ static int pass(ftc_zmq_t *z, int timeout_ms)
                              &z->stats.bytes_received,
                              &z->stats.msgs_rejected);
     n += ftc_bk_rank_set_sweep(&z->queued, flush_peer, z);
-    n += ftc_bk_grace_report_due(&z->lost, ftc_bk_now_ns(), z->ctx,
-                                 mark_failed, z);
-    /* Step 6. */
+    if (z->lost.count > 0)
+        n += ftc_bk_grace_report_due(&z->lost, ftc_bk_now_ns(), z->ctx,
+                                     mark_failed, z);
+    /* Step 6. A pass here polls sockets (system calls) anyway: the
+     * clock is asked on every one, not every 16th (core_timer.h). */
+    ftc_bk_core_timer_recheck(&z->timer);
     n += ftc_bk_core_timer_fire_due(&z->timer, z->ctx);
     return n;
 }

@@ -73,8 +73,11 @@ void ftc_ctx_rearm(ftc_context_t *ctx)
     uint64_t want = UINT64_MAX;
     bool urgent = ctx->done_head != NULL || ctx->fail_queue_len > 0
                   || ctx->cont_timer || ftc_segment_has_parked(ctx);
+    /* Due at once: any deadline already past will do (transport.h: the
+     * wake-up comes at or after it), and 0 needs no clock read, which
+     * every delivery would otherwise cost. */
     if (urgent)
-        want = ctx->ops.now(ctx->tp);
+        want = 0;
     uint64_t mon = ftc_monitor_next_deadline(ctx);
     if (mon < want)
         want = mon;

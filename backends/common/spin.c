@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#define _GNU_SOURCE     /* sched_getaffinity, CPU_COUNT */
+#include "spin.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+uint32_t ftc_bk_cpus(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0)
+        return 1;
+    int n = CPU_COUNT(&set);
+    return n > 0 ? (uint32_t)n : 1;
+}
+
+/* A positive count from the environment, or 0. */
+static uint32_t env_count(const char *name)
+{
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0')
+        return 0;
+    char *end;
+    unsigned long x = strtoul(v, &end, 10);
+    if (*end != '\0' || x == 0 || x > UINT32_MAX)
+        return 0;
+    return (uint32_t)x;
+}
+
+uint32_t ftc_bk_local_ranks(uint32_t nranks, int single_host)
+{
+    /* The launchers' words for "ranks on this node" (ours,
+     * FTCOLL_LOCAL_SIZE, the backends read into their config). */
+    static const char *const names[] = {
+        "OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_LOCAL_SIZE",
+        "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE",
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        uint32_t n = env_count(names[i]);
+        if (n > 0)
+            return n;
+    }
+    return single_host == 1 ? nranks : 0;
+}
+
+bool ftc_bk_spin_init(ftc_bk_spin_t *s, int spin_us, uint32_t local_ranks,
+                      char *warn, size_t warnlen)
+{
+    uint32_t cpus = ftc_bk_cpus();
+    s->oversubscribed = local_ranks > cpus;
+    if (warn != NULL && warnlen > 0)
+        warn[0] = '\0';
+    if (spin_us < 0)
+        s->max_ns = s->oversubscribed ? 0 : FTC_BK_SPIN_AUTO_NS;
+    else
+        s->max_ns = (uint64_t)spin_us * 1000u;
+    s->budget_ns = s->max_ns;
+    s->unprobed = 0;
+    if (spin_us > 0 && s->oversubscribed && warn != NULL) {
+        snprintf(warn, warnlen,
+                 "a spin of %d us is configured while %u ranks share %u "
+                 "CPUs: each spin takes the CPU from a rank it waits for "
+                 "(unset it to spin only when ranks have CPUs to spare)",
+                 spin_us, local_ranks, cpus);
+        return true;
+    }
+    return false;
+}
+
+uint64_t ftc_bk_spin_budget(ftc_bk_spin_t *s)
+{
+    if (s->budget_ns > 0 || s->max_ns == 0)
+        return s->budget_ns;
+    if (++s->unprobed < FTC_BK_SPIN_PROBE_EVERY)
+        return 0;
+    s->unprobed = 0;
+    return s->max_ns / 16;
+}
+
+void ftc_bk_spin_adapt(ftc_bk_spin_t *s, bool found)
+{
+    if (s->max_ns == 0)
+        return;
+    uint64_t floor = s->max_ns / 16;
+    if (found) {
+        s->budget_ns = s->budget_ns < floor ? floor : s->budget_ns * 2;
+        if (s->budget_ns > s->max_ns)
+            s->budget_ns = s->max_ns;
+    } else {
+        s->budget_ns /= 2;
+        if (s->budget_ns < floor)
+            s->budget_ns = 0;
+    }
+}
+
+void ftc_bk_spin_idle(const ftc_bk_spin_t *s)
+{
+    if (s->oversubscribed)
+        sched_yield();
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * How a blocking progress call waits: busy-poll a little, then sleep.
+ *
+ * Sleeping on a descriptor costs a wake-up (several microseconds through
+ * epoll) on every hop of a collective, which made a 2-rank allreduce over
+ * shared memory 15-17 us instead of ~2. Spinning for ever costs a core,
+ * and when ranks outnumber CPUs it takes the CPU from the very rank being
+ * waited for (n = 4 on 2 CPUs spinning was 12x slower than sleeping).
+ * So, as UCX's and MPI's progress engines do, a wait spins for a budget
+ * and then sleeps, and the budget adapts: a spin that found work doubles
+ * it (up to max_ns), one that ran out halves it, and below max_ns / 16
+ * it stops: a rank in a steady stream of messages keeps spinning, an
+ * idle one sleeps at once. So does a rank on a machine whose other
+ * tenants keep the peer off the CPU (every spin runs out there; a spin
+ * of even 3 us per wait cost 6-7 us per 2-rank allreduce). Every
+ * FTC_BK_SPIN_PROBE_EVERY-th wait without a spin tries a short one
+ * (max_ns / 16), and one that finds work starts the budget again.
+ *
+ * Oversubscribed (more ranks of the job on this host than CPUs this
+ * process may run on; sched_getaffinity), the automatic budget is 0, and
+ * a non-blocking progress call that found nothing yields the CPU
+ * (sched_yield), so that an embedder's polling loop lets the peers run.
+ * A spin configured explicitly is kept but warned about.
+ */
+#ifndef FTC_BK_SPIN_H
+#define FTC_BK_SPIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The automatic spin's ceiling: above a shared-memory hop (~1 us) and a
+ * loopback TCP one (~10-25 us), far below a keepalive timeout. */
+#define FTC_BK_SPIN_AUTO_NS 50000u
+/* Waits between two probing spins once the budget is 0. */
+#define FTC_BK_SPIN_PROBE_EVERY 32u
+
+typedef struct ftc_bk_spin {
+    uint64_t max_ns;            /* the longest spin; 0: sleep at once */
+    uint64_t budget_ns;         /* the spin of the waits to come */
+    uint32_t unprobed;          /* waits without a spin since a probe */
+    bool oversubscribed;        /* yield on an idle non-blocking call */
+} ftc_bk_spin_t;
+
+/* CPUs this process may run on (sched_getaffinity; 1 at least). */
+uint32_t ftc_bk_cpus(void);
+
+/*
+ * Ranks of the job on this host when the backend's config does not say
+ * (its local_ranks, from FTCOLL_LOCAL_SIZE, which ftcoll-run sets): Open
+ * MPI's, PMIx's, MPICH's or Slurm's local size, else nranks when
+ * single_host is 1, else 0 (unknown).
+ */
+uint32_t ftc_bk_local_ranks(uint32_t nranks, int single_host);
+
+/*
+ * spin_us: configured (-1: automatic); local_ranks: ftc_bk_local_ranks.
+ * When a configured spin > 0 meets oversubscription, a warning for the
+ * log goes to warn (else warn is ""). Returns true if warn holds one.
+ */
+bool ftc_bk_spin_init(ftc_bk_spin_t *s, int spin_us, uint32_t local_ranks,
+                      char *warn, size_t warnlen);
+
+/* How long this wait spins before it sleeps (0: sleep at once). Call
+ * once per wait, then ftc_bk_spin_adapt if it returned > 0. */
+uint64_t ftc_bk_spin_budget(ftc_bk_spin_t *s);
+
+/* After a wait's spin: found work within it, or ran out. */
+void ftc_bk_spin_adapt(ftc_bk_spin_t *s, bool found);
+
+/* A non-blocking progress call found nothing to do: yield the CPU when
+ * oversubscribed. */
+void ftc_bk_spin_idle(const ftc_bk_spin_t *s);
+
+#endif

@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""ftcoll beside Open MPI and Gloo: 8-byte allreduce latency, interleaved.
+
+  python3 bench/side_by_side.py --build after=build [--build before=DIR]
+      [--peers DIR] [--jobs 9] [--iters 5000] [--n 2] [--transports ucx:sm,...]
+      [--waits spin,block] [--algos tree,f0,f1]
+
+Every round runs one job of every variant, in an order rotated from round
+to round, so that a change in the machine's load reaches every variant
+alike; --jobs rounds. A variant is one of:
+
+  mpi sm     Open MPI's MPI_Allreduce, vader (shared memory) + self
+  mpi tcp    Open MPI's MPI_Allreduce, ob1 / tcp over lo
+  gloo ring  Gloo's allreduce_ring, TCP device on 127.0.0.1
+  ftcoll     ftcoll-bench, per --build (a label=DIR pair: the same
+             variants for every build), transport, wait mode and algorithm
+
+Each job times --iters back-to-back int64-sum allreduces of 8 bytes (one
+element) after a warm-up, every operation on its own, with no barrier
+between them, and checks every result. A job gives the worst rank's
+median (p50) and the mean over ranks of each rank's mean. The table
+shows, per variant, the median over jobs of both, the ratio of the p50
+to Open MPI's (shared-memory variants to `mpi sm`, TCP ones to `mpi tcp`
+and to Gloo), and mean / p50, the weight of the tail.
+
+The ranks are not pinned (mpirun --bind-to none, as ftcoll-run starts
+them); Open MPI always polls (its progress engine spins), so its one row
+serves both ftcoll wait modes. Jobs that fail are reported on stderr and
+left out.
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+# ftcoll transports: backend and its environment.
+TRANSPORTS = {
+    "ucx:sm": ("ucx", {"UCX_TLS": "sm", "UCX_MM_ERROR_HANDLING": "y",
+                       "UCX_KEEPALIVE_INTERVAL": "100ms"}),
+    "libfabric:shm": ("libfabric", {"FI_PROVIDER": "shm"}),
+    "ucx:tcp": ("ucx", {"UCX_TLS": "tcp"}),
+    "libfabric:tcp": ("libfabric", {"FI_PROVIDER": "tcp;ofi_rxm"}),
+    "zmq:tcp": ("zmq", {}),
+}
+ALGOS = {
+    "tree": ["--algo", "tree", "-f", "0"],
+    "f0": ["--algo", "corrected", "-f", "0"],
+    "f1": ["--algo", "corrected", "-f", "1"],
+}
+ALGO_NAMES = {"tree": "tree", "f0": "corrected f=0", "f1": "corrected f=1"}
+ROW = re.compile(r"^\[(\d+)\] 8\s+(\S+)\s+\S+\s+\S+\s+(\S+)\s+\S+\s*$")
+MPI_LAT = re.compile(r"^lat,mpi,8,(\S+),(\S+)$")
+GLOO_LAT = re.compile(r"^(?:\[\d+\] )?lat,gloo-ring,8,(\d+),(\S+),(\S+)$")
+
+
+def is_tcp(transport):
+    return transport.endswith(":tcp")
+
+
+class Variant:
+    def __init__(self, key, label, cmd, env, parse):
+        self.key, self.label, self.cmd, self.env = key, label, cmd, env
+        self.parse = parse
+        self.p50, self.mean, self.failed = [], [], 0
+
+    def run(self, timeout):
+        e = dict(os.environ)
+        e.update(self.env)
+        try:
+            p = subprocess.run(self.cmd, capture_output=True, text=True,
+                               env=e, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.failed += 1
+            print("%s: timed out" % self.label, file=sys.stderr)
+            return
+        got = self.parse(p.stdout) if p.returncode == 0 else None
+        if got is None:
+            self.failed += 1
+            print("%s: job failed (exit %d): %s" % (
+                self.label, p.returncode, (p.stderr or p.stdout)[-300:]),
+                file=sys.stderr)
+            return
+        self.p50.append(got[0])
+        self.mean.append(got[1])
+
+
+def parse_ftcoll(out):
+    for line in out.splitlines():
+        m = ROW.match(line)
+        if m:
+            return float(m.group(3)), float(m.group(2))
+    return None
+
+
+def parse_mpi(out):
+    for line in out.splitlines():
+        m = MPI_LAT.match(line.strip())
+        if m:
+            return float(m.group(1)), float(m.group(2))
+    return None
+
+
+def parse_gloo(out):
+    p50, means = [], []
+    for line in out.splitlines():
+        m = GLOO_LAT.match(line.strip())
+        if m:
+            p50.append(float(m.group(2)))
+            means.append(float(m.group(3)))
+    if not p50:
+        return None
+    return max(p50), sum(means) / len(means)
+
+
+def variants(a):
+    vs = []
+    n, iters, warm = str(a.n), str(a.iters), str(max(a.iters // 10, 100))
+    first = a.peers or a.build[0][1]
+    mpi = os.path.join(first, "bench/mpi_allreduce")
+    gloo = os.path.join(first, "bench/gloo_allreduce")
+    run = os.path.join(first, "backends/bootstrap/ftcoll-run")
+    mpirun = shutil.which("mpirun")
+    noleak = {"ASAN_OPTIONS": "detect_leaks=0"}
+    if mpirun and os.path.exists(mpi):
+        base = [mpirun, "--allow-run-as-root", "--oversubscribe",
+                "--bind-to", "none", "-np", n]
+        tail = [mpi, "--sizes", "8", "--latency", "--iters", iters,
+                "--warmup", warm]
+        vs.append(Variant("mpi sm", "mpi sm (vader)",
+                          base + ["--mca", "btl", "vader,self"] + tail,
+                          noleak, parse_mpi))
+        vs.append(Variant("mpi tcp", "mpi tcp (ob1/tcp)",
+                          base + ["--mca", "pml", "ob1", "--mca", "btl",
+                                  "tcp,self", "--mca", "btl_tcp_if_include",
+                                  "lo"] + tail, noleak, parse_mpi))
+    else:
+        print("no mpirun or %s: no Open MPI rows" % mpi, file=sys.stderr)
+    if os.path.exists(gloo):
+        # Gloo gets a tenth of the iterations: it is ~100x slower.
+        vs.append(Variant("gloo", "gloo ring (tcp)",
+                          [run, "-n", n, "--timeout", "300", "--", gloo,
+                           "--algo", "ring", "--sizes", "8", "--latency",
+                           "--iters", str(max(a.iters // 10, 200)),
+                           "--warmup", "50"], {}, parse_gloo))
+    else:
+        print("no %s: no Gloo row" % gloo, file=sys.stderr)
+    for label, build in a.build:
+        run = os.path.join(build, "backends/bootstrap/ftcoll-run")
+        bench = os.path.join(build, "bench/ftcoll-bench")
+        for t in a.transports:
+            backend, env = TRANSPORTS[t]
+            for w in a.waits:
+                for al in a.algos:
+                    cmd = [run, "-n", n, "--timeout", "300", "--clock",
+                           "ready", "--backend", backend, "--", bench,
+                           "--iters", iters, "--warmup", warm, "--quiet",
+                           "--wait", w] + ALGOS[al]
+                    key = (label, t, w, al)
+                    vs.append(Variant(key, "%s %s %s %s" % (
+                        label, t, w, ALGO_NAMES[al]), cmd, env,
+                        parse_ftcoll))
+    return vs
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", action="append", default=[],
+                    help="LABEL=DIR: an ftcoll build to measure (repeat "
+                    "for before/after); the first one's mpi_allreduce, "
+                    "gloo_allreduce and ftcoll-run serve the peers")
+    ap.add_argument("--peers", help="the build whose mpi_allreduce, "
+                    "gloo_allreduce and ftcoll-run to use (default: the "
+                    "first --build)")
+    ap.add_argument("--jobs", type=int, default=9)
+    ap.add_argument("--iters", type=int, default=5000)
+    ap.add_argument("--n", type=int, default=2)
+    ap.add_argument("--transports", default="ucx:sm,libfabric:shm,ucx:tcp")
+    ap.add_argument("--waits", default="spin,block")
+    ap.add_argument("--algos", default="tree,f0,f1")
+    ap.add_argument("--timeout", type=int, default=300)
+    a = ap.parse_args()
+    builds = []
+    for b in a.build or ["after=build"]:
+        if "=" not in b:
+            ap.error("--build wants LABEL=DIR, got %r" % b)
+        label, d = b.split("=", 1)
+        if not os.path.exists(os.path.join(d, "bench/ftcoll-bench")):
+            ap.error("--build %s: no bench/ftcoll-bench in %s" % (b, d))
+        builds.append((label, d))
+    a.build = builds
+    if a.peers is not None and not os.path.isdir(a.peers):
+        ap.error("--peers %s: not a directory" % a.peers)
+    a.transports = a.transports.split(",")
+    for t in a.transports:
+        if t not in TRANSPORTS:
+            ap.error("--transports: unknown %r (of %s)"
+                     % (t, ", ".join(TRANSPORTS)))
+    a.waits = a.waits.split(",")
+    for w in a.waits:
+        if w not in ("spin", "block"):
+            ap.error("--waits: spin or block, got %r" % w)
+    a.algos = a.algos.split(",")
+    for al in a.algos:
+        if al not in ALGOS:
+            ap.error("--algos: unknown %r (of %s)" % (al, ", ".join(ALGOS)))
+    if a.jobs < 1 or a.iters < 1 or a.n < 2:
+        ap.error("--jobs, --iters at least 1, --n at least 2")
+
+    vs = variants(a)
+    print("# side_by_side: n = %d, 8-byte int64-sum allreduce, %d jobs per "
+          "variant interleaved, %d iterations per job; %d cores, load %s"
+          % (a.n, a.jobs, a.iters, os.cpu_count() or 1,
+             " ".join("%.2f" % x for x in os.getloadavg())))
+    print("# command: %s" % " ".join(sys.argv))
+    sys.stdout.flush()
+    for j in range(a.jobs):
+        k = j % len(vs)
+        for v in vs[k:] + vs[:k]:
+            v.run(a.timeout)
+        print("# round %d/%d done, load %.2f" % (j + 1, a.jobs,
+                                                  os.getloadavg()[0]),
+              file=sys.stderr)
+    print("# finished, load %s" % " ".join("%.2f" % x
+                                            for x in os.getloadavg()))
+    by = {v.key: v for v in vs}
+    mpi_sm, mpi_tcp, gl = (by.get(k) for k in ("mpi sm", "mpi tcp", "gloo"))
+
+    def ratio(v, ref):
+        if ref is None or not ref.p50 or not v.p50:
+            return "-"
+        return "%.2f" % (med(v.p50) / med(ref.p50))
+
+    print("%-42s %9s %9s %9s %8s %8s %5s" % (
+        "variant", "p50 us", "mean us", "mean/p50", "/mpi", "/gloo",
+        "fail"))
+    for v in vs:
+        tcp = v.key == "mpi tcp" or v.key == "gloo" or (
+            isinstance(v.key, tuple) and is_tcp(v.key[1]))
+        ref = mpi_tcp if tcp else mpi_sm
+        tail = med(v.mean) / med(v.p50) if v.p50 else float("nan")
+        print("%-42s %9.3f %9.3f %9.2f %8s %8s %5d" % (
+            v.label, med(v.p50), med(v.mean), tail, ratio(v, ref),
+            ratio(v, gl) if tcp else "-", v.failed))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
