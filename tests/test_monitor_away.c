@@ -121,6 +121,10 @@ int main(void)
     cfg.job_token = TOKEN;
     cfg.suspect_timeout_ns = SUSPECT_NS;
     cfg.probe_timeout_ns = PROBE_NS;
+    /* One probe, then the verdict: with a back-off, the expiry in step 2
+     * would only send the next probe, and say nothing about the
+     * discount (tests/test_detector.c tests the back-off). */
+    cfg.probe_backoff = 0;
     cfg.segment_size = SEG;
     cfg.segment_window = 64;    /* whole values leave at once: no credits */
     ftc_context_t *ctx;

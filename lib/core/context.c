@@ -24,6 +24,7 @@ void ftc_config_init(ftc_config_t *cfg)
     cfg->probe_timeout_ns = 200ull * 1000 * 1000;
     cfg->segment_size = FTC_SEGMENT_SIZE_DEFAULT;
     cfg->segment_window = FTC_SEGMENT_WINDOW_DEFAULT;
+    cfg->probe_backoff = FTC_PROBE_BACKOFF_DEFAULT;
 }
 
 int ftc_context_create(uint32_t rank, uint32_t size,
@@ -53,6 +54,7 @@ int ftc_context_create(uint32_t rank, uint32_t size,
         return FTC_EINVAL;
     if (cfg != NULL && (cfg->suspect_timeout_ns == 0 || cfg->probe_timeout_ns == 0
                         || cfg->auth > 1
+                        || cfg->probe_backoff > FTC_PROBE_BACKOFF_MAX
                         || cfg->segment_size > FTC_WIRE_MAX_PAYLOAD))
         return FTC_EINVAL;
 

@@ -29,6 +29,11 @@ typedef struct ftc_watch {
     uint32_t refs;          /* operations waiting on peer */
     uint64_t deadline;      /* next probe, or the probe's expiry */
     bool probing;
+    /* While probing: how many probes of the series went unanswered
+     * before the current one, and how long the current one waits
+     * (core/monitor.c, the back-off). */
+    uint32_t backoff;
+    uint64_t window;
     /* The operation that first asked, for op-aware keepalives. */
     uint32_t group_id, epoch;
     uint64_t seq;

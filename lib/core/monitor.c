@@ -2,16 +2,37 @@
 /*
  * The failure monitor: on-demand keepalive. A peer is watched only while
  * some operation waits on it. A watched peer that stays silent for
- * suspect_timeout is probed; a probe unanswered for probe_timeout makes the
- * peer failed, for good. Any message from the peer counts as an answer.
- * The backend's own reports (ftc_transport_peer_failed) short-cut this.
+ * suspect_timeout is probed. A probe unanswered for its wait is followed
+ * by another that waits twice as long, probe_backoff times; when the last
+ * goes unanswered the peer is failed, for good. Any message from the
+ * peer counts as an answer and ends the series: the next silence starts
+ * again from suspect_timeout and one probe_timeout. The backend's own
+ * reports (ftc_transport_peer_failed) short-cut all of this.
+ *
+ * Why a back-off and not one fixed wait: suspicion is final, so a peer
+ * that was only slow is lost to the group, and on a loaded host how long
+ * a live process takes to answer has no fixed bound (it may be
+ * descheduled, or busy in one long call of its own on a large value).
+ * What a slow peer and a dead one differ in is that the slow one answers
+ * eventually. Doubling the wait keeps the first probes quick and cheap (a
+ * short hiccup costs one small message, not a long wait), gives a peer
+ * that is late (2^(backoff+1) - 1) probe timeouts in all before it is
+ * given up, and still bounds how long a dead or stopped peer that no
+ * transport reports holds an operation up: suspect_timeout plus that
+ * sum, plus this process's own lateness (below). Each repeated probe is
+ * also a fresh question: one answered late still counts, as does any
+ * other message. This needs no history and no estimate of the machine's
+ * speed, so the loopback's virtual time tests it exactly
+ * (tests/test_detector.c).
+ *
  * Only silence this process observed counts: a probe that expired while we
- * were not running (our timer fired late) is sent again, and the time this
- * process spends in its own long work (reducing, copying or queueing a
- * large value, inside one call into the core) is not counted against any
- * peer: while it works it reads nothing, so an answer waiting unread in
- * its transport is no silence of the peer's. This is a process-local
- * fact (how long the call took), not a guess about the machine's speed.
+ * were not running (our timer fired late) is sent again with the same
+ * wait, and the time this process spends in its own long work (reducing,
+ * copying or queueing a large value, inside one call into the core) is
+ * not counted against any peer: while it works it reads nothing, so an
+ * answer waiting unread in its transport is no silence of the peer's.
+ * This is a process-local fact (how long the call took), not a guess
+ * about the machine's speed.
  *
  * Probes name the operation that waits, so the answer can carry where the
  * peer is in it (the operation's progress word, which its family defines:
@@ -22,6 +43,19 @@
 
 #include "core/monitor.h"
 #include "core/send.h"
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The wait of a series' probe after `backoff` unanswered ones. */
+static uint64_t probe_wait(const ftc_context_t *ctx, uint32_t backoff)
+{
+    uint64_t t = ctx->cfg.probe_timeout_ns;
+    return backoff >= 64 || t > (UINT64_MAX >> backoff) ? UINT64_MAX
+                                                         : t << backoff;
+}
 
 static ftc_watch_t *watch_find(ftc_context_t *ctx, uint32_t peer)
 {
@@ -65,7 +99,9 @@ void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
     w->peer = peer;
     w->refs = 1;
     w->probing = false;
-    w->deadline = ctx->ops.now(ctx->tp) + ctx->cfg.suspect_timeout_ns;
+    w->backoff = 0;
+    w->window = 0;
+    w->deadline = sat_add(ctx->ops.now(ctx->tp), ctx->cfg.suspect_timeout_ns);
     w->group_id = op->group->id;
     w->epoch = op->group->epoch;
     w->seq = op->seq;
@@ -95,7 +131,40 @@ void ftc_monitor_heard(ftc_context_t *ctx, uint32_t peer)
     if (w == NULL)
         return;
     w->probing = false;
-    w->deadline = ctx->ops.now(ctx->tp) + ctx->cfg.suspect_timeout_ns;
+    w->backoff = 0;
+    w->deadline = sat_add(ctx->ops.now(ctx->tp), ctx->cfg.suspect_timeout_ns);
+}
+
+/* Send w's peer a probe that waits window: about the oldest operation
+ * of the watch's group still waiting for its result. */
+static void probe_send(ftc_context_t *ctx, ftc_watch_t *w, uint64_t now,
+                       uint64_t window)
+{
+    w->probing = true;
+    w->window = window;
+    w->deadline = sat_add(now, window);
+    ftc_watch_t about = *w;
+    uint32_t word = 0;
+    ftc_group_t *g;
+    for (g = ctx->groups; g != NULL; g = g->next)
+        if (g->id == about.group_id && g->epoch == about.epoch)
+            break;
+    /* Name the oldest operation of the group still waiting for its
+     * result: the one that first asked may have delivered since, and
+     * the peer answers a probe for the named operation and every
+     * later one (core/dispatch.c, handle_control). */
+    const ftc_cop_t *named = NULL;
+    if (g != NULL)
+        for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
+            if (!op->delivered && !op->finished
+                && (named == NULL || op->seq < named->seq))
+                named = op;
+    if (named != NULL) {
+        about.seq = named->seq;
+        if (named->vt->progress_word != NULL)
+            word = named->vt->progress_word(named);
+    }
+    (void)ftc_ctx_send_probe(ctx, about.peer, &about, word, named);
 }
 
 void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
@@ -106,20 +175,27 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
             i++;
             continue;
         }
-        if (w->probing && now - w->deadline > ctx->cfg.probe_timeout_ns / 2) {
+        if (w->probing && now - w->deadline > w->window / 2) {
             /* We wake up long after the probe expired: we were stalled
              * (SIGSTOP, descheduled), so the silence was not observed. A
              * stalled process must not blame its peers (it would ignore
-             * their verdict on itself afterwards); probe again. */
-            w->deadline = now + ctx->cfg.probe_timeout_ns;
-            ftc_watch_t again = *w;
-            (void)ftc_ctx_send_control(ctx, again.peer, FTC_MSG_PROBE, &again, 0);
+             * their verdict on itself afterwards); probe again, with the
+             * same wait. */
+            probe_send(ctx, w, now, w->window);
+            i++;
+            continue;
+        }
+        if (w->probing && w->backoff < ctx->cfg.probe_backoff) {
+            /* Unanswered, observed: ask again, and wait twice as long. */
+            w->backoff++;
+            probe_send(ctx, w, now, probe_wait(ctx, w->backoff));
             i++;
             continue;
         }
         if (w->probing) {
-            /* Suspicion is final: if the peer is only slow, it must learn
-             * that it was excluded, so the fail-stop model stays true.
+            /* The last probe of the series went unanswered. Suspicion is
+             * final: if the peer is only slow, it must learn that it was
+             * excluded, so the fail-stop model stays true.
              * declare_failed removes the watch: index i then holds the
              * next one. */
             uint32_t peer = w->peer;
@@ -128,30 +204,8 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
             ftc_ctx_declare_observed_failed(ctx, peer);
             continue;
         }
-        w->probing = true;
-        w->deadline = now + ctx->cfg.probe_timeout_ns;
-        ftc_watch_t about = *w;
-        uint32_t word = 0;
-        ftc_group_t *g;
-        for (g = ctx->groups; g != NULL; g = g->next)
-            if (g->id == about.group_id && g->epoch == about.epoch)
-                break;
-        /* Name the oldest operation of the group still waiting for its
-         * result: the one that first asked may have delivered since, and
-         * the peer answers a probe for the named operation and every
-         * later one (core/dispatch.c, handle_control). */
-        const ftc_cop_t *named = NULL;
-        if (g != NULL)
-            for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
-                if (!op->delivered && !op->finished
-                    && (named == NULL || op->seq < named->seq))
-                    named = op;
-        if (named != NULL) {
-            about.seq = named->seq;
-            if (named->vt->progress_word != NULL)
-                word = named->vt->progress_word(named);
-        }
-        (void)ftc_ctx_send_probe(ctx, about.peer, &about, word, named);
+        w->backoff = 0;
+        probe_send(ctx, w, now, probe_wait(ctx, 0));
         i++;
     }
 }
@@ -175,8 +229,7 @@ void ftc_monitor_away_end(ftc_context_t *ctx, uint64_t since)
         ftc_watch_t *w = &ctx->watches[i];
         /* The watch counts silence from ref (the last word heard, or the
          * probe sent) on; the part of it spent in this call is ours. */
-        uint64_t span = w->probing ? ctx->cfg.probe_timeout_ns
-                                   : ctx->cfg.suspect_timeout_ns;
+        uint64_t span = w->probing ? w->window : ctx->cfg.suspect_timeout_ns;
         uint64_t ref = w->deadline > span ? w->deadline - span : 0;
         uint64_t from = ref > since ? ref : since;
         if (now <= from)
