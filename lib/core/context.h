@@ -34,6 +34,7 @@ typedef struct ftc_watch {
      * (core/monitor.c, the back-off). */
     uint32_t backoff;
     uint64_t window;
+    uint64_t series_at;     /* when the series' first probe went out */
     /* The operation that first asked, for op-aware keepalives. */
     uint32_t group_id, epoch;
     uint64_t seq;
@@ -108,6 +109,10 @@ struct ftc_context {
      * work (core/monitor.c, "away"): only the outermost counts. */
     uint32_t away_depth;
     uint64_t away_ns;           /* discounted so far (tests read it) */
+    /* The longest of this process's own calls lately, and when it ended:
+     * how long the host makes one process go without reading, which
+     * peers are allowed several times over (core/monitor.c). */
+    uint64_t stall_ns, stall_at;
     uint64_t timer_deadline;
 };
 

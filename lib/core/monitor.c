@@ -25,6 +25,15 @@
  * speed, so the loopback's virtual time tests it exactly
  * (tests/test_detector.c).
  *
+ * The series also lasts at least FTC_STALL_FACTOR times the longest call
+ * this process itself made lately (a large value to reduce, copy, queue;
+ * the record halves every FTC_STALL_HALF_LIFE probe timeouts): that is
+ * how long this host, at its present load, keeps a process from reading,
+ * measured here, and a peer doing the same work may be in two or three
+ * such calls in a row and descheduled between them. Local fact, not a
+ * guess: a host whose calls take seconds gives its peers tens of
+ * seconds, an idle one nothing more than the back-off.
+ *
  * Only silence this process observed counts: a probe that expired while we
  * were not running (our timer fired late) is sent again with the same
  * wait, and the time this process spends in its own long work (reducing,
@@ -55,6 +64,21 @@ static uint64_t probe_wait(const ftc_context_t *ctx, uint32_t backoff)
     uint64_t t = ctx->cfg.probe_timeout_ns;
     return backoff >= 64 || t > (UINT64_MAX >> backoff) ? UINT64_MAX
                                                          : t << backoff;
+}
+
+#define FTC_STALL_FACTOR 4u
+#define FTC_STALL_HALF_LIFE 16u
+
+/* The longest recent call of our own, decayed by age. */
+static uint64_t stall_recent(const ftc_context_t *ctx, uint64_t now)
+{
+    if (ctx->stall_ns == 0 || now <= ctx->stall_at)
+        return ctx->stall_ns;
+    uint64_t half = ctx->cfg.probe_timeout_ns > UINT64_MAX / FTC_STALL_HALF_LIFE
+                        ? UINT64_MAX
+                        : ctx->cfg.probe_timeout_ns * FTC_STALL_HALF_LIFE;
+    uint64_t halvings = (now - ctx->stall_at) / half;
+    return halvings >= 64 ? 0 : ctx->stall_ns >> halvings;
 }
 
 static ftc_watch_t *watch_find(ftc_context_t *ctx, uint32_t peer)
@@ -192,6 +216,17 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
             i++;
             continue;
         }
+        uint64_t stall = stall_recent(ctx, now);
+        if (w->probing && stall != 0
+            && now - w->series_at < (stall > UINT64_MAX / FTC_STALL_FACTOR
+                                         ? UINT64_MAX
+                                         : stall * FTC_STALL_FACTOR)) {
+            /* The series is shorter than this host keeps us from reading
+             * lately: ask again, with the same wait. */
+            probe_send(ctx, w, now, w->window);
+            i++;
+            continue;
+        }
         if (w->probing) {
             /* The last probe of the series went unanswered. Suspicion is
              * final: if the peer is only slow, it must learn that it was
@@ -205,6 +240,7 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
             continue;
         }
         w->backoff = 0;
+        w->series_at = now;
         probe_send(ctx, w, now, probe_wait(ctx, 0));
         i++;
     }
@@ -219,10 +255,16 @@ uint64_t ftc_monitor_away_begin(ftc_context_t *ctx)
 
 void ftc_monitor_away_end(ftc_context_t *ctx, uint64_t since)
 {
-    if (--ctx->away_depth > 0 || ctx->nwatches == 0)
+    if (--ctx->away_depth > 0)
         return;
     uint64_t now = ctx->ops.now(ctx->tp);
     if (now <= since)
+        return;
+    if (now - since >= stall_recent(ctx, now)) {
+        ctx->stall_ns = now - since;
+        ctx->stall_at = now;
+    }
+    if (ctx->nwatches == 0)
         return;
     ctx->away_ns += now - since;
     for (uint32_t i = 0; i < ctx->nwatches; i++) {
