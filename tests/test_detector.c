@@ -33,6 +33,12 @@
  *           runs no timer, is the conformance suite's SIGSTOP case.)
  *   dead    A member crashes right after its k-th send, every k: the same
  *           bounds and checks, n = 2 to 5.
+ *   learned One member answers 0.9 series late through the first batch,
+ *           then 1.5 series late (n = 2 and 3): beyond the back-off, but
+ *           within 4 times the silence the others saw it survive, so
+ *           nobody is declared failed (core/monitor.c, the stall
+ *           record); without the first batch's lesson the same 1.5
+ *           series exclude somebody.
  *   report  The same crashes, reported by the transport 50 us later:
  *           every member that declares the crash does so within 50 us
  *           and a few hops of it, and no probe is ever sent.
@@ -62,7 +68,9 @@
 #define LATENCY_NS 1000u
 #define DETECT_NS 50000u
 
-typedef enum { CASE_SLOW, CASE_STOPPED, CASE_DEAD, CASE_REPORT } case_t;
+typedef enum {
+    CASE_SLOW, CASE_STOPPED, CASE_DEAD, CASE_REPORT, CASE_LEARNED
+} case_t;
 
 typedef struct rank_run {
     int64_t in[COUNT];
@@ -202,6 +210,13 @@ static int run_stream(run_t *run)
                 ftc_lb_set_delay(w, run->victim, pick_delay(&x, bound));
                 next_change = now + splitmix(&x) % (BUDGET_NS / 2);
             }
+            /* Learned: answers late but within the series in the first
+             * batch (or not: backoff says), then later than the series
+             * from the second batch on. */
+            if (run->kind == CASE_LEARNED && i == 0)
+                ftc_lb_set_delay(w, run->victim,
+                                 b == 0 ? (run->k ? SERIES_NS * 9 / 10 : 0)
+                                        : SERIES_NS * 3 / 2);
             if (!ftc_lb_step(w))
                 break;
             now = ftc_lb_now(w);
@@ -260,6 +275,7 @@ static const char *case_name(case_t k)
     case CASE_SLOW: return "slow";
     case CASE_STOPPED: return "stopped";
     case CASE_DEAD: return "dead";
+    case CASE_LEARNED: return "learned";
     default: return "report";
     }
 }
@@ -382,6 +398,19 @@ static void one(run_t *run)
         check_survivors(run, v, v);
         break;
     }
+    case CASE_LEARNED:
+        if (run->k == 0) {
+            /* Nothing learned: the long silence must cost the member. */
+            if (!run->anyone_failed && !run->anyone_excluded)
+                fail(run, "a silence of 1.5 series, not learned, excluded "
+                          "nobody: the learned case tests nothing");
+            break;
+        }
+        if (run->anyone_failed || run->anyone_excluded)
+            fail(run, "a member that had answered late before was declared "
+                      "failed for a silence within 4 times that");
+        check_survivors(run, n, n);
+        break;
     case CASE_REPORT: {
         check_survivors(run, v, v);
         bool any = false;
@@ -443,6 +472,16 @@ int main(int argc, char **argv)
                                    .k = k};
                     one(run);
                 }
+            }
+    /* Learned delays: k = 1 answers late first, k = 0 does not. */
+    for (uint32_t n = 2; n <= 3; n++)
+        for (uint32_t v = 0; v < n; v++)
+            for (uint64_t learn = 0; learn <= 1; learn++) {
+                memset(run, 0, sizeof(*run));
+                *run = (run_t){.kind = CASE_LEARNED, .n = n, .victim = v,
+                               .backoff = BACKOFF, .seed = 11 + n,
+                               .k = learn};
+                one(run);
             }
     printf("control (back-off off, the slow schedules): %" PRIu64
            " of %" PRIu64 " runs excluded a live member\n",

@@ -109,9 +109,10 @@ struct ftc_context {
      * work (core/monitor.c, "away"): only the outermost counts. */
     uint32_t away_depth;
     uint64_t away_ns;           /* discounted so far (tests read it) */
-    /* The longest of this process's own calls lately, and when it ended:
-     * how long the host makes one process go without reading, which
-     * peers are allowed several times over (core/monitor.c). */
+    /* The longest stretch without a word seen lately (a call of our
+     * own, a live peer's silence after a probe), and when it ended: how
+     * long the host keeps a process from reading, which peers are
+     * allowed several times over (core/monitor.c). */
     uint64_t stall_ns, stall_at;
     uint64_t timer_deadline;
 };

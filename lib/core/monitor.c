@@ -25,14 +25,16 @@
  * speed, so the loopback's virtual time tests it exactly
  * (tests/test_detector.c).
  *
- * The series also lasts at least FTC_STALL_FACTOR times the longest call
- * this process itself made lately (a large value to reduce, copy, queue;
- * the record halves every FTC_STALL_HALF_LIFE probe timeouts): that is
- * how long this host, at its present load, keeps a process from reading,
- * measured here, and a peer doing the same work may be in two or three
- * such calls in a row and descheduled between them. Local fact, not a
- * guess: a host whose calls take seconds gives its peers tens of
- * seconds, an idle one nothing more than the back-off.
+ * The series also lasts at least FTC_STALL_FACTOR times the longest
+ * stretch without a word observed here lately (the record halves every
+ * FTC_STALL_HALF_LIFE probe timeouts): a call of this process's own (a
+ * large value to reduce, copy, queue), or a live peer's silence from our
+ * first probe to its next message. Both say how long this host, at its
+ * present load, keeps a process from reading, and the next silence may
+ * be longer (two or three such calls in a row, descheduled between
+ * them). Observed facts, not a guess: a host whose calls take seconds
+ * gives its peers tens of seconds, an idle one nothing beyond the
+ * back-off.
  *
  * Only silence this process observed counts: a probe that expired while we
  * were not running (our timer fired late) is sent again with the same
@@ -67,7 +69,7 @@ static uint64_t probe_wait(const ftc_context_t *ctx, uint32_t backoff)
 }
 
 #define FTC_STALL_FACTOR 4u
-#define FTC_STALL_HALF_LIFE 16u
+#define FTC_STALL_HALF_LIFE 64u
 
 /* The longest recent call of our own, decayed by age. */
 static uint64_t stall_recent(const ftc_context_t *ctx, uint64_t now)
@@ -79,6 +81,16 @@ static uint64_t stall_recent(const ftc_context_t *ctx, uint64_t now)
                         : ctx->cfg.probe_timeout_ns * FTC_STALL_HALF_LIFE;
     uint64_t halvings = (now - ctx->stall_at) / half;
     return halvings >= 64 ? 0 : ctx->stall_ns >> halvings;
+}
+
+/* Record a stretch of d ns without reading (ours) or answering (a
+ * peer's), ended at now, if it is the longest lately. */
+static void stall_note(ftc_context_t *ctx, uint64_t d, uint64_t now)
+{
+    if (d >= stall_recent(ctx, now)) {
+        ctx->stall_ns = d;
+        ctx->stall_at = now;
+    }
 }
 
 static ftc_watch_t *watch_find(ftc_context_t *ctx, uint32_t peer)
@@ -154,6 +166,13 @@ void ftc_monitor_heard(ftc_context_t *ctx, uint32_t peer)
     ftc_watch_t *w = watch_find(ctx, peer);
     if (w == NULL)
         return;
+    if (w->probing) {
+        /* A live peer was silent this long after our first probe: the
+         * host keeps processes from answering that long now. */
+        uint64_t now = ctx->ops.now(ctx->tp);
+        if (now > w->series_at)
+            stall_note(ctx, now - w->series_at, now);
+    }
     w->probing = false;
     w->backoff = 0;
     w->deadline = sat_add(ctx->ops.now(ctx->tp), ctx->cfg.suspect_timeout_ns);
@@ -260,10 +279,7 @@ void ftc_monitor_away_end(ftc_context_t *ctx, uint64_t since)
     uint64_t now = ctx->ops.now(ctx->tp);
     if (now <= since)
         return;
-    if (now - since >= stall_recent(ctx, now)) {
-        ctx->stall_ns = now - since;
-        ctx->stall_at = now;
-    }
+    stall_note(ctx, now - since, now);
     if (ctx->nwatches == 0)
         return;
     ctx->away_ns += now - since;

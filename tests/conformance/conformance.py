@@ -450,9 +450,9 @@ class Suite:
         as nothing heard until its last byte: healthy ranks were excluded
         (UCX sm, ZeroMQ), and libfabric refused anything over its 64 KiB
         messages (FTC_EOVERFLOW). Payloads now travel as segments under a
-        credit window (lib/core/segment.h). Run with the suite's keepalive;
-        FTCOLL_CONFORMANCE_LARGE_KEEPALIVE=default uses the library's own
-        (100 + 200 ms) instead."""
+        credit window (lib/core/segment.h). Run with the suite's keepalive,
+        the library's own, whose probes back off (docs/decisions.md,
+        "Failure detection")."""
         if ((self.args.backend, self.args.transport) in LARGE_SOAK_ONLY
                 and not self.args.soak):
             self.notes.append("large messages: soak suite only on %s %s "
@@ -462,8 +462,6 @@ class Suite:
         sizes = [16 << 20, 32 << 20]
         iters = 3
         env = {}
-        if os.environ.get("FTCOLL_CONFORMANCE_LARGE_KEEPALIVE") == "default":
-            env = {"FTCOLL_SUSPECT_MS": "100", "FTCOLL_PROBE_MS": "200"}
         for coll in ("allreduce", "bcast", "reduce"):
             name = "large messages %s n=4 %s MiB" % (
                 coll, ",".join(str(x >> 20) for x in sizes))
