@@ -99,12 +99,20 @@ KILL_MID_SEND_WEDGES = {("ucx", "sm"), ("ucx", "posix"), ("libfabric", "shm")}
 
 # Where the large-message case (large_messages) does not yet pass
 # reliably on a loaded shared host: it runs in the soak suite only there
-# (docs/running.md, "Large messages in the soak suite"). Empty since the
-# keepalive's probes back off (docs/decisions.md, "Failure detection"): a
-# rank busy for hundreds of ms in one call on its 32 MiB value and then
-# descheduled used to stay silent past a fixed 300 + 600 ms and be
-# excluded; now it has seconds to answer.
-LARGE_SOAK_ONLY = set()
+# (docs/running.md, "Large messages in the soak suite", says what fails).
+# The keepalive's probes now back off and a probe series lasts at least
+# 4 times the longest silence seen lately (docs/decisions.md, "Failure
+# detection"), which ended the false suspicions of 4 MiB allreduces under
+# stress-ng (bench/false_suspicion.py). At 16/32 MiB, under stress-ng
+# --cpu 2 on this 2-vCPU host with other builds (load 50), one 16 MiB
+# allreduce took 5 to 20 s, some past the suite's 20 s operation
+# watchdog, and healthy ranks were still excluded: the allreduce failed
+# in 6 runs of 6 (3 ZeroMQ, 3 UCX sm), bcast in 5, reduce in 2. So the
+# case stays here until it passes on a host at the load the suite is
+# meant for (docs/running.md).
+LARGE_SOAK_ONLY = {("zmq", "tcp"), ("ucx", "tcp"), ("ucx", "sm"),
+                   ("ucx", "posix"), ("libfabric", "tcp"),
+                   ("libfabric", "shm")}
 
 # The core's keepalive when a case must show that something else (the
 # backend, ZMTP heartbeats) found a failure: it never fires in a run.
