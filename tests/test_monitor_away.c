@@ -231,8 +231,8 @@ int main(void)
               "times our own %llu ns call, the suspect timeout and a probe",
               (unsigned long long)(declared - quiet_from),
               (unsigned long long)took);
-    CHECK_MSG(t->probes > 3, "%u probes: the series was not stretched",
-              t->probes);
+    /* One probe: the series only waits longer (channels are reliable). */
+    CHECK_EQ(t->probes, 1u);
     CHECK_EQ(t->excluded, 1u);
     ftc_context_destroy(ctx);
 

@@ -37,8 +37,8 @@ typedef struct ftc_config {
     /* How long an operation waits on a silent peer before it probes that
      * peer with a keepalive. */
     uint64_t suspect_timeout_ns;
-    /* How long the first probe may go unanswered before the next one is
-     * sent (probe_backoff below) or, with no back-off, before the peer is
+    /* How long a probe may go unanswered before its wait is extended
+     * (probe_backoff below) or, with no back-off, before the peer is
      * declared failed (for good: the peer, if alive, learns it was
      * excluded). */
     uint64_t probe_timeout_ns;
@@ -67,13 +67,15 @@ typedef struct ftc_config {
      * FTC_SEGMENT_WINDOW_DEFAULT. */
     uint64_t segment_size;
     uint32_t segment_window;
-    /* Added in 0.4. How many times an unanswered probe is followed by
-     * another with twice its wait: probes wait probe_timeout_ns,
-     * 2 x probe_timeout_ns, ... 2^probe_backoff x probe_timeout_ns, and
-     * the peer is declared failed when the last of them goes unanswered,
-     * so a peer that answers a probe within (2^(probe_backoff+1) - 1) x
-     * probe_timeout_ns of it being sent is never declared failed. Any
-     * message from the peer ends the series. 0: one probe (0.3's
+    /* Added in 0.4. How many times the wait for an unanswered probe is
+     * extended by twice the last extension: probe_timeout_ns, then
+     * 2 x probe_timeout_ns more, ... up to 2^probe_backoff x
+     * probe_timeout_ns, and the peer is declared failed when the last
+     * runs out, so a peer that answers a probe within
+     * (2^(probe_backoff+1) - 1) x probe_timeout_ns of it being sent is
+     * never declared failed (one probe: channels are reliable). Any
+     * message from the peer ends the series. The core may wait longer
+     * on a host where it saw long silences lately (docs/decisions.md). 0: one probe (0.3's
      * detector); at most FTC_PROBE_BACKOFF_MAX; default
      * FTC_PROBE_BACKOFF_DEFAULT (docs/decisions.md, "Failure
      * detection"). The transport's own death reports act at once,
@@ -95,9 +97,10 @@ typedef struct ftc_config {
 /* sizeof(ftc_config_t) in 0.3, still accepted. */
 #define FTC_CONFIG_SIZE_0_3 offsetof(ftc_config_t, probe_backoff)
 
-/* Defaults: job token 0, suspect after 100 ms, then probes that wait
- * 200, 400, 800 and 1600 ms (probe_backoff 3): a peer silent for 3.1 s
- * while an operation waits on it is declared failed; auth off, seed 0,
+/* Defaults: job token 0, suspect after 100 ms, then a probe whose wait
+ * is 200 ms, extended by 400, 800 and 1600 ms (probe_backoff 3): a peer
+ * silent for 3.1 s while an operation waits on it is declared failed
+ * (longer after long silences lately); auth off, seed 0,
  * segments of 256 KiB, 4 in flight per destination. */
 void ftc_config_init(ftc_config_t *cfg);
 

@@ -31,12 +31,12 @@ static const knob_t knobs[] = {
       "silence from a waited-on peer before it is probed (ns)"},
      offsetof(ftc_config_t, suspect_timeout_ns), U64, true, UINT64_MAX, false},
     {{"FTCOLL_PROBE_TIMEOUT_NS", "200000000",
-      "wait of the first probe to a silent peer (ns); FTCOLL_PROBE_BACKOFF "
-      "says how many follow"},
+      "first wait for a probe's answer (ns); FTCOLL_PROBE_BACKOFF says how "
+      "often it doubles"},
      offsetof(ftc_config_t, probe_timeout_ns), U64, true, UINT64_MAX, false},
     {{"FTCOLL_PROBE_BACKOFF", "3",
-      "unanswered probes each followed by one waiting twice as long before "
-      "the peer is declared failed; 0: one probe"},
+      "times an unanswered probe's wait is extended, each time by twice as "
+      "much, before the peer is declared failed; 0: no extension"},
      offsetof(ftc_config_t, probe_backoff), U32, false, FTC_PROBE_BACKOFF_MAX,
      false},
     {{"FTCOLL_JOB_TOKEN", "0",

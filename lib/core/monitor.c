@@ -2,11 +2,12 @@
 /*
  * The failure monitor: on-demand keepalive. A peer is watched only while
  * some operation waits on it. A watched peer that stays silent for
- * suspect_timeout is probed. A probe unanswered for its wait is followed
- * by another that waits twice as long, probe_backoff times; when the last
- * goes unanswered the peer is failed, for good. Any message from the
- * peer counts as an answer and ends the series: the next silence starts
- * again from suspect_timeout and one probe_timeout. The backend's own
+ * suspect_timeout is probed. A probe unanswered for its wait is given
+ * twice as long again, probe_backoff times (one probe: channels are
+ * reliable; the waits are the series); when the last wait runs out the
+ * peer is failed, for good. Any message from the peer counts as an
+ * answer and ends the series: the next silence starts again from
+ * suspect_timeout and one probe_timeout. The backend's own
  * reports (ftc_transport_peer_failed) short-cut all of this.
  *
  * Why a back-off and not one fixed wait: suspicion is final, so a peer
@@ -14,16 +15,15 @@
  * a live process takes to answer has no fixed bound (it may be
  * descheduled, or busy in one long call of its own on a large value).
  * What a slow peer and a dead one differ in is that the slow one answers
- * eventually. Doubling the wait keeps the first probes quick and cheap (a
- * short hiccup costs one small message, not a long wait), gives a peer
- * that is late (2^(backoff+1) - 1) probe timeouts in all before it is
- * given up, and still bounds how long a dead or stopped peer that no
- * transport reports holds an operation up: suspect_timeout plus that
- * sum, plus this process's own lateness (below). Each repeated probe is
- * also a fresh question: one answered late still counts, as does any
- * other message. This needs no history and no estimate of the machine's
- * speed, so the loopback's virtual time tests it exactly
- * (tests/test_detector.c).
+ * eventually. Doubling the wait keeps the first one short (a short
+ * hiccup costs one small message, not a long wait), gives a peer that is
+ * late (2^(backoff+1) - 1) probe timeouts in all before it is given up,
+ * and still bounds how long a dead or stopped peer that no transport
+ * reports holds an operation up: suspect_timeout plus that sum, plus this
+ * process's own lateness (below). An answer that comes late still
+ * counts, as does any other message. The back-off itself needs no
+ * estimate of the machine's speed, so the loopback's virtual time tests
+ * it exactly (tests/test_detector.c).
  *
  * The series also lasts at least FTC_STALL_FACTOR times the longest
  * stretch without a word observed here lately (the record halves every
@@ -229,9 +229,15 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
             continue;
         }
         if (w->probing && w->backoff < ctx->cfg.probe_backoff) {
-            /* Unanswered, observed: ask again, and wait twice as long. */
+            /* Unanswered, observed: wait twice as long. Not another
+             * probe: channels are reliable, so the one sent is answered
+             * if the peer lives, and a stopped peer would find a burst of
+             * them queued when it wakes (over UCX shared memory they
+             * filled its FIFO, and the exclusion notice behind them was
+             * lost when the prober exited). */
             w->backoff++;
-            probe_send(ctx, w, now, probe_wait(ctx, w->backoff));
+            w->window = probe_wait(ctx, w->backoff);
+            w->deadline = sat_add(now, w->window);
             i++;
             continue;
         }
@@ -241,8 +247,8 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
                                          ? UINT64_MAX
                                          : stall * FTC_STALL_FACTOR)) {
             /* The series is shorter than this host keeps us from reading
-             * lately: ask again, with the same wait. */
-            probe_send(ctx, w, now, w->window);
+             * lately: wait once more as long. */
+            w->deadline = sat_add(now, w->window);
             i++;
             continue;
         }

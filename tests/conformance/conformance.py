@@ -212,11 +212,12 @@ class Suite:
         full_env["FTCOLL_BACKEND"] = self.args.backend
         full_env.setdefault("FTCOLL_BENCH_OP_TIMEOUT", "20")
         # The core's keepalive, for the cases that do not test it: the
-        # library's defaults, whose probes back off (100 ms, then 200 to
-        # 1600 ms: 3.1 s of silence), so a live rank descheduled for
-        # seconds on two shared vCPUs is not excluded; a fixed 300 + 600
-        # ms was not enough under load (docs/decisions.md, "Failure
-        # detection"). The keepalive cases set their own, shorter values.
+        # library's defaults, whose probes back off (100 ms, then a probe
+        # waited for 200 ms doubling to 1600 ms: 3.1 s of silence), so a
+        # live rank descheduled for seconds on two shared vCPUs is not
+        # excluded; a fixed 300 + 600 ms was not enough under load
+        # (docs/decisions.md, "Failure detection"). The keepalive cases
+        # set their own, shorter values.
         full_env.setdefault("FTCOLL_SUSPECT_MS", "100")
         full_env.setdefault("FTCOLL_PROBE_MS", "200")
         full_env.update(env or {})
