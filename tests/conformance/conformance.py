@@ -599,8 +599,14 @@ class Suite:
             self.case(name, fn)
 
     def stops(self):
+        # One doubling of the probe's wait (50 + 100 + 200 ms): over UCX
+        # shared memory a process stopped for more than about a second
+        # and resumed once its peers have exited reads their deaths
+        # before their exclusion notices, and never learns it was
+        # excluded (it ends FTC_ETOO_MANY_FAILURES); the same with the
+        # single probe of 0.3 at a 1.5 s timeout (docs/ucx.md).
         quick = {"FTCOLL_SUSPECT_MS": "50", "FTCOLL_PROBE_MS": "100",
-                 "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
+                 "FTCOLL_PROBE_BACKOFF": "1", "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
 
         def by_keepalive():
             # A stopped process is alive: no backend reports it (ZMTP
