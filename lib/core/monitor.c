@@ -71,7 +71,7 @@ static uint64_t probe_wait(const ftc_context_t *ctx, uint32_t backoff)
 #define FTC_STALL_FACTOR 4u
 #define FTC_STALL_HALF_LIFE 64u
 
-/* The longest recent call of our own, decayed by age. */
+/* The longest recent stretch without a word, decayed by age. */
 static uint64_t stall_recent(const ftc_context_t *ctx, uint64_t now)
 {
     if (ctx->stall_ns == 0 || now <= ctx->stall_at)
@@ -137,6 +137,7 @@ void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
     w->probing = false;
     w->backoff = 0;
     w->window = 0;
+    w->series_at = 0;
     w->deadline = sat_add(ctx->ops.now(ctx->tp), ctx->cfg.suspect_timeout_ns);
     w->group_id = op->group->id;
     w->epoch = op->group->epoch;
