@@ -6,7 +6,7 @@ rank to the core's keepalive (a benchmark, not a test).
   python3 bench/false_suspicion.py --build build [--jobs 10]
       [--backends ucx:sm,zmq:tcp,libfabric:shm] [--n 4]
       [--sizes 4194304] [--iters 4] [--stress 2]
-      [--variants before:FTCOLL_PROBE_BACKOFF=0,after:]
+      [--variants before:FTCOLL_PROBE_BACKOFF=0,after:] [--keep DIR]
 
 Every job is fault-free: ftcoll-bench runs corrected allreduces (f = 1)
 of the given sizes at n ranks, with the core's keepalive at the library's
@@ -24,7 +24,8 @@ job of each in turn, the order alternating), so that the machine's
 changing load falls on all of them alike; compare rates from one run
 only. Prints per transport and variant: jobs, false suspicions, the rate
 with its 95 % Wilson interval, other failures, probes sent per job
-(median), and the job's wall time (median, s).
+(median), and the job's wall time (median, s). --keep DIR writes the
+output of every job that was not ok to DIR, to see who excluded whom.
 """
 import argparse
 import math
@@ -99,6 +100,8 @@ def main():
                     help="stress-ng --cpu workers (0: none)")
     ap.add_argument("--variants", default="before:FTCOLL_PROBE_BACKOFF=0,"
                                           "after:")
+    ap.add_argument("--keep", help="directory for the output of jobs "
+                                   "that were not ok")
     args = ap.parse_args()
     if args.jobs < 1 or args.n < 2 or args.iters < 1 or args.stress < 0:
         sys.exit("false_suspicion.py: --jobs, --iters must be >= 1, --n "
@@ -160,6 +163,13 @@ def main():
                     st["probes"].append(sum(
                         s["counters"]["probes_sent"]
                         for s in summaries.values()))
+                    if verdict != "ok" and args.keep:
+                        os.makedirs(args.keep, exist_ok=True)
+                        path = os.path.join(args.keep, "%s-%s-%d.log" % (
+                            name.replace(":", "-"), vname, i))
+                        with open(path, "w") as f:
+                            f.write(p.stdout)
+                            f.write(p.stderr)
                     print("# job %d %s %s: %s (%.1f s)" % (
                         i, name, vname, verdict, st["wall"][-1]))
                     sys.stdout.flush()
