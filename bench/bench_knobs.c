@@ -16,6 +16,10 @@ static const ftc_knob_t knobs[] = {
     {"FTCOLL_PROBE_MS", "200",
      "ftcoll-bench's core probe timeout in ms (ftc_config_t "
      "probe_timeout_ns), > 0."},
+    {"FTCOLL_PROBE_BACKOFF", "3",
+     "ftcoll-bench's probe back-off (ftc_config_t probe_backoff): the wait "
+     "for an unanswered probe is extended this many times, each by twice "
+     "the last, before the peer is declared failed; 0 .. 16, 0: none."},
     {"FTCOLL_BENCH_OP_TIMEOUT", "60",
      "Seconds an operation may take before ftcoll-bench declares a hang "
      "(exit status 3)."},

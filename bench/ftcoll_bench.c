@@ -1609,6 +1609,17 @@ static void setup(bench_t *b)
                 win);
         cfg.segment_window = (uint32_t)v;
     }
+    /* Probes that back off before a verdict (ftc_config_t.probe_backoff);
+     * 0 is the single probe of 0.3, for before/after measurements. */
+    const char *backoff = getenv("FTCOLL_PROBE_BACKOFF");
+    if (backoff != NULL && *backoff != '\0') {
+        char *end;
+        unsigned long v = strtoul(backoff, &end, 10);
+        if (*end != '\0' || *backoff == '-' || v > FTC_PROBE_BACKOFF_MAX)
+            die(2, "FTCOLL_PROBE_BACKOFF: %s is no count in 0 .. %u",
+                backoff, FTC_PROBE_BACKOFF_MAX);
+        cfg.probe_backoff = (uint32_t)v;
+    }
     /* The core keeps every message within what the backend sends. */
     ftc_transport_ops_t ops = *b->be->ops();
     if (b->be->max_msg != NULL)

@@ -20,7 +20,13 @@
  *     rank 1 neither declared failed nor told it was excluded;
  *   - silence observed outside calls still counts: with time moving on
  *     between calls, rank 1 is probed and then declared failed, as the
- *     timeouts say.
+ *     timeouts say;
+ *   - a process whose own call lately took `took` gives a silent peer
+ *     4 x took of probes before declaring it failed (this host keeps
+ *     processes from reading that long), no earlier and within a probe
+ *     more.
+ * The back-off of probes is off here (probe_backoff 0): it would hide
+ * what the discount does; tests/test_detector.c tests it.
  *
  * Last line: "N passed, M failed".
  */
@@ -121,6 +127,10 @@ int main(void)
     cfg.job_token = TOKEN;
     cfg.suspect_timeout_ns = SUSPECT_NS;
     cfg.probe_timeout_ns = PROBE_NS;
+    /* One probe, then the verdict: with a back-off, the expiry in step 2
+     * would only send the next probe, and say nothing about the
+     * discount (tests/test_detector.c tests the back-off). */
+    cfg.probe_backoff = 0;
     cfg.segment_size = SEG;
     cfg.segment_window = 64;    /* whole values leave at once: no credits */
     ftc_context_t *ctx;
@@ -183,6 +193,49 @@ int main(void)
     CHECK_EQ(t->excluded, 1u);
 
     ftc_context_destroy(ctx);
+
+    /* 4. A fresh context whose start costs it `took` inside the call:
+     * rank 1, silent from then on, is given FTC_STALL_FACTOR (4) times
+     * that before it is declared failed, in probes of PROBE_NS; no
+     * earlier, and within one probe more. */
+    memset(t, 0, sizeof(*t));
+    t->now = 1000;
+    t->timer = UINT64_MAX;
+    if (!CHECK_OK(ftc_context_create(0, 2, &ct_ops, t, &cfg, &ctx))
+        || !CHECK_OK(ftc_group_create(ctx, 1, 0, 2, NULL, &g)))
+        return check_report();
+    t->cost = 5;
+    before = t->now;
+    CHECK_OK(start_large(g, v[0]));
+    took = t->now - before;
+    uint64_t quiet_from = t->now;
+    CHECK_MSG(4 * took > SUSPECT_NS + 3 * PROBE_NS,
+              "the start cost only %llu ns: the stall rule is not tested",
+              (unsigned long long)took);
+    t->cost = 0;
+    uint64_t declared = 0;
+    while (declared == 0 && t->now < quiet_from + 10 * (4 * took)) {
+        idle(ctx, t, SUSPECT_NS / 10);
+        if (ftc_context_is_failed(ctx, 1))
+            declared = t->now;
+    }
+    CHECK_MSG(declared >= quiet_from + SUSPECT_NS + 4 * took,
+              "rank 1 declared failed %llu ns into its silence: before 4 "
+              "times our own %llu ns call (and the suspect timeout)",
+              (unsigned long long)(declared - quiet_from),
+              (unsigned long long)took);
+    CHECK_MSG(declared != 0
+                  && declared <= quiet_from + SUSPECT_NS + 4 * took
+                                     + PROBE_NS + SUSPECT_NS / 10,
+              "rank 1 declared failed %llu ns into its silence: past 4 "
+              "times our own %llu ns call, the suspect timeout and a probe",
+              (unsigned long long)(declared - quiet_from),
+              (unsigned long long)took);
+    /* One probe: the series only waits longer (channels are reliable). */
+    CHECK_EQ(t->probes, 1u);
+    CHECK_EQ(t->excluded, 1u);
+    ftc_context_destroy(ctx);
+
     for (int i = 0; i < 3; i++)
         free(v[i]);
     free(t);

@@ -320,6 +320,20 @@ static void test_sizes(void)
                               &ctx) == FTC_OK,
            "a truncated config is accepted");
     ftc_context_destroy(ctx);
+    /* 0.3's struct: no probe_backoff, so the default, whatever lies past
+     * its size; a value beyond the maximum is refused. */
+    ftc_config_init(&cfg);
+    cfg.size = FTC_CONFIG_SIZE_0_3;
+    cfg.probe_backoff = 999;
+    CHECK_MSG(ftc_context_create(0, 1, ftc_lb_ops(), ftc_lb_endpoint(w, 0),
+                                 &cfg, &ctx) == FTC_OK,
+              "0.3's config is accepted, probe_backoff unread");
+    ftc_context_destroy(ctx);
+    cfg.size = sizeof(cfg);
+    CHECK_MSG(ftc_context_create(0, 1, ftc_lb_ops(), ftc_lb_endpoint(w, 0),
+                                 &cfg, &ctx) == FTC_EINVAL,
+              "probe_backoff beyond FTC_PROBE_BACKOFF_MAX is refused");
+    cfg.probe_backoff = FTC_PROBE_BACKOFF_DEFAULT;
     cfg.size = sizeof(cfg) + 8;
     CHECK_MSG(ftc_context_create(0, 1, ftc_lb_ops(), ftc_lb_endpoint(w, 0), &cfg,
                               &ctx) == FTC_EINVAL,

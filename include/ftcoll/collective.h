@@ -67,8 +67,9 @@ typedef struct ftc_coll_args {
      * if it has not delivered this long after this process started it,
      * and every member is told, so a member that never calls (or calls a
      * collective the others do not) cannot hang the rest. Pick it well
-     * above the operation's time with failures (suspect + probe timeout
-     * per failure). */
+     * above the operation's time with failures (per failure that no
+     * transport reports, the keepalive's whole budget: suspect timeout
+     * plus every probe of the back-off, ftc_config_t). */
     uint64_t timeout_ns;
     /* 0 (default) or 1: checked mode. The operation is paired with a small
      * corrected allreduce of its argument signature (the two run side by

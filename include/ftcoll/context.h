@@ -37,8 +37,10 @@ typedef struct ftc_config {
     /* How long an operation waits on a silent peer before it probes that
      * peer with a keepalive. */
     uint64_t suspect_timeout_ns;
-    /* How long a probe may go unanswered before the peer is declared failed
-     * (for good: the peer, if alive, learns it was excluded). */
+    /* How long a probe may go unanswered before its wait is extended
+     * (probe_backoff below) or, with no back-off, before the peer is
+     * declared failed (for good: the peer, if alive, learns it was
+     * excluded). */
     uint64_t probe_timeout_ns;
     /* Added in 0.2 (a caller built against 0.1's smaller struct, by its
      * size, gets auth 0). auth = 1: every message carries, in place of the
@@ -77,12 +79,28 @@ typedef struct ftc_config {
      * default: FTC_PENDING_MAX_BYTES_DEFAULT, FTC_PENDING_MAX_MSGS_DEFAULT. */
     uint64_t pending_max_bytes;
     uint32_t pending_max_msgs;
+    /* Added after 0.3, with the budget above. How many times the wait for an unanswered probe is
+     * extended by twice the last extension: probe_timeout_ns, then
+     * 2 x probe_timeout_ns more, ... up to 2^probe_backoff x
+     * probe_timeout_ns, and the peer is declared failed when the last
+     * runs out, so a peer that answers a probe within
+     * (2^(probe_backoff+1) - 1) x probe_timeout_ns of it being sent is
+     * never declared failed (one probe: channels are reliable). Any
+     * message from the peer ends the series. The core may wait longer
+     * on a host where it saw long silences lately (docs/decisions.md). 0: one probe (0.3's
+     * detector); at most FTC_PROBE_BACKOFF_MAX; default
+     * FTC_PROBE_BACKOFF_DEFAULT (docs/decisions.md, "Failure
+     * detection"). The transport's own death reports act at once,
+     * whatever this is. */
+    uint32_t probe_backoff;
 } ftc_config_t;
 
 #define FTC_SEGMENT_SIZE_DEFAULT ((uint64_t)256 * 1024)
 #define FTC_SEGMENT_WINDOW_DEFAULT 4u
 #define FTC_PENDING_MAX_MSGS_DEFAULT 65536u
 #define FTC_PENDING_MAX_BYTES_DEFAULT ((uint64_t)1 << 30)
+#define FTC_PROBE_BACKOFF_DEFAULT 3u
+#define FTC_PROBE_BACKOFF_MAX 16u
 
 /* sizeof(ftc_config_t) in 0.1. Any size from sizeof(size_t) up to
  * sizeof(ftc_config_t) is accepted: an older, smaller struct gets the
@@ -90,11 +108,14 @@ typedef struct ftc_config {
 #define FTC_CONFIG_SIZE_0_1 offsetof(ftc_config_t, auth)
 /* sizeof(ftc_config_t) in 0.2, still accepted. */
 #define FTC_CONFIG_SIZE_0_2 offsetof(ftc_config_t, seed)
-/* sizeof(ftc_config_t) before the early-message budget, still accepted. */
+/* sizeof(ftc_config_t) in 0.3 (before the early-message budget and the
+ * probe back-off), still accepted. */
 #define FTC_CONFIG_SIZE_0_3 offsetof(ftc_config_t, pending_max_bytes)
 
-/* Defaults: job token 0, suspect after 100 ms, declare failed after a
- * further 200 ms without an answer, auth off, seed 0, segments of
+/* Defaults: job token 0, suspect after 100 ms, then a probe whose wait
+ * is 200 ms, extended by 400, 800 and 1600 ms (probe_backoff 3): a peer
+ * silent for 3.1 s while an operation waits on it is declared failed
+ * (longer after long silences lately); auth off, seed 0, segments of
  * 256 KiB, 4 in flight per destination, early messages up to 65536 and
  * 1 GiB per source and group. */
 void ftc_config_init(ftc_config_t *cfg);

@@ -31,8 +31,14 @@ static const knob_t knobs[] = {
       "silence from a waited-on peer before it is probed (ns)"},
      offsetof(ftc_config_t, suspect_timeout_ns), U64, true, UINT64_MAX, false},
     {{"FTCOLL_PROBE_TIMEOUT_NS", "200000000",
-      "unanswered probe before the peer is declared failed (ns)"},
+      "first wait for a probe's answer (ns); FTCOLL_PROBE_BACKOFF says how "
+      "often it doubles"},
      offsetof(ftc_config_t, probe_timeout_ns), U64, true, UINT64_MAX, false},
+    {{"FTCOLL_PROBE_BACKOFF", "3",
+      "times an unanswered probe's wait is extended, each time by twice as "
+      "much, before the peer is declared failed; 0: no extension"},
+     offsetof(ftc_config_t, probe_backoff), U32, false, FTC_PROBE_BACKOFF_MAX,
+     false},
     {{"FTCOLL_JOB_TOKEN", "0",
       "token every message carries, hexadecimal; other jobs' messages are "
       "dropped"},

@@ -26,6 +26,7 @@ void ftc_config_init(ftc_config_t *cfg)
     cfg->segment_window = FTC_SEGMENT_WINDOW_DEFAULT;
     cfg->pending_max_msgs = FTC_PENDING_MAX_MSGS_DEFAULT;
     cfg->pending_max_bytes = FTC_PENDING_MAX_BYTES_DEFAULT;
+    cfg->probe_backoff = FTC_PROBE_BACKOFF_DEFAULT;
 }
 
 int ftc_context_create(uint32_t rank, uint32_t size,
@@ -55,6 +56,7 @@ int ftc_context_create(uint32_t rank, uint32_t size,
         return FTC_EINVAL;
     if (cfg != NULL && (cfg->suspect_timeout_ns == 0 || cfg->probe_timeout_ns == 0
                         || cfg->auth > 1
+                        || cfg->probe_backoff > FTC_PROBE_BACKOFF_MAX
                         || cfg->segment_size > FTC_WIRE_MAX_PAYLOAD))
         return FTC_EINVAL;
 

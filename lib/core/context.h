@@ -29,6 +29,12 @@ typedef struct ftc_watch {
     uint32_t refs;          /* operations waiting on peer */
     uint64_t deadline;      /* next probe, or the probe's expiry */
     bool probing;
+    /* While probing: how many probes of the series went unanswered
+     * before the current one, and how long the current one waits
+     * (core/monitor.c, the back-off). */
+    uint32_t backoff;
+    uint64_t window;
+    uint64_t series_at;     /* when the series' first probe went out */
     /* The operation that first asked, for op-aware keepalives. */
     uint32_t group_id, epoch;
     uint64_t seq;
@@ -103,6 +109,11 @@ struct ftc_context {
      * work (core/monitor.c, "away"): only the outermost counts. */
     uint32_t away_depth;
     uint64_t away_ns;           /* discounted so far (tests read it) */
+    /* The longest stretch without a word seen lately (a call of our
+     * own, a live peer's silence after a probe), and when it ended: how
+     * long the host keeps a process from reading, which peers are
+     * allowed several times over (core/monitor.c). */
+    uint64_t stall_ns, stall_at;
     uint64_t timer_deadline;
 };
 

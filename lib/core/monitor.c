@@ -2,16 +2,48 @@
 /*
  * The failure monitor: on-demand keepalive. A peer is watched only while
  * some operation waits on it. A watched peer that stays silent for
- * suspect_timeout is probed; a probe unanswered for probe_timeout makes the
- * peer failed, for good. Any message from the peer counts as an answer.
- * The backend's own reports (ftc_transport_peer_failed) short-cut this.
+ * suspect_timeout is probed. A probe unanswered for its wait is given
+ * twice as long again, probe_backoff times (one probe: channels are
+ * reliable; the waits are the series); when the last wait runs out the
+ * peer is failed, for good. Any message from the peer counts as an
+ * answer and ends the series: the next silence starts again from
+ * suspect_timeout and one probe_timeout. The backend's own
+ * reports (ftc_transport_peer_failed) short-cut all of this.
+ *
+ * Why a back-off and not one fixed wait: suspicion is final, so a peer
+ * that was only slow is lost to the group, and on a loaded host how long
+ * a live process takes to answer has no fixed bound (it may be
+ * descheduled, or busy in one long call of its own on a large value).
+ * What a slow peer and a dead one differ in is that the slow one answers
+ * eventually. Doubling the wait keeps the first one short (a short
+ * hiccup costs one small message, not a long wait), gives a peer that is
+ * late (2^(backoff+1) - 1) probe timeouts in all before it is given up,
+ * and still bounds how long a dead or stopped peer that no transport
+ * reports holds an operation up: suspect_timeout plus that sum, plus this
+ * process's own lateness (below). An answer that comes late still
+ * counts, as does any other message. The back-off itself needs no
+ * estimate of the machine's speed, so the loopback's virtual time tests
+ * it exactly (tests/test_detector.c).
+ *
+ * The series also lasts at least FTC_STALL_FACTOR times the longest
+ * stretch without a word observed here lately (the record halves every
+ * FTC_STALL_HALF_LIFE probe timeouts): a call of this process's own (a
+ * large value to reduce, copy, queue), or a live peer's silence from our
+ * first probe to its next message. Both say how long this host, at its
+ * present load, keeps a process from reading, and the next silence may
+ * be longer (two or three such calls in a row, descheduled between
+ * them). Observed facts, not a guess: a host whose calls take seconds
+ * gives its peers tens of seconds, an idle one nothing beyond the
+ * back-off.
+ *
  * Only silence this process observed counts: a probe that expired while we
- * were not running (our timer fired late) is sent again, and the time this
- * process spends in its own long work (reducing, copying or queueing a
- * large value, inside one call into the core) is not counted against any
- * peer: while it works it reads nothing, so an answer waiting unread in
- * its transport is no silence of the peer's. This is a process-local
- * fact (how long the call took), not a guess about the machine's speed.
+ * were not running (our timer fired late) is sent again with the same
+ * wait, and the time this process spends in its own long work (reducing,
+ * copying or queueing a large value, inside one call into the core) is
+ * not counted against any peer: while it works it reads nothing, so an
+ * answer waiting unread in its transport is no silence of the peer's.
+ * This is a process-local fact (how long the call took), not a guess
+ * about the machine's speed.
  *
  * Probes name the operation that waits, so the answer can carry where the
  * peer is in it (the operation's progress word, which its family defines:
@@ -22,6 +54,44 @@
 
 #include "core/monitor.h"
 #include "core/send.h"
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The wait of a series' probe after `backoff` unanswered ones. */
+static uint64_t probe_wait(const ftc_context_t *ctx, uint32_t backoff)
+{
+    uint64_t t = ctx->cfg.probe_timeout_ns;
+    return backoff >= 64 || t > (UINT64_MAX >> backoff) ? UINT64_MAX
+                                                         : t << backoff;
+}
+
+#define FTC_STALL_FACTOR 4u
+#define FTC_STALL_HALF_LIFE 64u
+
+/* The longest recent stretch without a word, decayed by age. */
+static uint64_t stall_recent(const ftc_context_t *ctx, uint64_t now)
+{
+    if (ctx->stall_ns == 0 || now <= ctx->stall_at)
+        return ctx->stall_ns;
+    uint64_t half = ctx->cfg.probe_timeout_ns > UINT64_MAX / FTC_STALL_HALF_LIFE
+                        ? UINT64_MAX
+                        : ctx->cfg.probe_timeout_ns * FTC_STALL_HALF_LIFE;
+    uint64_t halvings = (now - ctx->stall_at) / half;
+    return halvings >= 64 ? 0 : ctx->stall_ns >> halvings;
+}
+
+/* Record a stretch of d ns without reading (ours) or answering (a
+ * peer's), ended at now, if it is the longest lately. */
+static void stall_note(ftc_context_t *ctx, uint64_t d, uint64_t now)
+{
+    if (d >= stall_recent(ctx, now)) {
+        ctx->stall_ns = d;
+        ctx->stall_at = now;
+    }
+}
 
 static ftc_watch_t *watch_find(ftc_context_t *ctx, uint32_t peer)
 {
@@ -65,7 +135,10 @@ void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
     w->peer = peer;
     w->refs = 1;
     w->probing = false;
-    w->deadline = ctx->ops.now(ctx->tp) + ctx->cfg.suspect_timeout_ns;
+    w->backoff = 0;
+    w->window = 0;
+    w->series_at = 0;
+    w->deadline = sat_add(ctx->ops.now(ctx->tp), ctx->cfg.suspect_timeout_ns);
     w->group_id = op->group->id;
     w->epoch = op->group->epoch;
     w->seq = op->seq;
@@ -94,8 +167,48 @@ void ftc_monitor_heard(ftc_context_t *ctx, uint32_t peer)
     ftc_watch_t *w = watch_find(ctx, peer);
     if (w == NULL)
         return;
+    if (w->probing) {
+        /* A live peer was silent this long after our first probe: the
+         * host keeps processes from answering that long now. */
+        uint64_t now = ctx->ops.now(ctx->tp);
+        if (now > w->series_at)
+            stall_note(ctx, now - w->series_at, now);
+    }
     w->probing = false;
-    w->deadline = ctx->ops.now(ctx->tp) + ctx->cfg.suspect_timeout_ns;
+    w->backoff = 0;
+    w->deadline = sat_add(ctx->ops.now(ctx->tp), ctx->cfg.suspect_timeout_ns);
+}
+
+/* Send w's peer a probe that waits window: about the oldest operation
+ * of the watch's group still waiting for its result. */
+static void probe_send(ftc_context_t *ctx, ftc_watch_t *w, uint64_t now,
+                       uint64_t window)
+{
+    w->probing = true;
+    w->window = window;
+    w->deadline = sat_add(now, window);
+    ftc_watch_t about = *w;
+    uint32_t word = 0;
+    ftc_group_t *g;
+    for (g = ctx->groups; g != NULL; g = g->next)
+        if (g->id == about.group_id && g->epoch == about.epoch)
+            break;
+    /* Name the oldest operation of the group still waiting for its
+     * result: the one that first asked may have delivered since, and
+     * the peer answers a probe for the named operation and every
+     * later one (core/dispatch.c, handle_control). */
+    const ftc_cop_t *named = NULL;
+    if (g != NULL)
+        for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
+            if (!op->delivered && !op->finished
+                && (named == NULL || op->seq < named->seq))
+                named = op;
+    if (named != NULL) {
+        about.seq = named->seq;
+        if (named->vt->progress_word != NULL)
+            word = named->vt->progress_word(named);
+    }
+    (void)ftc_ctx_send_probe(ctx, about.peer, &about, word, named);
 }
 
 void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
@@ -106,20 +219,44 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
             i++;
             continue;
         }
-        if (w->probing && now - w->deadline > ctx->cfg.probe_timeout_ns / 2) {
+        if (w->probing && now - w->deadline > w->window / 2) {
             /* We wake up long after the probe expired: we were stalled
              * (SIGSTOP, descheduled), so the silence was not observed. A
              * stalled process must not blame its peers (it would ignore
-             * their verdict on itself afterwards); probe again. */
-            w->deadline = now + ctx->cfg.probe_timeout_ns;
-            ftc_watch_t again = *w;
-            (void)ftc_ctx_send_control(ctx, again.peer, FTC_MSG_PROBE, &again, 0);
+             * their verdict on itself afterwards); probe again, with the
+             * same wait. */
+            probe_send(ctx, w, now, w->window);
+            i++;
+            continue;
+        }
+        if (w->probing && w->backoff < ctx->cfg.probe_backoff) {
+            /* Unanswered, observed: wait twice as long. Not another
+             * probe: channels are reliable, so the one sent is answered
+             * if the peer lives, and a stopped peer would find a burst of
+             * them queued when it wakes (over UCX shared memory they
+             * filled its FIFO, and the exclusion notice behind them was
+             * lost when the prober exited). */
+            w->backoff++;
+            w->window = probe_wait(ctx, w->backoff);
+            w->deadline = sat_add(now, w->window);
+            i++;
+            continue;
+        }
+        uint64_t stall = stall_recent(ctx, now);
+        if (w->probing && stall != 0
+            && now - w->series_at < (stall > UINT64_MAX / FTC_STALL_FACTOR
+                                         ? UINT64_MAX
+                                         : stall * FTC_STALL_FACTOR)) {
+            /* The series is shorter than this host keeps us from reading
+             * lately: wait once more as long. */
+            w->deadline = sat_add(now, w->window);
             i++;
             continue;
         }
         if (w->probing) {
-            /* Suspicion is final: if the peer is only slow, it must learn
-             * that it was excluded, so the fail-stop model stays true.
+            /* The last probe of the series went unanswered. Suspicion is
+             * final: if the peer is only slow, it must learn that it was
+             * excluded, so the fail-stop model stays true.
              * declare_failed removes the watch: index i then holds the
              * next one. */
             uint32_t peer = w->peer;
@@ -128,30 +265,9 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
             ftc_ctx_declare_observed_failed(ctx, peer);
             continue;
         }
-        w->probing = true;
-        w->deadline = now + ctx->cfg.probe_timeout_ns;
-        ftc_watch_t about = *w;
-        uint32_t word = 0;
-        ftc_group_t *g;
-        for (g = ctx->groups; g != NULL; g = g->next)
-            if (g->id == about.group_id && g->epoch == about.epoch)
-                break;
-        /* Name the oldest operation of the group still waiting for its
-         * result: the one that first asked may have delivered since, and
-         * the peer answers a probe for the named operation and every
-         * later one (core/dispatch.c, handle_control). */
-        const ftc_cop_t *named = NULL;
-        if (g != NULL)
-            for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
-                if (!op->delivered && !op->finished
-                    && (named == NULL || op->seq < named->seq))
-                    named = op;
-        if (named != NULL) {
-            about.seq = named->seq;
-            if (named->vt->progress_word != NULL)
-                word = named->vt->progress_word(named);
-        }
-        (void)ftc_ctx_send_probe(ctx, about.peer, &about, word, named);
+        w->backoff = 0;
+        w->series_at = now;
+        probe_send(ctx, w, now, probe_wait(ctx, 0));
         i++;
     }
 }
@@ -165,18 +281,20 @@ uint64_t ftc_monitor_away_begin(ftc_context_t *ctx)
 
 void ftc_monitor_away_end(ftc_context_t *ctx, uint64_t since)
 {
-    if (--ctx->away_depth > 0 || ctx->nwatches == 0)
+    if (--ctx->away_depth > 0)
         return;
     uint64_t now = ctx->ops.now(ctx->tp);
     if (now <= since)
+        return;
+    stall_note(ctx, now - since, now);
+    if (ctx->nwatches == 0)
         return;
     ctx->away_ns += now - since;
     for (uint32_t i = 0; i < ctx->nwatches; i++) {
         ftc_watch_t *w = &ctx->watches[i];
         /* The watch counts silence from ref (the last word heard, or the
          * probe sent) on; the part of it spent in this call is ours. */
-        uint64_t span = w->probing ? ctx->cfg.probe_timeout_ns
-                                   : ctx->cfg.suspect_timeout_ns;
+        uint64_t span = w->probing ? w->window : ctx->cfg.suspect_timeout_ns;
         uint64_t ref = w->deadline > span ? w->deadline - span : 0;
         uint64_t from = ref > since ? ref : since;
         if (now <= from)
