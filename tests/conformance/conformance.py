@@ -692,9 +692,12 @@ class Suite:
             self.case(name, timed_stop)
 
         # A stopped process is alive: no backend reports it. The others
-        # finish by the core's keepalive (probes, then exclusion).
+        # finish by the core's keepalive (probes, then exclusion), with
+        # one doubling of the probe's wait as in stops() below (a process
+        # stopped for over a second over UCX never learns it was
+        # excluded: docs/ucx.md).
         quick = {"FTCOLL_SUSPECT_MS": "50", "FTCOLL_PROBE_MS": "100",
-                 "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
+                 "FTCOLL_PROBE_BACKOFF": "1", "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
         # (A bcast's stopped process, excluded by its parent, does not
         # always learn it when it resumes: docs/ftco.md, not built.)
         for coll in ("allreduce",):
@@ -707,13 +710,31 @@ class Suite:
                         "--iters", 40, "--warmup", 0, "--quiet",
                         "--stop", "%d@10" % v]
                 job = self.run(n, args, ["--may-fail", str(v)], env=quick)
-                problems = self.check(job, n, coll, stops=[v], ops=40)
+                problems = self.check(job, n, coll, stops=[v], ops=40,
+                                      stop_learns=self.learns_after_exit())
                 if not any(s["counters"]["probes_sent"]
                            for r, s in job.summary.items() if r != v):
                     problems.append("no survivor sent a probe")
                 self.info = self.kill_to_delivery(job, v)
                 return problems, job
             self.case(name, fn)
+
+    def learns_after_exit(self):
+        """Whether a process stopped until its peers have exited learns,
+        once resumed, that it was excluded. Over UCX it reads its
+        endpoints' errors for the exited peers before their exclusion
+        notices, which it then drops (docs/ucx.md: shared memory after a
+        second's stop; tcp after a few hundred ms, about one run in four
+        here), and ends FTC_ETOO_MANY_FAILURES: never a wrong value,
+        which self.check still asserts. The case resumed while its peers
+        run ("stop from outside, resume") asserts the learning on every
+        backend."""
+        if self.args.backend == "ucx":
+            self.notes.append("ucx: a process resumed after its peers "
+                              "exited need not learn it was excluded "
+                              "(docs/ucx.md)")
+            return False
+        return True
 
     def stops(self):
         # One doubling of the probe's wait (50 + 100 + 200 ms): over UCX
@@ -733,7 +754,8 @@ class Suite:
             args = ["-f", 1, "--iters", 40, "--warmup", 0, "--quiet",
                     "--stop", "%d@10" % v]
             job = self.run(n, args, ["--may-fail", str(v)], env=quick)
-            problems = self.check(job, n, "allreduce", stops=[v], ops=40)
+            problems = self.check(job, n, "allreduce", stops=[v], ops=40,
+                                  stop_learns=self.learns_after_exit())
             for r, s in job.summary.items():
                 if r != v and any(rep[0] == v
                                   for rep in s["transport"]["reports"]):
@@ -752,7 +774,8 @@ class Suite:
             args = ["-f", 1, "--iters", 40, "--warmup", 0, "--quiet",
                     "--stop", "%d@10" % v]
             job = self.run(n, args, ["--may-fail", str(v)], env=quick)
-            problems = self.check(job, n, "allreduce", stops=[v], ops=40)
+            problems = self.check(job, n, "allreduce", stops=[v], ops=40,
+                                  stop_learns=self.learns_after_exit())
             if not any(s["counters"]["probes_sent"]
                        for r, s in job.summary.items() if r != v):
                 problems.append("no survivor sent a probe")
