@@ -658,8 +658,11 @@ class Suite:
         # (f_timeout up to 3 x that here), stays well above what a
         # process of this loaded 2-core machine may be descheduled for:
         # at 20 ms live processes were excluded (exclusion is final).
+        # (No back-off: the keepalive's 5 + 5 s must stay under the
+        # bench's 20 s hang watchdog for the statistics allreduce that
+        # follows the stream, which the keepalive alone may have to end.)
         slow = {"FTCOLL_SUSPECT_MS": "5000", "FTCOLL_PROBE_MS": "5000",
-                "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
+                "FTCOLL_PROBE_BACKOFF": "0", "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
         n = 8
         kv = self.rng.sample(range(n), 2)
         sv = self.rng.randint(1, n - 1)
