@@ -322,6 +322,14 @@ static void base_args(ftc_coll_args_t *a, ftc_algo_t algo, uint32_t f,
     a->count = count;
     a->deliver = on_deliver;
     a->deliver_arg = s;
+    /* The reduce + bcast rounds at every n: these jobs kill the root to
+     * see how the backend finds its death, which the exchange that auto
+     * picks for n <= 4 may never need (everyone may have every input). */
+    static ftc_corrected_params_t cp;
+    ftc_corrected_params_init(&cp);
+    cp.allreduce = FTC_ALLREDUCE_REDUCE_BCAST;
+    if (algo == FTC_ALGO_CORRECTED)
+        a->params = &cp;
 }
 
 /* --- coll ---------------------------------------------------------------- */
