@@ -177,8 +177,8 @@ static void on_final(const ftc_gossip_final_t *fin, void *arg)
     free(t), free(sum), free(scale);
 }
 
-/* splitmix64: the inputs, reproducible from the seed. */
-static uint64_t mix(uint64_t *s)
+/* splitmix64: the inputs, reproducible from the seed (gossip_checker.h). */
+uint64_t gc_splitmix(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -188,7 +188,7 @@ static uint64_t mix(uint64_t *s)
 
 static double unit(uint64_t *s)
 {
-    return (double)(mix(s) >> 11) / 9007199254740992.0;
+    return (double)(gc_splitmix(s) >> 11) / 9007199254740992.0;
 }
 
 /* comp[r]: the connected component of live rank r in the neighbourhood
@@ -275,6 +275,19 @@ static void fail(gc_outcome_t *out, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(out->why, sizeof(out->why), fmt, ap);
     va_end(ap);
+}
+
+typedef struct start {
+    uint64_t at;
+    uint32_t rank;
+} start_t;
+
+static int start_cmp(const void *a, const void *b)
+{
+    const start_t *x = a, *y = b;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
 void gc_check(const gc_run_t *run, gc_outcome_t *out)
@@ -375,22 +388,15 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
         ftc_gossip_set_tick_observer(on_tick, NULL);
     /* Start times: seeded, in [0, spread_ns]; processes start in that
      * order, the world running up to each start. */
-    typedef struct start {
-        uint64_t at;
-        uint32_t rank;
-    } start_t;
     start_t *order = calloc(n, sizeof(start_t));
     uint64_t ss = run->seed * 0x9e3779b97f4a7c15ull + 3;
     for (uint32_t r = 0; r < n; r++) {
         order[r].rank = r;
-        order[r].at = run->spread_ns > 0 ? mix(&ss) % (run->spread_ns + 1) : 0;
+        order[r].at = run->spread_ns > 0
+                          ? gc_splitmix(&ss) % (run->spread_ns + 1) : 0;
     }
-    for (uint32_t i = 1; i < n; i++) /* insertion sort: stable, n small */
-        for (uint32_t k = i; k > 0 && order[k - 1].at > order[k].at; k--) {
-            start_t t = order[k];
-            order[k] = order[k - 1];
-            order[k - 1] = t;
-        }
+    /* By time, then rank: the same order on every platform's qsort. */
+    qsort(order, n, sizeof(start_t), start_cmp);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t r = order[i].rank;
         if (crashed_before[r])

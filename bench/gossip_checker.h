@@ -95,6 +95,10 @@ typedef struct gc_outcome {
                                     every process (OK statuses) */
 } gc_outcome_t;
 
+/* splitmix64: the next value of the stream *s. The checker draws its
+ * inputs and start times with it; ftcoll-sim its random crashes. */
+uint64_t gc_splitmix(uint64_t *s);
+
 /* Defaults: PCF, full neighbourhood, average of one double, seed 1. */
 void gc_run_init(gc_run_t *run, uint32_t n);
 

@@ -163,15 +163,6 @@ static void auto_torus(uint32_t n, uint32_t t[3])
     t[0] = x, t[1] = y, t[2] = rest / y;
 }
 
-/* splitmix64, for the random crash schedule. */
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 typedef struct opts {
     gc_run_t run;              /* the template; seed and crashes per run */
     char *crash_arg, *cut_arg;
@@ -499,7 +490,7 @@ static void draw_crashes(const opts_t *o, gc_run_t *run)
         uint32_t r;
         bool dup;
         do {
-            r = (uint32_t)(mix(&s) % run->n);
+            r = (uint32_t)(gc_splitmix(&s) % run->n);
             dup = false;
             for (uint32_t i = 0; i < run->ncrash; i++)
                 dup |= run->crash[i].rank == r;
@@ -507,7 +498,7 @@ static void draw_crashes(const opts_t *o, gc_run_t *run)
         gc_crash_t *c = &run->crash[run->ncrash++];
         c->rank = r;
         c->before = false;
-        c->after = 1 + mix(&s) % o->crash_window;
+        c->after = 1 + gc_splitmix(&s) % o->crash_window;
     }
 }
 
