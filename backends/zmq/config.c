@@ -14,8 +14,14 @@ void ftc_zmq_config_init(ftc_zmq_config_t *cfg)
     memset(cfg, 0, sizeof(*cfg));
     cfg->size = sizeof(*cfg);
     cfg->bind_endpoint = "tcp://127.0.0.1:*";
-    cfg->heartbeat_ivl_ms = 500;
-    cfg->heartbeat_timeout_ms = 2000;
+    /* Longer than the core's keepalive bound (3.1 s with the default
+     * back-off), so the adaptive keepalive, not a fixed 2 s heartbeat,
+     * decides about a peer that is slow because the machine is busy: a
+     * ZeroMQ I/O thread starved of CPU for two seconds at load 40 had
+     * its live peers reported dead. The heartbeat stays as the backstop
+     * for half-open connections while no operation waits. */
+    cfg->heartbeat_ivl_ms = 1000;
+    cfg->heartbeat_timeout_ms = 10000;
     cfg->reconnect_ivl_ms = 10;
     cfg->connect_timeout_ms = 1000;
     cfg->connect_retries = 3;
@@ -35,9 +41,9 @@ static const ftc_knob_t knobs[] = {
     {"FTCOLL_ZMQ_HOST", "unset (the host name)",
      "The host name peers connect to when FTCOLL_ZMQ_BIND binds a "
      "wildcard address (advertise_host)."},
-    {"FTCOLL_ZMQ_HEARTBEAT_MS", "500",
+    {"FTCOLL_ZMQ_HEARTBEAT_MS", "1000",
      "ZMTP heartbeat interval in ms (heartbeat_ivl_ms); 0: no heartbeats."},
-    {"FTCOLL_ZMQ_HEARTBEAT_TIMEOUT_MS", "2000 (4 x the interval if only "
+    {"FTCOLL_ZMQ_HEARTBEAT_TIMEOUT_MS", "10000 (4 x the interval if only "
      "that is set)",
      "A connection silent this long is lost (heartbeat_timeout_ms)."},
     {"FTCOLL_ZMQ_CONNECT_RETRIES", "3",

@@ -97,8 +97,9 @@ typedef struct ftc_zmq_config {
     const char *advertise_host;
     /* ZMTP heartbeats on every connection: a peer silent for
      * heartbeat_timeout_ms (a hung process, a cut link) loses its
-     * connection and is reported failed. 0 turns them off. Defaults 500
-     * and 2000. */
+     * connection and is reported failed. 0 turns them off. Defaults 1000
+     * and 10000: longer than the core's adaptive keepalive, which should
+     * be the one to judge a peer slowed by a busy machine. */
     int heartbeat_ivl_ms, heartbeat_timeout_ms;
     int reconnect_ivl_ms;       /* ZMQ_RECONNECT_IVL; default 10 */
     int connect_timeout_ms;     /* ZMQ_CONNECT_TIMEOUT; default 1000 */

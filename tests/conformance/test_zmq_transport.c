@@ -550,7 +550,11 @@ static void test_oversize_frame(void)
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
     close(fds[0]);
-    long grew_kb = hwm0 >= 0 && hwm1 >= 0 ? hwm1 - hwm0 : -1;
+    /* The kernel syncs a thread's RSS counters lazily (every 64 page
+     * events), so two readings of VmHWM can differ by a few pages either
+     * way: a small negative difference means no growth, not an error. */
+    bool hwm_known = hwm0 >= 0 && hwm1 >= 0;
+    long grew_kb = hwm_known ? hwm1 - hwm0 : 0;
     printf("oversize frame: 256 MiB from a stranger: %s; peak RSS %ld -> "
            "%ld kB (+%ld kB)%s\n",
            refused ? "connection closed"
@@ -560,7 +564,8 @@ static void test_oversize_frame(void)
     CHECK_MSG(refused && nodes[0].seen.strangers == 0,
               "a frame above ZMQ_MAXMSGSIZE was %s",
               nodes[0].seen.strangers > 0 ? "accepted" : "not refused");
-    CHECK_MSG(grew_kb >= 0 && grew_kb < 32 * 1024,
+    CHECK_MSG(hwm_known, "VmHWM unreadable in /proc/self/status");
+    CHECK_MSG(grew_kb < 32 * 1024,
               "peak RSS grew by %ld kB (bound: 32 MiB)", grew_kb);
     /* The rank keeps working: its peer's messages, in order; a stranger's
      * frame within the limit is still read (and dropped by the core). */
