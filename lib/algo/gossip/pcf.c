@@ -31,7 +31,10 @@
  * passive. The leader never changes its passive flow during a round; the
  * follower adopts the negation of the leader's. When a message of the
  * same round shows the leader that the follower holds exactly its
- * negation, the leader cancels and starts round r + 1; the follower,
+ * negation, the leader cancels and starts round r + 1 as it next sends
+ * to the follower (not at once: the follower's pushes until then still
+ * count on the active flow, where ending the round at once ignored them
+ * and took six times the iterations on the full graph); the follower,
  * seeing r + 1, cancels what it holds (that negation: it changes its
  * passive flow only by adopting the leader's, which was fixed all round)
  * and follows. So the follower's round is the leader's or one behind,
