@@ -488,7 +488,8 @@ static void test_link_failure(void)
  * used to answer each other's pushes for ever once a link held more than
  * one message (found with a 5 us latency and 2.5 us jitter, n = 3; the
  * run never went quiet). And with the period above the longest round
- * trip, as docs/gossip.md asks, push-flow and PCF reach the target. */
+ * trip, where push-flow converges too, both reach the target (PCF also
+ * below it: test_pcf_crossing). */
 static void test_slow_links(void)
 {
     for (unsigned a = 0; a < 2; a++)
