@@ -67,6 +67,7 @@ import tempfile
 import threading
 import time
 
+from conformance_gossip import gossip_cases
 from conformance_ulfm import ulfm_cases
 
 LINE = re.compile(r"^\[(\d+)\] (\{.*\})\s*$")
@@ -1310,6 +1311,7 @@ def main():
         ulfm_cases(s)
         s.pmix()
         s.roots_crash(args.root_crash_runs)
+        gossip_cases(s)  # last: the others' seeded draws stay as they were
     for note in sorted(set(s.notes)):
         print("note: " + note)
     print("# %.1f s" % (time.monotonic() - t0))
