@@ -171,6 +171,7 @@ typedef struct opts {
     ftc_allreduce_algo_t allreduce; /* --allreduce (corrected allreduce) */
     double interval_ms;         /* pause between iterations */
     uint64_t gossip_period_ns;  /* --gossip-period-us; 0: the family's */
+    double gossip_target;       /* --gossip-target; 0: the family's */
     double loss;                /* --loss: gossip messages dropped */
     uint64_t loss_seed;         /* --loss-seed (1) */
     double op_timeout_s;
@@ -255,7 +256,7 @@ static void usage(FILE *f)
         "usage: ftcoll-bench [--coll reduce|bcast|allreduce|agree|shrink|none]\n"
         "         [--algo corrected|tree|ftco|push-sum|push-flow|pcf] [-f F]\n"
         "         [--root R] [--gossip-period-us P] [--loss P]\n"
-        "         [--loss-seed S]\n"
+        "         [--loss-seed S] [--gossip-target EPS]\n"
         "         [--sizes 8,64,...] [--iters N] [--warmup W]\n"
         "         [--kill RANK@ITER]... [--crash RANK@ITER[:US]]...\n"
         "         [--stop RANK@ITER]... [--die-after-exchange RANK]\n"
@@ -377,6 +378,7 @@ static const struct option bench_options[] = {
     {"allreduce", required_argument, NULL, 287},
     {"gossip-period-us", required_argument, NULL, 288},
     {"loss", required_argument, NULL, 289},
+    {"gossip-target", required_argument, NULL, 291},
     {"loss-seed", required_argument, NULL, 290},
     {NULL, 0, NULL, 0},
 };
@@ -562,6 +564,12 @@ static void parse_opts(int argc, char **argv, opts_t *o)
             o->loss = strtod(v, &end);
             if (*end != '\0' || end == v || !(o->loss > 0.0 && o->loss < 1.0))
                 die(2, "--loss: expected a probability in (0, 1), got '%s'", v);
+        } else if (strcmp(a, "--gossip-target") == 0) {
+            char *end;
+            o->gossip_target = strtod(v, &end);
+            if (*end != '\0' || end == v || !(o->gossip_target > 0.0))
+                die(2, "--gossip-target: expected a relative accuracy > 0, "
+                       "got '%s'", v);
         } else if (strcmp(a, "--loss-seed") == 0) {
             o->loss_seed = parse_u64(v, "--loss-seed");
         } else if (strcmp(a, "--gossip-period-us") == 0) {
@@ -1344,6 +1352,8 @@ static void run_size(bench_t *b, size_t size)
         gp.report = &b->gossip_report;
         if (o->gossip_period_ns > 0)
             gp.period_ns = o->gossip_period_ns;
+        if (o->gossip_target > 0.0)
+            gp.target = o->gossip_target;
         if (is_gossip(o))
             a.params = &gp;
         a.deliver = on_deliver;

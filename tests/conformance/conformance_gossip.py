@@ -36,6 +36,9 @@ def check_gossip_after_kill(suite, job, n, victims):
     if dropped == 0:
         problems.append("no message was lost: the loss did not happen")
     views = {r: job.summary[r].get("gossip_survivors") for r in survivors}
+    if not views:
+        problems.append("no survivor printed a summary")
+        return problems, dropped, 0, 0
     if any(v is None or v.get("known_from") is None
            for v in views.values()):
         missing = [r for r, v in views.items()
