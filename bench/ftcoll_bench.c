@@ -1368,9 +1368,16 @@ static void run_size(bench_t *b, size_t size)
             else
                 a.op = (ftc_op_t)999;
         }
-        if (is_gossip(o))
-            survivors_start(&b->survivors, b->group, o->victims, o->nvictims,
-                            b->g);
+        if (is_gossip(o)) {
+            /* Whoever the job kills: from outside, or by its own hand. */
+            uint32_t victims[2 * MAX_PLAN], nv = 0;
+            for (uint32_t q = 0; q < o->nvictims; q++)
+                victims[nv++] = o->victims[q];
+            for (uint32_t q = 0; q < o->nplan; q++)
+                if (o->plan[q].sig == SIGKILL)
+                    victims[nv++] = o->plan[q].rank;
+            survivors_start(&b->survivors, b->group, victims, nv, b->g);
+        }
         uint64_t t0 = now_ns();
         int rc = start_op(b, o->coll, &a);
         if (rc == FTC_EEXCLUDED) {
