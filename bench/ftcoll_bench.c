@@ -117,6 +117,8 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/ftco.h"
 #include "ftcoll/gossip.h"
+#include "bench_loss.h"
+#include "bench_survivors.h"
 #include "ftcoll_bootstrap.h"
 
 #define MAX_PLAN 64
@@ -169,6 +171,9 @@ typedef struct opts {
     ftc_allreduce_algo_t allreduce; /* --allreduce (corrected allreduce) */
     double interval_ms;         /* pause between iterations */
     uint64_t gossip_period_ns;  /* --gossip-period-us; 0: the family's */
+    double gossip_target;       /* --gossip-target; 0: the family's */
+    double loss;                /* --loss: gossip messages dropped */
+    uint64_t loss_seed;         /* --loss-seed (1) */
     double op_timeout_s;
     /* --coll agree|shrink (bench_ulfm.c) and its options. */
     bool ulfm, ulfm_shrink, with_allreduce;
@@ -211,6 +216,7 @@ typedef struct bench {
     double gossip_max_err;
     uint64_t gossip_max_iter;
     ftc_gossip_report_t gossip_report;
+    survivors_t survivors;      /* errors against the survivors' average */
     uint64_t mark_iter[MAX_MARKS], mark_t[MAX_MARKS];
     uint32_t nmarks;
     uint64_t by_status[MAX_STATUS];     /* operations ended with -index */
@@ -249,7 +255,8 @@ static void usage(FILE *f)
     fputs(
         "usage: ftcoll-bench [--coll reduce|bcast|allreduce|agree|shrink|none]\n"
         "         [--algo corrected|tree|ftco|push-sum|push-flow|pcf] [-f F]\n"
-        "         [--root R] [--gossip-period-us P]\n"
+        "         [--root R] [--gossip-period-us P] [--loss P]\n"
+        "         [--loss-seed S] [--gossip-target EPS]\n"
         "         [--sizes 8,64,...] [--iters N] [--warmup W]\n"
         "         [--kill RANK@ITER]... [--crash RANK@ITER[:US]]...\n"
         "         [--stop RANK@ITER]... [--die-after-exchange RANK]\n"
@@ -370,6 +377,9 @@ static const struct option bench_options[] = {
     {"ack-timeout-us", required_argument, NULL, 286},
     {"allreduce", required_argument, NULL, 287},
     {"gossip-period-us", required_argument, NULL, 288},
+    {"loss", required_argument, NULL, 289},
+    {"gossip-target", required_argument, NULL, 291},
+    {"loss-seed", required_argument, NULL, 290},
     {NULL, 0, NULL, 0},
 };
 
@@ -549,6 +559,19 @@ static void parse_opts(int argc, char **argv, opts_t *o)
                 die(2, "--bad-arg wants null-buffer, huge-count or bad-op"
                        "@ITER, got '%s'", v);
             o->bad_arg_iter = parse_u64(at + 1, "--bad-arg iteration");
+        } else if (strcmp(a, "--loss") == 0) {
+            char *end;
+            o->loss = strtod(v, &end);
+            if (*end != '\0' || end == v || !(o->loss > 0.0 && o->loss < 1.0))
+                die(2, "--loss: expected a probability in (0, 1), got '%s'", v);
+        } else if (strcmp(a, "--gossip-target") == 0) {
+            char *end;
+            o->gossip_target = strtod(v, &end);
+            if (*end != '\0' || end == v || !(o->gossip_target > 0.0))
+                die(2, "--gossip-target: expected a relative accuracy > 0, "
+                       "got '%s'", v);
+        } else if (strcmp(a, "--loss-seed") == 0) {
+            o->loss_seed = parse_u64(v, "--loss-seed");
         } else if (strcmp(a, "--gossip-period-us") == 0) {
             o->gossip_period_ns = parse_u64(v, "--gossip-period-us") * 1000;
             if (o->gossip_period_ns == 0)
@@ -600,6 +623,9 @@ static void parse_opts(int argc, char **argv, opts_t *o)
                "--algo ftco");
     if (o->ack_timeout_us > UINT64_MAX / 1000)
         die(2, "--ack-timeout-us: too large");
+    if (o->loss > 0.0 && !is_gossip(o))
+        die(2, "--loss: the gossip family only (--algo push-sum, push-flow "
+               "or pcf): the others assume a reliable transport");
     if (is_gossip(o) && (o->no_coll || o->coll != FTC_COLL_ALLREDUCE))
         die(2, "--algo %s: allreduce only (the gossip family)",
             ftc_algo_name(o->algo));
@@ -841,6 +867,10 @@ static void check(bench_t *b, const int64_t *out, size_t count)
     }
     if (b->status == FTC_EEXCLUDED || ftc_context_is_excluded(b->ctx))
         b->excluded = true;
+    if (is_gossip(o))
+        survivors_result(&b->survivors, g, b->status,
+                         b->gossip_report.converged != 0,
+                         out, count);
     if (b->status != FTC_OK) {
         if (status_explained(b, b->status))
             b->errors++;
@@ -1322,6 +1352,8 @@ static void run_size(bench_t *b, size_t size)
         gp.report = &b->gossip_report;
         if (o->gossip_period_ns > 0)
             gp.period_ns = o->gossip_period_ns;
+        if (o->gossip_target > 0.0)
+            gp.target = o->gossip_target;
         if (is_gossip(o))
             a.params = &gp;
         a.deliver = on_deliver;
@@ -1335,6 +1367,16 @@ static void run_size(bench_t *b, size_t size)
                 a.count = (size_t)1 << 40;
             else
                 a.op = (ftc_op_t)999;
+        }
+        if (is_gossip(o)) {
+            /* Whoever the job kills: from outside, or by its own hand. */
+            uint32_t victims[2 * MAX_PLAN], nv = 0;
+            for (uint32_t q = 0; q < o->nvictims; q++)
+                victims[nv++] = o->victims[q];
+            for (uint32_t q = 0; q < o->nplan; q++)
+                if (o->plan[q].sig == SIGKILL)
+                    victims[nv++] = o->plan[q].rank;
+            survivors_start(&b->survivors, b->group, victims, nv, b->g);
         }
         uint64_t t0 = now_ns();
         int rc = start_op(b, o->coll, &a);
@@ -1627,6 +1669,9 @@ static void setup(bench_t *b)
     void *ops_arg = b->be->ops_arg(b->t);
     if (o->ulfm)    /* --crash-sends counts this rank's sends */
         bench_ulfm_wrap_send(&ops, &ops_arg);
+    if (o->loss > 0.0)
+        bench_loss_wrap_send(&ops, o->loss, o->loss_seed ? o->loss_seed : 1,
+                             b->rank);
     rc = ftc_context_create(b->rank, b->n, &ops, ops_arg, &cfg, &b->ctx);
     if (rc == FTC_OK) {
         b->be->attach(b->t, b->ctx);
@@ -1742,6 +1787,9 @@ static void print_summary(bench_t *b)
         json_general(&j, b->gossip_max_err, 6);
         json_key(&j, "gossip_max_iterations");
         json_uint(&j, b->gossip_max_iter);
+        survivors_json(&b->survivors, &j);
+        json_key(&j, "loss_dropped");
+        json_uint(&j, bench_loss_dropped());
     }
     json_key(&j, "late_ok");
     json_uint(&j, b->late_ok);
@@ -1799,6 +1847,7 @@ int main(int argc, char **argv)
     bench_t *b = calloc(1, sizeof(*b));
     if (b == NULL)
         die(4, "out of memory");
+    survivors_init(&b->survivors);
     parse_opts(argc, argv, &b->o);
     sigcont_watched = watch_sigcont();
     setup(b);

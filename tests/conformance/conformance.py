@@ -67,6 +67,7 @@ import tempfile
 import threading
 import time
 
+from conformance_gossip import gossip_cases
 from conformance_ulfm import ulfm_cases
 
 LINE = re.compile(r"^\[(\d+)\] (\{.*\})\s*$")
@@ -1258,6 +1259,9 @@ def main():
     ap.add_argument("--scenario1", action="store_true",
                     help="only the roots-crash stream, 500 jobs (CI's "
                     "soak of scenario 1: meson test --suite scenario1)")
+    ap.add_argument("--gossip", action="store_true",
+                    help="only the gossip family's cases (meson test "
+                    "--suite gossip-real)")
     ap.add_argument("--root-crash-runs", type=int,
                     help="jobs of the roots-crash stream (default 5, "
                     "--soak 500)")
@@ -1286,7 +1290,9 @@ def main():
           % (args.backend, args.transport,
              " ".join("%s=%s" % kv for kv in s.transport_env.items()),
              args.seed))
-    if args.scenario1:
+    if args.gossip:
+        gossip_cases(s)
+    elif args.scenario1:
         s.roots_crash(args.root_crash_runs)
     elif args.soak:
         s.soak()

@@ -20,11 +20,17 @@ typedef struct ftc_gossip_link {
     bool peer_done;      /* it has delivered (its DONE flag) */
     bool peer_saw_done;  /* it has seen our DONE */
     bool watched;        /* we hold a failure-monitor watch on it */
-    uint8_t c;           /* PCF: index of the active flow, 0 or 1 */
-    uint32_t r;          /* PCF: how often the flows changed roles */
+    bool leads;          /* PCF: this end (the lower rank) decides when
+                            the passive flow is cancelled */
+    bool heard_set;      /* PCF follower: heard holds this round's value */
+    bool cancel_due;     /* PCF leader: the follower holds the negation of
+                            our passive flow: cancel it as we next send */
+    uint32_t r;          /* PCF: the link's round; flow r mod 2 is active */
     double *f;           /* push-flow: f_ij (m); PCF: f_ij1, f_ij2 (2m) */
     double *cancelled;   /* PCF: passive flows absorbed into phi (m), for
                             the mass account only */
+    double *heard;       /* PCF follower: the leader's passive flow as its
+                            last message of this round stated it (m) */
 } ftc_gossip_link_t;
 
 typedef struct ftc_gossip_op ftc_gossip_op_t;

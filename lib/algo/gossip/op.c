@@ -472,7 +472,7 @@ int ftc_gossip_op_create(ftc_group_t *grp, const ftc_coll_args_t *args,
     size_t space = 6 * vec + ftc_mem_round(rules->payload_len(m))
                    + ftc_mem_round(sizeof(ftc_gossip_link_t) * (deg ? deg : 1))
                    + ftc_mem_round(sizeof(uint32_t) * (deg ? deg : 1))
-                   + (size_t)deg * (rules->link_flows + (rules->link_flows == 2))
+                   + (size_t)deg * (rules->link_flows + 2 * (rules->link_flows == 2))
                          * vec;
     ftc_gossip_op_t *g = ftc_cop_new(grp, sizeof(*g), space);
     if (g == NULL)
@@ -513,7 +513,9 @@ int ftc_gossip_op_create(ftc_group_t *grp, const ftc_coll_args_t *args,
         }
         if (rules->link_flows == 2) {
             l->cancelled = ftc_cop_zalloc(&g->base, sizeof(double) * m);
-            if (l->cancelled == NULL) {
+            l->heard = ftc_cop_zalloc(&g->base, sizeof(double) * m);
+            l->leads = me < l->peer;
+            if (l->cancelled == NULL || l->heard == NULL) {
                 gossip_destroy(&g->base);
                 return FTC_ENOMEM;
             }

@@ -4,11 +4,10 @@
  * two flows: the active one does what push-flow's single flow does; the
  * passive one, once both ends hold exactly opposite values, is cancelled:
  * added to phi_i (where it stays) and set to zero, after which the two
- * change roles (r counts the changes, c names the active flow). So the
- * flows carry only recent exchanges, whose size is that of the estimate,
- * instead of the whole history, and excluding a failed neighbour (its
- * flows set to zero) costs only what was exchanged since the last
- * cancellation: no fall-back.
+ * change roles. So the flows carry only recent exchanges, whose size is
+ * that of the estimate, instead of the whole history, and excluding a
+ * failed neighbour (its flows set to zero) costs only what was exchanged
+ * since the last cancellation: no fall-back.
  *
  * Two variants of phi_i. The efficient one (Figure 5) keeps phi_i as the
  * running sum of all flows and cancelled flows, updated by differences
@@ -18,15 +17,38 @@
  * it, where a running sum would keep the rounding error of adding and
  * removing, say, 1e300.
  *
- * Indices are 0-based here (c in {0, 1}, r from 0), so a link whose roles
- * are settled has c = r mod 2.
+ * Rounds with a leader, instead of Figure 5's symmetric handshake. The
+ * mass is right only if both ends of a link cancel exactly opposite
+ * values; cancelling is itself mass-neutral at each end, so a mismatch
+ * is a permanent error of the difference. Figure 5 lets either end start
+ * a cancellation on a passive flow that both ends keep overwriting with
+ * the other's (line 24): once a link holds several messages each way
+ * (a round trip longer than the period, as on any loaded real network),
+ * the value one end checked is no longer the one the other end holds
+ * when it cancels, and the result was wrong by up to 1e-2. Here, per
+ * link, the lower rank leads. Round r has flow r mod 2 active (both ends
+ * push onto it and adopt the other's, as push-flow) and the other
+ * passive. The leader never changes its passive flow during a round; the
+ * follower adopts the negation of the leader's. When a message of the
+ * same round shows the leader that the follower holds exactly its
+ * negation, the leader cancels and starts round r + 1 as it next sends
+ * to the follower (not at once: the follower's pushes until then still
+ * count on the active flow, where ending the round at once ignored them
+ * and took six times the iterations on the full graph); the follower,
+ * seeing r + 1, cancels what it holds (that negation: it changes its
+ * passive flow only by adopting the leader's, which was fixed all round)
+ * and follows. So the follower's round is the leader's or one behind,
+ * whatever the delays, provided a link delivers in order; a message of
+ * any other round is corrupted or stale and ignored: what it carried is
+ * restated by the next one. Its flows' pushes are not lost: the end that
+ * ignored them adopts or is adopted on that flow later, which gives the
+ * mass back to the sender. The round travels with its complement, so a
+ * flipped bit there is seen.
  *
- * Figure 5's line 11 reads phi_i -= (f_ji,c + f_ji,c) in the text we have;
- * the update that keeps phi_i = sum of flows is phi_i -= (f_ij,c + f_ji,c)
- * (the old f_ij,c out, the new -f_ji,c in), and so is line 23's. Line 19
- * zeroes the flow that was passive before line 18's swap: it is the one
- * the other end cancelled (it sent zero for it), and it becomes the
- * active flow, zero at both ends.
+ * The follower adopts a passive value that differs from the one it holds
+ * only when two successive messages of the round state it (or the round
+ * just began): a flipped bit in one message cannot change the value it
+ * is about to cancel after the leader checked it.
  */
 #include <string.h>
 
@@ -87,14 +109,27 @@ static void cancel(ftc_gossip_op_t *g, ftc_gossip_link_t *l, unsigned which)
     }
 }
 
+/* Both ends of the link cancel the passive flow and start the next
+ * round. */
+static void next_round(ftc_gossip_op_t *g, ftc_gossip_link_t *l)
+{
+    cancel(g, l, 1u - (l->r & 1u));
+    l->r++;
+    l->heard_set = false;
+}
+
 static void pcf_build(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push,
                       uint8_t *out)
 {
+    if (l->leads && l->cancel_due) {
+        l->cancel_due = false;
+        next_round(g, l);
+    }
     if (push) {
         /* Lines 31-32: half of the estimate's mass onto the active flow. */
         double *e = g->scratch;
         pcf_mass(g, e);
-        double *f = flow(g, l, l->c);
+        double *f = flow(g, l, l->r & 1u);
         for (uint32_t k = 0; k < g->m; k++) {
             double d = e[k] * 0.5;
             f[k] += d;
@@ -102,9 +137,9 @@ static void pcf_build(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push,
                 g->phi[k] += d;
         }
     }
-    uint32_t cr[2] = {l->c, l->r};
+    uint32_t rr[2] = {l->r, ~l->r};
     memcpy(out, l->f, sizeof(double) * 2 * g->m);
-    memcpy(out + sizeof(double) * 2 * g->m, cr, sizeof(cr));
+    memcpy(out + sizeof(double) * 2 * g->m, rr, sizeof(rr));
 }
 
 static void read_flow(const uint8_t *payload, uint32_t m, unsigned which,
@@ -114,65 +149,73 @@ static void read_flow(const uint8_t *payload, uint32_t m, unsigned which,
            sizeof(double) * m);
 }
 
+/* Push-flow's rule for a flow: f_ij,which := -f_ji,which. */
+static void adopt(ftc_gossip_op_t *g, ftc_gossip_link_t *l, unsigned which,
+                  const uint8_t *payload)
+{
+    double *neg = g->scratch;
+    read_flow(payload, g->m, which, neg);
+    for (uint32_t k = 0; k < g->m; k++)
+        neg[k] = -neg[k];
+    set_flow(g, l, which, neg);
+}
+
+static bool same(const double *a, const double *b, uint32_t m)
+{
+    return memcmp(a, b, sizeof(double) * m) == 0;
+}
+
+static void lead_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
+                         const uint8_t *payload, uint32_t rj)
+{
+    if (rj != l->r)
+        return; /* the follower has not seen our round yet: stale */
+    unsigned a = l->r & 1u, p = 1u - a;
+    adopt(g, l, a, payload);
+    double *theirs = g->scratch;
+    read_flow(payload, g->m, p, theirs);
+    const double *mine = flow(g, l, p);
+    bool opposite = true;
+    for (uint32_t k = 0; k < g->m; k++)
+        opposite = opposite && theirs[k] == -mine[k];
+    /* The round ends at our next message to the follower, not now: its
+     * pushes that arrive before then still count on the active flow. */
+    if (opposite)
+        l->cancel_due = true;
+}
+
+static void follow_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
+                           const uint8_t *payload, uint32_t rj)
+{
+    if (rj == l->r + 1)
+        next_round(g, l); /* the leader cancelled: we cancel the same */
+    else if (rj != l->r)
+        return; /* corrupted: the leader is never behind or two ahead */
+    unsigned a = l->r & 1u, p = 1u - a;
+    adopt(g, l, a, payload);
+    double *stated = g->scratch;
+    read_flow(payload, g->m, p, stated);
+    bool repeated = l->heard_set && same(stated, l->heard, g->m);
+    memcpy(l->heard, stated, sizeof(double) * g->m);
+    if (l->heard_set && !repeated)
+        return; /* one message's word against the last one's: wait */
+    l->heard_set = true;
+    for (uint32_t k = 0; k < g->m; k++)
+        stated[k] = -stated[k];
+    set_flow(g, l, p, stated);
+}
+
 static void pcf_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
                         const uint8_t *payload)
 {
-    uint32_t m = g->m, cr[2];
-    memcpy(cr, payload + sizeof(double) * 2 * m, sizeof(cr));
-    uint32_t cj = cr[0], rj = cr[1];
-    if (cj > 1)
-        return; /* corrupted control word: wait for the next message */
-    double *neg = g->scratch;
-    /* Lines 7-9: the other end changed roles first. Only a sender whose
-     * roles are settled for its r (c = r mod 2: each change of roles
-     * flips c and counts once in r) is followed: one that has cancelled
-     * but not yet swapped has r one ahead of its c, and a message it sent
-     * before swapping may arrive after we swapped; following it would
-     * undo our swap and leave both ends ignoring each other for good. */
-    if (l->c != cj && l->r == rj && cj == (rj & 1u))
-        l->c = (uint8_t)cj;
-    if (l->c != cj) {
-        /* A sender that cancelled and has not swapped yet, while we did:
-         * its active flow is our passive one. Its push on it is not lost:
-         * sync that flow as line 24 would; the other (cancelled at both
-         * ends) and our active flow are left alone. */
-        if (l->r == rj) {
-            read_flow(payload, m, cj, neg);
-            for (uint32_t k = 0; k < m; k++)
-                neg[k] = -neg[k];
-            set_flow(g, l, cj, neg);
-        }
-        return;
-    }
-    unsigned a = l->c, p = 1u - a;
-    /* Lines 11-12: the active flow, as push-flow. */
-    read_flow(payload, m, a, neg);
-    for (uint32_t k = 0; k < m; k++)
-        neg[k] = -neg[k];
-    set_flow(g, l, a, neg);
-    /* Lines 13-27: the passive flow. */
-    read_flow(payload, m, p, neg);
-    bool opposite = true, zero = true;
-    const double *fp = flow(g, l, p);
-    for (uint32_t k = 0; k < m; k++) {
-        opposite = opposite && neg[k] == -fp[k];
-        zero = zero && neg[k] == 0.0;
-    }
-    if (opposite && l->r == rj) {
-        /* Lines 14-15: conserved: cancel it, tell the other end by r. */
-        cancel(g, l, p);
-        l->r++;
-    } else if (zero && l->r + 1 == rj) {
-        /* Lines 18-20: the other end cancelled: so do we, and swap. */
-        cancel(g, l, p);
-        l->c = (uint8_t)p;
-        l->r++;
-    } else if (l->r <= rj) {
-        /* Lines 23-24: not conserved: treat it as an active flow. */
-        for (uint32_t k = 0; k < m; k++)
-            neg[k] = -neg[k];
-        set_flow(g, l, p, neg);
-    }
+    uint32_t rr[2];
+    memcpy(rr, payload + sizeof(double) * 2 * g->m, sizeof(rr));
+    if (rr[1] != ~rr[0])
+        return; /* a flipped bit in the round: wait for the next message */
+    if (l->leads)
+        lead_receive(g, l, payload, rr[0]);
+    else
+        follow_receive(g, l, payload, rr[0]);
 }
 
 static void pcf_lose(ftc_gossip_op_t *g, ftc_gossip_link_t *l)
