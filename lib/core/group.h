@@ -45,6 +45,15 @@ struct ftc_group {
      * of collectives then costs no malloc at all. */
     void *spare_op;
     size_t spare_op_size;
+    /* The last operation's signature and what it hashed (ftc_cop_setup):
+     * a stream of calls with the same arguments, the common case, pays
+     * eight comparisons instead of the hash's eight mixing rounds. */
+    struct {
+        uint32_t in[7];
+        uint64_t count;
+        uint32_t signature;
+        bool valid;
+    } sig_memo;
     /* Operations that ended with a usage error, remembered so a peer
      * still waiting in one learns it from a probe instead of hanging. */
     struct {

@@ -162,6 +162,24 @@ int ftc_cop_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n)
     return FTC_OK;
 }
 
+/* ftc_wire_signature, remembered for the group's last arguments. */
+static uint32_t group_signature(ftc_group_t *g, uint32_t coll, uint32_t algo,
+                                uint32_t root, uint32_t f, uint32_t dtype,
+                                uint32_t op, uint64_t count, uint32_t variant)
+{
+    const uint32_t in[7] = {coll, algo, root, f, dtype, op, variant};
+    if (g->sig_memo.valid && g->sig_memo.count == count
+        && memcmp(g->sig_memo.in, in, sizeof(in)) == 0)
+        return g->sig_memo.signature;
+    uint32_t sig = ftc_wire_signature(coll, algo, root, f, dtype, op, count,
+                                      variant);
+    memcpy(g->sig_memo.in, in, sizeof(in));
+    g->sig_memo.count = count;
+    g->sig_memo.signature = sig;
+    g->sig_memo.valid = true;
+    return sig;
+}
+
 int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
                   ftc_cop_t *op, const ftc_cop_vtable_t *vt, uint32_t variant)
 {
@@ -175,9 +193,8 @@ int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
     op->args.params = NULL;
     op->seq = g->next_seq;
     op->nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
-    op->signature = ftc_wire_signature(
-        (uint32_t)coll, (uint32_t)args->algo,
-        args->root, args->f,
+    op->signature = group_signature(
+        g, (uint32_t)coll, (uint32_t)args->algo, args->root, args->f,
         (uint32_t)args->dtype, coll == FTC_COLL_BCAST ? 0 : (uint32_t)args->op,
         args->count,
         variant ^ (args->checked ? 1u << 30 : 0) ^ (args->uniform ? 1u << 29 : 0));

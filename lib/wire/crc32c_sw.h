@@ -12,6 +12,8 @@
 #pragma GCC visibility push(hidden)
 
 uint32_t ftc_crc32c_sw(uint32_t crc, const void *buf, size_t len);
+/* The same as ftc_crc32c_message(), in software. */
+uint32_t ftc_crc32c_message_sw(const void *msg, size_t len);
 
 /* 1 when ftc_crc32c() uses CPU instructions, 0 when it is the software. */
 int ftc_crc32c_hw_enabled(void);

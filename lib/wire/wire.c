@@ -84,15 +84,10 @@ static uint16_t host_order_flag(void)
 }
 
 /* CRC32C of the len-byte message (len >= the header) with its checksum
- * field read as zero: a copy of the header, then the payload, in two
- * runs of whole words. */
+ * field read as zero. */
 static uint32_t message_crc(const uint8_t *msg, size_t len)
 {
-    uint8_t head[FTC_WIRE_HEADER_SIZE];
-    memcpy(head, msg, sizeof(head));
-    memset(head + OFF_CRC, 0, 4);
-    uint32_t crc = ftc_crc32c(0, head, sizeof(head));
-    return ftc_crc32c(crc, msg + sizeof(head), len - sizeof(head));
+    return ftc_crc32c_message(msg, len);
 }
 
 /* SipHash-2-4 of the message with its token and checksum fields read as
@@ -145,7 +140,7 @@ void ftc_wire_encode_key(const ftc_wire_header_t *hdr, uint8_t *msg,
         return;
     }
     put32(msg + OFF_CRC,
-          ftc_crc32c(0, msg, (size_t)FTC_WIRE_HEADER_SIZE + hdr->payload_len));
+          message_crc(msg, (size_t)FTC_WIRE_HEADER_SIZE + hdr->payload_len));
 }
 
 int ftc_wire_decode(const void *buf, size_t len, uint64_t job_token,

@@ -139,6 +139,11 @@ typedef struct ftc_wire_header {
 /* CRC32C (Castagnoli), as iSCSI, ext4 and RDMA use; crc starts at 0. */
 uint32_t ftc_crc32c(uint32_t crc, const void *buf, size_t len);
 
+/* The checksum a message carries: the CRC32C of its len bytes (len >=
+ * FTC_WIRE_HEADER_SIZE) with the checksum field, bytes 56-59, read as
+ * zero, so neither side copies the header to zero it. */
+uint32_t ftc_crc32c_message(const void *msg, size_t len);
+
 /*
  * Write the header for hdr (with hdr->payload_len already set) and the
  * checksum over header and payload into msg, which holds

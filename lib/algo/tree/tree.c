@@ -228,13 +228,24 @@ int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     bool has_up = coll != FTC_COLL_BCAST;
     bool has_down = coll != FTC_COLL_REDUCE;
     t->up_parent = has_up ? ftc_tree_parent(&t->up_tree, t->n, t->me) : -1;
-    t->down_parent = has_down ? ftc_tree_parent(&t->down_tree, t->n, t->me) : -1;
     if (has_up)
         t->up_children = ftc_cop_tree_children(&t->base, &t->up_tree, t->n, t->me,
                                      &t->n_up);
-    if (has_down)
-        t->down_children = ftc_cop_tree_children(&t->base, &t->down_tree, t->n, t->me,
-                                       &t->n_down);
+    /* An allreduce down the tree it came up (the default: a binomial
+     * tree, whose shape takes no parameter) reuses the up tree's parent
+     * and children, which nothing writes to, instead of computing them
+     * again for every operation. */
+    if (has_up && has_down && t->down_tree.kind == FTC_TREE_BINOMIAL) {
+        t->down_parent = t->up_parent;
+        t->down_children = t->up_children;
+        t->n_down = t->n_up;
+    } else if (has_down) {
+        t->down_parent = ftc_tree_parent(&t->down_tree, t->n, t->me);
+        t->down_children = ftc_cop_tree_children(&t->base, &t->down_tree, t->n,
+                                                 t->me, &t->n_down);
+    } else {
+        t->down_parent = -1;
+    }
     t->child_state = ftc_cop_zalloc(&t->base, t->n_up);
     t->acc = ftc_cop_alloc(&t->base, t->base.nbytes);
     if ((has_up && t->up_children == NULL)
