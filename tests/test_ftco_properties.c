@@ -452,6 +452,10 @@ static void enum_points(sched_t *s, const uint64_t *sends, uint32_t i)
         run_one(s, NULL);
         return;
     }
+    /* ncrash <= MAXF; said again for gcc -O3, which inlines the recursion
+     * past the array's end and refuses it (-Warray-bounds). */
+    if (i >= MAXF)
+        return;
     s->crash[i].after = UINT64_MAX;
     enum_points(s, sends, i + 1);
     for (uint64_t k = 0; k <= sends[s->crash[i].rank] + 2; k++) {
