@@ -16,15 +16,22 @@ void ftc_ftco_params_init(ftc_ftco_params_t *p)
         *p = defaults;
 }
 
-/* The paper's trees only: k-nomial and k-ary, 2 <= k, and k below the
- * group size where that leaves a choice (n > 2). */
+/* The paper's trees only: k-nomial and k-ary, single- or multi-root,
+ * 2 <= k, and k below the group size where that leaves a choice (n > 2). */
+static bool paper_tree(ftc_tree_kind_t kind)
+{
+    return kind == FTC_TREE_KNOMIAL || kind == FTC_TREE_KARY
+           || kind == FTC_TREE_KNOMIAL_MULTIROOT
+           || kind == FTC_TREE_KARY_MULTIROOT;
+}
+
 static int check(const ftc_group_t *g, const ftc_coll_args_t *args,
                  ftc_coll_t coll, const void *params)
 {
     (void)args;
     (void)coll;
     const ftc_ftco_params_t *p = params;
-    if (p->tree.kind != FTC_TREE_KNOMIAL && p->tree.kind != FTC_TREE_KARY)
+    if (!paper_tree(p->tree.kind))
         return FTC_EINVAL;
     if (p->tree.k < 2 || (g->n > 2 && p->tree.k >= g->n))
         return FTC_EINVAL;
@@ -33,7 +40,8 @@ static int check(const ftc_group_t *g, const ftc_coll_args_t *args,
 
 static const ftc_algo_param_info_t param_info[] = {
     {"tree", "knomial, k = 4",
-     "the tree of every phase: knomial or kary, 2 <= k < n"},
+     "the tree of every phase: knomial, kary, knomial-multiroot or "
+     "kary-multiroot, 2 <= k < n"},
     {"ack_timeout_ns", "0",
      "per-message timeout base (0: the core's failure monitor only)"},
 };
