@@ -47,6 +47,8 @@
 #include "algo/ftco/kinds.h"
 #include "algo/ftco/partials.h"
 #include "algo/ftco/peers.h"
+#include "algo/ftco/preorder.h"
+#include "algo/ftco/rset.h"
 
 enum {
     F_FAILED = 0x01, /* declared failed */
@@ -73,7 +75,8 @@ typedef struct ftco_op {
     uint32_t waiting;       /* members of Down with F_WAIT */
     bool up_done;           /* our DATA is computed (up_set, up_val) */
     bool up_sent, up_acked;
-    uint8_t *up_set, *up_val;
+    ftco_rset_t up_set;     /* pre-order positions (rset.h) */
+    uint8_t *up_val;
     int64_t up;             /* Up (logical), -1: we are the (acting) root */
     bool acting_root;
     bool committed;         /* answered a replacement root's gather */
@@ -81,7 +84,10 @@ typedef struct ftco_op {
     /* Down: */
     bool have_result;
     bool root_lost;         /* bcast: no live process had the value */
-    uint8_t *result, *result_set;
+    uint8_t *result;
+    ftco_rset_t result_set;
+    ftco_rset_t rx;         /* scratch: the set of the DATA being read */
+    uint32_t me_pos;        /* our pre-order position */
     uint32_t dack_pending;
     bool done;
 
@@ -158,9 +164,24 @@ static uint32_t children_of(const ftco_op_t *o, uint32_t x, uint32_t *local,
     return ftc_tree_children(&o->tree, o->n, x, *list, cnt);
 }
 
-static size_t setb(const ftco_op_t *o)
+/* x's pre-order position (preorder.h), kept in its entry; UINT32_MAX
+ * when out of memory (peers.nomem then ends the operation). */
+static uint32_t pos_of(ftco_op_t *o, uint32_t x)
 {
-    return o->parts.setb;
+    if (x == o->me)
+        return o->me_pos;
+    int64_t e = ftco_peers_get(&o->peers, x);
+    if (e < 0)
+        return UINT32_MAX;
+    if (o->peers.at[e].pos1 == 0) {
+        uint32_t p = ftco_preorder_pos(&o->tree, o->n, x);
+        if (p == UINT32_MAX) {
+            o->peers.nomem = true;
+            return p;
+        }
+        o->peers.at[e].pos1 = p + 1;
+    }
+    return o->peers.at[e].pos1 - 1;
 }
 
 /* ---- sending ---------------------------------------------------------- */
@@ -184,10 +205,26 @@ static void send_msg(ftco_op_t *o, uint32_t to, uint8_t kind, uint16_t flags,
 
 static void t_sent(ftco_op_t *o, uint32_t x);
 
+/* A DATA: the contributor set's wire form (rset.h), then the value. */
+static void send_with_set(ftco_op_t *o, uint32_t to, uint8_t kind,
+                          const ftco_rset_t *set, const void *val)
+{
+    uint8_t local[256];
+    size_t len = ftco_rset_wire_size(set);
+    uint8_t *buf = len <= sizeof(local) ? local : malloc(len);
+    if (buf == NULL) {
+        o->peers.nomem = true;
+        return;
+    }
+    ftco_rset_write(set, buf);
+    send_msg(o, to, kind, 0, buf, len, val, o->base.nbytes);
+    if (buf != local)
+        free(buf);
+}
+
 static void send_up_data(ftco_op_t *o, uint32_t to)
 {
-    send_msg(o, to, FTCO_MSG_UP, 0, o->up_set, setb(o), o->up_val,
-             o->base.nbytes);
+    send_with_set(o, to, FTCO_MSG_UP, &o->up_set, o->up_val);
     t_sent(o, to);
 }
 
@@ -343,9 +380,9 @@ static void send_down(ftco_op_t *o, uint32_t x);
 static void add_down(ftco_op_t *o, uint32_t x, bool pull);
 
 /* Is x's part of the collection in: its DATA (up), or its gather answer. */
-static bool covered(const ftco_op_t *o, uint32_t x)
+static bool covered(ftco_op_t *o, uint32_t x)
 {
-    return ftco_set_has(o->parts.cover, x);
+    return ftco_rset_has(&o->parts.cover, pos_of(o, x));
 }
 
 static void resolve(ftco_op_t *o, uint32_t x)
@@ -437,18 +474,33 @@ static void check_done(ftco_op_t *o)
     ftc_cop_linger(&o->base);
 }
 
-/* The ranks whose contribution a result with this set misses. */
-static void set_missing(ftco_op_t *o, const uint8_t *set)
+static int cmp_u32(const void *a, const void *b)
 {
-    uint32_t *miss = ftc_cop_alloc(&o->base, sizeof(uint32_t) * o->n);
-    uint32_t k = 0;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The ranks whose contribution a result with this set misses, in
+ * logical order (every process lists them alike): O(missing), not O(n). */
+static void set_missing(ftco_op_t *o, const ftco_rset_t *set)
+{
+    uint64_t k = ftco_rset_missing(set, o->n, NULL, 0);
+    uint32_t *miss = ftc_cop_alloc(&o->base, sizeof(uint32_t) * (k > 0 ? k : 1));
     if (miss == NULL)
         return;
-    for (uint32_t r = 0; r < o->n; r++)
-        if (!ftco_set_has(set, r))
-            miss[k++] = gr(o, r);
-    (void)ftc_cop_set_failed(&o->base, miss, k);
-    o->base.comp.failed_count = k;
+    (void)ftco_rset_missing(set, o->n, miss, k);
+    for (uint64_t i = 0; i < k; i++) {
+        miss[i] = ftco_preorder_rank(&o->tree, o->n, miss[i]);
+        if (miss[i] == UINT32_MAX) {
+            o->peers.nomem = true;
+            return;
+        }
+    }
+    qsort(miss, (size_t)k, sizeof(uint32_t), cmp_u32);
+    for (uint64_t i = 0; i < k; i++)
+        miss[i] = gr(o, miss[i]);
+    (void)ftc_cop_set_failed(&o->base, miss, (uint32_t)k);
+    o->base.comp.failed_count = (uint32_t)k;
 }
 
 static void send_down(ftco_op_t *o, uint32_t x)
@@ -462,16 +514,15 @@ static void send_down(ftco_op_t *o, uint32_t x)
     if (o->root_lost)
         send_msg(o, x, FTCO_MSG_DOWN, FTCO_WF_ROOT_LOST, NULL, 0, NULL, 0);
     else if (o->base.coll == FTC_COLL_ALLREDUCE)
-        send_msg(o, x, FTCO_MSG_DOWN, 0, o->result_set, setb(o), o->result,
-                 o->base.nbytes);
+        send_with_set(o, x, FTCO_MSG_DOWN, &o->result_set, o->result);
     else
         send_msg(o, x, FTCO_MSG_DOWN, 0, o->result, o->base.nbytes, NULL, 0);
     t_sent(o, x);
 }
 
 /* We have the value (or know there is none): deliver, pass it on. */
-static void accept_result(ftco_op_t *o, const uint8_t *set, const void *val,
-                          bool root_lost)
+static void accept_result(ftco_op_t *o, const ftco_rset_t *set,
+                          const void *val, bool root_lost)
 {
     ftc_cop_t *op = &o->base;
     o->have_result = true;
@@ -482,12 +533,14 @@ static void accept_result(ftco_op_t *o, const uint8_t *set, const void *val,
     if (!root_lost) {
         if (op->nbytes > 0 && o->result != val)
             memcpy(o->result, val, op->nbytes);
-        if (set != NULL && o->result_set != set)
-            memcpy(o->result_set, set, setb(o));
+        if (set != NULL && ftco_rset_copy(&o->result_set, set) != FTC_OK) {
+            o->peers.nomem = true;
+            return;
+        }
         if (op->nbytes > 0 && op->args.recvbuf != NULL && !op->delivered)
             memcpy(op->args.recvbuf, o->result, op->nbytes);
         if (op->coll == FTC_COLL_ALLREDUCE && !op->delivered)
-            set_missing(o, o->result_set);
+            set_missing(o, &o->result_set);
     }
     if (o->up >= 0)
         rewatch(o, (uint32_t)o->up);
@@ -523,19 +576,22 @@ static void try_up(ftco_op_t *o)
         return;
     }
     o->up_done = true;
-    memcpy(o->up_set, o->parts.cover, setb(o));
+    if (ftco_rset_copy(&o->up_set, &o->parts.cover) != FTC_OK) {
+        o->peers.nomem = true;
+        return;
+    }
     ftco_partials_fold(&o->parts, op, o->up_val);
     if (o->up < 0) {
         if (op->coll == FTC_COLL_REDUCE && !op->delivered) {
             if (op->nbytes > 0 && op->args.recvbuf != NULL)
                 memcpy(op->args.recvbuf, o->up_val, op->nbytes);
-            set_missing(o, o->up_set);
+            set_missing(o, &o->up_set);
             o->have_result = true;
             ftc_cop_complete(op, FTC_OK);
         } else if (op->coll == FTC_COLL_REDUCE) {
             o->have_result = true;
         } else {
-            accept_result(o, o->up_set, o->up_val, false);
+            accept_result(o, &o->up_set, o->up_val, false);
         }
     } else {
         o->up_sent = true;
@@ -652,17 +708,19 @@ static void reroute_up(ftco_op_t *o)
 
 /* ---- events ------------------------------------------------------------ */
 
-static void on_up(ftco_op_t *o, uint32_t s, const uint8_t *payload)
+static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
+                  const uint8_t *val)
 {
     ftc_cop_t *op = &o->base;
-    const uint8_t *set = payload;
-    const uint8_t *val = payload + setb(o);
     if (o->have_result && op->coll == FTC_COLL_ALLREDUCE) {
         send_down(o, s);
         return;
     }
     if (o->collecting) {
-        if (ftco_partials_merge(&o->parts, op, set, val) > 0)
+        int merged = ftco_partials_merge(&o->parts, set, val);
+        if (merged < 0)
+            o->peers.nomem = true;
+        if (merged > 0)
             for (uint32_t i = 0; i < o->ndl; i++)
                 if ((fl(o, o->dl[i]) & F_WAIT) && covered(o, o->dl[i]))
                     resolve(o, o->dl[i]);
@@ -682,7 +740,7 @@ static void on_up(ftco_op_t *o, uint32_t s, const uint8_t *payload)
 }
 
 static void on_down(ftco_op_t *o, uint32_t s, const ftc_wire_header_t *hdr,
-                    const uint8_t *payload)
+                    const ftco_rset_t *set, const uint8_t *val)
 {
     /* The value goes on to the children first, then the ACK to the
      * sender (the paper's order: the ACK overlaps the next hop instead of
@@ -693,9 +751,9 @@ static void on_down(ftco_op_t *o, uint32_t s, const ftc_wire_header_t *hdr,
     else if (hdr->flags & FTCO_WF_ROOT_LOST)
         accept_result(o, NULL, NULL, true);
     else if (o->base.coll == FTC_COLL_ALLREDUCE)
-        accept_result(o, payload, payload + setb(o), false);
+        accept_result(o, set, val, false);
     else
-        accept_result(o, NULL, payload, false);
+        accept_result(o, NULL, val, false);
     send_ack(o, s, FTCO_WF_ACK_DOWN);
 }
 
@@ -715,7 +773,9 @@ static void on_ack(ftco_op_t *o, uint32_t s, uint16_t flags)
     }
     if ((flags & FTCO_WF_NOVALUE) && o->collecting
         && (fl(o, s) & F_WAIT)) {
-        ftco_set_add(o->parts.cover, s);
+        uint32_t p = pos_of(o, s);
+        if (p == UINT32_MAX || ftco_rset_add(&o->parts.cover, p, p + 1) != FTC_OK)
+            o->peers.nomem = true;
         resolve(o, s);
         try_up(o);
     }
@@ -785,20 +845,35 @@ static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
                           const uint8_t *payload, uint32_t s)
 {
     ftc_cop_t *op = &o->base;
-    size_t want_up = setb(o) + op->nbytes;
-    size_t want_down = op->coll == FTC_COLL_ALLREDUCE ? want_up : op->nbytes;
+    size_t len = hdr->payload_len, nb = op->nbytes;
+    bool with_set = hdr->kind == FTCO_MSG_UP
+                    || (hdr->kind == FTCO_MSG_DOWN
+                        && op->coll == FTC_COLL_ALLREDUCE
+                        && !(hdr->flags & FTCO_WF_ROOT_LOST));
+    if (with_set) {
+        /* The set is what the value does not take (rset.h). */
+        int rc = len < nb ? FTC_EINVAL
+                          : ftco_rset_read(&o->rx, payload, len - nb, o->n);
+        if (rc == FTC_ENOMEM)
+            o->peers.nomem = true;
+        if (rc != FTC_OK)
+            goto bad;
+    }
     switch (hdr->kind) {
     case FTCO_MSG_UP:
-        if (!o->has_up || hdr->payload_len != want_up)
+        if (!o->has_up)
             break;
-        on_up(o, s, payload);
+        on_up(o, s, &o->rx, payload + (len - nb));
         return;
     case FTCO_MSG_DOWN:
-        if (!o->has_down
-            || hdr->payload_len
-                   != ((hdr->flags & FTCO_WF_ROOT_LOST) ? 0 : want_down))
+        if (!o->has_down)
             break;
-        on_down(o, s, hdr, payload);
+        if (with_set)
+            on_down(o, s, hdr, &o->rx, payload + (len - nb));
+        else if (len == ((hdr->flags & FTCO_WF_ROOT_LOST) ? 0 : nb))
+            on_down(o, s, hdr, NULL, payload);
+        else
+            break;
         return;
     case FTCO_MSG_ACK:
         on_ack(o, s, hdr->flags);
@@ -809,6 +884,7 @@ static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
     default:
         break;
     }
+bad:
     op->group->ctx->counters.dropped_badmsg++;
 }
 
@@ -905,6 +981,10 @@ static void ftco_destroy(ftc_cop_t *op)
             ftc_monitor_release(op->group->ctx, world(o, o->peers.at[e].rank));
     ftco_peers_free(&o->peers);
     free(o->dl);
+    ftco_partials_free(&o->parts);
+    ftco_rset_free(&o->up_set);
+    ftco_rset_free(&o->result_set);
+    ftco_rset_free(&o->rx);
     ftc_cop_delete(op);
 }
 
@@ -923,12 +1003,9 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     const ftc_ftco_params_t *p = params;
     uint32_t n = g->n;
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
-    size_t sb = (n + 7) / 8;
     size_t vb = nbytes > 0 ? nbytes : 1;
     uint32_t cap = ftc_tree_children_guess(&p->tree, n) + 2;
-    size_t space = 3 * ftc_mem_round(sb) + 2 * ftc_mem_round(vb)
-                   + ftc_mem_round(cap * sb) + ftc_mem_round(cap * vb)
-                   + ftc_mem_round(sb);
+    size_t space = 2 * ftc_mem_round(vb);
     ftco_op_t *o = ftc_cop_new(g, sizeof(*o), space);
     if (o == NULL)
         return FTC_ENOMEM;
@@ -947,13 +1024,11 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         ftco_destroy(&o->base);
         return FTC_ENOMEM;
     }
-    o->up_set = ftc_cop_zalloc(&o->base, sb);
     o->up_val = ftc_cop_alloc(&o->base, vb);
     o->result = ftc_cop_alloc(&o->base, vb);
-    o->result_set = ftc_cop_zalloc(&o->base, sb);
-    if (o->up_set == NULL || o->up_val == NULL || o->result == NULL
-        || o->result_set == NULL
-        || ftco_partials_init(&o->parts, &o->base, n, nbytes, cap) != FTC_OK) {
+    o->me_pos = ftco_preorder_pos(&o->tree, n, o->me);
+    if (o->up_val == NULL || o->result == NULL || o->me_pos == UINT32_MAX
+        || ftco_partials_init(&o->parts, nbytes, cap) != FTC_OK) {
         ftco_destroy(&o->base);
         return FTC_ENOMEM;
     }
@@ -969,13 +1044,15 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
 
     if (o->has_up) {
         /* Our own input is the first partial. */
-        uint8_t *mine = ftc_cop_zalloc(&o->base, sb);
-        if (mine == NULL) {
+        ftco_rset_t mine = {0};
+        int rc = ftco_rset_add(&mine, o->me_pos, o->me_pos + 1);
+        if (rc == FTC_OK)
+            rc = ftco_partials_merge(&o->parts, &mine, args->sendbuf);
+        ftco_rset_free(&mine);
+        if (rc < 0) {
             ftco_destroy(&o->base);
             return FTC_ENOMEM;
         }
-        ftco_set_add(mine, o->me);
-        (void)ftco_partials_merge(&o->parts, &o->base, mine, args->sendbuf);
         o->collecting = true;
     }
     if (!o->has_up && o->me == 0) {
@@ -988,6 +1065,15 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     if (list == NULL) {
         ftco_destroy(&o->base);
         return FTC_ENOMEM;
+    }
+    /* Our children's positions follow ours, each after its elder
+     * siblings' subtrees: no walk up the tree for them. */
+    uint64_t next_pos = (uint64_t)o->me_pos + 1;
+    for (uint32_t i = 0; i < cnt; i++) {
+        int64_t e = ftco_peers_get(&o->peers, list[i]);
+        if (e >= 0)
+            o->peers.at[e].pos1 = (uint32_t)next_pos + 1;
+        next_pos += ftc_tree_subtree_size(&o->tree, n, list[i]);
     }
     for (uint32_t i = 0; i < cnt; i++)
         add_down(o, list[i], false);

@@ -24,6 +24,8 @@ typedef struct ftco_peer {
     uint32_t rank;     /* logical */
     uint8_t flag;      /* ftco.c's F_* */
     uint8_t tstate;    /* ftco.c's T_* */
+    uint32_t pos1;     /* its pre-order position + 1 (preorder.h); 0:
+                          not computed yet */
     uint64_t deadline; /* with tstate: when it is due */
 } ftco_peer_t;
 
