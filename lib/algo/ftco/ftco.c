@@ -803,6 +803,11 @@ static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
         } else if (o->up_sent) {
             o->up_acked = false;
             send_up_data(o, s);
+        } else {
+            /* Still collecting: our DATA goes to s when it is ready (s
+             * is our Up now); until then say we are alive, or s's
+             * per-message timeout would exclude us. */
+            send_ack(o, s, 0);
         }
         rewatch(o, s);
         return;
