@@ -55,7 +55,8 @@ static void usage(FILE *out)
         out);
     /* (ISO C wants string literals below 4096 bytes: a second part.) */
     fputs(
-        "ftco (docs/ftco.md): --tree knomial|kary, -k K|best (4-nomial;\n"
+        "ftco (docs/ftco.md): --tree knomial|kary|knomial-multiroot|\n"
+        "  kary-multiroot (k roots), -k K|best (4-nomial;\n"
         "  best: the k-nomial radix of least latency for -n, -L, -o), and\n"
         "  --ack-timeout T                 per-message timeout base (0: the\n"
         "                                  failure monitor only)\n"
@@ -745,8 +746,9 @@ int main(int argc, char **argv)
             tree_given = true;
             if (ftc_tree_kind_parse(v, &s.corrected.bcast_tree.kind) != FTC_OK
                 || s.corrected.bcast_tree.kind == FTC_TREE_IF)
-                return bad(f, "expected binomial, kary, lame, optimal or "
-                              "binomial-inorder");
+                return bad(f, "expected binomial, kary, lame, optimal, "
+                              "binomial-inorder, knomial, kary-multiroot or "
+                              "knomial-multiroot");
         } else if (strcmp(f, "-k") == 0) {
             k_given = true;
             k_best = strcmp(v, "best") == 0; /* sim_ftco.c picks it */

@@ -191,11 +191,13 @@ int ftc_sim_ftco_settle(struct ftc_scenario *s, bool tree_given, bool k_given,
         return 0;
     }
     if (tree_given) {
-        if (s->corrected.bcast_tree.kind != FTC_TREE_KNOMIAL
-            && s->corrected.bcast_tree.kind != FTC_TREE_KARY) {
+        ftc_tree_kind_t kind = s->corrected.bcast_tree.kind;
+        if (kind != FTC_TREE_KNOMIAL && kind != FTC_TREE_KARY
+            && kind != FTC_TREE_KNOMIAL_MULTIROOT
+            && kind != FTC_TREE_KARY_MULTIROOT) {
             *flag = "--tree";
-            *why = "ftco runs on knomial or kary trees (multi-root trees "
-                   "are not built yet)";
+            *why = "ftco runs on knomial, kary, knomial-multiroot or "
+                   "kary-multiroot trees";
             return 2;
         }
         s->ftco.tree.kind = s->corrected.bcast_tree.kind;

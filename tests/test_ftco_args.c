@@ -140,6 +140,12 @@ int main(void)
     p.tree.kind = FTC_TREE_KARY;
     p.tree.k = N + 3;
     refused(&p, "k-ary with k > n");
+    p.tree.kind = FTC_TREE_KNOMIAL_MULTIROOT;
+    p.tree.k = 1;
+    refused(&p, "multi-root k-nomial with k = 1");
+    p.tree.kind = FTC_TREE_KARY_MULTIROOT;
+    p.tree.k = N;
+    refused(&p, "multi-root k-ary with k = n");
     ftc_lb_run(w, 1000000);
     for (int r = 0; r < N; r++)
         EXPECT(delivered[r] == 0, "a refused call delivers nothing");
@@ -152,6 +158,12 @@ int main(void)
     p.tree.kind = FTC_TREE_KNOMIAL;
     p.tree.k = N - 1;
     runs_ok(&p, 1, "k = n - 1");
+    p.tree.kind = FTC_TREE_KNOMIAL_MULTIROOT;
+    p.tree.k = 3;
+    runs_ok(&p, 1, "multi-root 3-nomial");
+    p.tree.kind = FTC_TREE_KARY_MULTIROOT;
+    p.tree.k = 2;
+    runs_ok(&p, 1, "multi-root binary k-ary");
     size_t small = sizeof(size_t);
     runs_ok(&small, 1, "a struct of only its size (defaults)");
     runs_ok(NULL, 0, "count 0");

@@ -42,8 +42,10 @@ typedef struct ftc_ftco_params {
      * excluded); and a child whose DATA has not come by its expected
      * arrival, ack_timeout_ns x (2 + log2 of its subtree's size), is sent
      * KEEPALIVEs, one per timeout, until it comes. Pick it well above a
-     * round trip and above the spread of arrival times: a process that has
-     * not started the collective answers nothing and would be excluded. */
+     * round trip. A process that has not started the collective yet
+     * answers with an ACK (Appendix B), so arrival spread costs
+     * KEEPALIVEs, one per timeout while a neighbour is late, not an
+     * exclusion. */
     uint64_t ack_timeout_ns;
 } ftc_ftco_params_t;
 

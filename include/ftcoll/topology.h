@@ -30,13 +30,18 @@ typedef enum ftc_tree_kind {
                                   the ranks p with (p-1) mod (f+1) == c-1 */
     FTC_TREE_KNOMIAL,          /* interleaved k-nomial: up to k-1 children per
                                   round; k = 2 is the binomial */
+    FTC_TREE_KARY_MULTIROOT,   /* k roots, fully connected, each the root of
+                                  an interleaved k-ary tree over its residue
+                                  class mod k (k >= 2) */
+    FTC_TREE_KNOMIAL_MULTIROOT,/* the same with k-nomial trees (k >= 2) */
     FTC_TREE_KIND_COUNT
 } ftc_tree_kind_t;
 
 typedef struct ftc_tree {
     ftc_tree_kind_t kind;
     uint32_t k;    /* KARY: arity (>= 1); LAME: order (>= 1); IF: f (>= 0);
-                      KNOMIAL: radix (>= 2) */
+                      KNOMIAL: radix (>= 2); *_MULTIROOT: roots and
+                      radix (>= 2) */
     uint32_t L, o, g; /* OPTIMAL only: LogP parameters (o or g may be 0, not both) */
 } ftc_tree_t;
 
@@ -64,9 +69,19 @@ uint32_t ftc_tree_subtree_size(const ftc_tree_t *tree, uint32_t n, uint32_t r);
  * the root); 0 for the root. */
 uint32_t ftc_tree_root_child_of(const ftc_tree_t *tree, uint32_t n, uint32_t r);
 
+/*
+ * How many roots the tree has over n ranks: min(k, n) for the multi-root
+ * kinds (logical ranks 0 .. count - 1, fully connected), 1 for the others,
+ * 0 for an invalid tree or n = 0. The functions above still describe one
+ * tree: the other roots are children of rank 0 (ftc_tree_parent gives 0),
+ * listed first among its children, and rank r below the roots belongs to
+ * root r mod count.
+ */
+uint32_t ftc_tree_root_count(const ftc_tree_t *tree, uint32_t n);
+
 const char *ftc_tree_kind_name(ftc_tree_kind_t kind);
 /* "binomial", "kary", "lame", "optimal", "binomial-inorder", "if",
- * "knomial" */
+ * "knomial", "kary-multiroot", "knomial-multiroot" */
 int ftc_tree_kind_parse(const char *name, ftc_tree_kind_t *out);
 
 /*

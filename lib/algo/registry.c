@@ -9,6 +9,7 @@
 
 #include "algo/families.h"
 #include "algo/registry.h"
+#include "core/pending.h"
 
 /* FTC_FAMILIES(X) lists the families, in the order tools list them
  * (generated from the ftcoll_families list in lib/algo/meson.build: that
@@ -61,6 +62,13 @@ const ftc_algo_entry_t *ftc_algo_entry(ftc_algo_t id)
         if (test_families[i]->info.id == id)
             return test_families[i];
     return NULL;
+}
+
+void ftc_algo_answer_early(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
+{
+    const ftc_algo_entry_t *e = ftc_algo_entry((ftc_algo_t)hdr->algo);
+    if (e != NULL && e->answer_early != NULL)
+        e->answer_early(ctx, hdr);
 }
 
 const char *ftc_algo_name(ftc_algo_t algo)

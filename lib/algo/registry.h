@@ -39,6 +39,10 @@ typedef struct ftc_algo_entry {
     /* By ftc_coll_t; NULL where the family does not provide it (the
      * collective is refused with FTC_ENOTSUP). */
     ftc_algo_create_fn create[FTC_COLL_ALLREDUCE + 1];
+    /* Optional: a message of the family arrived for an operation (or a
+     * group) not started here, and is kept for it (core/pending.h); answer it
+     * now if the family's protocol wants an answer before the start. */
+    void (*answer_early)(ftc_context_t *ctx, const ftc_wire_header_t *hdr);
 } ftc_algo_entry_t;
 
 /* Storage for a complete parameter struct. */

@@ -196,12 +196,16 @@ static int dispatch_data(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
                 rc = FTC_ESTALE;
             } else {
                 rc = stash(&ctx->orphans, hdr, payload, hdr->sender);
-                if (rc == FTC_OK)
+                if (rc == FTC_OK) {
                     ctx->orphan_bytes += cost;
+                    ftc_algo_answer_early(ctx, hdr);
+                }
             }
         }
     } else if (hdr->seq >= g->next_seq) {
         rc = ftc_pending_keep(g, hdr, payload, hdr->sender);
+        if (rc == FTC_OK)
+            ftc_algo_answer_early(ctx, hdr);
     } else {
         ftc_cop_t *op = find_op(g, hdr->seq);
         if (op == NULL) {

@@ -60,6 +60,12 @@ static inline uint64_t ftc_pending_cost(const ftc_pending_msg_t *m)
 int ftc_pending_keep(ftc_group_t *g, const ftc_wire_header_t *hdr,
                      const uint8_t *payload, uint32_t src);
 
+/* A family's answer to a message kept for an operation (or a group) not
+ * started here (lib/algo/registry.c asks the family named by hdr->algo;
+ * most answer nothing). The ftco family's processes say they are alive,
+ * so a late starter is not taken for a failed one (docs/ftco.md). */
+void ftc_algo_answer_early(ftc_context_t *ctx, const ftc_wire_header_t *hdr);
+
 /* m (kept by g) leaves g->pending: replayed or discarded. Unlinking and
  * freeing it are the caller's. */
 void ftc_pending_forget(ftc_group_t *g, const ftc_pending_msg_t *m);

@@ -40,6 +40,9 @@ static inline uint32_t ftc_tree_children_bound(const ftc_tree_t *tree, uint32_t 
     switch (tree->kind) {
     case FTC_TREE_KARY:
         return tree->k;
+    case FTC_TREE_KARY_MULTIROOT:
+        /* rank 0: the other k - 1 roots, then its own k children */
+        return 2 * tree->k - 1;
     case FTC_TREE_IF:
         return tree->k >= 1 ? tree->k + 1 : 2;
     default:

@@ -22,6 +22,7 @@
 #include "topo/kary.h"
 #include "topo/knomial.h"
 #include "topo/lame.h"
+#include "topo/multiroot.h"
 #include "topo/sink.h"
 
 /*
@@ -44,6 +45,11 @@ static bool resolve(const ftc_tree_t *tree, shape_t *s)
     case FTC_TREE_LAME:
         return tree->k >= 1;
     case FTC_TREE_KNOMIAL:
+    case FTC_TREE_KNOMIAL_MULTIROOT:
+        return tree->k >= 2;
+    case FTC_TREE_KARY_MULTIROOT:
+        /* One root would be the plain k-ary tree; k = 1 a chain of
+         * single-rank trees. */
         return tree->k >= 2;
     case FTC_TREE_OPTIMAL: {
         uint64_t den = tree->o > tree->g ? tree->o : tree->g;
@@ -87,6 +93,9 @@ int64_t ftc_tree_parent(const ftc_tree_t *tree, uint32_t n, uint32_t r)
         return if_parent(s.k, n, r);
     case FTC_TREE_KNOMIAL:
         return knomial_parent(s.k, r);
+    case FTC_TREE_KARY_MULTIROOT:
+    case FTC_TREE_KNOMIAL_MULTIROOT:
+        return multiroot_parent(s.kind == FTC_TREE_KNOMIAL_MULTIROOT, s.k, n, r);
     default:
         return -1;
     }
@@ -118,6 +127,11 @@ uint32_t ftc_tree_children(const ftc_tree_t *tree, uint32_t n, uint32_t r,
     case FTC_TREE_KNOMIAL:
         knomial_children(s.k, n, r, &sink);
         break;
+    case FTC_TREE_KARY_MULTIROOT:
+    case FTC_TREE_KNOMIAL_MULTIROOT:
+        multiroot_children(s.kind == FTC_TREE_KNOMIAL_MULTIROOT, s.k, n, r,
+                           &sink);
+        break;
     default:
         break;
     }
@@ -145,6 +159,10 @@ uint32_t ftc_tree_subtree_size(const ftc_tree_t *tree, uint32_t n,
         return (uint32_t)if_subtree(s.k, n, r);
     case FTC_TREE_KNOMIAL:
         return (uint32_t)knomial_subtree(s.k, n, r);
+    case FTC_TREE_KARY_MULTIROOT:
+    case FTC_TREE_KNOMIAL_MULTIROOT:
+        return (uint32_t)multiroot_subtree(s.kind == FTC_TREE_KNOMIAL_MULTIROOT,
+                                           s.k, n, r);
     default:
         return 0;
     }
@@ -169,6 +187,10 @@ uint32_t ftc_tree_root_child_of(const ftc_tree_t *tree, uint32_t n,
         return (uint32_t)((r - 1) % (s.k + 1) + 1);
     case FTC_TREE_KNOMIAL:
         return (uint32_t)knomial_root_child(s.k, r);
+    case FTC_TREE_KARY_MULTIROOT:
+    case FTC_TREE_KNOMIAL_MULTIROOT:
+        return (uint32_t)multiroot_root_child(
+            s.kind == FTC_TREE_KNOMIAL_MULTIROOT, s.k, n, r);
     default:
         return 0;
     }
@@ -182,7 +204,20 @@ static const char *const kind_names[FTC_TREE_KIND_COUNT] = {
     [FTC_TREE_BINOMIAL_INORDER] = "binomial-inorder",
     [FTC_TREE_IF] = "if",
     [FTC_TREE_KNOMIAL] = "knomial",
+    [FTC_TREE_KARY_MULTIROOT] = "kary-multiroot",
+    [FTC_TREE_KNOMIAL_MULTIROOT] = "knomial-multiroot",
 };
+
+uint32_t ftc_tree_root_count(const ftc_tree_t *tree, uint32_t n)
+{
+    shape_t s;
+    if (!resolve(tree, &s) || n == 0)
+        return 0;
+    if (s.kind == FTC_TREE_KARY_MULTIROOT
+        || s.kind == FTC_TREE_KNOMIAL_MULTIROOT)
+        return (uint32_t)multiroot_count(s.k, n);
+    return 1;
+}
 
 const char *ftc_tree_kind_name(ftc_tree_kind_t kind)
 {

@@ -34,8 +34,9 @@
  * KEEPALIVE excludes the peer). Contributions are counted exactly once
  * whatever the operator (partials.h).
  *
- * Ranks here are logical (the root is 0); per-rank state is a byte of
- * flags, so an operation takes O(n) bytes.
+ * Ranks here are logical (the root is 0); state is kept only for the
+ * processes the operation deals with (peers.h), so besides its
+ * contributor sets (n bits each) an operation takes O(degree) memory.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,9 @@
 #include "algo/ftco/ftco.h"
 #include "algo/ftco/kinds.h"
 #include "algo/ftco/partials.h"
+#include "algo/ftco/peers.h"
+#include "algo/ftco/preorder.h"
+#include "algo/ftco/rset.h"
 
 enum {
     F_FAILED = 0x01, /* declared failed */
@@ -62,9 +66,8 @@ typedef struct ftco_op {
     uint32_t n, me;
     ftc_tree_t tree;
     bool has_up, has_down;
-    uint8_t *flag;          /* per logical rank */
-    uint32_t *dl, ndl;      /* the Down set, in order of joining */
-    uint32_t *kids;         /* scratch for children */
+    ftco_peers_t peers;     /* flags and deadlines of the ranks we touch */
+    uint32_t *dl, ndl, capdl; /* the Down set, in order of joining */
 
     /* Up: */
     ftco_partials_t parts;
@@ -72,7 +75,8 @@ typedef struct ftco_op {
     uint32_t waiting;       /* members of Down with F_WAIT */
     bool up_done;           /* our DATA is computed (up_set, up_val) */
     bool up_sent, up_acked;
-    uint8_t *up_set, *up_val;
+    ftco_rset_t up_set;     /* pre-order positions (rset.h) */
+    uint8_t *up_val;
     int64_t up;             /* Up (logical), -1: we are the (acting) root */
     bool acting_root;
     bool committed;         /* answered a replacement root's gather */
@@ -80,15 +84,16 @@ typedef struct ftco_op {
     /* Down: */
     bool have_result;
     bool root_lost;         /* bcast: no live process had the value */
-    uint8_t *result, *result_set;
+    uint8_t *result;
+    ftco_rset_t result_set;
+    ftco_rset_t rx;         /* scratch: the set of the DATA being read */
+    uint32_t me_pos;        /* our pre-order position */
     uint32_t dack_pending;
     bool done;
 
-    /* Per-message timeouts (ack_timeout_ns > 0; else NULL): per rank, a
+    /* Per-message timeouts (ack_timeout_ns > 0): per peer (peers.h), a
      * deadline and what it is for. */
     uint64_t ack_timeout;
-    uint64_t *deadline;
-    uint8_t *tstate;
     bool last_left;         /* the last send_msg has left already */
 } ftco_op_t;
 
@@ -113,9 +118,70 @@ static uint32_t world(const ftco_op_t *o, uint32_t logical)
     return ftc_group_world_rank(o->base.group, gr(o, logical));
 }
 
-static size_t setb(const ftco_op_t *o)
+/* ---- per-peer state (peers.h) ----------------------------------------- */
+
+static uint8_t fl(const ftco_op_t *o, uint32_t x)
 {
-    return o->parts.setb;
+    int64_t e = ftco_peers_find(&o->peers, x);
+    return e < 0 ? 0 : o->peers.at[e].flag;
+}
+
+/* (Out of memory: the bits are lost, peers.nomem is set, and the
+ * operation ends with FTC_ENOMEM when its event is handled: end_if_nomem.) */
+static void fl_set(ftco_op_t *o, uint32_t x, uint8_t bits)
+{
+    int64_t e = ftco_peers_get(&o->peers, x);
+    if (e >= 0)
+        o->peers.at[e].flag |= bits;
+}
+
+static void fl_clr(ftco_op_t *o, uint32_t x, uint8_t bits)
+{
+    int64_t e = ftco_peers_find(&o->peers, x);
+    if (e >= 0)
+        o->peers.at[e].flag &= (uint8_t)~bits;
+}
+
+static void end_if_nomem(ftco_op_t *o)
+{
+    if (o->peers.nomem && !o->base.delivered)
+        ftc_cop_complete(&o->base, FTC_ENOMEM);
+}
+
+/* x's children, in tree order, into memory of our own: the caller frees
+ * *list when it is not local (64 entries). 0 with *list NULL when out of
+ * memory. */
+static uint32_t children_of(const ftco_op_t *o, uint32_t x, uint32_t *local,
+                            uint32_t **list)
+{
+    uint32_t cnt = ftc_tree_children(&o->tree, o->n, x, local, 64);
+    *list = local;
+    if (cnt <= 64)
+        return cnt;
+    *list = malloc(sizeof(uint32_t) * cnt);
+    if (*list == NULL)
+        return 0;
+    return ftc_tree_children(&o->tree, o->n, x, *list, cnt);
+}
+
+/* x's pre-order position (preorder.h), kept in its entry; UINT32_MAX
+ * when out of memory (peers.nomem then ends the operation). */
+static uint32_t pos_of(ftco_op_t *o, uint32_t x)
+{
+    if (x == o->me)
+        return o->me_pos;
+    int64_t e = ftco_peers_get(&o->peers, x);
+    if (e < 0)
+        return UINT32_MAX;
+    if (o->peers.at[e].pos1 == 0) {
+        uint32_t p = ftco_preorder_pos(&o->tree, o->n, x);
+        if (p == UINT32_MAX) {
+            o->peers.nomem = true;
+            return p;
+        }
+        o->peers.at[e].pos1 = p + 1;
+    }
+    return o->peers.at[e].pos1 - 1;
 }
 
 /* ---- sending ---------------------------------------------------------- */
@@ -123,14 +189,14 @@ static size_t setb(const ftco_op_t *o)
 static void send_msg(ftco_op_t *o, uint32_t to, uint8_t kind, uint16_t flags,
                      const void *a, size_t alen, const void *b, size_t blen)
 {
-    if (o->flag[to] & F_FAILED)
+    if (fl(o, to) & F_FAILED)
         return;
     ftc_wire_header_t hdr;
     ftc_cop_header(&o->base, &hdr, kind, 0);
     hdr.flags |= flags;
     ftc_iov_t iov[2] = {{a, alen}, {b, blen}};
     o->last_left = true;
-    if (o->deadline != NULL)
+    if (o->ack_timeout > 0)
         (void)ftc_cop_send_timed(&o->base, gr(o, to), &hdr, iov, 2,
                                  &o->last_left);
     else
@@ -139,10 +205,26 @@ static void send_msg(ftco_op_t *o, uint32_t to, uint8_t kind, uint16_t flags,
 
 static void t_sent(ftco_op_t *o, uint32_t x);
 
+/* A DATA: the contributor set's wire form (rset.h), then the value. */
+static void send_with_set(ftco_op_t *o, uint32_t to, uint8_t kind,
+                          const ftco_rset_t *set, const void *val)
+{
+    uint8_t local[256];
+    size_t len = ftco_rset_wire_size(set);
+    uint8_t *buf = len <= sizeof(local) ? local : malloc(len);
+    if (buf == NULL) {
+        o->peers.nomem = true;
+        return;
+    }
+    ftco_rset_write(set, buf);
+    send_msg(o, to, kind, 0, buf, len, val, o->base.nbytes);
+    if (buf != local)
+        free(buf);
+}
+
 static void send_up_data(ftco_op_t *o, uint32_t to)
 {
-    send_msg(o, to, FTCO_MSG_UP, 0, o->up_set, setb(o), o->up_val,
-             o->base.nbytes);
+    send_with_set(o, to, FTCO_MSG_UP, &o->up_set, o->up_val);
     t_sent(o, to);
 }
 
@@ -157,9 +239,9 @@ static void send_ack(ftco_op_t *o, uint32_t to, uint16_t flags)
  * Up) the ACK of our DATA or the value. */
 static bool needs_watch(const ftco_op_t *o, uint32_t x)
 {
-    if (o->flag[x] & F_FAILED)
+    if (fl(o, x) & F_FAILED)
         return false;
-    if (o->flag[x] & (F_WAIT | F_DACK))
+    if (fl(o, x) & (F_WAIT | F_DACK))
         return true;
     if (o->up < 0 || x != (uint32_t)o->up || o->done)
         return false;
@@ -173,14 +255,14 @@ static bool needs_watch(const ftco_op_t *o, uint32_t x)
 static void rewatch(ftco_op_t *o, uint32_t x)
 {
     bool need = needs_watch(o, x);
-    bool have = (o->flag[x] & F_WATCH) != 0;
+    bool have = (fl(o, x) & F_WATCH) != 0;
     if (need == have)
         return;
     if (need) {
-        o->flag[x] |= F_WATCH;
+        fl_set(o, x, F_WATCH);
         ftc_monitor_acquire(o->base.group->ctx, world(o, x), &o->base);
     } else {
-        o->flag[x] &= (uint8_t)~F_WATCH;
+        fl_clr(o, x, F_WATCH);
         ftc_monitor_release(o->base.group->ctx, world(o, x));
     }
 }
@@ -239,10 +321,13 @@ static uint64_t f_eta(const ftco_op_t *o, uint32_t x)
 
 static void t_arm(ftco_op_t *o, uint32_t x, uint64_t at, uint8_t state)
 {
-    if (o->deadline == NULL || (o->flag[x] & F_FAILED))
+    if (o->ack_timeout == 0 || (fl(o, x) & F_FAILED))
         return;
-    o->deadline[x] = at;
-    o->tstate[x] = state;
+    int64_t e = ftco_peers_get(&o->peers, x);
+    if (e < 0)
+        return;
+    o->peers.at[e].deadline = at;
+    o->peers.at[e].tstate = state;
     if (state & T_PENDING)
         return;
     if (o->base.timer_at == 0 || at < o->base.timer_at)
@@ -254,7 +339,7 @@ static void t_arm(ftco_op_t *o, uint32_t x, uint64_t at, uint8_t state)
  * ask x whether it is alive. */
 static void t_sent(ftco_op_t *o, uint32_t x)
 {
-    if (o->deadline != NULL)
+    if (o->ack_timeout > 0)
         t_arm(o, x, ftc_cop_now(&o->base) + f_timeout(o, x),
               o->last_left ? T_DATA : T_DATA | T_PENDING);
 }
@@ -262,7 +347,7 @@ static void t_sent(ftco_op_t *o, uint32_t x)
 /* We sent x a KEEPALIVE, which x answers at once: in time, or it failed. */
 static void t_asked(ftco_op_t *o, uint32_t x)
 {
-    if (o->deadline != NULL)
+    if (o->ack_timeout > 0)
         t_arm(o, x, ftc_cop_now(&o->base) + f_timeout(o, x),
               o->last_left ? T_AWAIT : T_AWAIT | T_PENDING);
 }
@@ -271,12 +356,13 @@ static void t_asked(ftco_op_t *o, uint32_t x)
 static void ftco_on_sent(ftc_cop_t *op, uint32_t grank)
 {
     ftco_op_t *o = (ftco_op_t *)op;
-    if (o->deadline == NULL || o->done)
+    if (o->ack_timeout == 0 || o->done)
         return;
     uint32_t x = ftc_logical(grank, op->args.root, o->n);
-    if (o->tstate[x] & T_PENDING)
+    int64_t e = ftco_peers_find(&o->peers, x);
+    if (e >= 0 && (o->peers.at[e].tstate & T_PENDING))
         t_arm(o, x, ftc_cop_now(op) + f_timeout(o, x),
-              (uint8_t)(o->tstate[x] & ~T_PENDING));
+              (uint8_t)(o->peers.at[e].tstate & ~T_PENDING));
 }
 
 /* Suspicion is final, as the monitor's: the peer, if only slow, learns
@@ -294,16 +380,16 @@ static void send_down(ftco_op_t *o, uint32_t x);
 static void add_down(ftco_op_t *o, uint32_t x, bool pull);
 
 /* Is x's part of the collection in: its DATA (up), or its gather answer. */
-static bool covered(const ftco_op_t *o, uint32_t x)
+static bool covered(ftco_op_t *o, uint32_t x)
 {
-    return ftco_set_has(o->parts.cover, x);
+    return ftco_rset_has(&o->parts.cover, pos_of(o, x));
 }
 
 static void resolve(ftco_op_t *o, uint32_t x)
 {
-    if (!(o->flag[x] & F_WAIT))
+    if (!(fl(o, x) & F_WAIT))
         return;
-    o->flag[x] &= (uint8_t)~F_WAIT;
+    fl_clr(o, x, F_WAIT);
     o->waiting--;
     rewatch(o, x);
 }
@@ -311,10 +397,8 @@ static void resolve(ftco_op_t *o, uint32_t x)
 /* x failed: its children take its place in Down (Algorithm 4, line 11). */
 static void expand(ftco_op_t *o, uint32_t x)
 {
-    uint32_t cnt = ftc_tree_children(&o->tree, o->n, x, o->kids, o->n);
-    /* kids is scratch shared by the recursion: copy out first. */
-    uint32_t local[64];
-    uint32_t *list = cnt <= 64 ? local : malloc(sizeof(uint32_t) * cnt);
+    uint32_t local[64], *list;
+    uint32_t cnt = children_of(o, x, local, &list);
     if (list == NULL) {
         /* Out of memory with x's children unknown: we cannot finish
          * without them, and must not hang. */
@@ -322,7 +406,6 @@ static void expand(ftco_op_t *o, uint32_t x)
             ftc_cop_complete(&o->base, FTC_ENOMEM);
         return;
     }
-    memcpy(list, o->kids, sizeof(uint32_t) * cnt);
     for (uint32_t i = 0; i < cnt; i++)
         add_down(o, list[i], true);
     if (list != local)
@@ -331,23 +414,33 @@ static void expand(ftco_op_t *o, uint32_t x)
 
 static void add_down(ftco_op_t *o, uint32_t x, bool pull)
 {
-    if (x == o->me || (o->flag[x] & F_DOWN))
+    if (x == o->me || (fl(o, x) & F_DOWN))
         return;
-    o->flag[x] |= F_DOWN;
+    if (o->ndl == o->capdl) {
+        uint32_t cap = o->capdl * 2;
+        uint32_t *dl = realloc(o->dl, sizeof(uint32_t) * cap);
+        if (dl == NULL) {
+            o->peers.nomem = true;
+            return;
+        }
+        o->dl = dl;
+        o->capdl = cap;
+    }
+    fl_set(o, x, F_DOWN);
     o->dl[o->ndl++] = x;
-    if (o->flag[x] & F_FAILED) {
+    if (fl(o, x) & F_FAILED) {
         expand(o, x);
         return;
     }
     if (o->collecting && !covered(o, x)) {
-        o->flag[x] |= F_WAIT;
+        fl_set(o, x, F_WAIT);
         o->waiting++;
         rewatch(o, x);
         if (pull) {
             send_msg(o, x, FTCO_MSG_KEEPALIVE,
                      o->acting_root ? FTCO_WF_GATHER : 0, NULL, 0, NULL, 0);
             t_asked(o, x);
-        } else if (o->deadline != NULL) {
+        } else if (o->ack_timeout > 0) {
             t_arm(o, x, ftc_cop_now(&o->base) + f_eta(o, x), T_ETA);
         }
     }
@@ -373,49 +466,63 @@ static void check_done(ftco_op_t *o)
         return;
     o->done = true;
     stop_waiting(o);
-    for (uint32_t x = 0; x < o->n; x++)
-        if (o->flag[x] & F_WATCH)
-            rewatch(o, x);
+    for (uint32_t e = 0; e < o->peers.count; e++)
+        if (o->peers.at[e].flag & F_WATCH)
+            rewatch(o, o->peers.at[e].rank);
     /* Stay to answer: a process re-routed to us, or pulled by a process
      * above a failed one, still needs our DATA or our value. */
     ftc_cop_linger(&o->base);
 }
 
-/* The ranks whose contribution a result with this set misses. */
-static void set_missing(ftco_op_t *o, const uint8_t *set)
+static int cmp_u32(const void *a, const void *b)
 {
-    uint32_t *miss = ftc_cop_alloc(&o->base, sizeof(uint32_t) * o->n);
-    uint32_t k = 0;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The ranks whose contribution a result with this set misses, in
+ * logical order (every process lists them alike): O(missing), not O(n). */
+static void set_missing(ftco_op_t *o, const ftco_rset_t *set)
+{
+    uint64_t k = ftco_rset_missing(set, o->n, NULL, 0);
+    uint32_t *miss = ftc_cop_alloc(&o->base, sizeof(uint32_t) * (k > 0 ? k : 1));
     if (miss == NULL)
         return;
-    for (uint32_t r = 0; r < o->n; r++)
-        if (!ftco_set_has(set, r))
-            miss[k++] = gr(o, r);
-    (void)ftc_cop_set_failed(&o->base, miss, k);
-    o->base.comp.failed_count = k;
+    (void)ftco_rset_missing(set, o->n, miss, k);
+    for (uint64_t i = 0; i < k; i++) {
+        miss[i] = ftco_preorder_rank(&o->tree, o->n, miss[i]);
+        if (miss[i] == UINT32_MAX) {
+            o->peers.nomem = true;
+            return;
+        }
+    }
+    qsort(miss, (size_t)k, sizeof(uint32_t), cmp_u32);
+    for (uint64_t i = 0; i < k; i++)
+        miss[i] = gr(o, miss[i]);
+    (void)ftc_cop_set_failed(&o->base, miss, (uint32_t)k);
+    o->base.comp.failed_count = (uint32_t)k;
 }
 
 static void send_down(ftco_op_t *o, uint32_t x)
 {
-    if (x == o->me || (o->flag[x] & (F_DACK | F_FAILED)))
+    if (x == o->me || (fl(o, x) & (F_DACK | F_FAILED)))
         return;
-    o->flag[x] |= F_DACK;
-    o->flag[x] &= (uint8_t)~F_SERVE;
+    fl_set(o, x, F_DACK);
+    fl_clr(o, x, F_SERVE);
     o->dack_pending++;
     rewatch(o, x);
     if (o->root_lost)
         send_msg(o, x, FTCO_MSG_DOWN, FTCO_WF_ROOT_LOST, NULL, 0, NULL, 0);
     else if (o->base.coll == FTC_COLL_ALLREDUCE)
-        send_msg(o, x, FTCO_MSG_DOWN, 0, o->result_set, setb(o), o->result,
-                 o->base.nbytes);
+        send_with_set(o, x, FTCO_MSG_DOWN, &o->result_set, o->result);
     else
         send_msg(o, x, FTCO_MSG_DOWN, 0, o->result, o->base.nbytes, NULL, 0);
     t_sent(o, x);
 }
 
 /* We have the value (or know there is none): deliver, pass it on. */
-static void accept_result(ftco_op_t *o, const uint8_t *set, const void *val,
-                          bool root_lost)
+static void accept_result(ftco_op_t *o, const ftco_rset_t *set,
+                          const void *val, bool root_lost)
 {
     ftc_cop_t *op = &o->base;
     o->have_result = true;
@@ -426,20 +533,32 @@ static void accept_result(ftco_op_t *o, const uint8_t *set, const void *val,
     if (!root_lost) {
         if (op->nbytes > 0 && o->result != val)
             memcpy(o->result, val, op->nbytes);
-        if (set != NULL && o->result_set != set)
-            memcpy(o->result_set, set, setb(o));
+        if (set != NULL && ftco_rset_copy(&o->result_set, set) != FTC_OK) {
+            o->peers.nomem = true;
+            return;
+        }
         if (op->nbytes > 0 && op->args.recvbuf != NULL && !op->delivered)
             memcpy(op->args.recvbuf, o->result, op->nbytes);
         if (op->coll == FTC_COLL_ALLREDUCE && !op->delivered)
-            set_missing(o, o->result_set);
+            set_missing(o, &o->result_set);
     }
     if (o->up >= 0)
         rewatch(o, (uint32_t)o->up);
-    for (uint32_t x = 0; x < o->n; x++)
-        if (o->flag[x] & (F_DOWN | F_SERVE))
-            send_down(o, x);
+    for (uint32_t e = 0; e < o->peers.count; e++)
+        if (o->peers.at[e].flag & (F_DOWN | F_SERVE))
+            send_down(o, o->peers.at[e].rank);
     ftc_cop_complete(op, root_lost ? FTC_EROOT_FAILED : FTC_OK);
     check_done(o);
+}
+
+/* The children whose DATA we took: their value is on its way. */
+static void ack_children(ftco_op_t *o)
+{
+    for (uint32_t e = 0; e < o->peers.count; e++)
+        if (o->peers.at[e].flag & F_TOACK) {
+            o->peers.at[e].flag &= (uint8_t)~F_TOACK;
+            send_ack(o, o->peers.at[e].rank, FTCO_WF_ACK_UP);
+        }
 }
 
 /* The Down set is complete: compute our DATA and send it up, or, at the
@@ -457,38 +576,39 @@ static void try_up(ftco_op_t *o)
         return;
     }
     o->up_done = true;
-    memcpy(o->up_set, o->parts.cover, setb(o));
+    if (ftco_rset_copy(&o->up_set, &o->parts.cover) != FTC_OK) {
+        o->peers.nomem = true;
+        return;
+    }
     ftco_partials_fold(&o->parts, op, o->up_val);
     if (o->up < 0) {
         if (op->coll == FTC_COLL_REDUCE && !op->delivered) {
             if (op->nbytes > 0 && op->args.recvbuf != NULL)
                 memcpy(op->args.recvbuf, o->up_val, op->nbytes);
-            set_missing(o, o->up_set);
+            set_missing(o, &o->up_set);
             o->have_result = true;
             ftc_cop_complete(op, FTC_OK);
         } else if (op->coll == FTC_COLL_REDUCE) {
             o->have_result = true;
         } else {
-            accept_result(o, o->up_set, o->up_val, false);
+            accept_result(o, &o->up_set, o->up_val, false);
         }
     } else {
         o->up_sent = true;
         o->up_acked = false;
         send_up_data(o, (uint32_t)o->up);
         rewatch(o, (uint32_t)o->up);
-        for (uint32_t x = 0; x < o->n; x++)
-            if ((o->flag[x] & F_PULLED) && x != (uint32_t)o->up) {
-                o->flag[x] &= (uint8_t)~F_PULLED;
+        for (uint32_t e = 0; e < o->peers.count; e++) {
+            uint32_t x = o->peers.at[e].rank;
+            if ((o->peers.at[e].flag & F_PULLED) && x != (uint32_t)o->up) {
+                o->peers.at[e].flag &= (uint8_t)~F_PULLED;
                 send_up_data(o, x);
             }
+        }
     }
     /* Children are ACKed after our DATA went up (Algorithm 3): an ACK
      * tells a child its value is on its way. */
-    for (uint32_t x = 0; x < o->n; x++)
-        if (o->flag[x] & F_TOACK) {
-            o->flag[x] &= (uint8_t)~F_TOACK;
-            send_ack(o, x, FTCO_WF_ACK_UP);
-        }
+    ack_children(o);
     check_done(o);
 }
 
@@ -527,25 +647,31 @@ static void reroute_up(ftco_op_t *o)
                 set_up(o, -1);
                 o->up_acked = true;
                 o->collecting = false;
-                for (uint32_t y = 0; y < o->n; y++)
-                    if (o->flag[y] & F_TOACK) {
-                        o->flag[y] &= (uint8_t)~F_TOACK;
-                        send_ack(o, y, FTCO_WF_ACK_UP);
-                    }
+                ack_children(o);
                 if (!op->delivered)
                     ftc_cop_complete(op, FTC_OK);
                 check_done(o);
                 return;
             }
-            uint32_t cnt = ftc_tree_children(&o->tree, o->n, 0, o->kids, o->n);
-            for (uint32_t i = 0; i < cnt && next < 0; i++) {
-                uint32_t c = o->kids[i];
-                if (c == o->me) {
-                    become_acting_root(o);
-                    return;
-                }
-                if (!(o->flag[c] & F_FAILED))
+            uint32_t local[64], *list;
+            uint32_t cnt = children_of(o, 0, local, &list);
+            bool me_next = false;
+            for (uint32_t i = 0; i < cnt && next < 0 && !me_next; i++) {
+                uint32_t c = list[i];
+                if (c == o->me)
+                    me_next = true;
+                else if (!(fl(o, c) & F_FAILED))
                     next = c;
+            }
+            if (list != local)
+                free(list);
+            if (list == NULL) {
+                o->peers.nomem = true;
+                return;
+            }
+            if (me_next) {
+                become_acting_root(o);
+                return;
             }
             /* Every child of the root failed: the succession goes on in
              * rank order (any order all agree on would do: the one that
@@ -556,12 +682,12 @@ static void reroute_up(ftco_op_t *o)
                     become_acting_root(o);
                     return;
                 }
-                if (!(o->flag[r] & F_FAILED))
+                if (!(fl(o, r) & F_FAILED))
                     next = r;
             }
         } else {
             uint32_t p = (uint32_t)ftc_tree_parent(&o->tree, o->n, x);
-            if (o->flag[p] & F_FAILED)
+            if (fl(o, p) & F_FAILED)
                 x = p;
             else
                 next = p;
@@ -582,24 +708,26 @@ static void reroute_up(ftco_op_t *o)
 
 /* ---- events ------------------------------------------------------------ */
 
-static void on_up(ftco_op_t *o, uint32_t s, const uint8_t *payload)
+static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
+                  const uint8_t *val)
 {
     ftc_cop_t *op = &o->base;
-    const uint8_t *set = payload;
-    const uint8_t *val = payload + setb(o);
     if (o->have_result && op->coll == FTC_COLL_ALLREDUCE) {
         send_down(o, s);
         return;
     }
     if (o->collecting) {
-        if (ftco_partials_merge(&o->parts, op, set, val) > 0)
+        int merged = ftco_partials_merge(&o->parts, set, val);
+        if (merged < 0)
+            o->peers.nomem = true;
+        if (merged > 0)
             for (uint32_t i = 0; i < o->ndl; i++)
-                if ((o->flag[o->dl[i]] & F_WAIT) && covered(o, o->dl[i]))
+                if ((fl(o, o->dl[i]) & F_WAIT) && covered(o, o->dl[i]))
                     resolve(o, o->dl[i]);
         if (o->up < 0)
             send_ack(o, s, FTCO_WF_ACK_UP);
         else
-            o->flag[s] |= F_TOACK;
+            fl_set(o, s, F_TOACK);
         try_up(o);
         return;
     }
@@ -608,11 +736,11 @@ static void on_up(ftco_op_t *o, uint32_t s, const uint8_t *payload)
      * for its ACK, and gets the value from us. */
     send_ack(o, s, FTCO_WF_ACK_UP);
     if (op->coll == FTC_COLL_ALLREDUCE)
-        o->flag[s] |= F_SERVE;
+        fl_set(o, s, F_SERVE);
 }
 
 static void on_down(ftco_op_t *o, uint32_t s, const ftc_wire_header_t *hdr,
-                    const uint8_t *payload)
+                    const ftco_rset_t *set, const uint8_t *val)
 {
     /* The value goes on to the children first, then the ACK to the
      * sender (the paper's order: the ACK overlaps the next hop instead of
@@ -623,9 +751,9 @@ static void on_down(ftco_op_t *o, uint32_t s, const ftc_wire_header_t *hdr,
     else if (hdr->flags & FTCO_WF_ROOT_LOST)
         accept_result(o, NULL, NULL, true);
     else if (o->base.coll == FTC_COLL_ALLREDUCE)
-        accept_result(o, payload, payload + setb(o), false);
+        accept_result(o, set, val, false);
     else
-        accept_result(o, NULL, payload, false);
+        accept_result(o, NULL, val, false);
     send_ack(o, s, FTCO_WF_ACK_DOWN);
 }
 
@@ -638,14 +766,16 @@ static void on_ack(ftco_op_t *o, uint32_t s, uint16_t flags)
         if (o->base.coll == FTC_COLL_REDUCE && !o->base.delivered)
             ftc_cop_complete(&o->base, FTC_OK);
     }
-    if ((flags & FTCO_WF_ACK_DOWN) && (o->flag[s] & F_DACK)) {
-        o->flag[s] &= (uint8_t)~F_DACK;
+    if ((flags & FTCO_WF_ACK_DOWN) && (fl(o, s) & F_DACK)) {
+        fl_clr(o, s, F_DACK);
         o->dack_pending--;
         rewatch(o, s);
     }
     if ((flags & FTCO_WF_NOVALUE) && o->collecting
-        && (o->flag[s] & F_WAIT)) {
-        ftco_set_add(o->parts.cover, s);
+        && (fl(o, s) & F_WAIT)) {
+        uint32_t p = pos_of(o, s);
+        if (p == UINT32_MAX || ftco_rset_add(&o->parts.cover, p, p + 1) != FTC_OK)
+            o->peers.nomem = true;
         resolve(o, s);
         try_up(o);
     }
@@ -673,12 +803,17 @@ static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
         } else if (o->up_sent) {
             o->up_acked = false;
             send_up_data(o, s);
+        } else {
+            /* Still collecting: our DATA goes to s when it is ready (s
+             * is our Up now); until then say we are alive, or s's
+             * per-message timeout would exclude us. */
+            send_ack(o, s, 0);
         }
         rewatch(o, s);
         return;
     }
     if (op->coll == FTC_COLL_BCAST) {
-        o->flag[s] |= F_SERVE;
+        fl_set(o, s, F_SERVE);
         send_ack(o, s, 0);
     } else if (o->up_done) {
         /* Pulled from above a failed process: send our DATA again. */
@@ -686,7 +821,7 @@ static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
     } else {
         /* Not ready: say we are alive (Algorithm 4's ACK of a KEEPALIVE),
          * and send our DATA there too when it is. */
-        o->flag[s] |= F_PULLED;
+        fl_set(o, s, F_PULLED);
         send_ack(o, s, 0);
     }
 }
@@ -700,32 +835,50 @@ static void ftco_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
 {
     ftco_op_t *o = (ftco_op_t *)op;
     uint32_t s = ftc_logical(grank, op->args.root, o->n);
-    if (o->deadline != NULL && o->tstate[s] >= T_DATA)
-        o->tstate[s] = T_NONE; /* it answered */
+    int64_t e = ftco_peers_find(&o->peers, s);
+    if (o->ack_timeout > 0 && e >= 0 && o->peers.at[e].tstate >= T_DATA)
+        o->peers.at[e].tstate = T_NONE; /* it answered */
     ftco_dispatch(o, hdr, payload, s);
-    if (o->deadline != NULL && o->tstate[s] == T_NONE && !o->done
-        && owes(o, s) && !(o->flag[s] & F_FAILED))
+    e = ftco_peers_find(&o->peers, s);
+    if (o->ack_timeout > 0 && (e < 0 || o->peers.at[e].tstate == T_NONE)
+        && !o->done && owes(o, s) && !(fl(o, s) & F_FAILED))
         t_arm(o, s, ftc_cop_now(op) + f_timeout(o, s), T_ETA);
+    end_if_nomem(o);
 }
 
 static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
                           const uint8_t *payload, uint32_t s)
 {
     ftc_cop_t *op = &o->base;
-    size_t want_up = setb(o) + op->nbytes;
-    size_t want_down = op->coll == FTC_COLL_ALLREDUCE ? want_up : op->nbytes;
+    size_t len = hdr->payload_len, nb = op->nbytes;
+    bool with_set = hdr->kind == FTCO_MSG_UP
+                    || (hdr->kind == FTCO_MSG_DOWN
+                        && op->coll == FTC_COLL_ALLREDUCE
+                        && !(hdr->flags & FTCO_WF_ROOT_LOST));
+    if (with_set) {
+        /* The set is what the value does not take (rset.h). */
+        int rc = len < nb ? FTC_EINVAL
+                          : ftco_rset_read(&o->rx, payload, len - nb, o->n);
+        if (rc == FTC_ENOMEM)
+            o->peers.nomem = true;
+        if (rc != FTC_OK)
+            goto bad;
+    }
     switch (hdr->kind) {
     case FTCO_MSG_UP:
-        if (!o->has_up || hdr->payload_len != want_up)
+        if (!o->has_up)
             break;
-        on_up(o, s, payload);
+        on_up(o, s, &o->rx, payload + (len - nb));
         return;
     case FTCO_MSG_DOWN:
-        if (!o->has_down
-            || hdr->payload_len
-                   != ((hdr->flags & FTCO_WF_ROOT_LOST) ? 0 : want_down))
+        if (!o->has_down)
             break;
-        on_down(o, s, hdr, payload);
+        if (with_set)
+            on_down(o, s, hdr, &o->rx, payload + (len - nb));
+        else if (len == ((hdr->flags & FTCO_WF_ROOT_LOST) ? 0 : nb))
+            on_down(o, s, hdr, NULL, payload);
+        else
+            break;
         return;
     case FTCO_MSG_ACK:
         on_ack(o, s, hdr->flags);
@@ -736,13 +889,14 @@ static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
     default:
         break;
     }
+bad:
     op->group->ctx->counters.dropped_badmsg++;
 }
 
 /* Whether x still owes us an answer. */
 static bool owes(const ftco_op_t *o, uint32_t x)
 {
-    if (o->flag[x] & (F_WAIT | F_DACK))
+    if (fl(o, x) & (F_WAIT | F_DACK))
         return true;
     return o->up >= 0 && x == (uint32_t)o->up && o->up_sent && !o->up_acked;
 }
@@ -750,19 +904,21 @@ static bool owes(const ftco_op_t *o, uint32_t x)
 static void ftco_on_timer(ftc_cop_t *op)
 {
     ftco_op_t *o = (ftco_op_t *)op;
-    if (o->deadline == NULL || o->done)
+    if (o->ack_timeout == 0 || o->done)
         return;
     uint64_t now = ftc_cop_now(op);
-    for (uint32_t x = 0; x < o->n; x++) {
-        if (o->tstate[x] == T_NONE || (o->tstate[x] & T_PENDING)
-            || o->deadline[x] > now)
+    for (uint32_t e = 0; e < o->peers.count; e++) {
+        ftco_peer_t *pe = &o->peers.at[e];
+        uint32_t x = pe->rank;
+        if (pe->tstate == T_NONE || (pe->tstate & T_PENDING)
+            || pe->deadline > now)
             continue;
-        uint8_t st = o->tstate[x];
-        o->tstate[x] = T_NONE;
-        if ((o->flag[x] & F_FAILED) || !owes(o, x))
+        uint8_t st = pe->tstate;
+        pe->tstate = T_NONE;
+        if ((pe->flag & F_FAILED) || !owes(o, x))
             continue;
         if (st == T_AWAIT
-            && now - o->deadline[x] <= f_timeout(o, x) / 2) {
+            && now - pe->deadline <= f_timeout(o, x) / 2) {
             exclude(o, x);
         } else {
             /* (A deadline long past means we were stalled ourselves, a
@@ -771,26 +927,31 @@ static void ftco_on_timer(ftc_cop_t *op)
             /* Its DATA or its ACK is late: is it alive (Algorithm 4,
              * line 25)? */
             send_msg(o, x, FTCO_MSG_KEEPALIVE, FTCO_WF_PING, NULL, 0, NULL, 0);
-            o->deadline[x] = now + f_timeout(o, x);
-            o->tstate[x] = o->last_left ? T_AWAIT : T_AWAIT | T_PENDING;
+            /* (send_msg inserts nobody: x has its entry.) */
+            pe = &o->peers.at[e];
+            pe->deadline = now + f_timeout(o, x);
+            pe->tstate = o->last_left ? T_AWAIT : T_AWAIT | T_PENDING;
         }
     }
     uint64_t next = 0;
-    for (uint32_t x = 0; x < o->n; x++)
-        if (o->tstate[x] != T_NONE && !(o->tstate[x] & T_PENDING)
-            && (next == 0 || o->deadline[x] < next))
-            next = o->deadline[x];
+    for (uint32_t e = 0; e < o->peers.count; e++) {
+        const ftco_peer_t *pe = &o->peers.at[e];
+        if (pe->tstate != T_NONE && !(pe->tstate & T_PENDING)
+            && (next == 0 || pe->deadline < next))
+            next = pe->deadline;
+    }
     if (next != 0)
         ftc_cop_timer_arm(op, next);
+    end_if_nomem(o);
 }
 
 static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
 {
     ftco_op_t *o = (ftco_op_t *)op;
     uint32_t x = ftc_logical(grank, op->args.root, o->n);
-    if (o->flag[x] & F_FAILED)
+    if (fl(o, x) & F_FAILED)
         return;
-    o->flag[x] |= F_FAILED;
+    fl_set(o, x, F_FAILED);
     if (o->done) {
         /* Lingering: nothing is owed any more; whoever still needs us
          * asks, and is answered (on_up, on_keepalive). */
@@ -798,31 +959,37 @@ static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
         return;
     }
     op->comp.stats.failures_detected++;
-    if (o->flag[x] & F_WAIT) {
-        o->flag[x] &= (uint8_t)~F_WAIT;
+    if (fl(o, x) & F_WAIT) {
+        fl_clr(o, x, F_WAIT);
         o->waiting--;
     }
-    if (o->flag[x] & F_DACK) {
-        o->flag[x] &= (uint8_t)~F_DACK;
+    if (fl(o, x) & F_DACK) {
+        fl_clr(o, x, F_DACK);
         o->dack_pending--;
     }
-    o->flag[x] &= (uint8_t)~(F_SERVE | F_PULLED | F_TOACK);
+    fl_clr(o, x, F_SERVE | F_PULLED | F_TOACK);
     rewatch(o, x);
-    if (o->flag[x] & F_DOWN)
+    if (fl(o, x) & F_DOWN)
         expand(o, x);
     if (o->up >= 0 && x == (uint32_t)o->up && !o->done)
         reroute_up(o);
     try_up(o);
     check_done(o);
+    end_if_nomem(o);
 }
 
 static void ftco_destroy(ftc_cop_t *op)
 {
     ftco_op_t *o = (ftco_op_t *)op;
-    if (o->flag != NULL)
-        for (uint32_t x = 0; x < o->n; x++)
-            if (o->flag[x] & F_WATCH)
-                ftc_monitor_release(op->group->ctx, world(o, x));
+    for (uint32_t e = 0; e < o->peers.count; e++)
+        if (o->peers.at[e].flag & F_WATCH)
+            ftc_monitor_release(op->group->ctx, world(o, o->peers.at[e].rank));
+    ftco_peers_free(&o->peers);
+    free(o->dl);
+    ftco_partials_free(&o->parts);
+    ftco_rset_free(&o->up_set);
+    ftco_rset_free(&o->result_set);
+    ftco_rset_free(&o->rx);
     ftc_cop_delete(op);
 }
 
@@ -841,13 +1008,9 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     const ftc_ftco_params_t *p = params;
     uint32_t n = g->n;
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
-    size_t sb = (n + 7) / 8;
     size_t vb = nbytes > 0 ? nbytes : 1;
     uint32_t cap = ftc_tree_children_guess(&p->tree, n) + 2;
-    size_t space = ftc_mem_round(n) + 2 * ftc_mem_round(sizeof(uint32_t) * n)
-                   + 3 * ftc_mem_round(sb) + 2 * ftc_mem_round(vb)
-                   + ftc_mem_round(cap * sb) + ftc_mem_round(cap * vb)
-                   + ftc_mem_round(sb);
+    size_t space = 2 * ftc_mem_round(vb);
     ftco_op_t *o = ftc_cop_new(g, sizeof(*o), space);
     if (o == NULL)
         return FTC_ENOMEM;
@@ -857,45 +1020,44 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     o->me = ftc_logical(g->me, args->root, n);
     o->tree = p->tree;
     o->ack_timeout = p->ack_timeout_ns;
-    if (o->ack_timeout > 0) {
-        o->deadline = ftc_cop_zalloc(&o->base, sizeof(uint64_t) * n);
-        o->tstate = ftc_cop_zalloc(&o->base, n);
-        if (o->deadline == NULL || o->tstate == NULL) {
-            ftc_cop_delete(&o->base);
-            return FTC_ENOMEM;
-        }
-    }
     o->has_up = coll != FTC_COLL_BCAST;
     o->has_down = coll != FTC_COLL_REDUCE;
-    o->flag = ftc_cop_zalloc(&o->base, n);
-    o->dl = ftc_cop_alloc(&o->base, sizeof(uint32_t) * n);
-    o->kids = ftc_cop_alloc(&o->base, sizeof(uint32_t) * n);
-    o->up_set = ftc_cop_zalloc(&o->base, sb);
-    o->up_val = ftc_cop_alloc(&o->base, vb);
-    o->result = ftc_cop_alloc(&o->base, vb);
-    o->result_set = ftc_cop_zalloc(&o->base, sb);
-    if (o->flag == NULL || o->dl == NULL || o->kids == NULL
-        || o->up_set == NULL || o->up_val == NULL || o->result == NULL
-        || o->result_set == NULL
-        || ftco_partials_init(&o->parts, &o->base, n, nbytes, cap) != FTC_OK) {
+    /* A parent and the children, and room for a few re-routings. */
+    o->capdl = cap + 4;
+    o->dl = malloc(sizeof(uint32_t) * o->capdl);
+    if (o->dl == NULL || ftco_peers_init(&o->peers, 2 * cap + 4) != FTC_OK) {
         ftco_destroy(&o->base);
         return FTC_ENOMEM;
     }
-    for (uint32_t x = 0; x < n; x++)
-        if (ftc_group_member_failed(g, gr(o, x)))
-            o->flag[x] |= F_FAILED;
+    o->up_val = ftc_cop_alloc(&o->base, vb);
+    o->result = ftc_cop_alloc(&o->base, vb);
+    o->me_pos = ftco_preorder_pos(&o->tree, n, o->me);
+    if (o->up_val == NULL || o->result == NULL || o->me_pos == UINT32_MAX
+        || ftco_partials_init(&o->parts, nbytes, cap) != FTC_OK) {
+        ftco_destroy(&o->base);
+        return FTC_ENOMEM;
+    }
+    /* The failures known already: from the context's list, O(failures),
+     * not a question per rank. */
+    for (uint32_t i = 0; i < g->ctx->nfailed; i++) {
+        int64_t fg = ftc_group_rank_of(g, g->ctx->failed[i]);
+        if (fg >= 0)
+            fl_set(o, ftc_logical((uint32_t)fg, args->root, n), F_FAILED);
+    }
     o->up = o->me == 0 ? -1 : ftc_tree_parent(&o->tree, n, o->me);
     ftc_cop_register(&o->base);
 
     if (o->has_up) {
         /* Our own input is the first partial. */
-        uint8_t *mine = ftc_cop_zalloc(&o->base, sb);
-        if (mine == NULL) {
+        ftco_rset_t mine = {0};
+        int rc = ftco_rset_add(&mine, o->me_pos, o->me_pos + 1);
+        if (rc == FTC_OK)
+            rc = ftco_partials_merge(&o->parts, &mine, args->sendbuf);
+        ftco_rset_free(&mine);
+        if (rc < 0) {
             ftco_destroy(&o->base);
             return FTC_ENOMEM;
         }
-        ftco_set_add(mine, o->me);
-        (void)ftco_partials_merge(&o->parts, &o->base, mine, args->sendbuf);
         o->collecting = true;
     }
     if (!o->has_up && o->me == 0) {
@@ -903,14 +1065,21 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         if (nbytes > 0)
             memcpy(o->result, args->sendbuf, nbytes);
     }
-    uint32_t cnt = ftc_tree_children(&o->tree, n, o->me, o->kids, n);
-    uint32_t local[64];
-    uint32_t *list = cnt <= 64 ? local : malloc(sizeof(uint32_t) * cnt);
+    uint32_t local[64], *list;
+    uint32_t cnt = children_of(o, o->me, local, &list);
     if (list == NULL) {
         ftco_destroy(&o->base);
         return FTC_ENOMEM;
     }
-    memcpy(list, o->kids, sizeof(uint32_t) * cnt);
+    /* Our children's positions follow ours, each after its elder
+     * siblings' subtrees: no walk up the tree for them. */
+    uint64_t next_pos = (uint64_t)o->me_pos + 1;
+    for (uint32_t i = 0; i < cnt; i++) {
+        int64_t e = ftco_peers_get(&o->peers, list[i]);
+        if (e >= 0)
+            o->peers.at[e].pos1 = (uint32_t)next_pos + 1;
+        next_pos += ftc_tree_subtree_size(&o->tree, n, list[i]);
+    }
     for (uint32_t i = 0; i < cnt; i++)
         add_down(o, list[i], false);
     if (list != local)
@@ -922,9 +1091,10 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         try_up(o);
     if (o->up >= 0) {
         rewatch(o, (uint32_t)o->up);
-        if (o->flag[o->up] & F_FAILED)
+        if (fl(o, (uint32_t)o->up) & F_FAILED)
             reroute_up(o);
     }
+    end_if_nomem(o);
     if (!o->base.finished)
         ftc_cop_replay_pending(&o->base);
     *out = &o->base;

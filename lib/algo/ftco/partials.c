@@ -2,93 +2,101 @@
 /*
  * Exactly-once aggregation by contributor sets (partials.h says why).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "algo/ftco/partials.h"
 
-int ftco_partials_init(ftco_partials_t *p, ftc_cop_t *op, uint32_t n,
-                       size_t nbytes, uint32_t cap)
+int ftco_partials_init(ftco_partials_t *p, size_t nbytes, uint32_t cap)
 {
     memset(p, 0, sizeof(*p));
-    p->setb = (n + 7) / 8;
     p->nbytes = nbytes;
     p->cap = cap > 0 ? cap : 1;
-    p->sets = ftc_cop_alloc(op, (size_t)p->cap * p->setb);
-    p->vals = ftc_cop_alloc(op, (size_t)p->cap * (nbytes > 0 ? nbytes : 1));
-    p->cover = ftc_cop_zalloc(op, p->setb);
-    return p->sets != NULL && p->vals != NULL && p->cover != NULL ? FTC_OK
-                                                                  : FTC_ENOMEM;
+    p->sets = calloc(p->cap, sizeof(*p->sets));
+    p->vals = malloc((size_t)p->cap * (nbytes > 0 ? nbytes : 1));
+    if (p->sets == NULL || p->vals == NULL) {
+        ftco_partials_free(p);
+        return FTC_ENOMEM;
+    }
+    return FTC_OK;
 }
 
-static bool subset(const uint8_t *a, const uint8_t *b, uint32_t setb)
+void ftco_partials_free(ftco_partials_t *p)
 {
-    for (uint32_t i = 0; i < setb; i++)
-        if ((a[i] & ~b[i]) != 0)
-            return false;
-    return true;
+    if (p->sets != NULL)
+        for (uint32_t i = 0; i < p->cap; i++)
+            ftco_rset_free(&p->sets[i]);
+    free(p->sets);
+    free(p->vals);
+    ftco_rset_free(&p->cover);
+    p->sets = NULL;
+    p->vals = NULL;
+    p->count = p->cap = 0;
 }
 
-static bool disjoint(const uint8_t *a, const uint8_t *b, uint32_t setb)
+static int grow(ftco_partials_t *p)
 {
-    for (uint32_t i = 0; i < setb; i++)
-        if ((a[i] & b[i]) != 0)
-            return false;
-    return true;
-}
-
-static int grow(ftco_partials_t *p, ftc_cop_t *op)
-{
-    /* Operation memory is freed with the operation only: the old arrays
-     * stay until then, which is fine for the few growths a run sees. */
     uint32_t cap = p->cap * 2;
     size_t vb = p->nbytes > 0 ? p->nbytes : 1;
-    uint8_t *sets = ftc_cop_alloc(op, (size_t)cap * p->setb);
-    uint8_t *vals = ftc_cop_alloc(op, (size_t)cap * vb);
-    if (sets == NULL || vals == NULL)
+    ftco_rset_t *sets = realloc(p->sets, sizeof(*sets) * cap);
+    if (sets == NULL)
         return FTC_ENOMEM;
-    memcpy(sets, p->sets, (size_t)p->count * p->setb);
-    memcpy(vals, p->vals, (size_t)p->count * vb);
+    memset(sets + p->cap, 0, sizeof(*sets) * (cap - p->cap));
     p->sets = sets;
+    uint8_t *vals = realloc(p->vals, (size_t)cap * vb);
+    if (vals == NULL)
+        return FTC_ENOMEM; /* (sets grew: harmless, cap stays) */
     p->vals = vals;
     p->cap = cap;
     return FTC_OK;
 }
 
-int ftco_partials_merge(ftco_partials_t *p, ftc_cop_t *op, const uint8_t *set,
+int ftco_partials_merge(ftco_partials_t *p, const ftco_rset_t *set,
                         const void *val)
 {
-    uint32_t setb = p->setb;
     size_t vb = p->nbytes > 0 ? p->nbytes : 1;
-    if (subset(set, p->cover, setb))
+    if (ftco_rset_subset(set, &p->cover))
         return 0;
     for (uint32_t i = 0; i < p->count; i++) {
-        const uint8_t *h = p->sets + (size_t)i * setb;
-        if (!disjoint(h, set, setb) && !subset(h, set, setb)) {
+        const ftco_rset_t *h = &p->sets[i];
+        if (!ftco_rset_disjoint(h, set) && !ftco_rset_subset(h, set)) {
             p->conflicts++;
             return 0;
         }
     }
-    /* Drop the held partials the new value contains. */
+    if (p->count == p->cap && grow(p) != FTC_OK)
+        return FTC_ENOMEM;
+    /* The new set and the cover first, so that running out of memory
+     * leaves the partials as they were. */
+    if (ftco_rset_copy(&p->sets[p->count], set) != FTC_OK)
+        return FTC_ENOMEM;
+    ftco_rset_t cover = {0};
+    if (ftco_rset_copy(&cover, &p->cover) != FTC_OK
+        || ftco_rset_union(&cover, set) != FTC_OK) {
+        ftco_rset_free(&cover);
+        return FTC_ENOMEM;
+    }
+    ftco_rset_free(&p->cover);
+    p->cover = cover;
+    if (p->nbytes > 0)
+        memcpy(p->vals + p->count * vb, val, p->nbytes);
+    p->count++;
+    /* Drop the held partials the new value contains (the new one, last,
+     * contains itself and stays). */
     uint32_t kept = 0;
     for (uint32_t i = 0; i < p->count; i++) {
-        const uint8_t *h = p->sets + (size_t)i * setb;
-        if (subset(h, set, setb))
+        if (i + 1 < p->count && ftco_rset_subset(&p->sets[i], set)) {
+            ftco_rset_free(&p->sets[i]);
             continue;
+        }
         if (kept != i) {
-            memmove(p->sets + (size_t)kept * setb, h, setb);
+            p->sets[kept] = p->sets[i];
+            memset(&p->sets[i], 0, sizeof(p->sets[i]));
             memmove(p->vals + kept * vb, p->vals + i * vb, vb);
         }
         kept++;
     }
     p->count = kept;
-    if (p->count == p->cap && grow(p, op) != FTC_OK)
-        return FTC_ENOMEM;
-    memcpy(p->sets + (size_t)p->count * setb, set, setb);
-    if (p->nbytes > 0)
-        memcpy(p->vals + p->count * vb, val, p->nbytes);
-    p->count++;
-    for (uint32_t i = 0; i < setb; i++)
-        p->cover[i] |= set[i];
     return 1;
 }
 

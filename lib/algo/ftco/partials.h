@@ -6,8 +6,9 @@
  * reach a process twice: a child that got no ACK from its parent sends its
  * value to the grandparent, although the parent may have passed it on
  * before it failed. An idempotent operator would not mind; a sum would
- * count it twice. So every value going up carries its contributor set (a
- * bit per logical rank), and a process keeps the values it received as
+ * count it twice. So every value going up carries its contributor set (the
+ * pre-order positions of its contributors, as intervals: rset.h), and a
+ * process keeps the values it received as
  * separate partials until it sends up:
  *
  *   - a value whose set is inside what is held already is a duplicate;
@@ -20,43 +21,34 @@
  * that overlaps a held one without containing it cannot happen; if it
  * did, the value is refused and counted, never folded in twice.
  *
- * Memory: O(partials x (n/8 + value)), the partials being at most the
- * process's children plus the ones re-routed to it.
+ * Memory: O(partials x (value + intervals)), the partials being at most
+ * the process's children plus the ones re-routed to it, and a set's
+ * intervals one plus the failed processes under it.
  */
 #ifndef FTC_ALGO_FTCO_PARTIALS_H
 #define FTC_ALGO_FTCO_PARTIALS_H
 
 #include "core/op.h"
+#include "algo/ftco/rset.h"
 
 #pragma GCC visibility push(hidden)
 
 typedef struct ftco_partials {
-    uint32_t setb;      /* bytes of a set: (n + 7) / 8 */
     size_t nbytes;      /* bytes of a value */
     uint32_t count, cap;
-    uint8_t *sets;      /* count sets of setb bytes */
+    ftco_rset_t *sets;  /* count sets */
     uint8_t *vals;      /* count values of nbytes */
-    uint8_t *cover;     /* the union of the sets */
+    ftco_rset_t cover;  /* the union of the sets */
     uint32_t conflicts; /* values refused for a partial overlap */
 } ftco_partials_t;
 
-/* Room for cap partials in op's memory: FTC_OK or FTC_ENOMEM. */
-int ftco_partials_init(ftco_partials_t *p, ftc_cop_t *op, uint32_t n,
-                       size_t nbytes, uint32_t cap);
-
-static inline bool ftco_set_has(const uint8_t *set, uint32_t r)
-{
-    return (set[r >> 3] >> (r & 7)) & 1u;
-}
-
-static inline void ftco_set_add(uint8_t *set, uint32_t r)
-{
-    set[r >> 3] = (uint8_t)(set[r >> 3] | (1u << (r & 7)));
-}
+/* Room for cap partials: FTC_OK or FTC_ENOMEM. */
+int ftco_partials_init(ftco_partials_t *p, size_t nbytes, uint32_t cap);
+void ftco_partials_free(ftco_partials_t *p);
 
 /* Take a value with contributor set set: 1 if it added something, 0 if a
  * duplicate or refused, FTC_ENOMEM. */
-int ftco_partials_merge(ftco_partials_t *p, ftc_cop_t *op, const uint8_t *set,
+int ftco_partials_merge(ftco_partials_t *p, const ftco_rset_t *set,
                         const void *val);
 
 /* Fold the partials into out (nbytes) with op's operator. */

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The per-peer table of an ftco operation (peers.h says why).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ftcoll/error.h"
+#include "algo/ftco/peers.h"
+
+static uint32_t slot_of(uint32_t rank, uint32_t slots)
+{
+    /* Fibonacci hashing: neighbours' ranks are residue classes, which a
+     * plain mask would pile into few slots. */
+    return (uint32_t)(((uint64_t)rank * 0x9E3779B97F4A7C15ull) >> 32)
+           & (slots - 1);
+}
+
+static int rehash(ftco_peers_t *p, uint32_t slots)
+{
+    uint32_t *index = calloc(slots, sizeof(uint32_t));
+    if (index == NULL)
+        return FTC_ENOMEM;
+    for (uint32_t e = 0; e < p->count; e++) {
+        uint32_t s = slot_of(p->at[e].rank, slots);
+        while (index[s] != 0)
+            s = (s + 1) & (slots - 1);
+        index[s] = e + 1;
+    }
+    free(p->index);
+    p->index = index;
+    p->slots = slots;
+    return FTC_OK;
+}
+
+int ftco_peers_init(ftco_peers_t *p, uint32_t expect)
+{
+    memset(p, 0, sizeof(*p));
+    p->cap = expect > 4 ? expect : 4;
+    p->at = malloc(sizeof(ftco_peer_t) * p->cap);
+    uint32_t slots = 8;
+    while (slots < 2 * p->cap)
+        slots *= 2;
+    if (p->at == NULL || rehash(p, slots) != FTC_OK) {
+        ftco_peers_free(p);
+        return FTC_ENOMEM;
+    }
+    return FTC_OK;
+}
+
+void ftco_peers_free(ftco_peers_t *p)
+{
+    free(p->at);
+    free(p->index);
+    p->at = NULL;
+    p->index = NULL;
+    p->count = p->cap = p->slots = 0;
+}
+
+int64_t ftco_peers_find(const ftco_peers_t *p, uint32_t rank)
+{
+    if (p->slots == 0)
+        return -1;
+    for (uint32_t s = slot_of(rank, p->slots);; s = (s + 1) & (p->slots - 1)) {
+        uint32_t e = p->index[s];
+        if (e == 0)
+            return -1;
+        if (p->at[e - 1].rank == rank)
+            return (int64_t)e - 1;
+    }
+}
+
+int64_t ftco_peers_get(ftco_peers_t *p, uint32_t rank)
+{
+    int64_t e = ftco_peers_find(p, rank);
+    if (e >= 0)
+        return e;
+    if (p->slots == 0) {
+        p->nomem = true;
+        return -1;
+    }
+    if (p->count == p->cap) {
+        uint32_t cap = p->cap * 2;
+        ftco_peer_t *at = cap > p->cap ? realloc(p->at, sizeof(*at) * cap)
+                                       : NULL;
+        if (at == NULL) {
+            p->nomem = true;
+            return -1;
+        }
+        p->at = at;
+        p->cap = cap;
+    }
+    /* At most half full, so probes stay short and always end. */
+    if (2 * (p->count + 1) > p->slots && rehash(p, p->slots * 2) != FTC_OK) {
+        p->nomem = true;
+        return -1;
+    }
+    ftco_peer_t *n = &p->at[p->count];
+    memset(n, 0, sizeof(*n));
+    n->rank = rank;
+    uint32_t s = slot_of(rank, p->slots);
+    while (p->index[s] != 0)
+        s = (s + 1) & (p->slots - 1);
+    p->index[s] = ++p->count;
+    return (int64_t)p->count - 1;
+}

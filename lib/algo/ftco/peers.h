@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What one ftco operation knows about each process it deals with: its
+ * flags, and its per-message deadline. Only the processes the operation
+ * touches have an entry (its parent, its children, whoever is re-routed
+ * to it or pulls from it, the failed ones it learns of), so an operation
+ * takes O(degree) memory, not O(n): at n = 65,536 an array per rank in
+ * every process would make the simulator's memory grow as n^2.
+ *
+ * Entries sit in insertion order in one array (loops over "every process
+ * with flag F" walk it) and are found by logical rank through an
+ * open-addressed index. Inserting may move the array: hold an index, not
+ * a pointer, across anything that can insert.
+ */
+#ifndef FTC_ALGO_FTCO_PEERS_H
+#define FTC_ALGO_FTCO_PEERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
+
+typedef struct ftco_peer {
+    uint32_t rank;     /* logical */
+    uint8_t flag;      /* ftco.c's F_* */
+    uint8_t tstate;    /* ftco.c's T_* */
+    uint32_t pos1;     /* its pre-order position + 1 (preorder.h); 0:
+                          not computed yet */
+    uint64_t deadline; /* with tstate: when it is due */
+} ftco_peer_t;
+
+typedef struct ftco_peers {
+    ftco_peer_t *at;   /* count entries, in order of insertion */
+    uint32_t count, cap;
+    uint32_t *index;   /* slots: entry + 1, 0 for empty; a power of two */
+    uint32_t slots;
+    bool nomem;        /* an insertion failed: the operation must end */
+} ftco_peers_t;
+
+/* Room for about expect entries; FTC_OK or FTC_ENOMEM. */
+int ftco_peers_init(ftco_peers_t *p, uint32_t expect);
+void ftco_peers_free(ftco_peers_t *p);
+
+/* The entry of rank, or -1 when it has none. */
+int64_t ftco_peers_find(const ftco_peers_t *p, uint32_t rank);
+
+/* The entry of rank, made (zeroed but for rank) when it has none; -1 and
+ * p->nomem when memory ran out. */
+int64_t ftco_peers_get(ftco_peers_t *p, uint32_t rank);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Contributor sets as sorted lists of disjoint intervals of pre-order
+ * positions (preorder.h). In pre-order a subtree is one interval, so a
+ * fault-free DATA's set is a single interval and each failed process
+ * under it splits one more: a set costs O(1 + failures) words on the wire
+ * and in memory, where a bit per rank cost n / 8 bytes in every UP and
+ * every partial (8 KB at n = 65,536, which made the simulator's memory
+ * grow as n^2).
+ *
+ * On the wire: a uint32_t count, then count pairs (lo, hi), half-open,
+ * lo < hi <= n, increasing and not touching (hi < next lo), in the
+ * byte order of the hosts (ftcoll runs on homogeneous clusters, as its
+ * values do).
+ */
+#ifndef FTC_ALGO_FTCO_RSET_H
+#define FTC_ALGO_FTCO_RSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
+
+typedef struct ftco_span {
+    uint32_t lo, hi; /* [lo, hi) */
+} ftco_span_t;
+
+typedef struct ftco_rset {
+    ftco_span_t *s;
+    uint32_t count, cap;
+} ftco_rset_t;
+
+/* Sets start zeroed (empty, nothing allocated); free what they took. */
+void ftco_rset_free(ftco_rset_t *a);
+
+bool ftco_rset_has(const ftco_rset_t *a, uint32_t p);
+/* Every position of a is in b / a and b share none. */
+bool ftco_rset_subset(const ftco_rset_t *a, const ftco_rset_t *b);
+bool ftco_rset_disjoint(const ftco_rset_t *a, const ftco_rset_t *b);
+/* Sizes of the positions in [0, n) that a lacks: at most max written
+ * to out, the count returned. */
+uint64_t ftco_rset_missing(const ftco_rset_t *a, uint32_t n, uint32_t *out,
+                           uint64_t max);
+
+/* a |= [lo, hi), a |= b, a = b: FTC_OK or FTC_ENOMEM (a unchanged). */
+int ftco_rset_add(ftco_rset_t *a, uint32_t lo, uint32_t hi);
+int ftco_rset_union(ftco_rset_t *a, const ftco_rset_t *b);
+int ftco_rset_copy(ftco_rset_t *a, const ftco_rset_t *b);
+
+/* Wire form: its size, and writing it to out (size bytes). */
+size_t ftco_rset_wire_size(const ftco_rset_t *a);
+void ftco_rset_write(const ftco_rset_t *a, uint8_t *out);
+/* Reads a set of positions below n from the first len bytes of in into
+ * *a (replacing it): FTC_OK, FTC_EINVAL for a malformed set (len not its
+ * size, spans out of order, empty, touching or beyond n), FTC_ENOMEM. */
+int ftco_rset_read(ftco_rset_t *a, const uint8_t *in, size_t len, uint32_t n);
+
+#pragma GCC visibility pop
+
+#endif
