@@ -87,6 +87,7 @@ typedef struct slot {
 typedef struct run {
     case_t kind;
     uint32_t n, victim, backoff;
+    ftc_allreduce_algo_t allreduce; /* reduce + bcast rounds, or exchange */
     uint64_t seed, k;           /* dead: crash after k sends */
     rank_run_t ranks[NMAX];
     slot_t slots[NMAX][NOPS];
@@ -136,13 +137,9 @@ static int start_batch(run_t *run, ftc_group_t **grp, uint32_t b)
             a.recvbuf = rr->out[op];
             a.deliver = on_deliver;
             a.deliver_arg = &run->slots[r][op];
-            /* The reduce + bcast rounds at every n: the bounds here are
-             * the monitor's. (With the exchange that auto picks for n <= 4,
-             * 15 of the dead runs at n = 3 and 4 are declared at twice the
-             * budget: docs/decisions.md, "Failure detection".) */
             ftc_corrected_params_t cp;
             ftc_corrected_params_init(&cp);
-            cp.allreduce = FTC_ALLREDUCE_REDUCE_BCAST;
+            cp.allreduce = run->allreduce;
             a.params = &cp;
             int rc = ftc_init_allreduce(grp[r], &a, NULL);
             if (rc == FTC_EEXCLUDED || rc == FTC_EPEER_FAILED) {
@@ -291,9 +288,11 @@ static const char *case_name(case_t k)
 static void fail(const run_t *run, const char *what)
 {
     failures++;
-    fprintf(stderr, "FAIL %s n=%u victim=%u seed=%" PRIu64 " k=%" PRIu64
-                    " backoff=%u: %s\n", case_name(run->kind), run->n,
-            run->victim, run->seed, run->k, run->backoff, what);
+    fprintf(stderr, "FAIL %s %s n=%u victim=%u seed=%" PRIu64 " k=%" PRIu64
+                    " backoff=%u: %s\n", case_name(run->kind),
+            run->allreduce == FTC_ALLREDUCE_EXCHANGE ? "exchange"
+                                                      : "reduce+bcast",
+            run->n, run->victim, run->seed, run->k, run->backoff, what);
 }
 
 /* Every member but skip delivered every operation once, FTC_OK, with the
@@ -445,18 +444,16 @@ static void one(run_t *run)
     }
 }
 
-int main(int argc, char **argv)
+/* Every case, with the allreduce's rounds chosen by algo. */
+static void all_cases(run_t *run, ftc_allreduce_algo_t algo, uint32_t seeds)
 {
-    uint32_t seeds = argc > 1 ? (uint32_t)atoi(argv[1]) : 12;
-    run_t *run = malloc(sizeof(*run));
-    if (run == NULL)
-        return 1;
     for (uint32_t n = 2; n <= NMAX; n++)
         for (uint32_t s = 0; s < seeds; s++)
             for (uint32_t backoff = 0; backoff <= BACKOFF;
                  backoff += BACKOFF) {
                 memset(run, 0, sizeof(*run));
                 *run = (run_t){.kind = CASE_SLOW, .n = n,
+                               .allreduce = algo,
                                .victim = s % n, .backoff = backoff,
                                .seed = 1 + s * 7919 + n};
                 one(run);
@@ -468,6 +465,7 @@ int main(int argc, char **argv)
             for (uint32_t v = 0; v < n; v++) {
                 memset(run, 0, sizeof(*run));
                 *run = (run_t){.kind = CASE_DEAD, .n = n, .victim = v,
+                               .allreduce = algo,
                                .backoff = BACKOFF, .seed = 3 + n,
                                .k = UINT64_MAX};
                 (void)run_stream(run);
@@ -476,6 +474,7 @@ int main(int argc, char **argv)
                      k += k < 2 * BATCH * n ? 1 : 1 + total / 8) {
                     memset(run, 0, sizeof(*run));
                     *run = (run_t){.kind = kind, .n = n, .victim = v,
+                                   .allreduce = algo,
                                    .backoff = BACKOFF, .seed = 3 + n,
                                    .k = k};
                     one(run);
@@ -487,10 +486,60 @@ int main(int argc, char **argv)
             for (uint64_t learn = 0; learn <= 1; learn++) {
                 memset(run, 0, sizeof(*run));
                 *run = (run_t){.kind = CASE_LEARNED, .n = n, .victim = v,
+                               .allreduce = algo,
                                .backoff = BACKOFF, .seed = 11 + n,
                                .k = learn};
                 one(run);
             }
+}
+
+/* "test_detector dead|stopped|report exchange|reduce+bcast N VICTIM K"
+ * repeats one run that a failure printed. */
+static int one_again(run_t *run, char **argv)
+{
+    static const char *kinds[] = {"slow", "stopped", "dead", "report"};
+    memset(run, 0, sizeof(*run));
+    run->kind = CASE_LEARNED;
+    for (case_t k = CASE_STOPPED; k <= CASE_REPORT; k++)
+        if (strcmp(argv[1], kinds[k]) == 0)
+            run->kind = k;
+    run->allreduce = strcmp(argv[2], "exchange") == 0
+                         ? FTC_ALLREDUCE_EXCHANGE
+                         : FTC_ALLREDUCE_REDUCE_BCAST;
+    run->n = (uint32_t)strtoul(argv[3], NULL, 10);
+    run->victim = (uint32_t)strtoul(argv[4], NULL, 10);
+    run->k = strtoull(argv[5], NULL, 10);
+    if (run->kind == CASE_LEARNED || run->n < 2 || run->n > NMAX
+        || run->victim >= run->n) {
+        fprintf(stderr, "usage: test_detector [SEEDS] | "
+                        "dead|stopped|report exchange|reduce+bcast N VICTIM "
+                        "K\n");
+        return 2;
+    }
+    run->backoff = BACKOFF;
+    run->seed = 3 + run->n;
+    one(run);
+    printf("%" PRIu64 " passed, %" PRIu64 " failed\n", runs - failures,
+           failures);
+    return failures != 0;
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t seeds = argc > 1 ? (uint32_t)atoi(argv[1]) : 12;
+    run_t *run = malloc(sizeof(*run));
+    if (run == NULL)
+        return 1;
+    if (argc == 6) {
+        int rc = one_again(run, argv);
+        free(run);
+        return rc;
+    }
+    /* Both allreduce rounds: the exchange (what auto picks for small
+     * groups, any n when asked for) must keep the bounds of the reduce +
+     * bcast rounds. */
+    all_cases(run, FTC_ALLREDUCE_REDUCE_BCAST, seeds);
+    all_cases(run, FTC_ALLREDUCE_EXCHANGE, seeds);
     printf("control (back-off off, the slow schedules): %" PRIu64
            " of %" PRIu64 " runs excluded a live member\n",
            control_excluded, control_runs);
