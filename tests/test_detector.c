@@ -5,7 +5,8 @@
  * found in a bounded time.
  *
  * Loopback, virtual time, corrected allreduces (f = 1) in batches, n = 2
- * to 5; the transport reports no death unless a case says so, so the
+ * to 5, every case once with the reduce + bcast rounds and once with the
+ * exchange (what auto picks for n <= 4); the transport reports no death unless a case says so, so the
  * core's keepalive is the only detector. Suspect S = 1 ms, first probe
  * wait P = 2 ms, back-off 3: budget B = S + (2^4 - 1) P = 31 ms.
  *

@@ -19,6 +19,11 @@
  *  - A process that delivered keeps answering later rounds of the
  *    operation (lazily: it joins when a message or probe of a later round
  *    reaches it), contributing its input and its accepted value.
+ *  - A value accepted in round r - 1 is the only proposal round r can
+ *    make (no later round has proposed, and a round has one value): a
+ *    reduce part of round r that holds one sends it up at once, and the
+ *    root proposes it, without waiting for the other contributions
+ *    (reduce_part.c, accepted_decides).
  *
  * So every process that delivers, delivers the same value, whichever roots
  * fail and when. Rounds advance only when a root is confirmed failed, so
