@@ -64,6 +64,7 @@ typedef struct allreduce_op {
      * a keepalive timeout of its sender's (FTC_CORR_WF_TIMED_OUT), or
      * came as a probe's answer: check the roots it passed. */
     bool pull_check;
+    uint32_t pulled_by;     /* its sender (group rank), or UINT32_MAX */
     bool rp_live, bp_live, xp_live;
     ftc_exchange_part_t xp;
     ftc_reduce_part_t rp;
@@ -346,7 +347,8 @@ static void verify_passed_roots(allreduce_op_t *a, uint32_t r)
     for (uint32_t past = a->shift; past < r && past < g->n + a->shift;
          past++) {
         uint32_t root = root_of(a, past);
-        if (root == g->me)
+        /* A passed root that sent the message that pulled us is alive. */
+        if (root == g->me || root == a->pulled_by)
             continue;
         uint32_t w = ftc_group_world_rank(g, root);
         if (a->pull_check)
@@ -354,7 +356,6 @@ static void verify_passed_roots(allreduce_op_t *a, uint32_t r)
         else
             ftc_ctx_declare_failed(g->ctx, w);
     }
-    a->pull_check = false;
 }
 
 /* Whether this process's word that the roots before round r failed rests
@@ -366,8 +367,10 @@ static bool passed_roots_timed_out(const allreduce_op_t *a, uint32_t r)
     for (uint32_t past = a->shift; past < r && past < g->n + a->shift;
          past++) {
         uint32_t root = root_of(a, past);
+        /* Passed ourselves: somebody's word that we failed, surely not a
+         * transport's. */
         if (root == g->me)
-            continue;
+            return true;
         uint32_t w = ftc_group_world_rank(g, root);
         if (ftc_ctx_timed_out(g->ctx, w) || !ftc_context_is_failed(g->ctx, w))
             return true;
@@ -463,6 +466,9 @@ static void settle_rounds(allreduce_op_t *a)
 {
     while (!a->base.finished && a->want_round > a->round)
         enter_round(a, a->want_round);
+    /* (The check holds for every round one message moves us through.) */
+    a->pull_check = false;
+    a->pulled_by = UINT32_MAX;
     if (a->tell_root)
         nudge_root(a);
 }
@@ -482,6 +488,7 @@ static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
     if (hdr->word > a->round) {
         a->want_round = hdr->word;
         a->pull_check = (hdr->flags & FTC_CORR_WF_TIMED_OUT) != 0;
+        a->pulled_by = grank;
         settle_rounds(a);
         if (op->finished)
             return;
@@ -560,11 +567,11 @@ static void ar_on_send_done(ftc_cop_t *op)
 static void ar_on_peer_round(ftc_cop_t *op, uint32_t grank, uint32_t round)
 {
     allreduce_op_t *a = (allreduce_op_t *)op;
-    (void)grank;
     if (round > a->round && round < op->group->n + a->shift
         && round > a->want_round) {
         a->want_round = round;
         a->pull_check = true; /* a probe's answer says nothing of why */
+        a->pulled_by = grank;
     }
     settle_rounds(a);
 }
@@ -639,6 +646,7 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         memcpy(a->input, args->sendbuf, a->base.nbytes);
     a->root0 = args->root;
     a->shift = exchange ? 1 : 0;
+    a->pulled_by = UINT32_MAX;
     ftc_cop_register(&a->base);
     enter_round(a, 0);
     settle_rounds(a);
