@@ -18,12 +18,14 @@
  *     then it decides a result, whose failure list excludes the members
  *     it named (the rule does not cover that; counted and printed);
  *   - each member that hears ends each operation FTC_OK, FTC_EEXCLUDED or
- *     FTC_ETOO_MANY_FAILURES. Not FTC_OK in every run: the deaf member's
- *     suspicions also reach the others second-hand (its later round taken
- *     as evidence that the earlier root failed, the failure lists its
- *     messages carry), and a member that adopted one tells the named
- *     member again that it is excluded. The rule does not cover that;
- *     the runs where it happens are counted and printed;
+ *     FTC_ETOO_MANY_FAILURES, and never FTC_EEXCLUDED when the deaf
+ *     member roots no operation and decides no result: its later rounds
+ *     are checked, not taken as evidence that the roots it passed failed
+ *     (core/monitor.c, ftc_monitor_verify). Not FTC_OK in every run: the
+ *     deaf member can become a later round's root (its own timeouts pass
+ *     the roots before it) and decide a result whose failure list names
+ *     the members it timed out. The rule does not cover that; the runs
+ *     where it happens are counted and printed;
  *   - every FTC_OK of an operation, the deaf member's included, is the
  *     same value, and it holds every input exactly once except those of
  *     the deaf member and of members that ended an operation otherwise
