@@ -26,7 +26,10 @@
  *           earlier than B after it last heard from it; every member that
  *           declares it does so no later than B after the latest of its
  *           last word, the fault and the start of the batch that waits on
- *           it (the bound the docs state); somebody does if a batch
+ *           it (the bound the docs state), or B + S + P for a member
+ *           other than the first, which may learn of the fault from a
+ *           later round and check it with one probe of its own
+ *           (core/monitor.c, ftc_monitor_verify); somebody does if a batch
  *           started after the fault; the others deliver every operation
  *           FTC_OK with a right value. (At n = 2 this slow link is
  *           ambiguous: the slowed member times the other out just as
