@@ -18,12 +18,14 @@
  *     then it decides a result, whose failure list excludes the members
  *     it named (the rule does not cover that; counted and printed);
  *   - each member that hears ends each operation FTC_OK, FTC_EEXCLUDED or
- *     FTC_ETOO_MANY_FAILURES. Not FTC_OK in every run: the deaf member's
- *     suspicions also reach the others second-hand (its later round taken
- *     as evidence that the earlier root failed, the failure lists its
- *     messages carry), and a member that adopted one tells the named
- *     member again that it is excluded. The rule does not cover that;
- *     the runs where it happens are counted and printed;
+ *     FTC_ETOO_MANY_FAILURES, and never FTC_EEXCLUDED when the deaf
+ *     member roots no operation and decides no result: its later rounds
+ *     are checked, not taken as evidence that the roots it passed failed
+ *     (core/monitor.c, ftc_monitor_verify). Not FTC_OK in every run: the
+ *     deaf member can become a later round's root (its own timeouts pass
+ *     the roots before it) and decide a result whose failure list names
+ *     the members it timed out. The rule does not cover that; the runs
+ *     where it happens are counted and printed;
  *   - every FTC_OK of an operation, the deaf member's included, is the
  *     same value, and it holds every input exactly once except those of
  *     the deaf member and of members that ended an operation otherwise
@@ -65,6 +67,10 @@ typedef struct run {
     rank_run_t ranks[NMAX];
     uint64_t sends[NMAX];     /* each rank's sends over the stream */
     bool deaf_at_end;
+    uint32_t deaf;
+    /* Some result was produced by the deaf member (it became the root of
+     * a later round after timing out the earlier ones). */
+    bool deaf_decided;
     /* A member that hears was excluded by a message of the deaf one. */
     bool excluded_by_deaf;
     uint32_t excluded_rank;
@@ -83,6 +89,10 @@ static void on_deliver(const ftc_completion_t *c, void *arg)
     rank_run_t *rr = &s->run->ranks[s->rank];
     rr->delivered[s->op]++;
     rr->status[s->op] = c->status;
+    /* (A failed status names the root that decided it too.) */
+    if (s->rank != s->run->deaf && c->stats.root == s->run->deaf
+        && (c->status == FTC_OK || c->status == FTC_ETOO_MANY_FAILURES))
+        s->run->deaf_decided = true;
 }
 
 /* Start batch b at every member that is not excluded; an excluded one's
@@ -127,6 +137,7 @@ static int run_stream(run_t *run, uint32_t n, uint32_t f, uint32_t deaf,
     memset(run, 0, sizeof(*run));
     run->n = n;
     run->f = f;
+    run->deaf = deaf;
     ftc_lb_config_t lc;
     ftc_lb_config_init(&lc);
     lc.n = n;
@@ -199,6 +210,7 @@ static bool value_ok(const int64_t *v, uint32_t n, uint32_t maybe)
 /* What a run showed beyond pass / fail. */
 typedef struct verdict {
     bool hearing_not_ok;   /* a member that hears ended an operation !OK */
+    bool hearing_excluded; /* ... and FTC_EEXCLUDED */
 } verdict_t;
 
 /* Checks run (deaf member `deaf`, or none if >= n); 0 or a message in why.
@@ -219,6 +231,8 @@ static int check_run(const run_t *run, uint32_t deaf, bool must_be_deaf,
             if (r != deaf && run->ranks[r].status[op] != FTC_OK) {
                 maybe |= 1u << r;
                 v->hearing_not_ok = true;
+                v->hearing_excluded |= run->ranks[r].status[op]
+                                       == FTC_EEXCLUDED;
             }
     for (uint32_t op = 0; op < NOPS; op++) {
         const int64_t *agreed = NULL;
@@ -252,6 +266,7 @@ static int check_run(const run_t *run, uint32_t deaf, bool must_be_deaf,
 /* Runs where the deaf member roots no operation, or some, and in how many
  * of them a member that hears did not end every operation FTC_OK. */
 static uint64_t strict_runs, strict_not_ok;
+static uint64_t strict_decided, strict_excluded;
 static uint64_t root_runs, root_not_ok;
 
 static void one(uint32_t n, uint32_t f, uint32_t deaf, uint64_t k,
@@ -275,6 +290,22 @@ static void one(uint32_t n, uint32_t f, uint32_t deaf, uint64_t k,
             fprintf(stderr, "FAIL n=%u f=%u deaf=%u k=%" PRIu64 ": %s\n", n,
                     f, deaf, k, why);
         return;
+    }
+    if (!roots && !run.deaf_decided && v.hearing_excluded) {
+        /* Nothing of the deaf member's decides anything here: only its
+         * word on others (its timeouts, the rounds it moved to) could
+         * exclude a member that hears, and that word is checked before
+         * it is taken (core/monitor.c, ftc_monitor_verify). */
+        failures++;
+        if (failures <= 20)
+            fprintf(stderr, "FAIL n=%u f=%u deaf=%u k=%" PRIu64 ": a member "
+                    "that hears ended FTC_EEXCLUDED, and the deaf member "
+                    "decided nothing\n", n, f, deaf, k);
+        return;
+    }
+    if (!roots) {
+        strict_decided += run.deaf_decided;
+        strict_excluded += v.hearing_excluded;
     }
     if (roots) {
         root_runs++;
@@ -337,6 +368,9 @@ int main(int argc, char **argv)
     printf("deaf member roots no operation: %" PRIu64 " runs; a member that "
            "hears ended without a result in %" PRIu64 "\n", strict_runs,
            strict_not_ok);
+    printf("  of those, the deaf member decided some result in %" PRIu64
+           "; a member that hears ended FTC_EEXCLUDED in %" PRIu64 "\n",
+           strict_decided, strict_excluded);
     printf("deaf member roots an operation: %" PRIu64 " runs; a member that "
            "hears ended without a result in %" PRIu64 "\n", root_runs,
            root_not_ok);

@@ -5,7 +5,8 @@
  * found in a bounded time.
  *
  * Loopback, virtual time, corrected allreduces (f = 1) in batches, n = 2
- * to 5; the transport reports no death unless a case says so, so the
+ * to 5, every case once with the reduce + bcast rounds and once with the
+ * exchange (what auto picks for n <= 4); the transport reports no death unless a case says so, so the
  * core's keepalive is the only detector. Suspect S = 1 ms, first probe
  * wait P = 2 ms, back-off 3: budget B = S + (2^4 - 1) P = 31 ms.
  *
@@ -25,7 +26,10 @@
  *           earlier than B after it last heard from it; every member that
  *           declares it does so no later than B after the latest of its
  *           last word, the fault and the start of the batch that waits on
- *           it (the bound the docs state); somebody does if a batch
+ *           it (the bound the docs state), or B + S + P for a member
+ *           other than the first, which may learn of the fault from a
+ *           later round and check it with one probe of its own
+ *           (core/monitor.c, ftc_monitor_verify); somebody does if a batch
  *           started after the fault; the others deliver every operation
  *           FTC_OK with a right value. (At n = 2 this slow link is
  *           ambiguous: the slowed member times the other out just as
@@ -87,6 +91,7 @@ typedef struct slot {
 typedef struct run {
     case_t kind;
     uint32_t n, victim, backoff;
+    ftc_allreduce_algo_t allreduce; /* reduce + bcast rounds, or exchange */
     uint64_t seed, k;           /* dead: crash after k sends */
     rank_run_t ranks[NMAX];
     slot_t slots[NMAX][NOPS];
@@ -136,13 +141,9 @@ static int start_batch(run_t *run, ftc_group_t **grp, uint32_t b)
             a.recvbuf = rr->out[op];
             a.deliver = on_deliver;
             a.deliver_arg = &run->slots[r][op];
-            /* The reduce + bcast rounds at every n: the bounds here are
-             * the monitor's. (With the exchange that auto picks for n <= 4,
-             * 15 of the dead runs at n = 3 and 4 are declared at twice the
-             * budget: docs/decisions.md, "Failure detection".) */
             ftc_corrected_params_t cp;
             ftc_corrected_params_init(&cp);
-            cp.allreduce = FTC_ALLREDUCE_REDUCE_BCAST;
+            cp.allreduce = run->allreduce;
             a.params = &cp;
             int rc = ftc_init_allreduce(grp[r], &a, NULL);
             if (rc == FTC_EEXCLUDED || rc == FTC_EPEER_FAILED) {
@@ -291,9 +292,11 @@ static const char *case_name(case_t k)
 static void fail(const run_t *run, const char *what)
 {
     failures++;
-    fprintf(stderr, "FAIL %s n=%u victim=%u seed=%" PRIu64 " k=%" PRIu64
-                    " backoff=%u: %s\n", case_name(run->kind), run->n,
-            run->victim, run->seed, run->k, run->backoff, what);
+    fprintf(stderr, "FAIL %s %s n=%u victim=%u seed=%" PRIu64 " k=%" PRIu64
+                    " backoff=%u: %s\n", case_name(run->kind),
+            run->allreduce == FTC_ALLREDUCE_EXCHANGE ? "exchange"
+                                                      : "reduce+bcast",
+            run->n, run->victim, run->seed, run->k, run->backoff, what);
 }
 
 /* Every member but skip delivered every operation once, FTC_OK, with the
@@ -320,9 +323,10 @@ static void check_survivors(const run_t *run, uint32_t skip, uint32_t absent)
 }
 
 /* The keepalive's bounds. The first member to declare the victim failed
- * found it by its own probes: not before the budget of silence. Others
- * may adopt its verdict sooner (failure lists); none is later than the
- * budget. */
+ * found it by its own probes: not before the budget of silence, nor
+ * after it. Others may adopt its verdict sooner (failure lists); none
+ * is later than the budget, plus the one probe (S + P) with which a
+ * member checks a crash it learnt of from a later round. */
 static void check_bounds(const run_t *run)
 {
     char msg[200];
@@ -354,11 +358,16 @@ static void check_bounds(const run_t *run)
         for (uint32_t b = 0; b < NBATCH; b++)
             if (run->batch_at[b] <= d && run->batch_at[b] > from)
                 from = run->batch_at[b];
-        if (d > from + BUDGET_NS + 100 * LATENCY_NS) {
+        /* A member that learns of the crash from a round entered past
+         * the victim checks that word with one probe of its own (core/
+         * monitor.c, ftc_monitor_verify), so that a member cut off from
+         * the group cannot evict healthy ones: S + P more. */
+        uint64_t check = r == first ? 0 : S_NS + P_NS;
+        if (d > from + BUDGET_NS + check + 100 * LATENCY_NS) {
             snprintf(msg, sizeof(msg), "rank %u declared the victim %" PRIu64
                      " ns after the later of its last word and the fault: "
                      "past the budget of %" PRIu64, r, d - from,
-                     (uint64_t)BUDGET_NS);
+                     (uint64_t)BUDGET_NS + check);
             fail(run, msg);
             return;
         }
@@ -445,18 +454,16 @@ static void one(run_t *run)
     }
 }
 
-int main(int argc, char **argv)
+/* Every case, with the allreduce's rounds chosen by algo. */
+static void all_cases(run_t *run, ftc_allreduce_algo_t algo, uint32_t seeds)
 {
-    uint32_t seeds = argc > 1 ? (uint32_t)atoi(argv[1]) : 12;
-    run_t *run = malloc(sizeof(*run));
-    if (run == NULL)
-        return 1;
     for (uint32_t n = 2; n <= NMAX; n++)
         for (uint32_t s = 0; s < seeds; s++)
             for (uint32_t backoff = 0; backoff <= BACKOFF;
                  backoff += BACKOFF) {
                 memset(run, 0, sizeof(*run));
                 *run = (run_t){.kind = CASE_SLOW, .n = n,
+                               .allreduce = algo,
                                .victim = s % n, .backoff = backoff,
                                .seed = 1 + s * 7919 + n};
                 one(run);
@@ -468,6 +475,7 @@ int main(int argc, char **argv)
             for (uint32_t v = 0; v < n; v++) {
                 memset(run, 0, sizeof(*run));
                 *run = (run_t){.kind = CASE_DEAD, .n = n, .victim = v,
+                               .allreduce = algo,
                                .backoff = BACKOFF, .seed = 3 + n,
                                .k = UINT64_MAX};
                 (void)run_stream(run);
@@ -476,6 +484,7 @@ int main(int argc, char **argv)
                      k += k < 2 * BATCH * n ? 1 : 1 + total / 8) {
                     memset(run, 0, sizeof(*run));
                     *run = (run_t){.kind = kind, .n = n, .victim = v,
+                                   .allreduce = algo,
                                    .backoff = BACKOFF, .seed = 3 + n,
                                    .k = k};
                     one(run);
@@ -487,10 +496,60 @@ int main(int argc, char **argv)
             for (uint64_t learn = 0; learn <= 1; learn++) {
                 memset(run, 0, sizeof(*run));
                 *run = (run_t){.kind = CASE_LEARNED, .n = n, .victim = v,
+                               .allreduce = algo,
                                .backoff = BACKOFF, .seed = 11 + n,
                                .k = learn};
                 one(run);
             }
+}
+
+/* "test_detector dead|stopped|report exchange|reduce+bcast N VICTIM K"
+ * repeats one run that a failure printed. */
+static int one_again(run_t *run, char **argv)
+{
+    static const char *kinds[] = {"slow", "stopped", "dead", "report"};
+    memset(run, 0, sizeof(*run));
+    run->kind = CASE_LEARNED;
+    for (case_t k = CASE_STOPPED; k <= CASE_REPORT; k++)
+        if (strcmp(argv[1], kinds[k]) == 0)
+            run->kind = k;
+    run->allreduce = strcmp(argv[2], "exchange") == 0
+                         ? FTC_ALLREDUCE_EXCHANGE
+                         : FTC_ALLREDUCE_REDUCE_BCAST;
+    run->n = (uint32_t)strtoul(argv[3], NULL, 10);
+    run->victim = (uint32_t)strtoul(argv[4], NULL, 10);
+    run->k = strtoull(argv[5], NULL, 10);
+    if (run->kind == CASE_LEARNED || run->n < 2 || run->n > NMAX
+        || run->victim >= run->n) {
+        fprintf(stderr, "usage: test_detector [SEEDS] | "
+                        "dead|stopped|report exchange|reduce+bcast N VICTIM "
+                        "K\n");
+        return 2;
+    }
+    run->backoff = BACKOFF;
+    run->seed = 3 + run->n;
+    one(run);
+    printf("%" PRIu64 " passed, %" PRIu64 " failed\n", runs - failures,
+           failures);
+    return failures != 0;
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t seeds = argc > 1 ? (uint32_t)atoi(argv[1]) : 12;
+    run_t *run = malloc(sizeof(*run));
+    if (run == NULL)
+        return 1;
+    if (argc == 6) {
+        int rc = one_again(run, argv);
+        free(run);
+        return rc;
+    }
+    /* Both allreduce rounds: the exchange (what auto picks for small
+     * groups, any n when asked for) must keep the bounds of the reduce +
+     * bcast rounds. */
+    all_cases(run, FTC_ALLREDUCE_REDUCE_BCAST, seeds);
+    all_cases(run, FTC_ALLREDUCE_EXCHANGE, seeds);
     printf("control (back-off off, the slow schedules): %" PRIu64
            " of %" PRIu64 " runs excluded a live member\n",
            control_excluded, control_runs);

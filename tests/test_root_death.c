@@ -22,6 +22,8 @@
  * of the same run) and 4 hops, while the default suite spreads the
  * reports over 1000 latencies. That needs both halves of the fix in
  * lib/algo/corrected/allreduce.c: adopting the failure of the roots a round passed
+ * (a word that rests on a transport report; one that rests on a timeout
+ * alone is checked first)
  * (else the wait is for the last report, or at least the round-1
  * root's), and nudging the new root (else the round climbs the tree level
  * by level from the first survivor to know, about 2 allreduces and more

@@ -101,6 +101,7 @@ void ftc_context_destroy(ftc_context_t *ctx)
     free(ctx->answers);
     free(ctx->fail_queue);
     free(ctx->failed);
+    free(ctx->timed_out);
     free(ctx);
 }
 
@@ -187,6 +188,32 @@ void ftc_ctx_declare_observed_failed(ftc_context_t *ctx, uint32_t r)
         return;
     ctx->nfailed_observed++;
     ftc_ctx_declare_failed(ctx, r);
+}
+
+bool ftc_ctx_timed_out(const ftc_context_t *ctx, uint32_t r)
+{
+    for (uint32_t i = 0; i < ctx->ntimed_out; i++)
+        if (ctx->timed_out[i] == r)
+            return true;
+    return false;
+}
+
+void ftc_ctx_declare_timed_out(ftc_context_t *ctx, uint32_t r)
+{
+    if (r >= ctx->size || r == ctx->rank || ftc_context_is_failed(ctx, r))
+        return;
+    if (ctx->ntimed_out == ctx->captimed_out) {
+        uint32_t cap = ctx->captimed_out ? ctx->captimed_out * 2 : 8;
+        uint32_t *a = realloc(ctx->timed_out, sizeof(uint32_t) * cap);
+        if (a != NULL) {
+            ctx->timed_out = a;
+            ctx->captimed_out = cap;
+        }
+    }
+    /* (Without memory the word about r goes out unflagged, as before.) */
+    if (ctx->ntimed_out < ctx->captimed_out)
+        ctx->timed_out[ctx->ntimed_out++] = r;
+    ftc_ctx_declare_observed_failed(ctx, r);
 }
 
 void ftc_ctx_become_excluded(ftc_context_t *ctx)

@@ -35,6 +35,10 @@ typedef struct ftc_watch {
     uint32_t backoff;
     uint64_t window;
     uint64_t series_at;     /* when the series' first probe went out */
+    /* Another member claims the peer failed (core/monitor.c,
+     * ftc_monitor_verify): one of refs is the claim's, and the series
+     * is one probe long. */
+    bool verifying;
     /* The operation that first asked, for op-aware keepalives. */
     uint32_t group_id, epoch;
     uint64_t seq;
@@ -64,6 +68,12 @@ struct ftc_context {
      * out, its transport reported it), not learned from others: "mutual
      * suspicion" weighs these (core/dispatch.c). */
     uint32_t nfailed_observed;
+    /* Of those, the ones this process's own keepalive timed out (no
+     * transport report): a word that rests on a timeout alone may come
+     * from a process cut off from the group (core/monitor.c,
+     * ftc_monitor_verify). Few: a list. */
+    uint32_t *timed_out;
+    uint32_t ntimed_out, captimed_out;
     uint32_t *fail_queue;       /* declared, not yet told to operations */
     uint32_t fail_queue_len, fail_queue_cap;
     bool excluded;
@@ -141,6 +151,10 @@ static inline bool ftc_ctx_is_failed(const ftc_context_t *ctx, uint32_t r)
  * current entry point settles. */
 void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r);
 /* The same, for a failure this process observed itself. */
+/* Whether this process's own keepalive timed world rank r out. */
+bool ftc_ctx_timed_out(const ftc_context_t *ctx, uint32_t r);
+/* Declare r failed because this process's own probe of it expired. */
+void ftc_ctx_declare_timed_out(ftc_context_t *ctx, uint32_t r);
 void ftc_ctx_declare_observed_failed(ftc_context_t *ctx, uint32_t r);
 
 /* Seed the context's random stream (core/rng.c). */

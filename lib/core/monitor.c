@@ -134,6 +134,7 @@ void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
     w = &ctx->watches[ctx->nwatches++];
     w->peer = peer;
     w->refs = 1;
+    w->verifying = false;
     w->probing = false;
     w->backoff = 0;
     w->window = 0;
@@ -144,6 +145,36 @@ void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
     w->seq = op->seq;
     if (ctx->ops.watch != NULL)
         ctx->ops.watch(ctx->tp, peer);
+}
+
+/* Why verify and not adopt: the claim may come from a process that is
+ * cut off (it hears nobody, core/cutoff.c) and timed out healthy peers;
+ * adopting it made this process tell those peers again that they were
+ * excluded, and they left (tests/test_cutoff.c). A live peer that hears
+ * answers one probe within its wait; a dead one does not, and costs a
+ * suspect timeout and one probe wait, not the whole series: another
+ * member already watched it through one. The verdict is this process's own, so the peer's cutoff
+ * rule applies to it as to any expired probe. */
+void ftc_monitor_verify(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
+{
+    if (ctx->excluded || ftc_ctx_is_failed(ctx, peer))
+        return;
+    ftc_watch_t *w = watch_find(ctx, peer);
+    if (w != NULL && w->verifying)
+        return;
+    ftc_monitor_acquire(ctx, peer, op);
+    w = watch_find(ctx, peer);
+    if (w == NULL)
+        return; /* no memory: the backend's monitor may still report */
+    w->verifying = true;
+    if (!w->probing) {
+        /* Probe after one suspect timeout, as any watch does: a crash
+         * that the transport reports meanwhile costs no probe. */
+        uint64_t at = sat_add(ctx->ops.now(ctx->tp),
+                              ctx->cfg.suspect_timeout_ns);
+        if (w->deadline > at)
+            w->deadline = at;
+    }
 }
 
 void ftc_monitor_release(ftc_context_t *ctx, uint32_t peer)
@@ -177,6 +208,12 @@ void ftc_monitor_heard(ftc_context_t *ctx, uint32_t peer)
     w->probing = false;
     w->backoff = 0;
     w->deadline = sat_add(ctx->ops.now(ctx->tp), ctx->cfg.suspect_timeout_ns);
+    if (w->verifying) {
+        /* The claim is refuted: drop its reference. */
+        w->verifying = false;
+        if (--w->refs == 0)
+            watch_remove(ctx, w);
+    }
 }
 
 /* Send w's peer a probe that waits window: about the oldest operation
@@ -229,7 +266,8 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
             i++;
             continue;
         }
-        if (w->probing && w->backoff < ctx->cfg.probe_backoff) {
+        if (w->probing && w->backoff < ctx->cfg.probe_backoff
+            && !w->verifying) {
             /* Unanswered, observed: wait twice as long. Not another
              * probe: channels are reliable, so the one sent is answered
              * if the peer lives, and a stopped peer would find a burst of
@@ -262,7 +300,7 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
             uint32_t peer = w->peer;
             (void)ftc_ctx_send_control_ex(ctx, peer, FTC_MSG_EXCLUDED, NULL,
                                           0, 0, FTC_EXCLUDED_PROBE_EXPIRED);
-            ftc_ctx_declare_observed_failed(ctx, peer);
+            ftc_ctx_declare_timed_out(ctx, peer);
             continue;
         }
         w->backoff = 0;

@@ -13,6 +13,12 @@
 /* An operation starts / stops waiting on world rank peer. */
 void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op);
 void ftc_monitor_release(ftc_context_t *ctx, uint32_t peer);
+/* Another member's word that peer failed, which this process has not
+ * seen itself (an allreduce round entered past that peer as root): probe
+ * peer after suspect_timeout_ns unless it is heard from first, and declare
+ * it failed only if that one probe goes unanswered for probe_timeout_ns
+ * (core/monitor.c). */
+void ftc_monitor_verify(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op);
 /* Any message from peer shows it is alive. */
 void ftc_monitor_heard(ftc_context_t *ctx, uint32_t peer);
 /* Probe or declare expired watches. */

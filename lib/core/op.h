@@ -61,6 +61,9 @@ struct ftc_cop {
     ftc_coll_t coll;
     ftc_coll_args_t args;   /* sendbuf is not used after init */
     uint32_t signature;
+    /* Family flags every message of the operation carries
+     * (ftc_cop_header), for what the family says about all of them. */
+    uint16_t wire_flags;
     size_t nbytes;          /* count * element size */
 
     bool delivered;         /* completion queued (or already called) */

@@ -62,6 +62,7 @@ void ftc_cop_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
     hdr->seq = op->seq;
     hdr->word = word;
     hdr->signature = op->signature;
+    hdr->flags = op->wire_flags;
 }
 
 /* Encode and hand to the transport, or to the segment queue (a payload

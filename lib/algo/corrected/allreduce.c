@@ -19,6 +19,11 @@
  *  - A process that delivered keeps answering later rounds of the
  *    operation (lazily: it joins when a message or probe of a later round
  *    reaches it), contributing its input and its accepted value.
+ *  - A value accepted in round r - 1 is the only proposal round r can
+ *    make (no later round has proposed, and a round has one value): a
+ *    reduce part of round r that holds one sends it up at once, and the
+ *    root proposes it, without waiting for the other contributions
+ *    (reduce_part.c, accepted_decides).
  *
  * So every process that delivers, delivers the same value, whichever roots
  * fail and when. Rounds advance only when a root is confirmed failed, so
@@ -40,6 +45,7 @@
 #include "algo/corrected/bcast_part.h"
 #include "algo/corrected/exchange_part.h"
 #include "algo/corrected/reduce_part.h"
+#include "core/monitor.h"
 
 typedef struct allreduce_op {
     ftc_cop_t base;
@@ -54,6 +60,11 @@ typedef struct allreduce_op {
     bool tell_root;         /* moved on by our own knowledge of a failed
                                root, or entered a round after the
                                exchange: nudge the new round's root */
+    /* The message that pulled this process into a later round rests on
+     * a keepalive timeout of its sender's (FTC_CORR_WF_TIMED_OUT), or
+     * came as a probe's answer: check the roots it passed. */
+    bool pull_check;
+    uint32_t pulled_by;     /* its sender (group rank), or UINT32_MAX */
     bool rp_live, bp_live, xp_live;
     ftc_exchange_part_t xp;
     ftc_reduce_part_t rp;
@@ -313,24 +324,58 @@ static void nudge_children(allreduce_op_t *a)
 }
 
 /* Being in round r means the roots of rounds 0 .. r-1 were declared
- * failed: a round moves on only past a root that some process declared
- * failed, through the monitor or its transport, and that declaration is
- * final for the whole group (docs/semantics.md). So adopt it, as this
- * process adopts a deciding root's failure list. Without this, a process
- * pulled into round r by a message waits for a dead root of an earlier
- * round (its up-correction peer or tree child in round r) until its OWN
- * transport reports the death: with per-process keepalives (UCX shared
- * memory) the round's delivery then waits for the last survivor's report
- * instead of the first. */
-static void declare_passed_roots_failed(allreduce_op_t *a, uint32_t r)
+ * failed by some process: a round moves on only past a root that some
+ * process declared failed, through the monitor or its transport, and
+ * that declaration is final for the whole group (docs/semantics.md).
+ * Adopting it saves a process pulled into round r by a message from
+ * waiting for a dead root of an earlier round (its up-correction peer or
+ * tree child in round r) until its OWN transport reports the death: with
+ * per-process keepalives (UCX shared memory) the round's delivery would
+ * wait for the last survivor's report instead of the first.
+ *
+ * But a word that rests only on its sender's keepalive timing the root
+ * out (FTC_CORR_WF_TIMED_OUT) may come from a process cut off from the
+ * group: it hears nobody and timed out healthy roots, and adopting its
+ * word made this process exclude them (tests/test_cutoff.c). Such a word
+ * is checked instead: one probe after a suspect timeout, the root failed
+ * if it goes unanswered (core/monitor.c, ftc_monitor_verify). A live
+ * root answers and stays; a dead one costs S + P more here, not a whole
+ * series. A transport's report is adopted at once, as before. */
+static void verify_passed_roots(allreduce_op_t *a, uint32_t r)
 {
     ftc_group_t *g = a->base.group;
     for (uint32_t past = a->shift; past < r && past < g->n + a->shift;
          past++) {
         uint32_t root = root_of(a, past);
-        if (root != g->me)
-            ftc_ctx_declare_failed(g->ctx, ftc_group_world_rank(g, root));
+        /* A passed root that sent the message that pulled us is alive. */
+        if (root == g->me || root == a->pulled_by)
+            continue;
+        uint32_t w = ftc_group_world_rank(g, root);
+        if (a->pull_check)
+            ftc_monitor_verify(g->ctx, w, &a->base);
+        else
+            ftc_ctx_declare_failed(g->ctx, w);
     }
+}
+
+/* Whether this process's word that the roots before round r failed rests
+ * on a keepalive timeout alone (its own, or one it is still checking):
+ * then every message of the round says so. */
+static bool passed_roots_timed_out(const allreduce_op_t *a, uint32_t r)
+{
+    ftc_group_t *g = a->base.group;
+    for (uint32_t past = a->shift; past < r && past < g->n + a->shift;
+         past++) {
+        uint32_t root = root_of(a, past);
+        /* Passed ourselves: somebody's word that we failed, surely not a
+         * transport's. */
+        if (root == g->me)
+            return true;
+        uint32_t w = ftc_group_world_rank(g, root);
+        if (ftc_ctx_timed_out(g->ctx, w) || !ftc_context_is_failed(g->ctx, w))
+            return true;
+    }
+    return false;
 }
 
 static void enter_round(allreduce_op_t *a, uint32_t r)
@@ -338,8 +383,10 @@ static void enter_round(allreduce_op_t *a, uint32_t r)
     ftc_cop_t *op = &a->base;
     uint32_t n = op->group->n;
     end_round(a);
-    declare_passed_roots_failed(a, r);
+    verify_passed_roots(a, r);
     a->round = r;
+    a->base.wire_flags = passed_roots_timed_out(a, r)
+                             ? (uint16_t)FTC_CORR_WF_TIMED_OUT : 0;
     if (r >= n + a->shift) {
         /* Every member was tried as root: more than n-1 failed roots. */
         if (!op->delivered)
@@ -419,6 +466,9 @@ static void settle_rounds(allreduce_op_t *a)
 {
     while (!a->base.finished && a->want_round > a->round)
         enter_round(a, a->want_round);
+    /* (The check holds for every round one message moves us through.) */
+    a->pull_check = false;
+    a->pulled_by = UINT32_MAX;
     if (a->tell_root)
         nudge_root(a);
 }
@@ -437,6 +487,8 @@ static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
     }
     if (hdr->word > a->round) {
         a->want_round = hdr->word;
+        a->pull_check = (hdr->flags & FTC_CORR_WF_TIMED_OUT) != 0;
+        a->pulled_by = grank;
         settle_rounds(a);
         if (op->finished)
             return;
@@ -515,10 +567,12 @@ static void ar_on_send_done(ftc_cop_t *op)
 static void ar_on_peer_round(ftc_cop_t *op, uint32_t grank, uint32_t round)
 {
     allreduce_op_t *a = (allreduce_op_t *)op;
-    (void)grank;
     if (round > a->round && round < op->group->n + a->shift
-        && round > a->want_round)
+        && round > a->want_round) {
         a->want_round = round;
+        a->pull_check = true; /* a probe's answer says nothing of why */
+        a->pulled_by = grank;
+    }
     settle_rounds(a);
 }
 
@@ -592,6 +646,7 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         memcpy(a->input, args->sendbuf, a->base.nbytes);
     a->root0 = args->root;
     a->shift = exchange ? 1 : 0;
+    a->pulled_by = UINT32_MAX;
     ftc_cop_register(&a->base);
     enter_round(a, 0);
     settle_rounds(a);

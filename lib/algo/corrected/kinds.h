@@ -26,8 +26,12 @@ enum {
     FTC_CORR_WF_LEFT = 1u << 9,     /* CORRECT travelling to lower ranks */
     FTC_CORR_WF_RIGHT = 1u << 10,   /* CORRECT travelling to higher ranks */
     FTC_CORR_WF_ACCEPTED = 1u << 11, /* allreduce: carries an accepted value */
+    /* allreduce: the sender passed a root it knows failed only from its
+     * own keepalive's timeout (the receiver checks it, allreduce.c) */
+    FTC_CORR_WF_TIMED_OUT = 1u << 12,
     FTC_CORR_WF_ALL = FTC_CORR_WF_SUBTREE_FAILED | FTC_CORR_WF_LEFT
                       | FTC_CORR_WF_RIGHT | FTC_CORR_WF_ACCEPTED
+                      | FTC_CORR_WF_TIMED_OUT
 };
 
 /* A kind and family flags of this family (the operations' msg_valid). */

@@ -207,10 +207,32 @@ static void root_try_decide(ftc_reduce_part_t *rp)
         finish(rp, FTC_ETOO_MANY_FAILURES);
 }
 
+/* A value accepted in the round just before this one (ours, or a
+ * contribution's) is the only proposal this round can make: nobody can
+ * have accepted one from a later round before this round proposes, and
+ * a round has one value. So the rest of the reduce cannot change the
+ * proposal, and waiting for it would only wait on peers: on a member
+ * that failed before this process learnt of it (its exchange input
+ * reached us, another member's timeout sent the group here), for a
+ * whole detector budget from this round's start, on top of the one that
+ * sent the group here. */
+static bool accepted_decides(const ftc_reduce_part_t *rp)
+{
+    return rp->acc.has && rp->acc.round + 1 == rp->round;
+}
+
 static void try_progress(ftc_reduce_part_t *rp)
 {
     if (rp->done || rp->abandoned)
         return;
+    if (accepted_decides(rp)) {
+        /* The value part may miss inputs: say so, the accepted block is
+         * what the root uses. */
+        if (rp->parent >= 0)
+            send_up(rp, rp->group_pending > 0 || rp->child_pending > 0);
+        finish(rp, FTC_OK);
+        return;
+    }
     if (rp->parent < 0) {
         root_try_decide(rp);
         return;
