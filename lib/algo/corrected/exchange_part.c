@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "algo/corrected/exchange_part.h"
+#include "core/context.h"
 
 static uint32_t world_of(const ftc_exchange_part_t *xp, uint32_t grank)
 {
@@ -37,7 +38,7 @@ int ftc_exchange_part_start(ftc_exchange_part_t *xp, ftc_cop_t *op,
     if (op->nbytes >= FTC_EXCHANGE_PART_OWN_BYTES) {
         /* (n = 1: one byte, so that NULL still means no memory.) */
         bool fits = g->n < 2 || op->nbytes <= SIZE_MAX / (g->n - 1);
-        xp->heap = fits ? malloc(slots > 0 ? slots : 1) : NULL;
+        xp->heap = fits ? ftc_bulk_get(g->ctx, slots) : NULL;
         xp->inputs = xp->heap;
     } else {
         xp->inputs = ftc_cop_alloc(op, slots);
@@ -121,7 +122,7 @@ void ftc_exchange_part_free(ftc_exchange_part_t *xp)
 {
     if (xp->heap == NULL)
         return;
-    free(xp->heap);
+    ftc_bulk_put(xp->op->group->ctx, xp->heap);
     xp->heap = NULL;
     xp->inputs = NULL;
 }

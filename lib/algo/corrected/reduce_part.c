@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "algo/corrected/reduce_part.h"
+#include "core/context.h"
 
 int ftc_accepted_merge(ftc_cop_t *op, ftc_accepted_t *a, uint32_t round,
                        const uint8_t *blob, uint32_t len)
@@ -174,7 +175,8 @@ static void release_waits(ftc_reduce_part_t *rp);
  * messages are bookkeeping, and sends copied what they carry). */
 static void release_values(ftc_reduce_part_t *rp)
 {
-    free(rp->values);
+    if (rp->values != NULL)
+        ftc_bulk_put(rp->op->group->ctx, rp->values);
     rp->values = NULL;
     rp->v = rp->cv = rp->cand = rp->result = NULL;
 }
@@ -287,7 +289,7 @@ int ftc_reduce_part_start(ftc_reduce_part_t *rp, ftc_cop_t *op,
             memset(rp, 0, sizeof(*rp));
             return FTC_ENOMEM;
         }
-        rp->values = malloc(nvals * nb);
+        rp->values = ftc_bulk_get(g->ctx, nvals * nb);
         if (rp->values != NULL) {
             rp->v = rp->values;
             rp->cv = rp->values + nb;
@@ -309,7 +311,7 @@ int ftc_reduce_part_start(ftc_reduce_part_t *rp, ftc_cop_t *op,
     if (rp->v == NULL || rp->cv == NULL || rp->peers == NULL
         || rp->peer_state == NULL
         || (rp->parent < 0 && (rp->cand == NULL || rp->result == NULL))) {
-        free(rp->values);
+        release_values(rp);
         memset(rp, 0, sizeof(*rp));
         return FTC_ENOMEM;
     }
@@ -326,7 +328,7 @@ int ftc_reduce_part_start(ftc_reduce_part_t *rp, ftc_cop_t *op,
                                                * (rp->ngroup + rp->nchildren));
         uint8_t *state = ftc_cop_zalloc(op, rp->ngroup + rp->nchildren);
         if (peers == NULL || state == NULL) {
-            free(rp->values);
+            release_values(rp);
             memset(rp, 0, sizeof(*rp));
             return FTC_ENOMEM;
         }
