@@ -96,6 +96,7 @@ void ftc_context_destroy(ftc_context_t *ctx)
             ctx->ops.unwatch(ctx->tp, ctx->watches[i].peer);
     ftc_send_free_all(ctx);
     ftc_segment_destroy(ctx);
+    ftc_bulk_pool_free(ctx);
     ftc_pending_free_list(ctx->orphans);
     free(ctx->watches);
     free(ctx->answers);

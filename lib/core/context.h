@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "ftcoll/ftcoll.h"
+#include "core/bulk_pool.h"
 
 /* Internal: hidden from the shared library and marked so in libftcoll.a
  * (docs/architecture.md, "Internal names"). */
@@ -102,6 +103,8 @@ struct ftc_context {
      * (FTC_SEND_INLINE), so the next one reuses it instead of a malloc
      * and a free per message. */
     struct ftc_send_rec *spare_send;
+    /* Large blocks given back, for the next large value. */
+    ftc_bulk_pool_t bulk;
 
     ftc_cop_t *done_head, *done_tail;
     ftc_cop_t *cont_head;

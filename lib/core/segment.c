@@ -56,14 +56,10 @@ typedef struct ftc_seg_state {
     seg_peer_t *peers;
     uint32_t next_id;
     size_t held;            /* bytes in partial messages */
-    /* The last large buffers given back, one each way, for the next
-     * message: a stream of large collectives then reuses memory whose
-     * pages are already mapped, instead of faulting in a fresh mmap per
-     * message (glibc maps blocks of 32 MiB and more afresh each time),
-     * which was most of what a 32 MiB allreduce cost a loaded host. */
-    seg_msg_t *spare_msg;
-    uint8_t *spare_buf;
-    size_t spare_buf_cap;
+    /* Large queue and reassembly buffers come from and go back to the
+     * context's pool (core/bulk_pool.h): a stream of large collectives
+     * then reuses memory whose pages are already mapped. */
+    ftc_context_t *ctx;
     seg_parked_t *parked_head, *parked_tail;
 } ftc_seg_state_t;
 
@@ -113,6 +109,7 @@ static seg_peer_t *peer_get(ftc_context_t *ctx, uint32_t peer)
         ctx->seg = calloc(1, sizeof(ftc_seg_state_t));
         if (ctx->seg == NULL)
             return NULL;
+        ctx->seg->ctx = ctx;
     }
     seg_peer_t *p = peer_find(ctx, peer);
     if (p != NULL)
@@ -139,57 +136,36 @@ bool ftc_segment_wanted(const ftc_context_t *ctx, uint32_t dest,
     return p != NULL && p->head != NULL;
 }
 
-/* A queued message's memory, from the spare if it is big enough. */
+/* A queued message's memory (cap: the bytes after the struct). */
 static seg_msg_t *msg_get(ftc_seg_state_t *st, size_t len)
 {
-    seg_msg_t *m = st->spare_msg;
-    if (m != NULL && m->cap >= len) {
-        st->spare_msg = NULL;
-        return m;
-    }
-    m = malloc(sizeof(*m) + len);
+    if (len > SIZE_MAX - sizeof(seg_msg_t))
+        return NULL;
+    seg_msg_t *m = ftc_bulk_get(st->ctx, sizeof(*m) + len);
     if (m != NULL)
         m->cap = len;
     return m;
 }
 
-/* Keep the larger of m and the spare (small ones are not worth it). */
 static void msg_put(ftc_seg_state_t *st, seg_msg_t *m)
 {
-    if (m->cap < ((size_t)1 << 20)) {
-        free(m);
-        return;
-    }
-    if (st->spare_msg != NULL && st->spare_msg->cap >= m->cap) {
-        free(m);
-        return;
-    }
-    free(st->spare_msg);
-    st->spare_msg = m;
+    ftc_bulk_put(st->ctx, m);
 }
 
 static uint8_t *buf_get(ftc_seg_state_t *st, size_t len)
 {
-    if (st->spare_buf != NULL && st->spare_buf_cap >= len) {
-        uint8_t *b = st->spare_buf;
-        st->spare_buf = NULL;
-        return b;
-    }
-    return malloc(len > 0 ? len : 1);
+    return ftc_bulk_get(st->ctx, len);
 }
 
+/* b is from buf_get (len: what it was asked for). */
 static void buf_put(ftc_seg_state_t *st, uint8_t *b, size_t len)
 {
-    if (b == NULL)
-        return;
-    if (st == NULL || len < ((size_t)1 << 20)
-        || (st->spare_buf != NULL && st->spare_buf_cap >= len)) {
-        free(b);
+    (void)len;
+    if (st == NULL) {
+        ftc_bulk_free(b);
         return;
     }
-    free(st->spare_buf);
-    st->spare_buf = b;
-    st->spare_buf_cap = len;
+    ftc_bulk_put(st->ctx, b);
 }
 
 void ftc_segment_release(ftc_context_t *ctx, uint8_t *whole, size_t len)
@@ -440,7 +416,7 @@ int ftc_segment_park(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
     seg_parked_t *q = p != NULL ? malloc(sizeof(*q)) : NULL;
     uint8_t *buf = whole;
     if (q != NULL && buf == NULL) {
-        buf = malloc(hdr->payload_len > 0 ? hdr->payload_len : 1);
+        buf = ftc_bulk_get(ctx, hdr->payload_len);
         if (buf != NULL && hdr->payload_len > 0)
             memcpy(buf, payload, hdr->payload_len);
     }
@@ -497,8 +473,6 @@ void ftc_segment_destroy(ftc_context_t *ctx)
         free(p);
     }
     parked_drop(st, UINT32_MAX);
-    free(st->spare_msg);
-    free(st->spare_buf);
     free(st);
     ctx->seg = NULL;
 }

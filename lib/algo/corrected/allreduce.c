@@ -123,11 +123,17 @@ static bool ar_valid(ftc_bcast_part_t *bp, const uint8_t *blob, uint32_t len)
 }
 
 /* Accept blob (a broadcast payload, checked) in the current round, and
- * deliver it if this process has not delivered yet. */
-static void accept(allreduce_op_t *a, const uint8_t *blob, uint32_t len)
+ * deliver it if this process has not delivered yet. stable: blob is the
+ * operation's memory, never written again (the broadcast part's value):
+ * the accepted value refers to it instead of copying it, so that a
+ * delivered allreduce, which lingers, holds its value once. */
+static void accept(allreduce_op_t *a, uint8_t *blob, uint32_t len, bool stable)
 {
     ftc_cop_t *op = &a->base;
-    (void)ftc_accepted_merge(op, &a->mine, a->round, blob, len);
+    if (stable)
+        ftc_accepted_refer(&a->mine, a->round, blob, len);
+    else
+        (void)ftc_accepted_merge(op, &a->mine, a->round, blob, len);
     if (op->delivered)
         return; /* a holder re-accepting the same value in a later round */
     int32_t st;
@@ -179,7 +185,7 @@ static void accept(allreduce_op_t *a, const uint8_t *blob, uint32_t len)
 
 static void ar_on_value(ftc_bcast_part_t *bp)
 {
-    accept(bp->owner, bp->blob, bp->len);
+    accept(bp->owner, bp->blob, bp->len, true);
 }
 
 /* Round 0 of the exchange: with every input here, accept their
@@ -214,7 +220,7 @@ static void try_exchange_value(allreduce_op_t *a)
     memcpy(blob + 8, &fc, 4);
     ftc_exchange_part_reduce(&a->xp, blob + BLOB_HEAD);
     a->base.comp.stats.root_subtree = 0;
-    accept(a, blob, len);
+    accept(a, blob, len, blob != small);
 }
 
 static void ar_on_root_failed(ftc_bcast_part_t *bp)
@@ -290,6 +296,7 @@ static void end_round(allreduce_op_t *a)
 {
     if (a->xp_live) {
         ftc_exchange_part_destroy(&a->xp);
+        ftc_exchange_part_free(&a->xp);
         a->xp_live = false;
     }
     if (a->rp_live) {
@@ -591,8 +598,10 @@ static uint32_t ar_current_round(const ftc_cop_t *op)
 static void ar_destroy(ftc_cop_t *op)
 {
     allreduce_op_t *a = (allreduce_op_t *)op;
-    if (a->xp_live)
+    if (a->xp_live) {
         ftc_exchange_part_destroy(&a->xp);
+        ftc_exchange_part_free(&a->xp);
+    }
     if (a->rp_live)
         ftc_reduce_part_destroy(&a->rp);
     if (a->bp_live)
@@ -622,14 +631,14 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     const ftc_corrected_params_t *params = &resolved;
     bool exchange = params->allreduce == FTC_ALLREDUCE_EXCHANGE;
     /* Room for a failure-free run: input, the first round's parts (the
-     * exchange, or reduce and broadcast), the value accepted. */
+     * exchange, or reduce and broadcast). The value accepted is the
+     * broadcast part's or the exchange's own (accept(): not copied),
+     * except an exchange value small enough to be built on the stack. */
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     size_t blob = BLOB_HEAD + nbytes; /* status, no failures, the value */
-    size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1)
-                   + ftc_mem_round(blob);
+    size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1);
     if (exchange)
-        space += ftc_exchange_part_space(nbytes, g)
-                 + (blob > 256 ? ftc_mem_round(blob) : 0);
+        space += ftc_exchange_part_space(nbytes, g) + ftc_mem_round(blob);
     else
         space += ftc_reduce_part_space(args, nbytes, g, args->root)
                  + ftc_bcast_part_space(args, params, g, blob);

@@ -1,17 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "algo/corrected/exchange_part.h"
+#include "core/context.h"
 
 static uint32_t world_of(const ftc_exchange_part_t *xp, uint32_t grank)
 {
     return ftc_group_world_rank(xp->op->group, grank);
 }
 
+/* The slot of a member other than me. */
+static uint8_t *slot(const ftc_exchange_part_t *xp, uint32_t grank)
+{
+    uint32_t i = grank < xp->me ? grank : grank - 1;
+    return xp->inputs + (size_t)i * xp->op->nbytes;
+}
+
 size_t ftc_exchange_part_space(size_t nbytes, const ftc_group_t *g)
 {
-    return ftc_mem_round((size_t)g->n * (nbytes > 0 ? nbytes : 1))
-           + ftc_mem_round(g->n);
+    size_t slots = nbytes >= FTC_EXCHANGE_PART_OWN_BYTES
+                       ? 0 : (size_t)(g->n - 1) * (nbytes > 0 ? nbytes : 1);
+    return ftc_mem_round(slots) + ftc_mem_round(g->n);
 }
 
 int ftc_exchange_part_start(ftc_exchange_part_t *xp, ftc_cop_t *op,
@@ -22,12 +33,21 @@ int ftc_exchange_part_start(ftc_exchange_part_t *xp, ftc_cop_t *op,
     xp->op = op;
     xp->n = g->n;
     xp->me = g->me;
-    xp->inputs = ftc_cop_alloc(op, (size_t)g->n * op->nbytes);
+    xp->input = input;
+    size_t slots = (size_t)(g->n - 1) * op->nbytes;
+    if (op->nbytes >= FTC_EXCHANGE_PART_OWN_BYTES) {
+        /* (n = 1: one byte, so that NULL still means no memory.) */
+        bool fits = g->n < 2 || op->nbytes <= SIZE_MAX / (g->n - 1);
+        xp->heap = fits ? ftc_bulk_get(g->ctx, slots) : NULL;
+        xp->inputs = xp->heap;
+    } else {
+        xp->inputs = ftc_cop_alloc(op, slots);
+    }
     xp->got = ftc_cop_zalloc(op, g->n);
-    if (xp->inputs == NULL || xp->got == NULL)
+    if (xp->inputs == NULL || xp->got == NULL) {
+        ftc_exchange_part_free(xp);
         return FTC_ENOMEM;
-    if (op->nbytes > 0)
-        memcpy(xp->inputs + (size_t)g->me * op->nbytes, input, op->nbytes);
+    }
     xp->got[g->me] = 1;
     xp->pending = g->n - 1;
     for (uint32_t r = 0; r < g->n && !xp->missing; r++)
@@ -66,8 +86,7 @@ void ftc_exchange_part_on_msg(ftc_exchange_part_t *xp,
     if (xp->got[grank])
         return; /* a duplicate: the first copy is the input */
     if (xp->op->nbytes > 0)
-        memcpy(xp->inputs + (size_t)grank * xp->op->nbytes, payload,
-               xp->op->nbytes);
+        memcpy(slot(xp, grank), payload, xp->op->nbytes);
     xp->got[grank] = 1;
     xp->pending--;
     if (xp->watching)
@@ -84,16 +103,28 @@ void ftc_exchange_part_on_failed(ftc_exchange_part_t *xp, uint32_t grank)
     ftc_exchange_part_destroy(xp);
 }
 
-void ftc_exchange_part_reduce(const ftc_exchange_part_t *xp, uint8_t *out)
+void ftc_exchange_part_reduce(ftc_exchange_part_t *xp, uint8_t *out)
 {
     const ftc_coll_args_t *a = &xp->op->args;
     size_t nb = xp->op->nbytes;
-    if (nb == 0)
+    if (nb > 0) {
+        memcpy(out, xp->me == 0 ? xp->input : slot(xp, 0), nb);
+        for (uint32_t r = 1; r < xp->n; r++)
+            (void)ftc_reduce_local(out, r == xp->me ? xp->input : slot(xp, r),
+                                   a->count, a->dtype, a->op, a->user_fn,
+                                   a->user_arg);
+    }
+    /* Complete: every later copy is a duplicate, never stored. */
+    ftc_exchange_part_free(xp);
+}
+
+void ftc_exchange_part_free(ftc_exchange_part_t *xp)
+{
+    if (xp->heap == NULL)
         return;
-    memcpy(out, xp->inputs, nb);
-    for (uint32_t r = 1; r < xp->n; r++)
-        (void)ftc_reduce_local(out, xp->inputs + (size_t)r * nb, a->count,
-                               a->dtype, a->op, a->user_fn, a->user_arg);
+    ftc_bulk_put(xp->op->group->ctx, xp->heap);
+    xp->heap = NULL;
+    xp->inputs = NULL;
 }
 
 void ftc_exchange_part_destroy(ftc_exchange_part_t *xp)

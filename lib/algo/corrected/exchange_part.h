@@ -10,7 +10,8 @@
  * The part only gathers; what to do with a missing input (the fallback
  * to the reduce + bcast rounds) is the allreduce's business.
  *
- * State: n inputs and n flags, in the operation's memory.
+ * State: n - 1 inputs (the others') and n flags, in the operation's
+ * memory for a small value.
  */
 #ifndef FTC_LIB_EXCHANGE_PART_H
 #define FTC_LIB_EXCHANGE_PART_H
@@ -19,11 +20,18 @@
 #include "algo/corrected/corrected.h"
 
 #pragma GCC visibility push(hidden)
+#define FTC_EXCHANGE_PART_OWN_BYTES ((size_t)64 << 10)
 
 typedef struct ftc_exchange_part {
     ftc_cop_t *op;
     uint32_t n, me;         /* group ranks */
-    uint8_t *inputs;        /* n slots of op->nbytes, by group rank */
+    const uint8_t *input;   /* this process's (the operation's copy) */
+    /* n - 1 slots of op->nbytes, the others' inputs by group rank (me
+     * has none). From FTC_EXCHANGE_PART_OWN_BYTES on, a block of their
+     * own (heap), freed once reduced: a delivered allreduce lingers, and
+     * needs none of them any more. */
+    uint8_t *inputs;
+    uint8_t *heap;
     uint8_t *got;           /* n flags: input in its slot */
     uint32_t pending;       /* inputs still to come */
     /* A member failed before its input arrived here: this process can
@@ -50,11 +58,15 @@ static inline bool ftc_exchange_part_complete(const ftc_exchange_part_t *xp)
 }
 
 /* out = input 0 (op) input 1 (op) ... (op) input n-1, in that order.
- * Only once complete. */
-void ftc_exchange_part_reduce(const ftc_exchange_part_t *xp, uint8_t *out);
+ * Only once complete. The others' inputs are then released: later
+ * messages of the exchange are duplicates, which are not stored. */
+void ftc_exchange_part_reduce(ftc_exchange_part_t *xp, uint8_t *out);
 
-/* Stop waiting: release the watches still held. */
+/* Stop waiting: release the watches still held. The inputs are the
+ * operation's memory or freed by ftc_exchange_part_free. */
 void ftc_exchange_part_destroy(ftc_exchange_part_t *xp);
+/* Free the inputs' own block, if any (when the operation goes). */
+void ftc_exchange_part_free(ftc_exchange_part_t *xp);
 
 /* Bytes of operation memory ftc_exchange_part_start takes. */
 size_t ftc_exchange_part_space(size_t nbytes, const ftc_group_t *g);

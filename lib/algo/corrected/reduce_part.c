@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "algo/corrected/reduce_part.h"
+#include "core/context.h"
 
 int ftc_accepted_merge(ftc_cop_t *op, ftc_accepted_t *a, uint32_t round,
                        const uint8_t *blob, uint32_t len)
@@ -23,6 +24,18 @@ int ftc_accepted_merge(ftc_cop_t *op, ftc_accepted_t *a, uint32_t round,
     a->round = round;
     a->has = true;
     return FTC_OK;
+}
+
+void ftc_accepted_refer(ftc_accepted_t *a, uint32_t round, uint8_t *blob,
+                        uint32_t len)
+{
+    if (a->has && a->round >= round)
+        return;
+    a->blob = blob;
+    a->cap = 0;
+    a->len = len;
+    a->round = round;
+    a->has = true;
 }
 
 void ftc_accepted_clear(ftc_accepted_t *a)
@@ -158,6 +171,16 @@ static void send_up(ftc_reduce_part_t *rp, bool force_failed)
 
 static void release_waits(ftc_reduce_part_t *rp);
 
+/* Once done or abandoned nothing reads v, cv, cand or result (later
+ * messages are bookkeeping, and sends copied what they carry). */
+static void release_values(ftc_reduce_part_t *rp)
+{
+    if (rp->values != NULL)
+        ftc_bulk_put(rp->op->group->ctx, rp->values);
+    rp->values = NULL;
+    rp->v = rp->cv = rp->cand = rp->result = NULL;
+}
+
 static void finish(ftc_reduce_part_t *rp, int status)
 {
     if (rp->done)
@@ -167,6 +190,9 @@ static void finish(ftc_reduce_part_t *rp, int status)
      * others (their messages are bookkeeping from now on). */
     release_waits(rp);
     rp->done_cb(rp, status);
+    /* (The callback may have destroyed rp: then values is NULL.) */
+    if (rp->values != NULL)
+        release_values(rp);
 }
 
 static void root_try_decide(ftc_reduce_part_t *rp)
@@ -279,17 +305,35 @@ int ftc_reduce_part_start(ftc_reduce_part_t *rp, ftc_cop_t *op,
     /* Exact for I(f)-trees: no counting pass. */
     uint32_t nch = ftc_tree_children_bound(&rp->tree, rp->n);
     size_t nb = op->nbytes;
-    rp->v = ftc_cop_alloc(op, nb);
-    rp->cv = ftc_cop_alloc(op, nb);
+    if (nb >= FTC_REDUCE_PART_OWN_BYTES) {
+        size_t nvals = rp->parent < 0 ? 4 : 2;
+        if (nb > SIZE_MAX / nvals) {
+            memset(rp, 0, sizeof(*rp));
+            return FTC_ENOMEM;
+        }
+        rp->values = ftc_bulk_get(g->ctx, nvals * nb);
+        if (rp->values != NULL) {
+            rp->v = rp->values;
+            rp->cv = rp->values + nb;
+            if (rp->parent < 0) {
+                rp->cand = rp->values + 2 * nb;
+                rp->result = rp->values + 3 * nb;
+            }
+        }
+    } else {
+        rp->v = ftc_cop_alloc(op, nb);
+        rp->cv = ftc_cop_alloc(op, nb);
+        if (rp->parent < 0) {
+            rp->cand = ftc_cop_alloc(op, nb);
+            rp->result = ftc_cop_alloc(op, nb);
+        }
+    }
     rp->peers = ftc_cop_alloc(op, sizeof(uint32_t) * (gmax + nch));
     rp->peer_state = ftc_cop_zalloc(op, gmax + nch);
-    if (rp->parent < 0) {
-        rp->cand = ftc_cop_alloc(op, nb);
-        rp->result = ftc_cop_alloc(op, nb);
-    }
     if (rp->v == NULL || rp->cv == NULL || rp->peers == NULL
         || rp->peer_state == NULL
         || (rp->parent < 0 && (rp->cand == NULL || rp->result == NULL))) {
+        release_values(rp);
         memset(rp, 0, sizeof(*rp));
         return FTC_ENOMEM;
     }
@@ -306,6 +350,7 @@ int ftc_reduce_part_start(ftc_reduce_part_t *rp, ftc_cop_t *op,
                                                * (rp->ngroup + rp->nchildren));
         uint8_t *state = ftc_cop_zalloc(op, rp->ngroup + rp->nchildren);
         if (peers == NULL || state == NULL) {
+            release_values(rp);
             memset(rp, 0, sizeof(*rp));
             return FTC_ENOMEM;
         }
@@ -498,13 +543,15 @@ void ftc_reduce_part_abandon(ftc_reduce_part_t *rp)
         send_up(rp, true);
     rp->abandoned = true;
     release_waits(rp);
+    release_values(rp);
 }
 
 void ftc_reduce_part_destroy(ftc_reduce_part_t *rp)
 {
-    /* Buffers are the operation's memory and go with it; the failure
-     * list grows by realloc. */
+    /* Other buffers are the operation's memory and go with it; the
+     * failure list grows by realloc. */
     release_waits(rp);
+    release_values(rp);
     free(rp->fails);
     memset(rp, 0, sizeof(*rp));
 }
@@ -514,7 +561,9 @@ size_t ftc_reduce_part_space(const ftc_coll_args_t *args, size_t nbytes,
 {
     ftc_tree_t tree = {.kind = FTC_TREE_IF, .k = args->f};
     size_t peers = (size_t)args->f + 2 + ftc_tree_children_bound(&tree, g->n);
-    size_t nb = ftc_mem_round(nbytes > 0 ? nbytes : 1);
+    /* Large working values are not the operation's memory. */
+    size_t nb = nbytes >= FTC_REDUCE_PART_OWN_BYTES
+                    ? 0 : ftc_mem_round(nbytes > 0 ? nbytes : 1);
     size_t s = 2 * nb + ftc_mem_round(sizeof(uint32_t) * peers)
                + ftc_mem_round(peers);
     if (g->me == root)

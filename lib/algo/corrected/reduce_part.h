@@ -29,9 +29,17 @@ typedef struct ftc_accepted {
 /* Keep the one from the higher round (copied into op's memory). */
 int ftc_accepted_merge(ftc_cop_t *op, ftc_accepted_t *a, uint32_t round,
                        const uint8_t *blob, uint32_t len);
+/* The same without a copy: blob stays valid and unchanged as long as op
+ * (op's memory nobody writes again, such as a broadcast part's value). A
+ * later merge into a never writes over it (cap 0). */
+void ftc_accepted_refer(ftc_accepted_t *a, uint32_t round, uint8_t *blob,
+                        uint32_t len);
 void ftc_accepted_clear(ftc_accepted_t *a);
 
 typedef struct ftc_reduce_part ftc_reduce_part_t;
+/* From this value size on a part's working values are not the
+ * operation's memory (see values below). */
+#define FTC_REDUCE_PART_OWN_BYTES ((size_t)64 << 10)
 
 /* Non-root: its value went to its parent (status FTC_OK). Root: result,
  * fails and acc are final (status FTC_OK), or no subtree was free of
@@ -61,6 +69,12 @@ struct ftc_reduce_part {
     uint32_t group_pending, child_pending;
 
     const uint8_t *input;   /* the operation's copy */
+    /* v, cv (and at the root cand, result) of a value of at least
+     * FTC_REDUCE_PART_OWN_BYTES: one block of their own, freed as soon as
+     * the part is done or abandoned, because nothing reads them after
+     * that and a delivered allreduce lingers (docs/decisions.md, "Large
+     * messages"). NULL: they are the operation's memory. */
+    uint8_t *values;
     uint8_t *v;             /* input combined with the group's inputs */
     uint8_t *cv;            /* children's values combined */
     bool cv_has;
@@ -104,7 +118,8 @@ void ftc_reduce_part_on_failed(ftc_reduce_part_t *rp, uint32_t grank);
  * subtree cannot be used, and stop waiting. */
 void ftc_reduce_part_abandon(ftc_reduce_part_t *rp);
 
-/* Release watches (buffers are the operation's memory). */
+/* Release watches and the working values (other buffers are the
+ * operation's memory). */
 void ftc_reduce_part_destroy(ftc_reduce_part_t *rp);
 
 /* Bytes of operation memory ftc_reduce_part_start takes in a failure-free
