@@ -69,6 +69,24 @@ static int queue_self(ftc_ucx_t *u, const void *buf, size_t len)
     return FTC_SEND_INLINE;
 }
 
+/*
+ * A send to a peer whose death is known here but not yet reported to the
+ * core. Failing it (an error return) would make the core hold the peer
+ * failed at once, before the messages that peer sent before it died,
+ * still queued in this pass, reach the core: the core then drops them
+ * as stale. Among them may be the notice that this process was excluded
+ * (a process stopped until its peers exited answers their late probes
+ * first, and over tcp UCX times out its endpoints in the same pass).
+ * So the message is dropped as sent (a send to a dead peer may succeed:
+ * the transport contract), and the death reaches the core through the
+ * report, after the peer's last messages (progress.c).
+ */
+static int drop_for_lost(ftc_ucx_t *u)
+{
+    u->stats.send_errors++;
+    return FTC_SEND_INLINE;
+}
+
 static int ut_send(void *tp, uint32_t dest, const void *buf, size_t len,
                    void *cookie)
 {
@@ -78,19 +96,19 @@ static int ut_send(void *tp, uint32_t dest, const void *buf, size_t len,
     if (dest == u->cfg.rank)
         return queue_self(u, buf, len);
     ftc_ucx_peer_t *p = &u->peers[dest];
-    if (p->state == FTC_UCX_PEER_LOST || p->state == FTC_UCX_PEER_FAILED) {
+    if (p->state == FTC_UCX_PEER_FAILED) {
         u->stats.send_errors++;
-        return FTC_ETRANSPORT;      /* dead: the core knows, or will */
+        return FTC_ETRANSPORT;      /* dead, and the core knows */
     }
+    if (p->state == FTC_UCX_PEER_LOST)
+        return drop_for_lost(u);
     if (p->ep == NULL && ftc_ucx_peer_connect(u, dest, NULL) != 0) {
         ftc_ucx_peer_lost(u, dest, 0, "unreachable");
-        u->stats.send_errors++;
-        return FTC_ETRANSPORT;
+        return drop_for_lost(u);
     }
     if (p->inflight_bytes + len > u->cfg.max_inflight_bytes) {
         ftc_ucx_peer_lost(u, dest, 0, "does not read (max_inflight_bytes)");
-        u->stats.send_errors++;
-        return FTC_ETRANSPORT;
+        return drop_for_lost(u);
     }
     ftc_ucx_ev_t *ev = ftc_ucx_ev_alloc(u);
     if (ev == NULL)
@@ -120,9 +138,8 @@ static int ut_send(void *tp, uint32_t dest, const void *buf, size_t len,
     }
     if (UCS_PTR_IS_ERR(sp)) {
         ftc_ucx_ev_free(u, ev);
-        u->stats.send_errors++;
         ftc_ucx_peer_lost(u, dest, 0, ucs_status_string(UCS_PTR_STATUS(sp)));
-        return FTC_ETRANSPORT;
+        return drop_for_lost(u);
     }
     /* In flight: UCX keeps buf; send_cb queues the completion. */
     ev->next = u->inflight.next;
@@ -374,6 +391,25 @@ err:
     return rc;
 }
 
+/* Sends UCX has not completed when we close are cancelled: a peer that
+ * does not read (stopped, its shared-memory FIFO full) never gets them.
+ * Say so, naming the peers: it explains what such a peer sees later. */
+static void log_unsent(const ftc_ucx_t *u)
+{
+    if (u->ninflight == 0)
+        return;
+    char who[128];
+    size_t at = 0;
+    who[0] = '\0';
+    for (uint32_t r = 0; r < u->cfg.nranks && at + 12 < sizeof(who); r++)
+        if (u->peers[r].inflight_bytes > 0)
+            at += (size_t)snprintf(who + at, sizeof(who) - at, "%s%u",
+                                   at > 0 ? "," : "", r);
+    ftc_ucx_logf(u, "rank %u: %zu send(s) not taken by UCX at close, to "
+                    "rank(s) %s: cancelled", u->cfg.rank, u->ninflight,
+                 who);
+}
+
 void ftc_ucx_destroy(ftc_ucx_t *u)
 {
     if (u == NULL)
@@ -381,6 +417,7 @@ void ftc_ucx_destroy(ftc_ucx_t *u)
     u->closing_down = true;
     u->ctx = NULL;      /* nothing reaches the core from here on */
     if (u->worker != NULL && u->peers != NULL) {
+        log_unsent(u);
         /* Force: no flush towards the dead, and in-flight sends (whose
          * buffers the core may have freed) are cancelled, not read. */
         ftc_ucx_close_all(u);
