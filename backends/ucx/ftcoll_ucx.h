@@ -150,6 +150,15 @@ typedef struct ftc_ucx_config {
      * local size from the environment (Open MPI, PMIx, MPICH, Slurm),
      * else every rank when single_host is 1, else unknown (spin). */
     uint32_t local_ranks;
+    /* Over shared memory, a stopped process's receive FIFO fills with
+     * UCX's keepalive traffic (every peer, every UCX_KEEPALIVE_INTERVAL);
+     * once full, its peers' messages wait in their own UCX and are lost
+     * when they exit, among them the notice that it was excluded. The
+     * FIFO is sized so that a process stopped this long still has room
+     * for that notice (docs/ucx.md); 0: UCX's own size. Not applied when
+     * UCX_SYSV_FIFO_SIZE, UCX_POSIX_FIFO_SIZE or UCX_MM_FIFO_SIZE is
+     * set. Default 10000. */
+    int stop_cover_ms;
 } ftc_ucx_config_t;
 
 /* Defaults as above; rank 0, nranks 0 (set them). */

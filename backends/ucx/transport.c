@@ -266,6 +266,18 @@ static int open_ucx(ftc_ucx_t *u)
             return -1;
         }
     }
+    uint32_t fifo = ftc_ucx_fifo_size(u);
+    if (fifo != 0) {
+        char v[16];
+        snprintf(v, sizeof(v), "%u", fifo);
+        /* UCX applies a transport's setting given here by its name in
+         * the shared table of sysv and posix (MM_), not by theirs. */
+        if (ucp_config_modify(config, "MM_FIFO_SIZE", v) != UCS_OK)
+            ftc_ucx_logf(u, "rank %u: note: could not set UCX's shared-"
+                            "memory FIFO size to %s: a process stopped for "
+                            "long may miss its exclusion notice "
+                            "(docs/ucx.md)", u->cfg.rank, v);
+    }
     ucp_params_t params;
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_PARAM_FIELD_FEATURES

@@ -211,6 +211,10 @@ int ftc_ucx_check_env(const ftc_ucx_t *u);
  * u->set_net_devices. 0, or -1 (logged) for devices a multi-host job
  * cannot use. */
 int ftc_ucx_choose_devices(ftc_ucx_t *u);
+/* The shared-memory receive FIFO size (elements) that keeps room for
+ * an exclusion notice through cfg.stop_cover_ms of stop, or 0 to leave
+ * UCX's (no shared memory, set by the user, or enough already). */
+uint32_t ftc_ucx_fifo_size(const ftc_ucx_t *u);
 /* The likely reason an endpoint to a peer could not be created. */
 void ftc_ucx_explain_unreachable(const ftc_ucx_t *u, char *out, size_t len);
 /* Why ucp_init / ucp_worker_create failed, in words a user can act on. */
