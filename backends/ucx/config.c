@@ -39,6 +39,7 @@ void ftc_ucx_config_init(ftc_ucx_config_t *cfg)
     cfg->single_host = -1;
     cfg->net_devices = NULL;
     cfg->stop_cover_ms = 10000;
+    cfg->exit_watch = 1;
 }
 
 static const ftc_knob_t knobs[] = {
@@ -72,6 +73,10 @@ static const ftc_knob_t knobs[] = {
      "Shared memory: size UCX's receive FIFO so that a process stopped "
      "this long still receives its exclusion notice; 0: UCX's size "
      "(stop_cover_ms)."},
+    {"FTCOLL_UCX_EXIT_WATCH", "1",
+     "1: a peer on this host is reported failed as soon as its process "
+     "exits (pidfd), not after UCX's keepalive; 0: UCX's reports only. "
+     "The same on every rank (exit_watch)."},
     FTC_BK_KNOB_SINGLE_HOST,
     FTC_BK_KNOB_LOCAL_SIZE,
     {NULL, NULL, NULL},
@@ -105,6 +110,8 @@ int ftc_ucx_config_from_env(ftc_ucx_config_t *cfg, char *err, size_t errlen)
          "eager=1 lazy=0", NULL},
         {"FTCOLL_UCX_STOP_COVER_MS", FTC_BK_ENV_INT, F(stop_cover_ms), 0, 0,
          NULL, NULL},
+        {"FTCOLL_UCX_EXIT_WATCH", FTC_BK_ENV_CHOICE, F(exit_watch), 0, 0,
+         "1=1 0=0", NULL},
     };
 #undef F
     return ftc_bk_env_apply(env, sizeof(env) / sizeof(env[0]), knobs, cfg,

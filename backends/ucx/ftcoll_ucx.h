@@ -159,6 +159,14 @@ typedef struct ftc_ucx_config {
      * UCX_SYSV_FIFO_SIZE, UCX_POSIX_FIFO_SIZE or UCX_MM_FIFO_SIZE is
      * set. Default 10000. */
     int stop_cover_ms;
+    /* 1 (default): ftc_ucx_exchange passes each rank's process identity
+     * with its address, and a peer on this host is reported failed as
+     * soon as its process exits (a pidfd), not after UCX's keepalive
+     * (over shared memory, one UCX_KEEPALIVE_INTERVAL); 0: UCX's reports
+     * only. Every rank of a job must use the same setting (it changes
+     * what the exchange carries). Peers set with ftc_ucx_set_peers are
+     * not watched. */
+    int exit_watch;
 } ftc_ucx_config_t;
 
 /* Defaults as above; rank 0, nranks 0 (set them). */

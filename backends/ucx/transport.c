@@ -244,7 +244,7 @@ static int open_fds(ftc_ucx_t *u)
                      strerror(errno));
         return -1;
     }
-    return 0;
+    return ftc_ucx_exits_open(u);
 }
 
 static int open_ucx(ftc_ucx_t *u)
@@ -360,7 +360,7 @@ int ftc_ucx_create(const ftc_ucx_config_t *cfg, ftc_ucx_t **out)
     if (u == NULL)
         return FTC_ENOMEM;
     u->cfg = *cfg;
-    u->efd = u->epfd = u->tfd = u->kfd = -1;
+    u->efd = u->epfd = u->tfd = u->kfd = u->xfd = -1;
     u->tfd_deadline = UINT64_MAX;
     char warn[256];
     if (ftc_bk_spin_init(&u->spin, cfg->spin_us,
@@ -383,6 +383,7 @@ int ftc_ucx_create(const ftc_ucx_config_t *cfg, ftc_ucx_t **out)
     for (uint32_t r = 0; r < cfg->nranks; r++) {
         u->peers[r].u = u;
         u->peers[r].rank = r;
+        u->peers[r].pidfd = -1;
     }
     rc = FTC_ENOTSUP;
     if (ftc_ucx_check_env(u) != 0)
@@ -465,6 +466,7 @@ void ftc_ucx_destroy(ftc_ucx_t *u)
         u->free_evs = ev->next;
         free(ev);
     }
+    ftc_ucx_exits_close(u);
     if (u->epfd >= 0)
         close(u->epfd);
     if (u->tfd >= 0)
@@ -543,9 +545,13 @@ int ftc_ucx_exchange(ftc_ucx_t *u,
         return FTC_EINVAL;
     size_t n = u->cfg.nranks;
     int rc = FTC_ENOMEM;
+    /* Each rank's blob: its UCX address, then its process identity, so
+     * that peers on this host can watch its exit (exit_watch.c). */
+    const size_t idlen = u->cfg.exit_watch ? FTC_BK_IDENTITY_LEN : 0;
+    size_t blob_len = u->address_len + idlen;
     unsigned char mine_len[4];
     for (int i = 0; i < 4; i++)
-        mine_len[i] = (unsigned char)(u->address_len >> (8 * i));
+        mine_len[i] = (unsigned char)(blob_len >> (8 * i));
     unsigned char *lens_raw = calloc(n, 4);
     size_t *lens = calloc(n, sizeof(*lens));
     const void **addrs = calloc(n, sizeof(*addrs));
@@ -565,7 +571,7 @@ int ftc_ucx_exchange(ftc_ucx_t *u,
         if (lens[r] > max)
             max = lens[r];
     }
-    if (max == 0 || max > (1u << 20)) {
+    if (max <= idlen || max > (1u << 20)) {
         ftc_ucx_logf(u, "rank %u: implausible address length %zu",
                      u->cfg.rank, max);
         goto out;
@@ -576,14 +582,29 @@ int ftc_ucx_exchange(ftc_ucx_t *u,
     if (mine == NULL || all == NULL)
         goto out;
     memcpy(mine, u->address, u->address_len);
+    if (idlen > 0)
+        ftc_ucx_exits_identity(u, mine + u->address_len);
     rc = FTC_ETRANSPORT;
     if (allgather(arg, mine, max, all) != 0) {
         ftc_ucx_logf(u, "rank %u: address exchange failed", u->cfg.rank);
         goto out;
     }
-    for (size_t r = 0; r < n; r++)
+    for (size_t r = 0; r < n; r++) {
+        if (r == u->cfg.rank)
+            continue;
+        if (lens[r] <= idlen || lens[r] == 0) {
+            ftc_ucx_logf(u, "rank %u: implausible address length %zu from "
+                            "rank %zu", u->cfg.rank, lens[r], r);
+            rc = FTC_ETRANSPORT;
+            goto out;
+        }
+        lens[r] -= idlen;
         addrs[r] = all + r * max;
+    }
     rc = ftc_ucx_set_peers(u, addrs, lens);
+    for (size_t r = 0; rc == FTC_OK && idlen > 0 && r < n; r++)
+        if (r != u->cfg.rank)
+            ftc_ucx_exits_watch(u, (uint32_t)r, all + r * max + lens[r]);
     /* Every rank is here: finish UCX's wire-up of every endpoint now, not
      * during the first collectives (handshake.c says why). */
     if (rc == FTC_OK && u->cfg.eager_connect && u->cfg.handshake_timeout_ms > 0)
