@@ -832,9 +832,27 @@ class Suite:
                            if r != v for rep in s["transport"]["reports"]):
                     problems.append("no survivor's backend reported rank %d"
                                     % v)
+                problems += self.exit_watched(job, v)
                 self.info = self.kill_to_delivery(job, v)
                 return problems, job
             self.case(name, fn)
+
+    def exit_watched(self, job, v):
+        """Over UCX shared memory every survivor runs on the victim's
+        host, and its backend watches the victim's process (docs/ucx.md,
+        "Exit watch"): each must report the kill as an exit, not wait
+        for UCX's keepalive ("Connection reset by remote peer" after up
+        to UCX_KEEPALIVE_INTERVAL). Over tcp UCX's connection reset and
+        the exit race; either is right."""
+        if self.args.backend != "ucx" or self.args.transport == "tcp":
+            return []
+        late = [r for r, s in sorted(job.summary.items())
+                if r != v and not any(rep[0] == v and "exited" in rep[1]
+                                      for rep in s["transport"]["reports"])]
+        if late:
+            return ["rank(s) %s: rank %d's exit not reported by the exit "
+                    "watch" % (late, v)]
+        return []
 
     def strangers(self):
         if not self.args.foreign:
