@@ -38,7 +38,7 @@ void ftc_ucx_config_init(ftc_ucx_config_t *cfg)
     cfg->handshake_timeout_ms = 30000;
     cfg->single_host = -1;
     cfg->net_devices = NULL;
-    cfg->stop_cover_ms = 10000;
+    cfg->stop_cover_ms = 0;
     cfg->exit_watch = 1;
 }
 
@@ -69,10 +69,11 @@ static const ftc_knob_t knobs[] = {
      "FTCOLL_SINGLE_HOST says)",
      "UCX_NET_DEVICES for this backend's UCP context, e.g. eth0 or "
      "mlx5_0:1 (net_devices)."},
-    {"FTCOLL_UCX_STOP_COVER_MS", "10000",
+    {"FTCOLL_UCX_STOP_COVER_MS", "0",
      "Shared memory: size UCX's receive FIFO so that a process stopped "
-     "this long still receives its exclusion notice; 0: UCX's size "
-     "(stop_cover_ms)."},
+     "this long still receives its exclusion notice; 0: UCX's size. "
+     "Every process on the host that talks to the job must end with the "
+     "same size (stop_cover_ms)."},
     {"FTCOLL_UCX_EXIT_WATCH", "1",
      "1: a peer on this host is reported failed as soon as its process "
      "exits (pidfd), not after UCX's keepalive; 0: UCX's reports only. "

@@ -155,9 +155,14 @@ typedef struct ftc_ucx_config {
      * once full, its peers' messages wait in their own UCX and are lost
      * when they exit, among them the notice that it was excluded. The
      * FIFO is sized so that a process stopped this long still has room
-     * for that notice (docs/ucx.md); 0: UCX's own size. Not applied when
-     * UCX_SYSV_FIFO_SIZE, UCX_POSIX_FIFO_SIZE or UCX_MM_FIFO_SIZE is
-     * set. Default 10000. */
+     * for that notice (docs/ucx.md); 0 (default): UCX's own size. Not
+     * applied when UCX_SYSV_FIFO_SIZE, UCX_POSIX_FIFO_SIZE or
+     * UCX_MM_FIFO_SIZE is set. Off by default because UCX takes its own
+     * FIFO size for its peers' FIFOs: every process on the host that
+     * talks to this one over shared memory must end with the same size
+     * (the same n, UCX_KEEPALIVE_INTERVAL and setting on every rank;
+     * another UCX program at UCX's default corrupts the FIFO). Setting
+     * UCX_MM_FIFO_SIZE for every process is the simpler way. */
     int stop_cover_ms;
     /* 1 (default): ftc_ucx_exchange passes each rank's process identity
      * with its address, and a peer on this host is reported failed as
