@@ -76,8 +76,8 @@ static const ftc_knob_t knobs[] = {
      "same size (stop_cover_ms)."},
     {"FTCOLL_UCX_EXIT_WATCH", "1",
      "1: a peer on this host is reported failed as soon as its process "
-     "exits (pidfd), not after UCX's keepalive; 0: UCX's reports only. "
-     "The same on every rank (exit_watch)."},
+     "exits (pidfd), not after UCX's keepalive; 0: UCX's reports only "
+     "(exit_watch)."},
     FTC_BK_KNOB_SINGLE_HOST,
     FTC_BK_KNOB_LOCAL_SIZE,
     {NULL, NULL, NULL},

@@ -168,8 +168,9 @@ typedef struct ftc_ucx_config {
      * with its address, and a peer on this host is reported failed as
      * soon as its process exits (a pidfd), not after UCX's keepalive
      * (over shared memory, one UCX_KEEPALIVE_INTERVAL); 0: UCX's reports
-     * only. Every rank of a job must use the same setting (it changes
-     * what the exchange carries). Peers set with ftc_ucx_set_peers are
+     * only, and no identity is sent. Ranks may differ: a rank's identity
+     * is recognised by its magic word, a rank without one is reached
+     * and reported by UCX alone. Peers set with ftc_ucx_set_peers are
      * not watched. */
     int exit_watch;
 } ftc_ucx_config_t;

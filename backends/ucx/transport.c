@@ -556,7 +556,8 @@ int ftc_ucx_exchange(ftc_ucx_t *u,
     size_t *lens = calloc(n, sizeof(*lens));
     const void **addrs = calloc(n, sizeof(*addrs));
     unsigned char *mine = NULL, *all = NULL;
-    if (lens_raw == NULL || lens == NULL || addrs == NULL)
+    bool *has_id = calloc(n, sizeof(*has_id));
+    if (lens_raw == NULL || lens == NULL || addrs == NULL || has_id == NULL)
         goto out;
     rc = FTC_ETRANSPORT;
     if (allgather(arg, mine_len, 4, lens_raw) != 0) {
@@ -571,7 +572,7 @@ int ftc_ucx_exchange(ftc_ucx_t *u,
         if (lens[r] > max)
             max = lens[r];
     }
-    if (max <= idlen || max > (1u << 20)) {
+    if (max == 0 || max > (1u << 20)) {
         ftc_ucx_logf(u, "rank %u: implausible address length %zu",
                      u->cfg.rank, max);
         goto out;
@@ -589,27 +590,29 @@ int ftc_ucx_exchange(ftc_ucx_t *u,
         ftc_ucx_logf(u, "rank %u: address exchange failed", u->cfg.rank);
         goto out;
     }
+    /* A blob ends with an identity only if its rank watches exits too
+     * (the same setting everywhere is the rule; a rank without it must
+     * still be reachable): strip what is one, watch those ranks. */
+    ftc_bk_identity_t id;
     for (size_t r = 0; r < n; r++) {
-        if (r == u->cfg.rank)
-            continue;
-        if (lens[r] <= idlen || lens[r] == 0) {
-            ftc_ucx_logf(u, "rank %u: implausible address length %zu from "
-                            "rank %zu", u->cfg.rank, lens[r], r);
-            rc = FTC_ETRANSPORT;
-            goto out;
-        }
-        lens[r] -= idlen;
         addrs[r] = all + r * max;
+        has_id[r] = r != u->cfg.rank && lens[r] > FTC_BK_IDENTITY_LEN
+                    && ftc_bk_identity_unpack(all + r * max + lens[r]
+                                                  - FTC_BK_IDENTITY_LEN,
+                                              &id) == 0;
+        if (has_id[r])
+            lens[r] -= FTC_BK_IDENTITY_LEN;
     }
     rc = ftc_ucx_set_peers(u, addrs, lens);
     for (size_t r = 0; rc == FTC_OK && idlen > 0 && r < n; r++)
-        if (r != u->cfg.rank)
+        if (has_id[r])
             ftc_ucx_exits_watch(u, (uint32_t)r, all + r * max + lens[r]);
     /* Every rank is here: finish UCX's wire-up of every endpoint now, not
      * during the first collectives (handshake.c says why). */
     if (rc == FTC_OK && u->cfg.eager_connect && u->cfg.handshake_timeout_ms > 0)
         rc = ftc_ucx_handshake(u, u->cfg.handshake_timeout_ms);
 out:
+    free(has_id);
     free(all);
     free(mine);
     free(addrs);
