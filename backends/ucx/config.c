@@ -38,6 +38,8 @@ void ftc_ucx_config_init(ftc_ucx_config_t *cfg)
     cfg->handshake_timeout_ms = 30000;
     cfg->single_host = -1;
     cfg->net_devices = NULL;
+    cfg->stop_cover_ms = 0;
+    cfg->exit_watch = 1;
 }
 
 static const ftc_knob_t knobs[] = {
@@ -67,6 +69,15 @@ static const ftc_knob_t knobs[] = {
      "FTCOLL_SINGLE_HOST says)",
      "UCX_NET_DEVICES for this backend's UCP context, e.g. eth0 or "
      "mlx5_0:1 (net_devices)."},
+    {"FTCOLL_UCX_STOP_COVER_MS", "0",
+     "Shared memory: size UCX's receive FIFO so that a process stopped "
+     "this long still receives its exclusion notice; 0: UCX's size. "
+     "Every process on the host that talks to the job must end with the "
+     "same size (stop_cover_ms)."},
+    {"FTCOLL_UCX_EXIT_WATCH", "1",
+     "1: a peer on this host is reported failed as soon as its process "
+     "exits (pidfd), not after UCX's keepalive; 0: UCX's reports only "
+     "(exit_watch)."},
     FTC_BK_KNOB_SINGLE_HOST,
     FTC_BK_KNOB_LOCAL_SIZE,
     {NULL, NULL, NULL},
@@ -98,6 +109,10 @@ int ftc_ucx_config_from_env(ftc_ucx_config_t *cfg, char *err, size_t errlen)
          NULL, NULL},
         {"FTCOLL_UCX_CONNECT", FTC_BK_ENV_CHOICE, F(eager_connect), 0, 0,
          "eager=1 lazy=0", NULL},
+        {"FTCOLL_UCX_STOP_COVER_MS", FTC_BK_ENV_INT, F(stop_cover_ms), 0, 0,
+         NULL, NULL},
+        {"FTCOLL_UCX_EXIT_WATCH", FTC_BK_ENV_CHOICE, F(exit_watch), 0, 0,
+         "1=1 0=0", NULL},
     };
 #undef F
     return ftc_bk_env_apply(env, sizeof(env) / sizeof(env[0]), knobs, cfg,
@@ -358,4 +373,68 @@ void ftc_ucx_explain_init(const ftc_ucx_t *u, ucs_status_t st, char *out,
                  dev != NULL ? dev : "", ucs_status_string(st));
     else
         snprintf(out, len, "%s (UCX_TLS=%s)", ucs_status_string(st), c.tls);
+}
+
+/* --- The shared-memory FIFO --------------------------------------------- */
+
+/* A UCX time ("100ms", "0.1s", "100000us", "20000000.00us") in
+ * nanoseconds; 0 when it is not one ("inf", "auto", garbage). */
+static uint64_t ucx_time_ns(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v > 0))
+        return 0;
+    double scale = 1e9;     /* UCX's unit-less time is seconds */
+    if (strcasecmp(end, "ms") == 0)
+        scale = 1e6;
+    else if (strcasecmp(end, "us") == 0)
+        scale = 1e3;
+    else if (strcasecmp(end, "ns") == 0)
+        scale = 1;
+    else if (strcasecmp(end, "m") == 0)
+        scale = 60e9;
+    else if (*end != '\0' && strcasecmp(end, "s") != 0)
+        return 0;
+    double ns = v * scale;
+    return ns >= 1 && ns < 1e18 ? (uint64_t)ns : 0;
+}
+
+uint32_t ftc_ucx_fifo_size(const ftc_ucx_t *u)
+{
+    enum {
+        UCX_FIFO_DEFAULT = 64,      /* UCX_{SYSV,POSIX}_FIFO_SIZE */
+        UCX_KA_EPS_DEFAULT = 128,   /* UCX_KEEPALIVE_NUM_EPS */
+        FIFO_MAX = 1u << 16         /* 8 MiB of 128-byte elements */
+    };
+    tls_class_t c;
+    classify(&c);
+    if (u->cfg.stop_cover_ms <= 0 || u->cfg.nranks <= 1 || !c.shm
+        || !c.mm_eh || getenv("UCX_SYSV_FIFO_SIZE") != NULL
+        || getenv("UCX_POSIX_FIFO_SIZE") != NULL
+        || getenv("UCX_MM_FIFO_SIZE") != NULL)
+        return 0;
+    const char *ka = getenv("UCX_KEEPALIVE_INTERVAL");
+    /* Unset: UCX's 20 s. Unreadable: assume a short one (a FIFO too
+     * large costs memory; one too small, the notice). */
+    uint64_t ka_ns = ka == NULL || *ka == '\0' ? 20000000000ull
+                     : ucx_time_ns(ka) != 0 ? ucx_time_ns(ka) : 100000000ull;
+    /* UCX checks at most UCX_KEEPALIVE_NUM_EPS endpoints a round, and
+     * each of them costs the stopped process one FIFO element. */
+    uint64_t senders = u->cfg.nranks - 1;
+    const char *kn = getenv("UCX_KEEPALIVE_NUM_EPS");
+    uint64_t per_round = kn != NULL && strtoull(kn, NULL, 10) > 0
+                             ? strtoull(kn, NULL, 10) : UCX_KA_EPS_DEFAULT;
+    if (senders > per_round)
+        senders = per_round;
+    uint64_t rounds = ((uint64_t)u->cfg.stop_cover_ms * 1000000u + ka_ns - 1)
+                      / ka_ns;
+    /* UCX's own size stays free for the messages themselves. */
+    uint64_t want = senders * rounds + UCX_FIFO_DEFAULT;
+    if (want > FIFO_MAX)
+        want = FIFO_MAX;
+    uint32_t size = UCX_FIFO_DEFAULT;
+    while (size < want)
+        size *= 2;              /* UCX wants a power of two */
+    return size > UCX_FIFO_DEFAULT ? size : 0;
 }

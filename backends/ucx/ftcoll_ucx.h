@@ -150,6 +150,29 @@ typedef struct ftc_ucx_config {
      * local size from the environment (Open MPI, PMIx, MPICH, Slurm),
      * else every rank when single_host is 1, else unknown (spin). */
     uint32_t local_ranks;
+    /* Over shared memory, a stopped process's receive FIFO fills with
+     * UCX's keepalive traffic (every peer, every UCX_KEEPALIVE_INTERVAL);
+     * once full, its peers' messages wait in their own UCX and are lost
+     * when they exit, among them the notice that it was excluded. The
+     * FIFO is sized so that a process stopped this long still has room
+     * for that notice (docs/ucx.md); 0 (default): UCX's own size. Not
+     * applied when UCX_SYSV_FIFO_SIZE, UCX_POSIX_FIFO_SIZE or
+     * UCX_MM_FIFO_SIZE is set. Off by default because UCX takes its own
+     * FIFO size for its peers' FIFOs: every process on the host that
+     * talks to this one over shared memory must end with the same size
+     * (the same n, UCX_KEEPALIVE_INTERVAL and setting on every rank;
+     * another UCX program at UCX's default corrupts the FIFO). Setting
+     * UCX_MM_FIFO_SIZE for every process is the simpler way. */
+    int stop_cover_ms;
+    /* 1 (default): ftc_ucx_exchange passes each rank's process identity
+     * with its address, and a peer on this host is reported failed as
+     * soon as its process exits (a pidfd), not after UCX's keepalive
+     * (over shared memory, one UCX_KEEPALIVE_INTERVAL); 0: UCX's reports
+     * only, and no identity is sent. Ranks may differ: a rank's identity
+     * is recognised by its magic word, a rank without one is reached
+     * and reported by UCX alone. Peers set with ftc_ucx_set_peers are
+     * not watched. */
+    int exit_watch;
 } ftc_ucx_config_t;
 
 /* Defaults as above; rank 0, nranks 0 (set them). */

@@ -170,8 +170,10 @@ static void clear_fds(ftc_ucx_t *u)
     uint64_t v;
     /* The embedder may have slept on our descriptor since ftc_ucx_arm:
      * the core's deadline may have come. */
-    if (u->fd_armed)
+    if (u->fd_armed) {
         ftc_bk_core_timer_recheck(&u->timer);
+        u->check_exits = true;  /* a peer's exit may be what woke it */
+    }
     if (u->kicked) {
         (void)!read(u->kfd, &v, sizeof(v));
         u->kicked = false;
@@ -186,6 +188,8 @@ static void clear_fds(ftc_ucx_t *u)
 static int pass(ftc_ucx_t *u)
 {
     clear_fds(u);
+    /* Before the worker: a peer found gone makes this pass drain it. */
+    ftc_ucx_exits_poll(u);
     /* One call, then feed what it found: a second call only to learn
      * that there is nothing more costs a message its latency (~40 ns
      * over shared memory), and the caller comes back at once. Drain the
@@ -245,12 +249,14 @@ static void sleep_until(ftc_ucx_t *u, uint64_t deadline)
             d = 100000;
         struct timespec ts = {0, (long)d};
         nanosleep(&ts, NULL);
+        u->exits_clock_now = true;
         return;
     }
     uint64_t ms = (deadline - now + 999999) / 1000000;
     int timeout = deadline == UINT64_MAX || ms > INT32_MAX ? -1 : (int)ms;
     struct epoll_event evs[4];
     (void)epoll_wait(u->epfd, evs, 4, timeout);
+    u->check_exits = true;      /* an exit may be what woke us */
 }
 
 static int wait_and_pass(ftc_ucx_t *u, int timeout_ms)

@@ -69,6 +69,24 @@ static int queue_self(ftc_ucx_t *u, const void *buf, size_t len)
     return FTC_SEND_INLINE;
 }
 
+/*
+ * A send to a peer whose death is known here but not yet reported to the
+ * core. Failing it (an error return) would make the core hold the peer
+ * failed at once, before the messages that peer sent before it died,
+ * still queued in this pass, reach the core: the core then drops them
+ * as stale. Among them may be the notice that this process was excluded
+ * (a process stopped until its peers exited answers their late probes
+ * first, and over tcp UCX times out its endpoints in the same pass).
+ * So the message is dropped as sent (a send to a dead peer may succeed:
+ * the transport contract), and the death reaches the core through the
+ * report, after the peer's last messages (progress.c).
+ */
+static int drop_for_lost(ftc_ucx_t *u)
+{
+    u->stats.send_errors++;
+    return FTC_SEND_INLINE;
+}
+
 static int ut_send(void *tp, uint32_t dest, const void *buf, size_t len,
                    void *cookie)
 {
@@ -78,19 +96,19 @@ static int ut_send(void *tp, uint32_t dest, const void *buf, size_t len,
     if (dest == u->cfg.rank)
         return queue_self(u, buf, len);
     ftc_ucx_peer_t *p = &u->peers[dest];
-    if (p->state == FTC_UCX_PEER_LOST || p->state == FTC_UCX_PEER_FAILED) {
+    if (p->state == FTC_UCX_PEER_FAILED) {
         u->stats.send_errors++;
-        return FTC_ETRANSPORT;      /* dead: the core knows, or will */
+        return FTC_ETRANSPORT;      /* dead, and the core knows */
     }
+    if (p->state == FTC_UCX_PEER_LOST)
+        return drop_for_lost(u);
     if (p->ep == NULL && ftc_ucx_peer_connect(u, dest, NULL) != 0) {
         ftc_ucx_peer_lost(u, dest, 0, "unreachable");
-        u->stats.send_errors++;
-        return FTC_ETRANSPORT;
+        return drop_for_lost(u);
     }
     if (p->inflight_bytes + len > u->cfg.max_inflight_bytes) {
         ftc_ucx_peer_lost(u, dest, 0, "does not read (max_inflight_bytes)");
-        u->stats.send_errors++;
-        return FTC_ETRANSPORT;
+        return drop_for_lost(u);
     }
     ftc_ucx_ev_t *ev = ftc_ucx_ev_alloc(u);
     if (ev == NULL)
@@ -120,9 +138,8 @@ static int ut_send(void *tp, uint32_t dest, const void *buf, size_t len,
     }
     if (UCS_PTR_IS_ERR(sp)) {
         ftc_ucx_ev_free(u, ev);
-        u->stats.send_errors++;
         ftc_ucx_peer_lost(u, dest, 0, ucs_status_string(UCS_PTR_STATUS(sp)));
-        return FTC_ETRANSPORT;
+        return drop_for_lost(u);
     }
     /* In flight: UCX keeps buf; send_cb queues the completion. */
     ev->next = u->inflight.next;
@@ -227,7 +244,7 @@ static int open_fds(ftc_ucx_t *u)
                      strerror(errno));
         return -1;
     }
-    return 0;
+    return ftc_ucx_exits_open(u);
 }
 
 static int open_ucx(ftc_ucx_t *u)
@@ -248,6 +265,18 @@ static int open_ucx(ftc_ucx_t *u)
             ucp_config_release(config);
             return -1;
         }
+    }
+    uint32_t fifo = ftc_ucx_fifo_size(u);
+    if (fifo != 0) {
+        char v[16];
+        snprintf(v, sizeof(v), "%u", fifo);
+        /* UCX applies a transport's setting given here by its name in
+         * the shared table of sysv and posix (MM_), not by theirs. */
+        if (ucp_config_modify(config, "MM_FIFO_SIZE", v) != UCS_OK)
+            ftc_ucx_logf(u, "rank %u: note: could not set UCX's shared-"
+                            "memory FIFO size to %s: a process stopped for "
+                            "long may miss its exclusion notice "
+                            "(docs/ucx.md)", u->cfg.rank, v);
     }
     ucp_params_t params;
     memset(&params, 0, sizeof(params));
@@ -331,7 +360,7 @@ int ftc_ucx_create(const ftc_ucx_config_t *cfg, ftc_ucx_t **out)
     if (u == NULL)
         return FTC_ENOMEM;
     u->cfg = *cfg;
-    u->efd = u->epfd = u->tfd = u->kfd = -1;
+    u->efd = u->epfd = u->tfd = u->kfd = u->xfd = -1;
     u->tfd_deadline = UINT64_MAX;
     char warn[256];
     if (ftc_bk_spin_init(&u->spin, cfg->spin_us,
@@ -354,6 +383,7 @@ int ftc_ucx_create(const ftc_ucx_config_t *cfg, ftc_ucx_t **out)
     for (uint32_t r = 0; r < cfg->nranks; r++) {
         u->peers[r].u = u;
         u->peers[r].rank = r;
+        u->peers[r].pidfd = -1;
     }
     rc = FTC_ENOTSUP;
     if (ftc_ucx_check_env(u) != 0)
@@ -374,6 +404,25 @@ err:
     return rc;
 }
 
+/* Sends UCX has not completed when we close are cancelled: a peer that
+ * does not read (stopped, its shared-memory FIFO full) never gets them.
+ * Say so, naming the peers: it explains what such a peer sees later. */
+static void log_unsent(const ftc_ucx_t *u)
+{
+    if (u->ninflight == 0)
+        return;
+    char who[128];
+    size_t at = 0;
+    who[0] = '\0';
+    for (uint32_t r = 0; r < u->cfg.nranks && at + 12 < sizeof(who); r++)
+        if (u->peers[r].inflight_bytes > 0)
+            at += (size_t)snprintf(who + at, sizeof(who) - at, "%s%u",
+                                   at > 0 ? "," : "", r);
+    ftc_ucx_logf(u, "rank %u: %zu send(s) not taken by UCX at close, to "
+                    "rank(s) %s: cancelled", u->cfg.rank, u->ninflight,
+                 who);
+}
+
 void ftc_ucx_destroy(ftc_ucx_t *u)
 {
     if (u == NULL)
@@ -381,6 +430,7 @@ void ftc_ucx_destroy(ftc_ucx_t *u)
     u->closing_down = true;
     u->ctx = NULL;      /* nothing reaches the core from here on */
     if (u->worker != NULL && u->peers != NULL) {
+        log_unsent(u);
         /* Force: no flush towards the dead, and in-flight sends (whose
          * buffers the core may have freed) are cancelled, not read. */
         ftc_ucx_close_all(u);
@@ -416,6 +466,7 @@ void ftc_ucx_destroy(ftc_ucx_t *u)
         u->free_evs = ev->next;
         free(ev);
     }
+    ftc_ucx_exits_close(u);
     if (u->epfd >= 0)
         close(u->epfd);
     if (u->tfd >= 0)
@@ -494,14 +545,19 @@ int ftc_ucx_exchange(ftc_ucx_t *u,
         return FTC_EINVAL;
     size_t n = u->cfg.nranks;
     int rc = FTC_ENOMEM;
+    /* Each rank's blob: its UCX address, then its process identity, so
+     * that peers on this host can watch its exit (exit_watch.c). */
+    const size_t idlen = u->cfg.exit_watch ? FTC_BK_IDENTITY_LEN : 0;
+    size_t blob_len = u->address_len + idlen;
     unsigned char mine_len[4];
     for (int i = 0; i < 4; i++)
-        mine_len[i] = (unsigned char)(u->address_len >> (8 * i));
+        mine_len[i] = (unsigned char)(blob_len >> (8 * i));
     unsigned char *lens_raw = calloc(n, 4);
     size_t *lens = calloc(n, sizeof(*lens));
     const void **addrs = calloc(n, sizeof(*addrs));
     unsigned char *mine = NULL, *all = NULL;
-    if (lens_raw == NULL || lens == NULL || addrs == NULL)
+    bool *has_id = calloc(n, sizeof(*has_id));
+    if (lens_raw == NULL || lens == NULL || addrs == NULL || has_id == NULL)
         goto out;
     rc = FTC_ETRANSPORT;
     if (allgather(arg, mine_len, 4, lens_raw) != 0) {
@@ -527,19 +583,36 @@ int ftc_ucx_exchange(ftc_ucx_t *u,
     if (mine == NULL || all == NULL)
         goto out;
     memcpy(mine, u->address, u->address_len);
+    if (idlen > 0)
+        ftc_ucx_exits_identity(u, mine + u->address_len);
     rc = FTC_ETRANSPORT;
     if (allgather(arg, mine, max, all) != 0) {
         ftc_ucx_logf(u, "rank %u: address exchange failed", u->cfg.rank);
         goto out;
     }
-    for (size_t r = 0; r < n; r++)
+    /* A blob ends with an identity only if its rank watches exits too
+     * (the same setting everywhere is the rule; a rank without it must
+     * still be reachable): strip what is one, watch those ranks. */
+    ftc_bk_identity_t id;
+    for (size_t r = 0; r < n; r++) {
         addrs[r] = all + r * max;
+        has_id[r] = r != u->cfg.rank && lens[r] > FTC_BK_IDENTITY_LEN
+                    && ftc_bk_identity_unpack(all + r * max + lens[r]
+                                                  - FTC_BK_IDENTITY_LEN,
+                                              &id) == 0;
+        if (has_id[r])
+            lens[r] -= FTC_BK_IDENTITY_LEN;
+    }
     rc = ftc_ucx_set_peers(u, addrs, lens);
+    for (size_t r = 0; rc == FTC_OK && idlen > 0 && r < n; r++)
+        if (has_id[r])
+            ftc_ucx_exits_watch(u, (uint32_t)r, all + r * max + lens[r]);
     /* Every rank is here: finish UCX's wire-up of every endpoint now, not
      * during the first collectives (handshake.c says why). */
     if (rc == FTC_OK && u->cfg.eager_connect && u->cfg.handshake_timeout_ms > 0)
         rc = ftc_ucx_handshake(u, u->cfg.handshake_timeout_ms);
 out:
+    free(has_id);
     free(all);
     free(mine);
     free(addrs);

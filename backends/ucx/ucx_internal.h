@@ -7,6 +7,7 @@
  *   event.c      the queue of what callbacks saw, fed after progress
  *   handshake.c  every endpoint wired up before the first collective
  *   config.c     defaults, environment, knob table, what UCX_TLS can do
+ *   exit_watch.c local peers' exits through pidfds
  * The clock, log, timerfd, core timer and grace reporter are the
  * backends' common ones (backends/common).
  */
@@ -26,6 +27,7 @@
 #include "core_timer.h"
 #include "grace.h"
 #include "log.h"
+#include "pid_watch.h"
 #include "spin.h"
 #include "timerfd.h"
 
@@ -88,6 +90,7 @@ typedef struct ftc_ucx_peer {
     bool hello_sent;            /* ours to it completed (wire-up done) */
     bool hello_pending;         /* ours to it is in flight */
     size_t inflight_bytes;
+    int pidfd;                  /* its process, if on this host; else -1 */
     uint64_t detected_ns, reported_ns;
     char transport[48];
     char error[64];
@@ -133,6 +136,15 @@ struct ftc_ucx {
     bool set_net_devices;       /* we set them (ucp_config_modify) */
 
     ftc_ucx_stats_t stats;
+
+    /* exit_watch.c */
+    ftc_bk_identity_t self_id;
+    int xfd;                    /* epoll set of the peers' pidfds, or -1 */
+    uint32_t npidfds;
+    unsigned passes_unclocked;  /* passes since the clock was read */
+    uint64_t next_exit_check_ns;
+    bool check_exits;           /* after a sleep: look at once */
+    bool exits_clock_now;       /* after a short nap: read the clock */
 };
 
 /* transport.c */
@@ -201,6 +213,20 @@ ucs_status_t ftc_ucx_hello_recv_cb(void *arg, const void *header,
                                    size_t length,
                                    const ucp_am_recv_param_t *param);
 
+/* exit_watch.c */
+/* Open the epoll set of pidfds and add it to epfd. 0, or -1 (logged). */
+int ftc_ucx_exits_open(ftc_ucx_t *u);
+/* This process's identity, packed (FTC_BK_IDENTITY_LEN bytes). */
+void ftc_ucx_exits_identity(const ftc_ucx_t *u, unsigned char *out);
+/* Watch r's process from its packed identity: a pidfd if it runs on
+ * this host, a report at once if it is gone, nothing otherwise. */
+void ftc_ucx_exits_watch(ftc_ucx_t *u, uint32_t r, const unsigned char *id);
+/* Once a millisecond, or at once after a sleep: mark the peers whose
+ * process exited lost. Returns how many. */
+int ftc_ucx_exits_poll(ftc_ucx_t *u);
+/* Close every pidfd and the set (destroy). */
+void ftc_ucx_exits_close(ftc_ucx_t *u);
+
 /* config.c */
 /* What UCX_TLS and the MM settings allow; logs notes. 0 fine; -1 only
  * transports that cannot report failures (FTC_ENOTSUP), with the
@@ -211,6 +237,10 @@ int ftc_ucx_check_env(const ftc_ucx_t *u);
  * u->set_net_devices. 0, or -1 (logged) for devices a multi-host job
  * cannot use. */
 int ftc_ucx_choose_devices(ftc_ucx_t *u);
+/* The shared-memory receive FIFO size (elements) that keeps room for
+ * an exclusion notice through cfg.stop_cover_ms of stop, or 0 to leave
+ * UCX's (no shared memory, set by the user, or enough already). */
+uint32_t ftc_ucx_fifo_size(const ftc_ucx_t *u);
 /* The likely reason an endpoint to a peer could not be created. */
 void ftc_ucx_explain_unreachable(const ftc_ucx_t *u, char *out, size_t len);
 /* Why ucp_init / ucp_worker_create failed, in words a user can act on. */
