@@ -10,7 +10,7 @@
  * only if the process it names started at the advertised time, so a
  * recycled pid is never mistaken for the peer. When in doubt nothing is
  * watched: a wrong report would exclude a live process for good.
- * (The libfabric backend has the same logic in its procmon.c.)
+ * (The libfabric backend calls these too, from its procmon.c.)
  */
 #ifndef FTC_BK_PID_WATCH_H
 #define FTC_BK_PID_WATCH_H

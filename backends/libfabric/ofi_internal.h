@@ -27,6 +27,7 @@
 
 #include "clock.h"
 #include "core_timer.h"
+#include "pid_watch.h"
 #include "grace.h"
 #include "log.h"
 #include "progress.h"
@@ -283,8 +284,8 @@ void ftc_ofi_self_identity(uint32_t *pid, uint64_t *starttime,
  * process that started at another time has it now); FTC_OFI_PID_UNKNOWN
  * if we cannot tell. The caller has checked that pid is in our pid
  * namespace on our boot. */
-#define FTC_OFI_PID_UNKNOWN (-1)
-#define FTC_OFI_PID_GONE (-2)
+#define FTC_OFI_PID_UNKNOWN FTC_BK_PID_UNKNOWN
+#define FTC_OFI_PID_GONE FTC_BK_PID_GONE
 int ftc_ofi_pidfd_open(uint32_t pid, uint64_t starttime);
 
 #endif
