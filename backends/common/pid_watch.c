@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "pid_watch.h"
+#include "le_bytes.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -70,29 +71,15 @@ void ftc_bk_identity_self(ftc_bk_identity_t *out)
             out->boot_id[i] = '\0';
 }
 
-static void put_le(unsigned char *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_le(const unsigned char *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
 /* Layout: magic 4, pid 4, start time 8, pid namespace 8, boot id 48
  * (NUL padded: boot ids are 36 characters), 4 spare. */
 void ftc_bk_identity_pack(const ftc_bk_identity_t *id, unsigned char *out)
 {
     memset(out, 0, FTC_BK_IDENTITY_LEN);
     memcpy(out, magic, 4);
-    put_le(out + 4, id->pid, 4);
-    put_le(out + 8, id->starttime, 8);
-    put_le(out + 16, id->pidns, 8);
+    ftc_bk_put_le(out + 4, id->pid, 4);
+    ftc_bk_put_le(out + 8, id->starttime, 8);
+    ftc_bk_put_le(out + 16, id->pidns, 8);
     memcpy(out + 24, id->boot_id, sizeof(id->boot_id));
 }
 
@@ -101,9 +88,9 @@ int ftc_bk_identity_unpack(const unsigned char *in, ftc_bk_identity_t *out)
     memset(out, 0, sizeof(*out));
     if (memcmp(in, magic, 4) != 0)
         return -1;
-    out->pid = (uint32_t)get_le(in + 4, 4);
-    out->starttime = get_le(in + 8, 8);
-    out->pidns = get_le(in + 16, 8);
+    out->pid = (uint32_t)ftc_bk_get_le(in + 4, 4);
+    out->starttime = ftc_bk_get_le(in + 8, 8);
+    out->pidns = ftc_bk_get_le(in + 16, 8);
     memcpy(out->boot_id, in + 24, sizeof(out->boot_id) - 1);
     return 0;
 }

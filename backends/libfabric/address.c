@@ -25,6 +25,7 @@
 #include <rdma/fi_errno.h>
 
 #include "ofi_internal.h"
+#include "le_bytes.h"
 
 #define BLOB_VERSION 1
 #define OFF_VERSION 4
@@ -46,20 +47,6 @@ _Static_assert(OFF_ADDR + FTC_OFI_ADDR_MAX == OFF_SUM, "blob layout");
 _Static_assert(OFF_SUM + 8 == FTC_OFI_BLOB_SIZE, "blob size");
 _Static_assert(OFF_PROV + FTC_OFI_PROV_MAX == OFF_ADDR, "blob layout");
 
-static void put_le(unsigned char *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_le(const unsigned char *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
 static uint64_t fnv1a(const unsigned char *p, size_t n)
 {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -79,19 +66,19 @@ void ftc_ofi_blob_build(ftc_ofi_t *z, const void *addr, size_t addrlen)
     uint64_t start, pidns;
     char boot[48];
     ftc_ofi_self_identity(&pid, &start, &pidns, boot);
-    put_le(b + OFF_VERSION, BLOB_VERSION, 2);
-    put_le(b + OFF_ADDRLEN, addrlen, 2);
-    put_le(b + OFF_RANK, z->cfg.rank, 4);
-    put_le(b + OFF_PID, pid, 4);
-    put_le(b + OFF_TOKEN, z->cfg.job_token, 8);
-    put_le(b + OFF_START, start, 8);
-    put_le(b + OFF_PIDNS, pidns, 8);
-    put_le(b + OFF_FORMAT, z->info->addr_format, 4);
-    put_le(b + OFF_FLAGS, z->cfg.eager_connect ? FLAG_EAGER : 0, 4);
+    ftc_bk_put_le(b + OFF_VERSION, BLOB_VERSION, 2);
+    ftc_bk_put_le(b + OFF_ADDRLEN, addrlen, 2);
+    ftc_bk_put_le(b + OFF_RANK, z->cfg.rank, 4);
+    ftc_bk_put_le(b + OFF_PID, pid, 4);
+    ftc_bk_put_le(b + OFF_TOKEN, z->cfg.job_token, 8);
+    ftc_bk_put_le(b + OFF_START, start, 8);
+    ftc_bk_put_le(b + OFF_PIDNS, pidns, 8);
+    ftc_bk_put_le(b + OFF_FORMAT, z->info->addr_format, 4);
+    ftc_bk_put_le(b + OFF_FLAGS, z->cfg.eager_connect ? FLAG_EAGER : 0, 4);
     memcpy(b + OFF_BOOT, boot, 47);
     snprintf((char *)b + OFF_PROV, FTC_OFI_PROV_MAX, "%s", z->provider);
     memcpy(b + OFF_ADDR, addr, addrlen);
-    put_le(b + OFF_SUM, fnv1a(b, OFF_SUM), 8);
+    ftc_bk_put_le(b + OFF_SUM, fnv1a(b, OFF_SUM), 8);
 }
 
 const void *ftc_ofi_local_blob(const ftc_ofi_t *z)
@@ -102,8 +89,8 @@ const void *ftc_ofi_local_blob(const ftc_ofi_t *z)
 /* Is blob b a well-formed blob of rank r of our job on our provider? */
 static int blob_check(ftc_ofi_t *z, uint32_t r, const unsigned char *b)
 {
-    if (memcmp(b, "FOFI", 4) != 0 || get_le(b + OFF_VERSION, 2) != BLOB_VERSION
-        || get_le(b + OFF_SUM, 8) != fnv1a(b, OFF_SUM)) {
+    if (memcmp(b, "FOFI", 4) != 0 || ftc_bk_get_le(b + OFF_VERSION, 2) != BLOB_VERSION
+        || ftc_bk_get_le(b + OFF_SUM, 8) != fnv1a(b, OFF_SUM)) {
         ftc_ofi_logf(z, "rank %u: the address of rank %u is not a libfabric "
                         "backend address (another backend, or corrupted)",
                      z->cfg.rank, r);
@@ -112,28 +99,28 @@ static int blob_check(ftc_ofi_t *z, uint32_t r, const unsigned char *b)
     char prov[FTC_OFI_PROV_MAX];
     memcpy(prov, b + OFF_PROV, sizeof(prov));
     prov[sizeof(prov) - 1] = '\0';
-    if (get_le(b + OFF_RANK, 4) != r) {
+    if (ftc_bk_get_le(b + OFF_RANK, 4) != r) {
         ftc_ofi_logf(z, "rank %u: slot %u of the exchange holds rank %u's "
                         "address", z->cfg.rank, r,
-                     (unsigned)get_le(b + OFF_RANK, 4));
+                     (unsigned)ftc_bk_get_le(b + OFF_RANK, 4));
         return -1;
     }
-    if (get_le(b + OFF_TOKEN, 8) != z->cfg.job_token) {
+    if (ftc_bk_get_le(b + OFF_TOKEN, 8) != z->cfg.job_token) {
         ftc_ofi_logf(z, "rank %u: rank %u belongs to another job (job token "
                         "%016llx, ours %016llx)", z->cfg.rank, r,
-                     (unsigned long long)get_le(b + OFF_TOKEN, 8),
+                     (unsigned long long)ftc_bk_get_le(b + OFF_TOKEN, 8),
                      (unsigned long long)z->cfg.job_token);
         return -1;
     }
     if (strcmp(prov, z->provider) != 0
-        || get_le(b + OFF_FORMAT, 4) != z->info->addr_format) {
+        || ftc_bk_get_le(b + OFF_FORMAT, 4) != z->info->addr_format) {
         ftc_ofi_logf(z, "rank %u: rank %u uses libfabric provider '%s', this "
                         "rank uses '%s': every rank must use the same one "
                         "(set FTCOLL_OFI_PROVIDER or FI_PROVIDER for the "
                         "whole job)", z->cfg.rank, r, prov, z->provider);
         return -1;
     }
-    size_t len = (size_t)get_le(b + OFF_ADDRLEN, 2);
+    size_t len = (size_t)ftc_bk_get_le(b + OFF_ADDRLEN, 2);
     if (len == 0 || len > FTC_OFI_ADDR_MAX) {
         ftc_ofi_logf(z, "rank %u: rank %u's address has a bad length (%zu)",
                      z->cfg.rank, r, len);
@@ -148,11 +135,11 @@ static void watch_process(ftc_ofi_t *z, uint32_t r, const unsigned char *b)
     const unsigned char *me = z->blob;
     if (!z->cfg.pid_monitor || r == z->cfg.rank || me[OFF_BOOT] == '\0'
         || memcmp(me + OFF_BOOT, b + OFF_BOOT, 48) != 0
-        || get_le(me + OFF_PIDNS, 8) != get_le(b + OFF_PIDNS, 8)
-        || get_le(me + OFF_PIDNS, 8) == 0)
+        || ftc_bk_get_le(me + OFF_PIDNS, 8) != ftc_bk_get_le(b + OFF_PIDNS, 8)
+        || ftc_bk_get_le(me + OFF_PIDNS, 8) == 0)
         return;
-    int fd = ftc_ofi_pidfd_open((uint32_t)get_le(b + OFF_PID, 4),
-                                get_le(b + OFF_START, 8));
+    int fd = ftc_ofi_pidfd_open((uint32_t)ftc_bk_get_le(b + OFF_PID, 4),
+                                ftc_bk_get_le(b + OFF_START, 8));
     if (fd == FTC_OFI_PID_GONE) {
         /* It died after it published its address (and was reaped): a
          * failure like any other, reported now rather than after the
@@ -185,7 +172,7 @@ static int entry_holds(ftc_ofi_t *z, fi_addr_t fa, const unsigned char *b)
 {
     unsigned char got[FTC_OFI_ADDR_MAX];
     size_t len = sizeof(got);
-    size_t want = (size_t)get_le(b + OFF_ADDRLEN, 2);
+    size_t want = (size_t)ftc_bk_get_le(b + OFF_ADDRLEN, 2);
     if (fi_av_lookup(z->av, fa, got, &len) != 0 || len > sizeof(got))
         return -1;
     return len == want && memcmp(got, b + OFF_ADDR, want) == 0;
@@ -289,7 +276,7 @@ static int insert_peers(ftc_ofi_t *z, const unsigned char *all)
          * the flag says 0): hellos go only between eager ranks, so a job
          * that mixes FTCOLL_OFI_CONNECT settings connects the rest
          * lazily instead of waiting for hellos that never come. */
-        z->peers[r].eager = (get_le(b + OFF_FLAGS, 4) & FLAG_EAGER) != 0;
+        z->peers[r].eager = (ftc_bk_get_le(b + OFF_FLAGS, 4) & FLAG_EAGER) != 0;
     }
     free(owner);
     return ret;
