@@ -889,6 +889,12 @@ static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
         send_down(o, s);
         return;
     }
+    if (o->xchg && s < o->m)
+        /* A root sends an UP only once it left the exchange: its value
+         * will not come as an EXCH any more (and it takes the result
+         * from its Up), so the exchange cannot finish: join it on the
+         * single tree, where this UP is an answer like any other. */
+        xchg_fall_back(o);
     if (o->xchg && s % o->m != o->me % o->m) {
         /* On the exchange, a root's value is its own tree's only (root j
          * owns the ranks j mod m). This one was re-routed past a failed
