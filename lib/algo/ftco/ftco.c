@@ -570,14 +570,22 @@ static void accept_result(ftco_op_t *o, const ftco_rset_t *set,
     check_done(o);
 }
 
-/* The children whose DATA we took: their value is on its way. */
+/* The children whose DATA we took: their value is on its way. A child
+ * that was sent the allreduce's result already needs no ACK: the result
+ * says more (it happens where ACKs wait for the result: the roots'
+ * exchange, try_up). */
 static void ack_children(ftco_op_t *o)
 {
-    for (uint32_t e = 0; e < o->peers.count; e++)
-        if (o->peers.at[e].flag & F_TOACK) {
-            o->peers.at[e].flag &= (uint8_t)~F_TOACK;
+    bool sent_result = o->have_result && !o->root_lost
+                       && o->base.coll == FTC_COLL_ALLREDUCE;
+    for (uint32_t e = 0; e < o->peers.count; e++) {
+        uint8_t f = o->peers.at[e].flag;
+        if (!(f & F_TOACK))
+            continue;
+        o->peers.at[e].flag &= (uint8_t)~F_TOACK;
+        if (!(sent_result && (f & (F_DOWN | F_DACK))))
             send_ack(o, o->peers.at[e].rank, FTCO_WF_ACK_UP);
-        }
+    }
 }
 
 static void xchg_publish(ftco_op_t *o);
@@ -606,9 +614,12 @@ static void try_up(ftco_op_t *o)
     ftco_partials_fold(&o->parts, op, o->up_val);
     if (o->xchg) {
         /* A root on the exchange's path: our tree's value goes to the
-         * other roots, and the result is ours to compute. */
+         * other roots, and the result is ours to compute. The children's
+         * ACKs wait until the result went down to them (or the exchange
+         * ended): sent now, they would hold our DOWNs back in the send
+         * queue (a 9-nomial root has ~30 children), and the children
+         * wait on us for the value anyway. */
         xchg_publish(o);
-        ack_children(o);
         xchg_try(o);
         check_done(o);
         return;
@@ -663,6 +674,9 @@ static void xchg_stop(ftco_op_t *o)
     for (uint32_t r = 0; r < o->m; r++)
         if (r != o->me)
             rewatch(o, r);
+    /* Our value went out: the ACKs held back (try_up) are due. */
+    if (o->up_done)
+        ack_children(o);
 }
 
 /* Our tree's value is computed: it goes to every other root, starting
@@ -705,9 +719,10 @@ static void xchg_try(ftco_op_t *o)
         xchg_fall_back(o);
         return;
     }
-    xchg_stop(o);
+    /* The value goes down before the ACKs held back (xchg_stop). */
     accept_result(o, &set, o->result, false);
     ftco_rset_free(&set);
+    xchg_stop(o);
 }
 
 /* A root whose value we lack failed, or the exchange cannot finish for
@@ -912,7 +927,7 @@ static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
             for (uint32_t i = 0; i < o->ndl; i++)
                 if ((fl(o, o->dl[i]) & F_WAIT) && covered(o, o->dl[i]))
                     resolve(o, o->dl[i]);
-        if (o->up < 0)
+        if (o->up < 0 && !o->xchg)
             send_ack(o, s, FTCO_WF_ACK_UP);
         else
             fl_set(o, s, F_TOACK);
@@ -934,6 +949,8 @@ static void on_down(ftco_op_t *o, uint32_t s, const ftc_wire_header_t *hdr,
      * sender (the paper's order: the ACK overlaps the next hop instead of
      * delaying it). ACK what arrived even when we do not take it: the
      * sender waits for it. */
+    if ((int64_t)s == o->up)
+        o->up_acked = true; /* the value from Up: nothing more owed */
     if (o->have_result || (o->committed && (int64_t)s != o->up))
         ;
     else if (hdr->flags & FTCO_WF_ROOT_LOST)
