@@ -255,6 +255,7 @@ static void send_ack(ftco_op_t *o, uint32_t to, uint16_t flags)
 /* Whether we still wait on x for anything: its DATA, its ACK, or (x our
  * Up) the ACK of our DATA or the value. */
 static bool xchg_waits(const ftco_op_t *o, uint32_t x);
+static void xchg_stop(ftco_op_t *o);
 
 static bool needs_watch(const ftco_op_t *o, uint32_t x)
 {
@@ -566,6 +567,9 @@ static void accept_result(ftco_op_t *o, const ftco_rset_t *set,
     for (uint32_t e = 0; e < o->peers.count; e++)
         if (o->peers.at[e].flag & (F_DOWN | F_SERVE))
             send_down(o, o->peers.at[e].rank);
+    /* A root on the exchange is done with it (its own result, or one
+     * sent to it: the same value, the exchange's result being unique). */
+    xchg_stop(o);
     ftc_cop_complete(op, root_lost ? FTC_EROOT_FAILED : FTC_OK);
     check_done(o);
 }
@@ -719,10 +723,10 @@ static void xchg_try(ftco_op_t *o)
         xchg_fall_back(o);
         return;
     }
-    /* The value goes down before the ACKs held back (xchg_stop). */
+    /* (accept_result sends the value down, then leaves the exchange,
+     * which sends the ACKs held back.) */
     accept_result(o, &set, o->result, false);
     ftco_rset_free(&set);
-    xchg_stop(o);
 }
 
 /* A root whose value we lack failed, or the exchange cannot finish for
@@ -887,6 +891,12 @@ static void reroute_up(ftco_op_t *o)
          * one that gathers asks for it; sent up now, it would count as
          * an answer from a root that may still deliver the exchange's
          * result. */
+    } else if (o->have_result && op->coll == FTC_COLL_ALLREDUCE) {
+        /* We hold the result (and still serve our children): it goes up
+         * instead of our DATA. Our DATA would let a process that gathers
+         * count us in without asking, and compute a result of its own
+         * while we deliver this one; the result is adopted instead. */
+        send_down(o, (uint32_t)next);
     } else if (o->up_sent && !(op->coll == FTC_COLL_REDUCE && o->up_acked)) {
         o->up_acked = false;
         send_up_data(o, (uint32_t)next);
