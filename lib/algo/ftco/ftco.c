@@ -624,6 +624,13 @@ static void try_up(ftco_op_t *o)
          * queue (a 9-nomial root has ~30 children), and the children
          * wait on us for the value anyway. */
         xchg_publish(o);
+        if (o->committed && o->up >= 0) {
+            /* (Only under the checker's no-commit mutant: a root that
+             * answered a gather is still on the exchange. Its answer
+             * goes to the gatherer all the same.) */
+            o->up_acked = false;
+            send_up_data(o, (uint32_t)o->up);
+        }
         xchg_try(o);
         check_done(o);
         return;
