@@ -32,9 +32,10 @@
  * folds them in root order and delivers, with no round trip through rank
  * 0. A root leaves this fast path for good when a root whose value it
  * lacks fails (it then sends its value to its Up as a plain child does,
- * and rank 0 gathers from every root), when it answers a gather, or when
- * it becomes the acting root; a root that left never delivers from the
- * exchange, and whoever gathers adopts a result any root already holds.
+ * and rank 0 gathers from every root), when it answers a gather, when it
+ * becomes the acting root, when another root's UP reaches it, and when it
+ * takes a result; a root that left never delivers from the exchange, and
+ * whoever gathers adopts a result any root already holds.
  * So an exchange's result and a gathered one never both reach live
  * processes (docs/ftco.md, "The roots' exchange", argues it).
  *
@@ -252,11 +253,11 @@ static void send_ack(ftco_op_t *o, uint32_t to, uint16_t flags)
 
 /* ---- watching ---------------------------------------------------------- */
 
-/* Whether we still wait on x for anything: its DATA, its ACK, or (x our
- * Up) the ACK of our DATA or the value. */
 static bool xchg_waits(const ftco_op_t *o, uint32_t x);
 static void xchg_stop(ftco_op_t *o);
 
+/* Whether we still wait on x for anything: its DATA, its ACK, (x our Up)
+ * the ACK of our DATA or the value, or (x a root) its exchanged value. */
 static bool needs_watch(const ftco_op_t *o, uint32_t x)
 {
     if (fl(o, x) & F_FAILED)
