@@ -163,6 +163,7 @@ typedef struct run_summary {
     uint64_t last_start, latency; /* Margolin & Barak: FinishTime_last -
                                      StartTime_last */
     double msgs_per_proc;
+    double work_at_reach; /* per process (scenario.h) */
     uint64_t max_rank_msgs;
     uint32_t max_inbound, live, undelivered, bad_status, failed;
     int violations;
@@ -188,6 +189,7 @@ static void summary_of(const ftc_scenario_result_t *r, int violations,
                        ? r->finish_ns - out->last_start
                        : 0;
     out->msgs_per_proc = r->n ? (double)r->messages / r->n : 0;
+    out->work_at_reach = r->n ? (double)r->messages_at_reach / r->n : 0;
     out->max_rank_msgs = r->max_rank_sends;
     out->max_inbound = r->max_inbound;
     out->live = r->live;
@@ -222,7 +224,8 @@ static void summary_of(const ftc_scenario_result_t *r, int violations,
     X(teardown_s, m->teardown_s)                                              \
     X(check_s, m->check_s)                                                    \
     X(last_start, (double)m->last_start)                                      \
-    X(latency, (double)m->latency)
+    X(latency, (double)m->latency)                                            \
+    X(work_at_reach, m->work_at_reach)
 
 enum {
 #define X(name, expr) M_##name,
@@ -970,13 +973,14 @@ int main(int argc, char **argv)
             printf("reach=%" PRIu64 " finish=%" PRIu64 " first_finish=%" PRIu64
                    " spread=%" PRIu64 " msgs/proc=%.3f max_rank_msgs=%" PRIu64
                    " max_inbound=%u live=%u undelivered=%u bad_status=%u\n"
+                   " work_at_reach=%.3f\n"
                    "wall=%.3fs (setup %.3f, run %.3f, teardown %.3f, check"
                    " %.3f) peak_rss=%ldKB\n",
                    sums[run].reach, sums[run].finish, sums[run].first_finish,
                    sums[run].spread, sums[run].msgs_per_proc,
                    sums[run].max_rank_msgs, sums[run].max_inbound,
                    sums[run].live, sums[run].undelivered, sums[run].bad_status,
-                   wall, res.wall_setup_s, res.wall_run_s, res.wall_teardown_s,
+                   sums[run].work_at_reach, wall, res.wall_setup_s, res.wall_run_s, res.wall_teardown_s,
                    sums[run].check_s, peak_rss_kb());
         } else {
             if (run == 0)

@@ -32,6 +32,8 @@ typedef struct sim_run {
     bool closing;           /* destroy-time cancellations are not results */
     int init_error;
     ftc_sim_service_state_t *service; /* LogP, ftco: sim_ftco.h */
+    uint64_t *departs;      /* LogP: when each message left its sender */
+    size_t ndeparts, capdeparts;
 } sim_run_t;
 
 /* ---- the two backends behind one face ---------------------------------- */
@@ -475,6 +477,28 @@ static void trace_line(void *arg, uint64_t t, uint32_t rank,
                 names[what], what <= FTC_LOGP_SEND_END ? "to" : "from", peer);
 }
 
+/* Every CPU activity: the departures are kept (messages_at_reach), and
+ * with --trace everything is printed. */
+static void trace_departures(void *arg, uint64_t t, uint32_t rank,
+                             ftc_logp_trace_kind_t what, uint32_t peer)
+{
+    sim_run_t *run = arg;
+    if (what == FTC_LOGP_SEND_END) {
+        if (run->ndeparts == run->capdeparts) {
+            size_t cap = run->capdeparts ? run->capdeparts * 2 : 4096;
+            uint64_t *d = realloc(run->departs, sizeof(uint64_t) * cap);
+            if (d != NULL) {
+                run->departs = d;
+                run->capdeparts = cap;
+            }
+        }
+        if (run->ndeparts < run->capdeparts)
+            run->departs[run->ndeparts++] = t;
+    }
+    if (run->s->trace != NULL)
+        trace_line(run->s->trace, t, rank, what, peer);
+}
+
 static int create_world(sim_run_t *run)
 {
     const ftc_scenario_t *s = run->s;
@@ -487,10 +511,8 @@ static int create_world(sim_run_t *run)
         lc.g = s->logp_g;
         lc.parallelism = s->parallelism ? s->parallelism : 1;
         lc.detect_delay = s->detect_delay_ns;
-        if (s->trace != NULL) {
-            lc.trace = trace_line;
-            lc.trace_arg = s->trace;
-        }
+        lc.trace = trace_departures;
+        lc.trace_arg = run;
         if (s->queue == FTC_QUEUE_KIND) {
             lc.queue = FTC_LOGP_QUEUE_PRIORITY;
             lc.classify = classify_kind;
@@ -559,6 +581,8 @@ static void summarise(sim_run_t *run)
         ftc_logp_stats(run->lp, &st);
         res->max_inbound = st.max_inbound;
         res->max_inbound_rank = st.max_inbound_rank;
+        for (size_t i = 0; i < run->ndeparts; i++)
+            res->messages_at_reach += run->departs[i] <= res->reach_ns;
     }
 }
 
@@ -614,6 +638,7 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
     if (res->ranks == NULL || res->inputs == NULL || run.ranks == NULL
         || res->slab == NULL) {
         free(run.ranks);
+        free(run.departs);
         free(rfail);
         free(rcrash);
         free(rcrash_t);
@@ -739,6 +764,7 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
     for (uint32_t r = 0; r < s->n; r++)
         ftc_context_destroy(run.ranks[r].ctx);
     free(run.ranks);
+    free(run.departs);
     ftc_lb_world_destroy(run.w);
     ftc_logp_world_destroy(run.lp);
     ftc_sim_service_destroy(run.service);

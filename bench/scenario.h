@@ -148,6 +148,11 @@ typedef struct ftc_scenario_result {
     uint32_t undelivered;   /* live ranks that never delivered */
     uint32_t bad_status;    /* live ranks that delivered an error */
     uint64_t max_rank_sends;/* most messages one rank sent */
+    uint64_t messages_at_reach; /* LogP: messages that had left their
+                                   sender by reach_ns, the work Margolin &
+                                   Barak count (they stop when the last
+                                   process finishes, before the leaves'
+                                   last ACKs) */
     uint32_t max_inbound;   /* longest inbound queue (LogP) */
     uint32_t max_inbound_rank;
     uint64_t backend_bytes; /* the world's own memory after the run */

@@ -15,7 +15,8 @@
  *    arrival imbalance, both queue policies, parallelism 2): the checker
  *    holds and every live process delivers;
  *  - determinism, and refusal of nonsensical scenarios;
- *  - ftco: its bcast reaches everyone when the plain tree does, its
+ *  - ftco: the multi-root allreduce's exchange beats the single tree;
+ *    its bcast reaches everyone when the plain tree does, its
  *    message count, and faults under every receive order.
  *
  * Options: --big runs the long checks (P = 65,536; suite 'sweep').
@@ -578,6 +579,72 @@ static void test_ftco(void)
     }
 }
 
+/* The multi-root allreduce's exchange between the roots (docs/ftco.md,
+ * "The roots' exchange"). Failure-free, the multi-root 9-nomial tree is
+ * the single-root 9-nomial tree, so the two runs differ by the exchange
+ * alone: it must save at least one hop (L + 2 = 12 steps) to the last
+ * delivery (27 at P = 1,000 and 4,096), and cost 4(n - m) + m(m - 1) - c
+ * messages (c: the roots' children, who get the result, not an ACK). A
+ * root's ACKs sent before its result once cost more than the exchange
+ * saved. And with inactive and crashing processes, roots among them, the
+ * checker holds and every live process delivers. */
+static void test_ftco_roots_exchange(void)
+{
+    static const uint32_t sizes[] = {1000, 4096};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        uint32_t n = sizes[i];
+        ftc_scenario_t s;
+        ftc_scenario_result_t one, multi;
+        logp(&s, n, 10, 1, 1);
+        s.detect_delay_ns = UINT64_MAX;
+        s.args.algo = FTC_ALGO_FTCO;
+        s.coll = FTC_COLL_ALLREDUCE;
+        s.ftco.tree = (ftc_tree_t){.kind = FTC_TREE_KNOMIAL, .k = 9};
+        if (run(&s, &one, "ftco allreduce, one root") != 0)
+            continue;
+        s.ftco.tree.kind = FTC_TREE_KNOMIAL_MULTIROOT;
+        if (run(&s, &multi, "ftco allreduce, 9 roots") == 0) {
+            CHECK_MSG(multi.reach_ns + 12 <= one.reach_ns,
+                      "n %u: the exchange reaches everyone at %" PRIu64
+                      ", the single tree at %" PRIu64, n, multi.reach_ns,
+                      one.reach_ns);
+            uint64_t below = 0;
+            for (uint32_t r = 0; r < 9; r++)
+                below += ftc_tree_children(&s.ftco.tree, n, r, NULL, 0);
+            uint64_t want = 4ull * (n - 9) + 9 * 8 - (below - 8);
+            CHECK_MSG(multi.messages == want,
+                      "n %u: %" PRIu64 " messages with the exchange, not %"
+                      PRIu64, n, multi.messages, want);
+            ftc_scenario_result_free(&multi);
+        }
+        ftc_scenario_result_free(&one);
+    }
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        ftc_scenario_t s;
+        ftc_scenario_result_t r;
+        logp(&s, 729, 10, 1, 1);
+        s.detect_delay_ns = UINT64_MAX;
+        s.args.algo = FTC_ALGO_FTCO;
+        s.coll = FTC_COLL_ALLREDUCE;
+        s.ftco.tree = (ftc_tree_t){.kind = FTC_TREE_KNOMIAL_MULTIROOT,
+                                   .k = seed % 2 ? 9 : 4};
+        s.ftco.ack_timeout_ns = 48;
+        s.seed = s.fault_seed = seed;
+        s.protect_root = false;
+        s.random_fail = 3;
+        s.random_crash = 3;
+        s.crash_window = 100;
+        char what[64];
+        snprintf(what, sizeof(what), "ftco exchange, faults, seed %" PRIu64,
+                 seed);
+        if (run(&s, &r, what) != 0)
+            continue;
+        CHECK_MSG(r.undelivered == 0 && r.live == 729 - 6,
+                  "%s: %u live, %u undelivered", what, r.live, r.undelivered);
+        ftc_scenario_result_free(&r);
+    }
+}
+
 /* Regression: a per-message timeout runs from when the message left, not
  * from when the core issued it. Here the root, taking over the children
  * of a failed child (P = 8,192, 10-nomial, 100 inactive processes),
@@ -621,6 +688,7 @@ int main(int argc, char **argv)
         test_refusals();
         test_ftco();
         test_ftco_timeout_from_departure();
+        test_ftco_roots_exchange();
         test_scale(16384);
     } else {
         static const uint32_t extra[] = {65536, 65535, 100000};

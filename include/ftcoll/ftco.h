@@ -29,6 +29,9 @@ typedef struct ftc_ftco_params {
     size_t size;        /* sizeof(ftc_ftco_params_t); a smaller (older)
                            size gets defaults for the fields it lacks */
     /* The tree every phase runs on: FTC_TREE_KNOMIAL or FTC_TREE_KARY,
+     * or their multi-root forms FTC_TREE_KNOMIAL_MULTIROOT and
+     * FTC_TREE_KARY_MULTIROOT (min(k, n) roots; an allreduce's roots then
+     * exchange their trees' values instead of going through rank 0),
      * with 2 <= k, and k < n for groups of more than two. Default the
      * interleaved 4-nomial tree. */
     ftc_tree_t tree;

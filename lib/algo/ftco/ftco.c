@@ -27,6 +27,18 @@
  * value from the replacement only. So all live processes end with the
  * same outcome (docs/ftco.md argues it).
  *
+ * Multi-root trees, allreduce (exchange.h): the m roots send their own
+ * trees' values to each other (EXCH) and each root that holds all m
+ * folds them in root order and delivers, with no round trip through rank
+ * 0. A root leaves this fast path for good when a root whose value it
+ * lacks fails (it then sends its value to its Up as a plain child does,
+ * and rank 0 gathers from every root), when it answers a gather, when it
+ * becomes the acting root, when another root's UP reaches it, and when it
+ * takes a result; a root that left never delivers from the exchange, and
+ * whoever gathers adopts a result any root already holds.
+ * So an exchange's result and a gathered one never both reach live
+ * processes (docs/ftco.md, "The roots' exchange", argues it).
+ *
  * Failure detection: the core's failure monitor on each process waited on
  * (transport reports, else on-demand keepalive probes), shared by all
  * operations; with ack_timeout_ns, also the paper's per-message timeouts
@@ -43,6 +55,7 @@
 
 #include "algo/algo.h"
 #include "core/context.h"
+#include "algo/ftco/exchange.h"
 #include "algo/ftco/ftco.h"
 #include "algo/ftco/kinds.h"
 #include "algo/ftco/partials.h"
@@ -80,6 +93,11 @@ typedef struct ftco_op {
     int64_t up;             /* Up (logical), -1: we are the (acting) root */
     bool acting_root;
     bool committed;         /* answered a replacement root's gather */
+
+    /* The roots' exchange (multi-root allreduce, at the m roots): */
+    uint32_t m;             /* the tree's roots */
+    bool xchg;              /* still on the exchange's fast path */
+    ftco_exchange_t ex;     /* the roots' values received (and ours) */
 
     /* Down: */
     bool have_result;
@@ -235,13 +253,16 @@ static void send_ack(ftco_op_t *o, uint32_t to, uint16_t flags)
 
 /* ---- watching ---------------------------------------------------------- */
 
-/* Whether we still wait on x for anything: its DATA, its ACK, or (x our
- * Up) the ACK of our DATA or the value. */
+static bool xchg_waits(const ftco_op_t *o, uint32_t x);
+static void xchg_stop(ftco_op_t *o);
+
+/* Whether we still wait on x for anything: its DATA, its ACK, (x our Up)
+ * the ACK of our DATA or the value, or (x a root) its exchanged value. */
 static bool needs_watch(const ftco_op_t *o, uint32_t x)
 {
     if (fl(o, x) & F_FAILED)
         return false;
-    if (fl(o, x) & (F_WAIT | F_DACK))
+    if ((fl(o, x) & (F_WAIT | F_DACK)) || xchg_waits(o, x))
         return true;
     if (o->up < 0 || x != (uint32_t)o->up || o->done)
         return false;
@@ -547,19 +568,34 @@ static void accept_result(ftco_op_t *o, const ftco_rset_t *set,
     for (uint32_t e = 0; e < o->peers.count; e++)
         if (o->peers.at[e].flag & (F_DOWN | F_SERVE))
             send_down(o, o->peers.at[e].rank);
+    /* A root on the exchange is done with it (its own result, or one
+     * sent to it: the same value, the exchange's result being unique). */
+    xchg_stop(o);
     ftc_cop_complete(op, root_lost ? FTC_EROOT_FAILED : FTC_OK);
     check_done(o);
 }
 
-/* The children whose DATA we took: their value is on its way. */
+/* The children whose DATA we took: their value is on its way. A child
+ * that was sent the allreduce's result already needs no ACK: the result
+ * says more (it happens where ACKs wait for the result: the roots'
+ * exchange, try_up). */
 static void ack_children(ftco_op_t *o)
 {
-    for (uint32_t e = 0; e < o->peers.count; e++)
-        if (o->peers.at[e].flag & F_TOACK) {
-            o->peers.at[e].flag &= (uint8_t)~F_TOACK;
+    bool sent_result = o->have_result && !o->root_lost
+                       && o->base.coll == FTC_COLL_ALLREDUCE;
+    for (uint32_t e = 0; e < o->peers.count; e++) {
+        uint8_t f = o->peers.at[e].flag;
+        if (!(f & F_TOACK))
+            continue;
+        o->peers.at[e].flag &= (uint8_t)~F_TOACK;
+        if (!(sent_result && (f & (F_DOWN | F_DACK))))
             send_ack(o, o->peers.at[e].rank, FTCO_WF_ACK_UP);
-        }
+    }
 }
+
+static void xchg_publish(ftco_op_t *o);
+static void xchg_try(ftco_op_t *o);
+static void xchg_fall_back(ftco_op_t *o);
 
 /* The Down set is complete: compute our DATA and send it up, or, at the
  * (acting) root, it is the result. */
@@ -581,6 +617,25 @@ static void try_up(ftco_op_t *o)
         return;
     }
     ftco_partials_fold(&o->parts, op, o->up_val);
+    if (o->xchg) {
+        /* A root on the exchange's path: our tree's value goes to the
+         * other roots, and the result is ours to compute. The children's
+         * ACKs wait until the result went down to them (or the exchange
+         * ended): sent now, they would hold our DOWNs back in the send
+         * queue (a 9-nomial root has ~30 children), and the children
+         * wait on us for the value anyway. */
+        xchg_publish(o);
+        if (o->committed && o->up >= 0) {
+            /* (Only under the checker's no-commit mutant: a root that
+             * answered a gather is still on the exchange. Its answer
+             * goes to the gatherer all the same.) */
+            o->up_acked = false;
+            send_up_data(o, (uint32_t)o->up);
+        }
+        xchg_try(o);
+        check_done(o);
+        return;
+    }
     if (o->up < 0) {
         if (op->coll == FTC_COLL_REDUCE && !op->delivered) {
             if (op->nbytes > 0 && op->args.recvbuf != NULL)
@@ -612,10 +667,150 @@ static void try_up(ftco_op_t *o)
     check_done(o);
 }
 
+/* ---- the roots' exchange (multi-root allreduce) ------------------------ */
+
+/* Whether we still wait for root x's value in the exchange. */
+static bool xchg_waits(const ftco_op_t *o, uint32_t x)
+{
+    return o->xchg && x < o->m && x != o->me && !ftco_exchange_has(&o->ex, x);
+}
+
+/* Leave the exchange for good: what it held is forgotten (whoever
+ * gathers asks the roots again), and nobody is watched for it. */
+static void xchg_stop(ftco_op_t *o)
+{
+    if (!o->xchg)
+        return;
+    o->xchg = false;
+    ftco_exchange_clear(&o->ex);
+    for (uint32_t r = 0; r < o->m; r++)
+        if (r != o->me)
+            rewatch(o, r);
+    /* Our value went out: the ACKs held back (try_up) are due. */
+    if (o->up_done)
+        ack_children(o);
+}
+
+/* Our tree's value is computed: it goes to every other root, starting
+ * with the next one, so that no root is everyone's first receiver. */
+static void xchg_publish(ftco_op_t *o)
+{
+    if (ftco_exchange_put(&o->ex, o->me, &o->up_set, o->up_val) < 0) {
+        o->peers.nomem = true;
+        return;
+    }
+    for (uint32_t i = 1; i < o->m; i++)
+        send_with_set(o, (o->me + i) % o->m, FTCO_MSG_EXCH, &o->up_set,
+                      o->up_val);
+    if (o->up >= 0) {
+        /* Rank 0 has our value as the exchange's: nothing to ACK, and if
+         * the exchange fails we send it up again (xchg_fall_back). */
+        o->up_sent = true;
+        o->up_acked = true;
+        rewatch(o, (uint32_t)o->up);
+    }
+}
+
+/* All m values are in: the result, computed alike at every root that has
+ * them (exchange.h), delivered and sent down our own tree. */
+static void xchg_try(ftco_op_t *o)
+{
+    if (!o->xchg || !o->up_done || o->have_result
+        || !ftco_exchange_full(&o->ex))
+        return;
+    ftco_rset_t set = {0};
+    int rc = ftco_exchange_fold(&o->ex, &o->base, o->result, &set);
+    if (rc == FTC_ENOMEM) {
+        o->peers.nomem = true;
+        return;
+    }
+    if (rc != FTC_OK) {
+        /* Overlapping sets cannot come from the roots' disjoint trees;
+         * should they, the single combiner's partials sort them out. */
+        ftco_rset_free(&set);
+        xchg_fall_back(o);
+        return;
+    }
+    /* (accept_result sends the value down, then leaves the exchange,
+     * which sends the ACKs held back.) */
+    accept_result(o, &set, o->result, false);
+    ftco_rset_free(&set);
+}
+
+/* A root whose value we lack failed, or the exchange cannot finish for
+ * another reason: back to the single tree. A root that is not the
+ * combiner sends its value to its Up as a plain child would (the value
+ * comes back from there); the combiner (rank 0: whoever replaced it left
+ * the exchange already) gathers from every root, so that a result some
+ * root computed from the exchange is found and adopted. */
+static void xchg_fall_back(ftco_op_t *o)
+{
+    if (!o->xchg)
+        return;
+    if (o->up >= 0) {
+        xchg_stop(o);
+        if (o->up_sent && !o->have_result) {
+            o->up_acked = false;
+            send_up_data(o, (uint32_t)o->up);
+            rewatch(o, (uint32_t)o->up);
+        }
+        /* (Not computed yet: try_up sends it up when it is.) */
+        return;
+    }
+    if (ftco_exchange_mutant == FTCO_MUTANT_KEEP_VALUES) {
+        /* The checker's mutant: trust the values held and ask nobody
+         * who sent one (docs/ftco.md says what goes wrong). */
+        for (uint32_t r = 1; r < o->m; r++)
+            if (ftco_exchange_has(&o->ex, r)
+                && ftco_partials_merge(&o->parts, &o->ex.sets[r],
+                                       o->ex.vals + (size_t)r * o->ex.nbytes)
+                       < 0)
+                o->peers.nomem = true;
+    }
+    xchg_stop(o);
+    if (o->have_result)
+        return;
+    /* Our KEEPALIVEs are gathers from now on: a root that answers one
+     * takes the value from us only, and one that has a result sends it. */
+    o->acting_root = true;
+    o->committed = false;
+    o->collecting = true;
+    o->up_done = false;
+    for (uint32_t r = 1; r < o->m; r++)
+        add_down(o, r, true);
+    try_up(o);
+}
+
+/* Root s's value. */
+static void on_exch(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
+                    const uint8_t *val)
+{
+    /* Left the exchange: whoever gathers asks s again. */
+    if (!o->xchg || s >= o->m || s == o->me)
+        return;
+    int rc = ftco_exchange_put(&o->ex, s, set, val);
+    if (rc < 0) {
+        o->peers.nomem = true;
+        return;
+    }
+    rewatch(o, s);
+    xchg_try(o);
+}
+
+/* A root that failed before its value reached us ends the fast path. */
+static void xchg_on_failed(ftco_op_t *o, uint32_t x)
+{
+    if (o->xchg && x < o->m && !ftco_exchange_has(&o->ex, x))
+        xchg_fall_back(o);
+}
+
 /* ---- root replacement and re-routing up -------------------------------- */
 
 static void become_acting_root(ftco_op_t *o)
 {
+    /* The replacement gathers: the exchange is over for it, and what it
+     * held is asked again (xchg_fall_back says why). */
+    xchg_stop(o);
     o->acting_root = true;
     /* We may have answered an earlier replacement's gather; now we are
      * the one whose gather is answered, with the value if anyone has it. */
@@ -699,6 +894,17 @@ static void reroute_up(ftco_op_t *o)
             send_msg(o, (uint32_t)next, FTCO_MSG_KEEPALIVE, 0, NULL, 0, NULL, 0);
             t_asked(o, (uint32_t)next);
         }
+    } else if (o->xchg) {
+        /* Still on the exchange: our value went to every root, and the
+         * one that gathers asks for it; sent up now, it would count as
+         * an answer from a root that may still deliver the exchange's
+         * result. */
+    } else if (o->have_result && op->coll == FTC_COLL_ALLREDUCE) {
+        /* We hold the result (and still serve our children): it goes up
+         * instead of our DATA. Our DATA would let a process that gathers
+         * count us in without asking, and compute a result of its own
+         * while we deliver this one; the result is adopted instead. */
+        send_down(o, (uint32_t)next);
     } else if (o->up_sent && !(op->coll == FTC_COLL_REDUCE && o->up_acked)) {
         o->up_acked = false;
         send_up_data(o, (uint32_t)next);
@@ -716,6 +922,21 @@ static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
         send_down(o, s);
         return;
     }
+    if (o->xchg && s < o->m)
+        /* A root sends an UP only once it left the exchange: its value
+         * will not come as an EXCH any more (and it takes the result
+         * from its Up), so the exchange cannot finish: join it on the
+         * single tree, where this UP is an answer like any other. */
+        xchg_fall_back(o);
+    if (o->xchg && s % o->m != o->me % o->m) {
+        /* On the exchange, a root's value is its own tree's only (root j
+         * owns the ranks j mod m). This one was re-routed past a failed
+         * root: it gets the result from us, and if we leave the exchange
+         * whoever gathers pulls it again. */
+        send_ack(o, s, FTCO_WF_ACK_UP);
+        fl_set(o, s, F_SERVE);
+        return;
+    }
     if (o->collecting) {
         int merged = ftco_partials_merge(&o->parts, set, val);
         if (merged < 0)
@@ -724,7 +945,7 @@ static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
             for (uint32_t i = 0; i < o->ndl; i++)
                 if ((fl(o, o->dl[i]) & F_WAIT) && covered(o, o->dl[i]))
                     resolve(o, o->dl[i]);
-        if (o->up < 0)
+        if (o->up < 0 && !o->xchg)
             send_ack(o, s, FTCO_WF_ACK_UP);
         else
             fl_set(o, s, F_TOACK);
@@ -746,6 +967,8 @@ static void on_down(ftco_op_t *o, uint32_t s, const ftc_wire_header_t *hdr,
      * sender (the paper's order: the ACK overlaps the next hop instead of
      * delaying it). ACK what arrived even when we do not take it: the
      * sender waits for it. */
+    if ((int64_t)s == o->up)
+        o->up_acked = true; /* the value from Up: nothing more owed */
     if (o->have_result || (o->committed && (int64_t)s != o->up))
         ;
     else if (hdr->flags & FTCO_WF_ROOT_LOST)
@@ -794,8 +1017,11 @@ static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
         return;
     }
     if (flags & FTCO_WF_GATHER) {
-        /* A replacement root: from now on the value comes from it. */
+        /* A replacement root: from now on the value comes from it, not
+         * from the roots' exchange either. */
         o->committed = true;
+        if (ftco_exchange_mutant != FTCO_MUTANT_NO_COMMIT)
+            xchg_stop(o);
         if (o->up != (int64_t)s)
             set_up(o, s);
         if (op->coll == FTC_COLL_BCAST) {
@@ -851,7 +1077,7 @@ static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
 {
     ftc_cop_t *op = &o->base;
     size_t len = hdr->payload_len, nb = op->nbytes;
-    bool with_set = hdr->kind == FTCO_MSG_UP
+    bool with_set = hdr->kind == FTCO_MSG_UP || hdr->kind == FTCO_MSG_EXCH
                     || (hdr->kind == FTCO_MSG_DOWN
                         && op->coll == FTC_COLL_ALLREDUCE
                         && !(hdr->flags & FTCO_WF_ROOT_LOST));
@@ -886,6 +1112,11 @@ static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
     case FTCO_MSG_KEEPALIVE:
         on_keepalive(o, s, hdr->flags);
         return;
+    case FTCO_MSG_EXCH:
+        if (op->coll != FTC_COLL_ALLREDUCE)
+            break;
+        on_exch(o, s, &o->rx, payload + (len - nb));
+        return;
     default:
         break;
     }
@@ -896,7 +1127,7 @@ bad:
 /* Whether x still owes us an answer. */
 static bool owes(const ftco_op_t *o, uint32_t x)
 {
-    if (fl(o, x) & (F_WAIT | F_DACK))
+    if ((fl(o, x) & (F_WAIT | F_DACK)) || xchg_waits(o, x))
         return true;
     return o->up >= 0 && x == (uint32_t)o->up && o->up_sent && !o->up_acked;
 }
@@ -971,6 +1202,7 @@ static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
     rewatch(o, x);
     if (fl(o, x) & F_DOWN)
         expand(o, x);
+    xchg_on_failed(o, x);
     if (o->up >= 0 && x == (uint32_t)o->up && !o->done)
         reroute_up(o);
     try_up(o);
@@ -987,6 +1219,7 @@ static void ftco_destroy(ftc_cop_t *op)
     ftco_peers_free(&o->peers);
     free(o->dl);
     ftco_partials_free(&o->parts);
+    ftco_exchange_free(&o->ex);
     ftco_rset_free(&o->up_set);
     ftco_rset_free(&o->result_set);
     ftco_rset_free(&o->rx);
@@ -1045,6 +1278,13 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
             fl_set(o, ftc_logical((uint32_t)fg, args->root, n), F_FAILED);
     }
     o->up = o->me == 0 ? -1 : ftc_tree_parent(&o->tree, n, o->me);
+    /* A multi-root allreduce starts on the roots' exchange (exchange.h). */
+    o->m = ftc_tree_root_count(&o->tree, n);
+    o->xchg = coll == FTC_COLL_ALLREDUCE && o->m >= 2 && o->me < o->m;
+    if (o->xchg && ftco_exchange_init(&o->ex, o->m, nbytes) != FTC_OK) {
+        ftco_destroy(&o->base);
+        return FTC_ENOMEM;
+    }
     ftc_cop_register(&o->base);
 
     if (o->has_up) {
@@ -1081,9 +1321,17 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         next_pos += ftc_tree_subtree_size(&o->tree, n, list[i]);
     }
     for (uint32_t i = 0; i < cnt; i++)
-        add_down(o, list[i], false);
+        if (!(o->xchg && list[i] < o->m)) /* the roots: the exchange's */
+            add_down(o, list[i], false);
     if (list != local)
         free(list);
+    for (uint32_t r = 0; o->xchg && r < o->m; r++) {
+        if (r == o->me)
+            continue;
+        rewatch(o, r);
+        if (o->ack_timeout > 0)
+            t_arm(o, r, ftc_cop_now(&o->base) + f_eta(o, r), T_ETA);
+    }
 
     if (!o->has_up && o->me == 0)
         accept_result(o, NULL, o->result, false);
@@ -1094,6 +1342,10 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         if (fl(o, (uint32_t)o->up) & F_FAILED)
             reroute_up(o);
     }
+    /* A root known failed already will send us nothing. */
+    for (uint32_t r = 0; o->xchg && r < o->m; r++)
+        if (r != o->me && (fl(o, r) & F_FAILED))
+            xchg_on_failed(o, r);
     end_if_nomem(o);
     if (!o->base.finished)
         ftc_cop_replay_pending(&o->base);

@@ -2,7 +2,8 @@
 /*
  * The ftco family's message kinds and flags, in its own space under its
  * algorithm byte (lib/wire/wire.h). The paper's three messages, DATA
- * (split here by direction), KEEPALIVE and ACK; the flags say what an ACK
+ * (split here by direction), KEEPALIVE and ACK, and the multi-root roots'
+ * exchange of their trees' values; the flags say what an ACK
  * acknowledges and which KEEPALIVE is a replacement root's gather.
  */
 #ifndef FTC_ALGO_FTCO_KINDS_H
@@ -16,7 +17,10 @@ enum {
     FTCO_MSG_UP = 1,        /* DATA towards the root: contributor set, value */
     FTCO_MSG_DOWN = 2,      /* DATA from the root: (set,) value */
     FTCO_MSG_ACK = 3,       /* the receiver has taken a DATA or a gather */
-    FTCO_MSG_KEEPALIVE = 4  /* "I wait on you": answered with what it needs */
+    FTCO_MSG_KEEPALIVE = 4, /* "I wait on you": answered with what it needs */
+    FTCO_MSG_EXCH = 5       /* multi-root allreduce: a root's own tree's
+                               contributor set and value, to every other
+                               root (exchange.h); never ACKed */
 };
 
 enum {
@@ -36,7 +40,7 @@ enum {
 
 static inline bool ftco_msg_valid(const ftc_wire_header_t *hdr)
 {
-    return hdr->kind >= FTCO_MSG_UP && hdr->kind <= FTCO_MSG_KEEPALIVE
+    return hdr->kind >= FTCO_MSG_UP && hdr->kind <= FTCO_MSG_EXCH
            && (hdr->flags & FTC_WF_FAMILY & ~(unsigned)FTCO_WF_ALL) == 0;
 }
 
