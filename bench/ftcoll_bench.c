@@ -641,6 +641,10 @@ static void parse_opts(int argc, char **argv, opts_t *o)
     if (o->ack_timeout_us != 0 && o->algo != FTC_ALGO_FTCO)
         die(2, "--ack-timeout-us: the per-message timeouts belong to "
                "--algo ftco");
+    const char *tree_flag = NULL; /* the checks that need no n */
+    const char *tree_why = bench_tree_check(&o->tree, o->algo, 0, &tree_flag);
+    if (tree_why != NULL)
+        die(2, "%s: %s", tree_flag, tree_why);
     if (o->ack_timeout_us > UINT64_MAX / 1000)
         die(2, "--ack-timeout-us: too large");
     if (o->loss > 0.0 && !is_gossip(o))
