@@ -28,7 +28,7 @@ do for [c in "reduce bcast allreduce"] {
     set title (c.": latency") noenhanced
     set ylabel "steps (FinishTime_last - StartTime_last)" noenhanced
     set xlabel "inactive processes"
-    if (c eq "reduce") { set key top left font ",9" maxrows 4 } else { unset key }
+    if (c eq "reduce") { set key bottom right font ",9" maxrows 4 } else { unset key }
     plot for [p in "1024 4096 16384 65536"] pts("ftco", c, p+0, 8) using 1:2 w lp lw 2 pt 7 lc rgb colour(p+0) t "ftco ".lab(p+0), for [p in "1024 4096 16384 65536"] pts("corrected", c, p+0, 8) using 1:2 w lp lw 2 pt 6 dt 2 lc rgb colour(p+0) t "corrected ".lab(p+0)
     set title (c.": messages per process") noenhanced
     set ylabel "messages per process"
