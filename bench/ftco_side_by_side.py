@@ -6,7 +6,7 @@ on one tree, interleaved (docs/ftco.md, "On real processes").
   python3 bench/ftco_side_by_side.py --build build [--rounds 5]
       [--backends zmq:tcp,ucx:sm,libfabric:shm] [--ns 8,16]
       [--tree binomial] [--iters 2000] [--ack-timeout-us 250000]
-      [--parts free,kill,stop]
+      [--parts free,kill,stop,raw]
 
 Every job runs ftcoll-bench with --tree (default binomial: the one tree
 ftco, the plain tree family's reduce and bcast and the corrected
@@ -32,6 +32,7 @@ kill  A SIGKILL tied to progress (the last rank, a leaf of the binomial
       the core's keepalive at its defaults (100 + 200 ms): ms from the
       kill to the last survivor's delivery of that iteration, and to the
       first report of the victim by a survivor's backend.
+raw   Only free's raw one-way jobs.
 stop  A SIGSTOP, same rank and iteration, ftco with its per-message
       timeouts (--ack-timeout-us), the core's keepalive slowed to 5 s and
       ZeroMQ's heartbeats off, so that only ftco's own timeouts find it:
@@ -79,11 +80,12 @@ def run_retry(args, backend, env, n, bench_args, want):
     return None
 
 
-def fault_free(args, rng, name, backend, env, ns):
+def fault_free(args, rng, name, backend, env, ns, raw_only=False):
     p50 = {(n, a): [] for n in ns for a, _ in ALGOS}
     raw, raw_avg = [], []
     per_round = {}
-    cells = [(n, a) for n in ns for a in ALGOS] + [(2, ("raw", []))]
+    cells = [] if raw_only else [(n, a) for n in ns for a in ALGOS]
+    cells.append((2, ("raw", [])))
     for r, (n, (aname, extra)) in interleaved(rng, args.rounds, cells):
         wait = "spin" if n <= (os.cpu_count() or 1) and backend != "zmq" \
             else "block"
@@ -104,6 +106,10 @@ def fault_free(args, rng, name, backend, env, ns):
             continue
         p50[(n, aname)].append(rows["coll"]["p50"])
         per_round[(r, n, aname)] = rows["coll"]["p50"]
+    if raw_only:
+        print("%-14s raw one-way p50 %s us, mean %s us" % (
+            name, fmt(raw, 6, 1), fmt(raw_avg, 6, 1)))
+        return
     for n in ns:
         diff, ratio, ratio_c = [], [], []
         for r in range(args.rounds):
@@ -186,8 +192,8 @@ def main():
         ap.error("--ns: every n must be at least 2")
     parts = args.parts.split(",")
     for p in parts:
-        if p not in ("free", "kill", "stop"):
-            ap.error("--parts: free, kill or stop, got %s" % p)
+        if p not in ("free", "kill", "stop", "raw"):
+            ap.error("--parts: free, kill, stop or raw, got %s" % p)
     for name in args.backends.split(","):
         if name not in TRANSPORTS:
             ap.error("unknown backend:transport %s" % name)
@@ -198,6 +204,8 @@ def main():
         backend, env = TRANSPORTS[name]
         if "free" in parts:
             fault_free(args, rng, name, backend, env, ns)
+        elif "raw" in parts:
+            fault_free(args, rng, name, backend, env, ns, raw_only=True)
         for kind in ("kill", "stop"):
             if kind in parts:
                 faulted(args, rng, name, backend, env, ns, kind)
