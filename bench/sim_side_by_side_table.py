@@ -43,7 +43,8 @@ def main():
         return s
 
     for p, k, c in points:
-        faults = "%d inactive" % k if c == 0 else "%d crashes" % c
+        faults = "%d inactive" % k if c == 0 else \
+            "%d crash%s" % (c, "es" if c > 1 else "")
         if k == 0 and c == 0:
             faults = "none"
         f = max(1, k + c)
