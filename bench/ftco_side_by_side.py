@@ -1,18 +1,42 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""ftco beside the plain tree and the corrected family on real processes
-(docs/ftco.md, "On real processes"), interleaved.
+"""ftco beside the plain tree and the corrected family on real processes,
+on one tree, interleaved (docs/ftco.md, "On real processes").
 
   python3 bench/ftco_side_by_side.py --build build [--rounds 5]
-      [--backends zmq:tcp,ucx:sm,libfabric:shm] [-n 8] [--iters 2000]
+      [--backends zmq:tcp,ucx:sm,libfabric:shm] [--ns 8,16]
+      [--tree binomial] [--iters 2000] [--ack-timeout-us 250000]
+      [--parts free,kill,stop,raw]
 
-1. Fault-free 8-byte allreduce, p50 us: each round runs tree, corrected
-   f=1 and ftco once each, in a fresh random order, so that the machine's
-   load falls on all three alike; the ratios ftco/tree and
-   ftco/corrected are taken within a round, and their median is printed.
-2. A SIGKILL tied to progress (rank 5 kills itself as iteration 300
-   starts; ftco and corrected f=1, interleaved the same way): ms from the
-   kill to the last survivor's delivery of that iteration.
+Every job runs ftcoll-bench with --tree (default binomial: the one tree
+ftco, the plain tree family's reduce and bcast and the corrected
+family's bcast all run, so the plain tree is ftco's tree without the
+ACKs). Within a round the jobs of every (n, algorithm) pair run once each
+in a fresh random order, so that the machine's load falls on all alike;
+differences and ratios are taken within a round, and the median [min-max]
+over the rounds is printed.
+
+free  Fault-free 8-byte allreduce, p50 us: tree, corrected f=1 and ftco;
+      and, in the same rounds, the transport's raw one-way latency between
+      two processes (an n = 2 job of ftcoll-bench --coll none --pingpong,
+      --wait block as the collectives here:
+      what one ACK costs on the wire; a job of its own, because the raw
+      libfabric endpoint beside the backend sometimes crashes inside
+      libfabric's shm provider at setup). The paper's claim: ftco - tree
+      <= one ACK latency. A job that fails at setup is retried (4 tries).
+      The raw p50 and mean both print: on shared memory most round trips
+      find both processes running (sub-microsecond) and the rest wait
+      for a descheduled one, which the collectives' p50 cannot avoid.
+kill  A SIGKILL tied to progress (the last rank, a leaf of the binomial
+      tree, kills itself as iteration 300 starts), ftco and corrected f=1,
+      the core's keepalive at its defaults (100 + 200 ms): ms from the
+      kill to the last survivor's delivery of that iteration, and to the
+      first report of the victim by a survivor's backend.
+raw   Only free's raw one-way jobs.
+stop  A SIGSTOP, same rank and iteration, ftco with its per-message
+      timeouts (--ack-timeout-us), the core's keepalive slowed to 5 s and
+      ZeroMQ's heartbeats off, so that only ftco's own timeouts find it:
+      ms from the stop to the last survivor's delivery, n side by side.
 """
 import argparse
 import os
@@ -26,6 +50,124 @@ from measure_backends import TRANSPORTS, run, kill_times, fmt  # noqa: E402
 ALGOS = [("tree", ["--algo", "tree", "-f", 0]),
          ("corrected f=1", ["--algo", "corrected", "-f", 1]),
          ("ftco", ["--algo", "ftco", "-f", 0])]
+KILL_ALGOS = [a for a in ALGOS if a[0] != "tree"]
+# Only ftco's timeouts may find a stopped process (the conformance suite's
+# setting); UCX shared memory needs room in the stopped rank's FIFO.
+SLOW = {"FTCOLL_SUSPECT_MS": "5000", "FTCOLL_PROBE_MS": "5000",
+        "FTCOLL_PROBE_BACKOFF": "0", "FTCOLL_ZMQ_HEARTBEAT_MS": "0",
+        "UCX_MM_FIFO_SIZE": "1024"}
+
+
+def interleaved(rng, rounds, cells):
+    """Yield (round, cell) with every cell once per round, shuffled."""
+    for r in range(rounds):
+        order = list(cells)
+        rng.shuffle(order)
+        for c in order:
+            yield r, c
+
+
+def run_retry(args, backend, env, n, bench_args, want):
+    """run() up to 4 times while the job fails at setup; rows or None."""
+    for _ in range(4):
+        rows, _, _, p = run(args.build, backend, env, n, bench_args)
+        if want in rows:
+            return rows
+        print("job failed (n=%d, %s): %s" % (n, " ".join(map(str,
+                                                              bench_args)),
+                                             p.stderr[-300:]),
+              file=sys.stderr)
+    return None
+
+
+def fault_free(args, rng, name, backend, env, ns, raw_only=False):
+    p50 = {(n, a): [] for n in ns for a, _ in ALGOS}
+    raw, raw_avg = [], []
+    per_round = {}
+    cells = [] if raw_only else [(n, a) for n in ns for a in ALGOS]
+    cells.append((2, ("raw", [])))
+    for r, (n, (aname, extra)) in interleaved(rng, args.rounds, cells):
+        wait = "spin" if n <= (os.cpu_count() or 1) and backend != "zmq" \
+            else "block"
+        if aname == "raw":
+            rows = run_retry(args, backend, env, 2,
+                             ["--coll", "none", "--pingpong", "--iters",
+                              args.iters, "--warmup", 200, "--quiet",
+                              "--sizes", 8, "--wait", "block"], "pingpong")
+            if rows is not None:
+                raw.append(rows["pingpong"]["p50"])
+                raw_avg.append(rows["pingpong"]["avg"])
+            continue
+        rows = run_retry(args, backend, env, n,
+                         ["--iters", args.iters, "--warmup", 200, "--quiet",
+                          "--sizes", 8, "--wait", wait, "--tree",
+                          args.tree] + extra, "coll")
+        if rows is None:
+            continue
+        p50[(n, aname)].append(rows["coll"]["p50"])
+        per_round[(r, n, aname)] = rows["coll"]["p50"]
+    if raw_only:
+        print("%-14s raw one-way p50 %s us, mean %s us" % (
+            name, fmt(raw, 6, 1), fmt(raw_avg, 6, 1)))
+        return
+    for n in ns:
+        diff, ratio, ratio_c = [], [], []
+        for r in range(args.rounds):
+            f = per_round.get((r, n, "ftco"))
+            t = per_round.get((r, n, "tree"))
+            c = per_round.get((r, n, "corrected f=1"))
+            if f is not None and t is not None:
+                diff.append(f - t)
+                ratio.append(f / t)
+            if f is not None and c is not None:
+                ratio_c.append(f / c)
+        print("%-14s n=%-2d allreduce 8 B p50 us: %s; ftco-tree %s us, "
+              "ftco/tree %s, ftco/corrected %s; raw one-way p50 %s us, "
+              "mean %s us" % (
+                  name, n, "; ".join("%s %s" % (a, fmt(p50[(n, a)], 6, 1))
+                                     for a, _ in ALGOS),
+                  fmt(diff, 6, 1), fmt(ratio, 4, 2), fmt(ratio_c, 4, 2),
+                  fmt(raw, 6, 1), fmt(raw_avg, 6, 1)))
+        sys.stdout.flush()
+
+
+def faulted(args, rng, name, backend, env, ns, kind):
+    algos = KILL_ALGOS if kind == "kill" else \
+        [("ftco timeouts", ["--algo", "ftco", "-f", 0, "--ack-timeout-us",
+                            args.ack_timeout_us])]
+    e = dict(env)
+    if kind == "stop":
+        e.update(SLOW)
+    last = {(n, a): [] for n in ns for a, _ in algos}
+    report = {(n, a): [] for n in ns for a, _ in algos}
+    how = {(n, a): set() for n in ns for a, _ in algos}
+    cells = [(n, a) for n in ns for a in algos]
+    for _, (n, (aname, extra)) in interleaved(rng, args.rounds, cells):
+        victim = n - 1
+        _, summaries, events, p = run(
+            args.build, backend, e, n,
+            ["--iters", 320, "--warmup", 0, "--quiet", "--tree", args.tree,
+             "--%s" % kind, "%d@300" % victim] + extra,
+            run_args=["--may-fail", str(victim)])
+        d = kill_times(summaries, events, victim)
+        if d is None:
+            print("job failed (%s, %s, n=%d): %s" % (aname, kind, n,
+                                                     p.stderr[-400:]),
+                  file=sys.stderr)
+            continue
+        last[(n, aname)].append(d[0])
+        if d[2] is not None:
+            report[(n, aname)].append(d[2])
+        how[(n, aname)].add(d[3])
+    what = "SIGKILL" if kind == "kill" else "SIGSTOP"
+    for n in ns:
+        print("%-14s n=%-2d %s rank %d at iteration 300, ms to the last "
+              "delivery: %s" % (name, n, what, n - 1, "; ".join(
+                  "%s %s (backend report %s, %s)" % (
+                      a, fmt(last[(n, a)], 6, 1), fmt(report[(n, a)], 6, 1),
+                      ",".join(sorted(how[(n, a)])) or "-")
+                  for a, _ in algos)))
+        sys.stdout.flush()
 
 
 def main():
@@ -33,67 +175,42 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iters", type=int, default=2000)
-    ap.add_argument("-n", type=int, default=8)
+    ap.add_argument("--ns", default="8,16")
+    ap.add_argument("--tree", default="binomial",
+                    help="ftcoll-bench --tree (binomial, knomial, kary)")
+    ap.add_argument("--ack-timeout-us", type=int, default=250000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--backends", default="zmq:tcp,ucx:sm,libfabric:shm")
+    ap.add_argument("--parts", default="free,kill,stop")
     args = ap.parse_args()
     rng = random.Random(args.seed)
-    n = args.n
-    print("# ftco_side_by_side: n = %d, %d rounds, %d cores, load %s"
-          % (n, args.rounds, os.cpu_count() or 1,
-             " ".join("%.2f" % x for x in os.getloadavg())))
+    try:
+        ns = [int(x) for x in args.ns.split(",")]
+    except ValueError:
+        ap.error("--ns: comma-separated process counts, got %s" % args.ns)
+    if not ns or min(ns) < 2:
+        ap.error("--ns: every n must be at least 2")
+    parts = args.parts.split(",")
+    for p in parts:
+        if p not in ("free", "kill", "stop", "raw"):
+            ap.error("--parts: free, kill, stop or raw, got %s" % p)
     for name in args.backends.split(","):
         if name not in TRANSPORTS:
             ap.error("unknown backend:transport %s" % name)
+    print("# ftco_side_by_side: n = %s, --tree %s, %d rounds, %d cores, "
+          "load %s" % (args.ns, args.tree, args.rounds, os.cpu_count() or 1,
+                       " ".join("%.2f" % x for x in os.getloadavg())))
+    for name in args.backends.split(","):
         backend, env = TRANSPORTS[name]
-        wait = "spin" if n <= (os.cpu_count() or 1) and backend != "zmq" \
-            else "block"
-        p50 = {a: [] for a, _ in ALGOS}
-        ratio_tree, ratio_corr = [], []
-        for _ in range(args.rounds):
-            order = list(ALGOS)
-            rng.shuffle(order)
-            got = {}
-            for aname, extra in order:
-                rows, _, _, p = run(args.build, backend, env, n,
-                                    ["--iters", args.iters, "--warmup", 200,
-                                     "--quiet", "--sizes", 8, "--wait",
-                                     wait] + extra)
-                if "coll" not in rows:
-                    print("job failed (%s): %s" % (aname, p.stderr[-400:]),
-                          file=sys.stderr)
-                    continue
-                got[aname] = rows["coll"]["p50"]
-                p50[aname].append(got[aname])
-            if "ftco" in got and "tree" in got:
-                ratio_tree.append(got["ftco"] / got["tree"])
-            if "ftco" in got and "corrected f=1" in got:
-                ratio_corr.append(got["ftco"] / got["corrected f=1"])
-        print("%-14s allreduce 8 B p50 us: %s; ftco/tree %s, "
-              "ftco/corrected %s" % (
-                  name, "; ".join("%s %s" % (a, fmt(p50[a], 6, 1))
-                                  for a, _ in ALGOS),
-                  fmt(ratio_tree, 4, 2), fmt(ratio_corr, 4, 2)))
-        sys.stdout.flush()
-        kill = {"ftco": [], "corrected f=1": []}
-        for _ in range(args.rounds):
-            order = [a for a in ALGOS if a[0] in kill]
-            rng.shuffle(order)
-            for aname, extra in order:
-                _, summaries, events, p = run(
-                    args.build, backend, env, n,
-                    ["--iters", 400, "--warmup", 0, "--quiet", "--kill",
-                     "5@300"] + extra, run_args=["--may-fail", "5"])
-                d = kill_times(summaries, events, 5)
-                if d is None:
-                    print("job failed (%s, kill): %s" % (aname,
-                                                         p.stderr[-400:]),
-                          file=sys.stderr)
-                    continue
-                kill[aname].append(d[0])
-        print("%-14s SIGKILL rank 5 at iteration 300, ms to the last "
-              "delivery: %s" % (name, "; ".join(
-                  "%s %s" % (a, fmt(v, 6, 1)) for a, v in kill.items())))
+        if "free" in parts:
+            fault_free(args, rng, name, backend, env, ns)
+        elif "raw" in parts:
+            fault_free(args, rng, name, backend, env, ns, raw_only=True)
+        for kind in ("kill", "stop"):
+            if kind in parts:
+                faulted(args, rng, name, backend, env, ns, kind)
+        print("# load after %s: %s" % (name, " ".join(
+            "%.2f" % x for x in os.getloadavg())))
         sys.stdout.flush()
 
 

@@ -63,6 +63,11 @@
  * (ZeroMQ PAIR, UCP active messages, a libfabric RDM endpoint), outside
  * ftcoll, for comparison within the same run.
  *
+ * Trees: --tree binomial|knomial|kary with -k K gives ftco, the plain
+ * tree family and the corrected family one tree (bench_tree.h says what
+ * each runs on it), so that they can be compared on the same tree;
+ * without it each family keeps its default.
+ *
  * Waiting: --wait block (default) lets the backend sleep on its
  * descriptor when there is nothing to do, which is right when ranks share
  * cores; --wait spin polls progress without sleeping, which is what a
@@ -119,6 +124,7 @@
 #include "ftcoll/gossip.h"
 #include "bench_loss.h"
 #include "bench_survivors.h"
+#include "bench_tree.h"
 #include "ftcoll_bootstrap.h"
 
 #define MAX_PLAN 64
@@ -167,6 +173,7 @@ typedef struct opts {
     bool spin;                  /* --wait spin */
     ftc_fault_info_t fault_info;
     uint64_t ack_timeout_us; /* ftco's ack_timeout_ns / 1000; 0: off */
+    bench_tree_t tree;          /* --tree, -k (bench_tree.h) */
     ftc_correction_t correction;
     ftc_allreduce_algo_t allreduce; /* --allreduce (corrected allreduce) */
     double interval_ms;         /* pause between iterations */
@@ -266,6 +273,8 @@ static void usage(FILE *f)
         "         [--fault-info list|count|bit]\n"
         "         [--correction checked|opportunistic]\n"
         "         [--ack-timeout-us US] (ftco: per-message timeout base)\n"
+        "         [--tree binomial|knomial|kary] [-k K] (ftco, tree and\n"
+        "         corrected on one tree: bench_tree.h)\n"
         "         [--allreduce auto|reduce_bcast|exchange]\n"
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
         "         [--no-auth] [--checked] [--uniform] [--usage-errors]\n"
@@ -380,6 +389,7 @@ static const struct option bench_options[] = {
     {"loss", required_argument, NULL, 289},
     {"gossip-target", required_argument, NULL, 291},
     {"loss-seed", required_argument, NULL, 290},
+    {"tree", required_argument, NULL, 292},
     {NULL, 0, NULL, 0},
 };
 
@@ -411,7 +421,7 @@ static void parse_opts(int argc, char **argv, opts_t *o)
     int opt, li = -1;
     char flag[32];
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":hVf:", bench_options, &li)) !=
+    while ((opt = getopt_long(argc, argv, ":hVf:k:", bench_options, &li)) !=
            -1) {
         const char *a = cli_flag(opt, li, bench_options, flag, sizeof(flag));
         const char *v = optarg;
@@ -487,6 +497,16 @@ static void parse_opts(int argc, char **argv, opts_t *o)
                        "or pcf");
         } else if (strcmp(a, "-f") == 0) {
             o->f = (uint32_t)parse_u64(v, "-f");
+        } else if (strcmp(a, "--tree") == 0) {
+            const char *why;
+            if (bench_tree_parse_kind(&o->tree, v, &why) != 0)
+                die(2, "--tree: %s, got '%s'", why, v);
+        } else if (strcmp(a, "-k") == 0) {
+            uint64_t k = parse_u64(v, "-k");
+            if (k > UINT32_MAX)
+                die(2, "-k: too large");
+            o->tree.k = (uint32_t)k;
+            o->tree.k_given = true;
         } else if (strcmp(a, "--wait") == 0) {
             if (strcmp(v, "spin") == 0)
                 o->spin = true;
@@ -621,6 +641,10 @@ static void parse_opts(int argc, char **argv, opts_t *o)
     if (o->ack_timeout_us != 0 && o->algo != FTC_ALGO_FTCO)
         die(2, "--ack-timeout-us: the per-message timeouts belong to "
                "--algo ftco");
+    const char *tree_flag = NULL; /* the checks that need no n */
+    const char *tree_why = bench_tree_check(&o->tree, o->algo, 0, &tree_flag);
+    if (tree_why != NULL)
+        die(2, "%s: %s", tree_flag, tree_why);
     if (o->ack_timeout_us > UINT64_MAX / 1000)
         die(2, "--ack-timeout-us: too large");
     if (o->loss > 0.0 && !is_gossip(o))
@@ -1347,6 +1371,11 @@ static void run_size(bench_t *b, size_t size)
         fp.ack_timeout_ns = o->ack_timeout_us * 1000;
         if (o->algo == FTC_ALGO_FTCO)
             a.params = &fp;
+        ftc_tree_params_t tp; /* the tree family: its defaults unless --tree */
+        ftc_tree_params_init(&tp);
+        if (o->algo == FTC_ALGO_TREE)
+            a.params = &tp;
+        bench_tree_apply(&o->tree, o->algo, &fp, &tp, &cp);
         ftc_gossip_params_t gp; /* the average, every member a neighbour */
         ftc_gossip_params_init(&gp);
         gp.report = &b->gossip_report;
@@ -1603,6 +1632,10 @@ static void setup(bench_t *b)
         die(2, "-f %u needs more than %u ranks", o->f, b->n);
     if (o->root >= b->n)
         die(2, "--root %u is not a rank (n = %u)", o->root, b->n);
+    const char *tree_flag = NULL;
+    const char *tree_why = bench_tree_check(&o->tree, o->algo, b->n, &tree_flag);
+    if (tree_why != NULL)
+        die(2, "%s: %s (n = %u)", tree_flag, tree_why, b->n);
     for (uint32_t k = 0; k < o->nplan; k++)
         if (o->plan[k].rank >= b->n)
             die(2, "--kill/--crash/--crash-sends/--stop/--die-after-exchange rank %u is "
@@ -1867,13 +1900,14 @@ int main(int argc, char **argv)
     b->boot = NULL;
     if (!b->o.no_coll) {
         if (reporter(b) == b->rank) {
-            char title[512];
+            char title[512], tree[48];
+            bench_tree_describe(&b->o.tree, tree, sizeof(tree));
             snprintf(title, sizeof(title),
-                     "ftcoll-bench: %s, %s, f=%u, n=%u, %s, %" PRIu64
+                     "ftcoll-bench: %s, %s, f=%u, n=%u, %s, %s, %" PRIu64
                      " iterations (+%" PRIu64 " warm-up), int64 sum, "
                      "latency per operation",
                      ftc_coll_name(b->o.coll), ftc_algo_name(b->o.algo),
-                     b->o.f, b->n, b->describe, b->o.iters, b->o.warmup);
+                     b->o.f, b->n, tree, b->describe, b->o.iters, b->o.warmup);
             print_header(b, title);
         }
         if (b->o.ulfm)

@@ -18,6 +18,7 @@
 #include "json.h"
 #include "sim_gossip.h"
 #include "scenario.h"
+#include "sim_schedule.h"
 #include "sim_ulfm.h"
 
 static void usage(FILE *out)
@@ -89,6 +90,9 @@ static void usage(FILE *out)
         "  --crash-window T                (default: a failure-free tree depth)\n"
         "  --fault-root protect|any        may random faults hit the root (protect)\n"
         "  --fault-seed S                  seed of the random faults (--seed)\n"
+        "  --schedule                      print each run's faults on stderr\n"
+        "                                  and fail the run if one did not\n"
+        "                                  take place\n"
         "  --spread uniform:W|normal:S     arrival imbalance (start times)\n"
         "  --detect T|never, --suspect T, --probe T   as the *-ns flags\n"
         "  --csv                           CSV: one row per run (+ aggregates)\n"
@@ -573,6 +577,7 @@ static const struct option sim_options[] = {
     {"service", required_argument, NULL, 295},
     {"ack-timeout", required_argument, NULL, 296},
     {"allreduce", required_argument, NULL, 297},
+    {"schedule", no_argument, NULL, 298},
     {NULL, 0, NULL, 0},
 };
 
@@ -606,7 +611,7 @@ int main(int argc, char **argv)
         return ftc_sim_gossip_main(argc, argv);
     ftc_scenario_t s;
     ftc_scenario_init(&s);
-    bool json = false, csv = false, check = true;
+    bool json = false, csv = false, check = true, schedule = false;
     int per_rank = -1; /* -1: by size */
     uint32_t runs = 1;
     bool fault_seed_given = false, crash_window_given = false;
@@ -676,6 +681,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(f, "--trace") == 0) {
             s.trace = stderr;
+            continue;
+        }
+        if (strcmp(f, "--schedule") == 0) {
+            schedule = true;
             continue;
         }
         int rc = 0;
@@ -944,6 +953,13 @@ int main(int argc, char **argv)
         char msg[512] = "";
         double t1 = now_s();
         int violations = check ? ftc_check(&s, &res, msg, sizeof(msg)) : 0;
+        /* --schedule: the faults drawn, and whether each took place; one
+         * that did not counts as a violation (sim_schedule.h). */
+        if (schedule && ftc_sim_schedule_report(stderr, &s, &res) != 0) {
+            violations++;
+            snprintf(msg, sizeof(msg), "%s", "the schedule above did not "
+                                             "take place as drawn");
+        }
         double check_s = now_s() - t1;
         if (violations > worst)
             worst = violations;

@@ -367,12 +367,10 @@ static uint64_t start_time(const ftc_scenario_t *s, uint32_t r)
     return (uint64_t)(t + 0.5);
 }
 
-/* The random faults: distinct ranks, none already in fail[], never the
- * root when protected. Fills pre (random_fail ranks) and crash
- * (random_crash ranks with times). */
-static int draw_faults(const ftc_scenario_t *s, uint32_t *pre,
-                       uint32_t *crash_rank, uint64_t *crash_time,
-                       char *err, size_t errlen)
+/* The random faults (scenario.h). */
+int ftc_scenario_draw_faults(const ftc_scenario_t *s, uint32_t *pre,
+                             uint32_t *crash_rank, uint64_t *crash_time,
+                             char *err, size_t errlen)
 {
     uint32_t want = s->random_fail + s->random_crash;
     if (want == 0)
@@ -604,7 +602,7 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
     if (rfail == NULL || rcrash == NULL || rcrash_t == NULL) {
         rc = FTC_ENOMEM;
     } else {
-        rc = draw_faults(s, rfail, rcrash, rcrash_t, err, errlen);
+        rc = ftc_scenario_draw_faults(s, rfail, rcrash, rcrash_t, err, errlen);
     }
     if (rc != FTC_OK) {
         free(rfail);

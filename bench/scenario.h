@@ -183,6 +183,15 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
 
 void ftc_scenario_result_free(ftc_scenario_result_t *res);
 
+/* The random faults a run of s draws (from fault_seed alone, whatever the
+ * algorithm): distinct ranks, none already in fail[], never the root when
+ * protected. Fills pre (random_fail ranks) and crash_rank, crash_time
+ * (random_crash ranks and their times). FTC_OK, FTC_EINVAL (with err) or
+ * FTC_ENOMEM. */
+int ftc_scenario_draw_faults(const ftc_scenario_t *s, uint32_t *pre,
+                             uint32_t *crash_rank, uint64_t *crash_time,
+                             char *err, size_t errlen);
+
 /* Fill buf (count elements of dtype) with rank's input. */
 int ftc_scenario_input(const ftc_scenario_t *s, uint32_t rank, void *buf);
 

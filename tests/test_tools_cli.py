@@ -98,6 +98,22 @@ def test_sim(prog, version):
           and "k = " in r.stderr,
           f"ftcoll-sim --algo ftco -k best --service rsd: {r.returncode}, "
           f"{r.stdout[-200:]!r} {r.stderr!r}")
+    # --schedule: the faults drawn do not depend on the algorithm, and
+    # each one took place.
+    lines = []
+    for algo in (["--algo", "ftco"], ["--algo", "corrected", "-f", "4"]):
+        r = run([prog, "-n", "64", "-L", "10", "--faults", "3", "--crashes",
+                 "1", "--crash-window", "50", "--seed", "5", "--schedule",
+                 "--summary"] + algo)
+        got = [x for x in r.stderr.splitlines() if x.startswith("schedule:")]
+        check(r.returncode == 0 and len(got) == 1
+              and "happened 3/3 1/1" in got[0] and "MISMATCH" not in got[0],
+              f"ftcoll-sim --schedule {' '.join(algo)}: {r.returncode}, "
+              f"{r.stderr!r}")
+        lines += got
+    check(len(lines) == 2 and lines[0] == lines[1],
+          f"ftcoll-sim --schedule: ftco and corrected met the same faults "
+          f"({lines!r})")
     test_sim_ulfm(prog)
 
 
@@ -240,6 +256,16 @@ def test_bench(prog, version):
     refuses([prog, "--coll", "agree", "--invalidate", "x"], "--invalidate",
             "ftcoll-bench")
     refuses([prog, "--with-allreduce"], "--with-allreduce", "ftcoll-bench")
+    # One tree for the tree families (bench/bench_tree.h).
+    refuses([prog, "--tree", "star"], "--tree", "ftcoll-bench")
+    refuses([prog, "--tree", "lame"], "--tree", "ftcoll-bench",
+            " (not a tree ftco runs)")
+    refuses([prog, "-k", "3"], "-k", "ftcoll-bench", " (without --tree)")
+    refuses([prog, "--tree", "knomial", "-k", "1"], "-k", "ftcoll-bench")
+    refuses([prog, "--tree", "binomial", "-k", "4"], "-k", "ftcoll-bench",
+            " (binomial takes no k)")
+    refuses([prog, "--algo", "push-sum", "--tree", "binomial"], "--tree",
+            "ftcoll-bench", " (not a tree family)")
 
 
 def test_core(prog, version):
