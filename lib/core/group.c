@@ -73,6 +73,8 @@ void ftc_group_destroy(ftc_group_t *g)
             e->free_fn(e->data);
         free(e);
     }
+    if (g->plan != NULL)
+        g->plan_free(g->plan);
     free(g->spare_op);
     free(g->members);
     free(g->by_world);

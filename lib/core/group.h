@@ -76,6 +76,11 @@ struct ftc_group {
     bool destroying;
     /* State families keep per group (ftc_group_ext). */
     struct ftc_group_ext *ext;
+    /* The algorithms' topology plan for this group (algo/plan.h): the
+     * tree nodes a stream of like operations reads instead of computing
+     * them again. Freed with the group by plan_free. */
+    void *plan;
+    void (*plan_free)(void *plan);
     ftc_group_t *next;
 };
 
