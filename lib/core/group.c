@@ -281,7 +281,7 @@ uint32_t ftc_group_world_rank(const ftc_group_t *g, uint32_t grank)
     return grank + lo;
 }
 
-int64_t ftc_group_rank_of(const ftc_group_t *g, uint32_t w)
+int64_t ftc_group_rank_lookup(const ftc_group_t *g, uint32_t w)
 {
     if (g->members == NULL && g->nabsent > 0) {
         if (w >= g->ctx->size)

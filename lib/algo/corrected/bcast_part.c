@@ -118,7 +118,7 @@ static void got_value(ftc_bcast_part_t *bp)
     if (bp->watching_root) {
         bp->watching_root = false;
         ftc_monitor_release(bp->op->group->ctx,
-                            ftc_group_world_rank(bp->op->group, bp->root));
+                            ftc_group_world_of(bp->op->group, bp->root));
     }
     for (uint32_t i = 0; i < bp->nchildren; i++)
         if (!known_failed(bp, bp->children[i]))
@@ -185,7 +185,7 @@ int ftc_bcast_part_start(ftc_bcast_part_t *bp, ftc_cop_t *op,
         bp->hooks->on_root_failed(bp);
     } else {
         bp->watching_root = true;
-        ftc_monitor_acquire(g->ctx, ftc_group_world_rank(g, root), op);
+        ftc_monitor_acquire(g->ctx, ftc_group_world_of(g, root), op);
     }
     return FTC_OK;
 }
@@ -273,7 +273,7 @@ void ftc_bcast_part_stop(ftc_bcast_part_t *bp)
     if (bp->watching_root) {
         bp->watching_root = false;
         ftc_monitor_release(bp->op->group->ctx,
-                            ftc_group_world_rank(bp->op->group, bp->root));
+                            ftc_group_world_of(bp->op->group, bp->root));
     }
 }
 

@@ -51,7 +51,7 @@ static uint32_t grank_of(const ftc_reduce_part_t *rp, uint32_t logical)
 
 static uint32_t world_of(const ftc_reduce_part_t *rp, uint32_t logical)
 {
-    return ftc_group_world_rank(rp->op->group, grank_of(rp, logical));
+    return ftc_group_world_of(rp->op->group, grank_of(rp, logical));
 }
 
 static void combine(ftc_reduce_part_t *rp, uint8_t *inout, const uint8_t *in)

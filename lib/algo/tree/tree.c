@@ -40,7 +40,7 @@ static uint32_t gr(const tree_op_t *t, uint32_t logical)
 
 static uint32_t world(const tree_op_t *t, uint32_t logical)
 {
-    return ftc_group_world_rank(t->base.group, gr(t, logical));
+    return ftc_group_world_of(t->base.group, gr(t, logical));
 }
 
 static void send_kind(tree_op_t *t, uint32_t logical, uint8_t kind,
@@ -91,7 +91,7 @@ static void start_down(tree_op_t *t)
         return;
     }
     t->watching_down_parent = true;
-    ftc_monitor_acquire(t->base.group->ctx, ftc_group_world_rank(t->base.group, p),
+    ftc_monitor_acquire(t->base.group->ctx, ftc_group_world_of(t->base.group, p),
                         &t->base);
 }
 
@@ -137,7 +137,7 @@ static void tree_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
                 return;
             t->child_state[i] = 1;
             t->up_pending--;
-            ftc_monitor_release(ctx, ftc_group_world_rank(op->group, grank));
+            ftc_monitor_release(ctx, ftc_group_world_of(op->group, grank));
             if (hdr->flags & FTC_TREE_WF_SUBTREE_FAILED)
                 t->failure = true;
             (void)ftc_reduce_local(t->acc, payload, op->args.count,
