@@ -75,6 +75,7 @@ void ftc_group_destroy(ftc_group_t *g)
     }
     if (g->plan != NULL)
         g->plan_free(g->plan);
+    free(g->call_memo);
     free(g->spare_op);
     free(g->members);
     free(g->by_world);

@@ -81,6 +81,9 @@ struct ftc_group {
      * them again. Freed with the group by plan_free. */
     void *plan;
     void (*plan_free)(void *plan);
+    /* The last call that passed the argument checks (api/call_memo.h),
+     * one block (free). */
+    void *call_memo;
     ftc_group_t *next;
 };
 
