@@ -14,11 +14,6 @@
 
 #pragma GCC visibility push(hidden)
 
-/* Rank r's children in tree, in op's memory; *count of them. NULL when
- * out of memory. */
-uint32_t *ftc_cop_tree_children(ftc_cop_t *op, const ftc_tree_t *tree,
-                               uint32_t n, uint32_t r, uint32_t *count);
-
 #pragma GCC visibility pop
 
 #endif

@@ -36,6 +36,11 @@ typedef struct ftc_algo_entry {
      * FTC_EINVAL for a bad parameter. */
     int (*check)(const ftc_group_t *g, const ftc_coll_args_t *args,
                  ftc_coll_t coll, const void *params);
+    /* check's verdict depends on nothing but coll, params, the group's
+     * size and rank and args' fields other than the buffers and the
+     * callback: a call like the group's last one that passed needs no
+     * new check (api/call_memo.h). false: checked on every call. */
+    bool check_pure;
     /* By ftc_coll_t; NULL where the family does not provide it (the
      * collective is refused with FTC_ENOTSUP). */
     ftc_algo_create_fn create[FTC_COLL_ALLREDUCE + 1];

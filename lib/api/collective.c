@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "algo/checked.h"
+#include "api/call_memo.h"
 #include "algo/registry.h"
 #include "algo/ulfm/uniform.h"
 #include "core/monitor.h"
@@ -38,14 +39,13 @@ const char *ftc_coll_name(ftc_coll_t coll)
     return "?";
 }
 
-/* The generic checks, then the family's (which also finds the family
- * and completes its parameters into call). */
-static int check_args(const ftc_group_t *g, const ftc_coll_args_t *a,
+/* The checks of everything but the buffers and the callback: the
+ * generic ones, then the family's (which also finds the family and
+ * completes its parameters into call). */
+static int check_call(const ftc_group_t *g, const ftc_coll_args_t *a,
                       ftc_coll_t coll, ftc_algo_call_t *call)
 {
-    if (g == NULL || a == NULL)
-        return FTC_EINVAL;
-    if (a->deliver == NULL || a->checked > 1 || a->uniform > 1)
+    if (a->checked > 1 || a->uniform > 1)
         return FTC_EINVAL;
     if (a->uniform && (coll != FTC_COLL_ALLREDUCE || a->checked))
         return FTC_EINVAL;
@@ -65,6 +65,25 @@ static int check_args(const ftc_group_t *g, const ftc_coll_args_t *a,
         rc = ftc_op_check(a->op, a->dtype, a->user_fn);
         if (rc != FTC_OK)
             return rc;
+    }
+    return FTC_OK;
+}
+
+/* Every check: a call like the group's last one that passed skips
+ * check_call (api/call_memo.h); the buffers and the callback are
+ * checked every time. */
+static int check_args(ftc_group_t *g, const ftc_coll_args_t *a,
+                      ftc_coll_t coll, ftc_algo_call_t *call)
+{
+    if (g == NULL || a == NULL)
+        return FTC_EINVAL;
+    if (a->deliver == NULL)
+        return FTC_EINVAL;
+    if (!ftc_call_memo_hit(g, a, coll, call)) {
+        int rc = check_call(g, a, coll, call);
+        if (rc != FTC_OK)
+            return rc;
+        ftc_call_memo_keep(g, a, coll, call);
     }
     bool is_root = g->me == a->root;
     bool needs_input = coll != FTC_COLL_BCAST || is_root;

@@ -128,6 +128,10 @@ struct ftc_context {
      * allowed several times over (core/monitor.c). */
     uint64_t stall_ns, stall_at;
     uint64_t timer_deadline;
+    /* Timer turns in a row that ran without the clock (core/settle.c,
+     * "at once" turns): bounded, so that deadlines are still looked at
+     * while continuations keep the timer busy. */
+    uint32_t quick_turns;
 };
 
 /* Messages for a group this process has not created (yet) are kept for

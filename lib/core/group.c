@@ -73,6 +73,9 @@ void ftc_group_destroy(ftc_group_t *g)
             e->free_fn(e->data);
         free(e);
     }
+    if (g->plan != NULL)
+        g->plan_free(g->plan);
+    free(g->call_memo);
     free(g->spare_op);
     free(g->members);
     free(g->by_world);
@@ -279,7 +282,7 @@ uint32_t ftc_group_world_rank(const ftc_group_t *g, uint32_t grank)
     return grank + lo;
 }
 
-int64_t ftc_group_rank_of(const ftc_group_t *g, uint32_t w)
+int64_t ftc_group_rank_lookup(const ftc_group_t *g, uint32_t w)
 {
     if (g->members == NULL && g->nabsent > 0) {
         if (w >= g->ctx->size)

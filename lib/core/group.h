@@ -76,18 +76,45 @@ struct ftc_group {
     bool destroying;
     /* State families keep per group (ftc_group_ext). */
     struct ftc_group_ext *ext;
+    /* The algorithms' topology plan for this group (algo/plan.h): the
+     * tree nodes a stream of like operations reads instead of computing
+     * them again. Freed with the group by plan_free. */
+    void *plan;
+    void (*plan_free)(void *plan);
+    /* The last call that passed the argument checks (api/call_memo.h),
+     * one block (free). */
+    void *call_memo;
     ftc_group_t *next;
 };
+
+/* ftc_group_world_rank, without the call for the identity group (the
+ * whole world in order, the common case): every send and many messages
+ * ask. */
+static inline uint32_t ftc_group_world_of(const ftc_group_t *g,
+                                          uint32_t grank)
+{
+    if (g->members == NULL && g->nabsent == 0)
+        return grank < g->n ? grank : UINT32_MAX;
+    return ftc_group_world_rank(g, grank);
+}
 
 static inline bool ftc_group_member_failed(const ftc_group_t *g,
                                            uint32_t grank)
 {
     if (g->ctx->nfailed == 0)
         return false;
-    return ftc_ctx_is_failed(g->ctx, ftc_group_world_rank(g, grank));
+    return ftc_ctx_is_failed(g->ctx, ftc_group_world_of(g, grank));
 }
 /* -1 if world rank w is not a member. */
-int64_t ftc_group_rank_of(const ftc_group_t *g, uint32_t w);
+int64_t ftc_group_rank_lookup(const ftc_group_t *g, uint32_t w);
+/* The same, without the call for the identity group (every message
+ * asks). */
+static inline int64_t ftc_group_rank_of(const ftc_group_t *g, uint32_t w)
+{
+    if (g->members == NULL && g->nabsent == 0)
+        return w < g->n ? (int64_t)w : -1;
+    return ftc_group_rank_lookup(g, w);
+}
 /* Create at g's process the group (id, epoch) of g's members but the
  * group ranks in skip (sorted, distinct), in their old order: O(|skip| +
  * g's absent ranks) when g is the world or a shrink of it, O(g's size)

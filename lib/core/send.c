@@ -143,7 +143,7 @@ int ftc_cop_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
     ftc_context_t *ctx = op->group->ctx;
     if (ctx->excluded)
         return FTC_EEXCLUDED;
-    uint32_t w = ftc_group_world_rank(op->group, dest);
+    uint32_t w = ftc_group_world_of(op->group, dest);
     bool inline_done;
     int rc = ctx_send_raw(ctx, w, hdr, iov, iovcnt, notify ? op : NULL,
                           &inline_done);
@@ -186,7 +186,7 @@ int ftc_cop_send_timed(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
     ftc_context_t *ctx = op->group->ctx;
     if (ctx->excluded)
         return FTC_EEXCLUDED;
-    uint32_t w = ftc_group_world_rank(op->group, dest);
+    uint32_t w = ftc_group_world_of(op->group, dest);
     bool inline_done;
     int rc = ctx_send_raw(ctx, w, hdr, iov, iovcnt, NULL, &inline_done);
     if (rc == FTC_EOVERFLOW) {

@@ -169,7 +169,7 @@ static void accept(allreduce_op_t *a, uint8_t *blob, uint32_t len, bool stable)
     for (uint32_t i = 0; i < nf; i++) {
         uint32_t g;
         memcpy(&g, fails + 4 * i, 4);
-        ftc_ctx_declare_failed(op->group->ctx, ftc_group_world_rank(op->group, g));
+        ftc_ctx_declare_failed(op->group->ctx, ftc_group_world_of(op->group, g));
     }
     if (st == FTC_OK && op->nbytes > 0)
         memcpy(op->args.recvbuf, fails + 4ull * nf, op->nbytes);
@@ -357,7 +357,7 @@ static void verify_passed_roots(allreduce_op_t *a, uint32_t r)
         /* A passed root that sent the message that pulled us is alive. */
         if (root == g->me || root == a->pulled_by)
             continue;
-        uint32_t w = ftc_group_world_rank(g, root);
+        uint32_t w = ftc_group_world_of(g, root);
         if (a->pull_check)
             ftc_monitor_verify(g->ctx, w, &a->base);
         else
@@ -378,7 +378,7 @@ static bool passed_roots_timed_out(const allreduce_op_t *a, uint32_t r)
          * transport's. */
         if (root == g->me)
             return true;
-        uint32_t w = ftc_group_world_rank(g, root);
+        uint32_t w = ftc_group_world_of(g, root);
         if (ftc_ctx_timed_out(g->ctx, w) || !ftc_context_is_failed(g->ctx, w))
             return true;
     }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "algo/corrected/bcast_part.h"
+#include "algo/plan.h"
 
 enum { LEFT = 0, RIGHT = 1 };
 
@@ -117,7 +118,7 @@ static void got_value(ftc_bcast_part_t *bp)
     if (bp->watching_root) {
         bp->watching_root = false;
         ftc_monitor_release(bp->op->group->ctx,
-                            ftc_group_world_rank(bp->op->group, bp->root));
+                            ftc_group_world_of(bp->op->group, bp->root));
     }
     for (uint32_t i = 0; i < bp->nchildren; i++)
         if (!known_failed(bp, bp->children[i]))
@@ -152,11 +153,15 @@ int ftc_bcast_part_start(ftc_bcast_part_t *bp, ftc_cop_t *op,
     bp->d = cp->distance;
     bp->t = op->args.f + 1;
     bp->next_off = 1;
-    bp->children = ftc_cop_tree_children(op, &bp->tree, bp->n, bp->me,
-                                        &bp->nchildren);
+    const ftc_tree_node_t *node = ftc_plan_tree_node(op, &bp->tree, bp->me,
+                                                     FTC_PLAN_NO_UPCORR);
+    if (node != NULL) {
+        bp->children = node->peers;
+        bp->nchildren = node->nchildren;
+    }
     bp->heard[LEFT] = ftc_cop_alloc(op, sizeof(uint32_t) * bp->t);
     bp->heard[RIGHT] = ftc_cop_alloc(op, sizeof(uint32_t) * bp->t);
-    if (bp->children == NULL || bp->heard[LEFT] == NULL
+    if (node == NULL || bp->heard[LEFT] == NULL
         || bp->heard[RIGHT] == NULL) {
         memset(bp, 0, sizeof(*bp));
         return FTC_ENOMEM;
@@ -180,7 +185,7 @@ int ftc_bcast_part_start(ftc_bcast_part_t *bp, ftc_cop_t *op,
         bp->hooks->on_root_failed(bp);
     } else {
         bp->watching_root = true;
-        ftc_monitor_acquire(g->ctx, ftc_group_world_rank(g, root), op);
+        ftc_monitor_acquire(g->ctx, ftc_group_world_of(g, root), op);
     }
     return FTC_OK;
 }
@@ -268,7 +273,7 @@ void ftc_bcast_part_stop(ftc_bcast_part_t *bp)
     if (bp->watching_root) {
         bp->watching_root = false;
         ftc_monitor_release(bp->op->group->ctx,
-                            ftc_group_world_rank(bp->op->group, bp->root));
+                            ftc_group_world_of(bp->op->group, bp->root));
     }
 }
 
@@ -286,8 +291,9 @@ size_t ftc_bcast_part_space(const ftc_coll_args_t *args,
                             size_t len)
 {
     size_t t = (size_t)args->f + 1;
-    return ftc_mem_round(sizeof(uint32_t)
-                         * ftc_tree_children_guess(&params->bcast_tree, g->n))
-           + 2 * ftc_mem_round(sizeof(uint32_t) * t)
+    (void)params;
+    (void)g;
+    /* (the children are the group's plan) */
+    return 2 * ftc_mem_round(sizeof(uint32_t) * t)
            + ftc_mem_round(len > 0 ? len : 1);
 }

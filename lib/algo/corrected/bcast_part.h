@@ -36,7 +36,7 @@ struct ftc_bcast_part {
     uint32_t root;          /* group rank */
     uint32_t n, me;         /* me is logical */
     ftc_tree_t tree;
-    uint32_t *children;
+    const uint32_t *children;   /* the group's plan (algo/plan.h) */
     uint32_t nchildren;
     ftc_correction_t corr;
     uint32_t d;             /* opportunistic distance */

@@ -8,7 +8,7 @@
 
 static uint32_t world_of(const ftc_exchange_part_t *xp, uint32_t grank)
 {
-    return ftc_group_world_rank(xp->op->group, grank);
+    return ftc_group_world_of(xp->op->group, grank);
 }
 
 /* The slot of a member other than me. */

@@ -207,6 +207,7 @@ const ftc_algo_entry_t ftc_algo_corrected = {
     .params_size = sizeof(ftc_corrected_params_t),
     .params_default = &defaults,
     .check = check,
+    .check_pure = true,
     .create = {
         [FTC_COLL_REDUCE] = create_reduce,
         [FTC_COLL_BCAST] = create_bcast,

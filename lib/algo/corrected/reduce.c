@@ -35,7 +35,7 @@ static void reduce_done(ftc_reduce_part_t *rp, int status)
              * later operations skip it instead of timing out again. */
             for (uint32_t i = 0; i < rp->nfails; i++)
                 ftc_ctx_declare_failed(op->group->ctx,
-                                       ftc_group_world_rank(op->group, rp->fails[i]));
+                                       ftc_group_world_of(op->group, rp->fails[i]));
         }
     }
     ftc_cop_complete(op, status);

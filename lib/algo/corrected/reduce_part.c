@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "algo/corrected/reduce_part.h"
+#include "algo/plan.h"
 #include "core/context.h"
 
 int ftc_accepted_merge(ftc_cop_t *op, ftc_accepted_t *a, uint32_t round,
@@ -50,7 +51,7 @@ static uint32_t grank_of(const ftc_reduce_part_t *rp, uint32_t logical)
 
 static uint32_t world_of(const ftc_reduce_part_t *rp, uint32_t logical)
 {
-    return ftc_group_world_rank(rp->op->group, grank_of(rp, logical));
+    return ftc_group_world_of(rp->op->group, grank_of(rp, logical));
 }
 
 static void combine(ftc_reduce_part_t *rp, uint8_t *inout, const uint8_t *in)
@@ -299,11 +300,18 @@ int ftc_reduce_part_start(ftc_reduce_part_t *rp, ftc_cop_t *op,
     rp->tree.kind = FTC_TREE_IF;
     rp->tree.k = rp->f;
     rp->input = input;
-    rp->parent = ftc_tree_parent(&rp->tree, rp->n, rp->me);
+    /* Parent, up-correction group and children: the group's plan. */
+    const ftc_tree_node_t *node = ftc_plan_tree_node(op, &rp->tree, rp->me,
+                                                     rp->f);
+    if (node == NULL) {
+        memset(rp, 0, sizeof(*rp));
+        return FTC_ENOMEM;
+    }
+    rp->parent = node->parent;
+    rp->peers = node->peers;
+    rp->ngroup = node->ngroup;
+    rp->nchildren = node->nchildren;
 
-    uint32_t gmax = rp->f + 2;
-    /* Exact for I(f)-trees: no counting pass. */
-    uint32_t nch = ftc_tree_children_bound(&rp->tree, rp->n);
     size_t nb = op->nbytes;
     if (nb >= FTC_REDUCE_PART_OWN_BYTES) {
         size_t nvals = rp->parent < 0 ? 4 : 2;
@@ -328,38 +336,12 @@ int ftc_reduce_part_start(ftc_reduce_part_t *rp, ftc_cop_t *op,
             rp->result = ftc_cop_alloc(op, nb);
         }
     }
-    rp->peers = ftc_cop_alloc(op, sizeof(uint32_t) * (gmax + nch));
-    rp->peer_state = ftc_cop_zalloc(op, gmax + nch);
-    if (rp->v == NULL || rp->cv == NULL || rp->peers == NULL
-        || rp->peer_state == NULL
+    rp->peer_state = ftc_cop_zalloc(op, rp->ngroup + rp->nchildren);
+    if (rp->v == NULL || rp->cv == NULL || rp->peer_state == NULL
         || (rp->parent < 0 && (rp->cand == NULL || rp->result == NULL))) {
         release_values(rp);
         memset(rp, 0, sizeof(*rp));
         return FTC_ENOMEM;
-    }
-    /* The group (me among it) lands in peers; keep the others. */
-    uint32_t gsize = ftc_upcorr_group(rp->f, rp->n, rp->me, rp->peers, gmax);
-    for (uint32_t i = 0; i < gsize && i < gmax; i++)
-        if (rp->peers[i] != rp->me)
-            rp->peers[rp->ngroup++] = rp->peers[i];
-    rp->nchildren = ftc_tree_children(&rp->tree, rp->n, rp->me,
-                                      rp->peers + rp->ngroup, nch);
-    if (rp->nchildren > nch) {
-        /* The bound was wrong after all: make room and fill again. */
-        uint32_t *peers = ftc_cop_alloc(op, sizeof(uint32_t)
-                                               * (rp->ngroup + rp->nchildren));
-        uint8_t *state = ftc_cop_zalloc(op, rp->ngroup + rp->nchildren);
-        if (peers == NULL || state == NULL) {
-            release_values(rp);
-            memset(rp, 0, sizeof(*rp));
-            return FTC_ENOMEM;
-        }
-        memcpy(peers, rp->peers, sizeof(uint32_t) * rp->ngroup);
-        rp->peers = peers;
-        rp->peer_state = state;
-        rp->nchildren = ftc_tree_children(&rp->tree, rp->n, rp->me,
-                                          rp->peers + rp->ngroup,
-                                          rp->nchildren);
     }
     rp->group_pending = rp->ngroup;
     rp->child_pending = rp->nchildren;
@@ -564,8 +546,8 @@ size_t ftc_reduce_part_space(const ftc_coll_args_t *args, size_t nbytes,
     /* Large working values are not the operation's memory. */
     size_t nb = nbytes >= FTC_REDUCE_PART_OWN_BYTES
                     ? 0 : ftc_mem_round(nbytes > 0 ? nbytes : 1);
-    size_t s = 2 * nb + ftc_mem_round(sizeof(uint32_t) * peers)
-               + ftc_mem_round(peers);
+    /* (the peers themselves are the group's plan: only their states) */
+    size_t s = 2 * nb + ftc_mem_round(peers);
     if (g->me == root)
         s += 2 * nb;    /* the root's candidate and result */
     return s;

@@ -62,8 +62,9 @@ struct ftc_reduce_part {
     ftc_tree_t tree;
     int64_t parent;         /* logical, -1 at the root */
 
-    /* Up-correction group (without me), then tree children: logical. */
-    uint32_t *peers;
+    /* Up-correction group (without me), then tree children: logical,
+     * the group's plan (algo/plan.h), read only. */
+    const uint32_t *peers;
     uint8_t *peer_state;
     uint32_t ngroup, nchildren;
     uint32_t group_pending, child_pending;

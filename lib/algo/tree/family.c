@@ -49,6 +49,7 @@ const ftc_algo_entry_t ftc_algo_tree = {
     .params_size = sizeof(ftc_tree_params_t),
     .params_default = &defaults,
     .check = check,
+    .check_pure = true,
     .create = {
         [FTC_COLL_REDUCE] = ftc_tree_op_create,
         [FTC_COLL_BCAST] = ftc_tree_op_create,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "algo/algo.h"
+#include "algo/plan.h"
 #include "algo/tree/kinds.h"
 #include "algo/tree/tree.h"
 
@@ -19,10 +20,13 @@ typedef struct tree_op {
     uint32_t n, me;             /* me is logical */
     ftc_tree_t up_tree, down_tree;
     int64_t up_parent, down_parent;
-    uint32_t *up_children, n_up;
+    /* The group's plan (algo/plan.h): read only. */
+    const uint32_t *up_children;
+    uint32_t n_up;
     uint8_t *child_state;       /* 0 waiting, 1 got, 2 failed */
     uint32_t up_pending;
-    uint32_t *down_children, n_down;
+    const uint32_t *down_children;
+    uint32_t n_down;
     uint8_t *acc;
     bool failure;               /* seen in my reduce subtree */
     bool up_done;
@@ -36,7 +40,7 @@ static uint32_t gr(const tree_op_t *t, uint32_t logical)
 
 static uint32_t world(const tree_op_t *t, uint32_t logical)
 {
-    return ftc_group_world_rank(t->base.group, gr(t, logical));
+    return ftc_group_world_of(t->base.group, gr(t, logical));
 }
 
 static void send_kind(tree_op_t *t, uint32_t logical, uint8_t kind,
@@ -87,7 +91,7 @@ static void start_down(tree_op_t *t)
         return;
     }
     t->watching_down_parent = true;
-    ftc_monitor_acquire(t->base.group->ctx, ftc_group_world_rank(t->base.group, p),
+    ftc_monitor_acquire(t->base.group->ctx, ftc_group_world_of(t->base.group, p),
                         &t->base);
 }
 
@@ -133,7 +137,7 @@ static void tree_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
                 return;
             t->child_state[i] = 1;
             t->up_pending--;
-            ftc_monitor_release(ctx, ftc_group_world_rank(op->group, grank));
+            ftc_monitor_release(ctx, ftc_group_world_of(op->group, grank));
             if (hdr->flags & FTC_TREE_WF_SUBTREE_FAILED)
                 t->failure = true;
             (void)ftc_reduce_local(t->acc, payload, op->args.count,
@@ -207,11 +211,7 @@ int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     ftc_tree_t up = {.kind = FTC_TREE_BINOMIAL};
     size_t nup = ftc_tree_children_guess(&up, g->n);
-    size_t space = ftc_mem_round(sizeof(uint32_t) * nup) + ftc_mem_round(nup)
-                   + ftc_mem_round(sizeof(uint32_t)
-                                   * ftc_tree_children_guess(&params->bcast_tree,
-                                                             g->n))
-                   + ftc_mem_round(nbytes > 0 ? nbytes : 1);
+    size_t space = ftc_mem_round(nup) + ftc_mem_round(nbytes > 0 ? nbytes : 1);
     tree_op_t *t = ftc_cop_new(g, sizeof(*t), space);
     if (t == NULL)
         return FTC_ENOMEM;
@@ -223,34 +223,38 @@ int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     ftc_cop_setup(g, args, coll, &t->base, &tree_vt, variant);
     t->n = g->n;
     t->me = ftc_logical(g->me, args->root, g->n);
-    t->up_tree.kind = FTC_TREE_BINOMIAL;
+    t->up_tree = up;
     t->down_tree = params->bcast_tree;
     bool has_up = coll != FTC_COLL_BCAST;
     bool has_down = coll != FTC_COLL_REDUCE;
-    t->up_parent = has_up ? ftc_tree_parent(&t->up_tree, t->n, t->me) : -1;
-    if (has_up)
-        t->up_children = ftc_cop_tree_children(&t->base, &t->up_tree, t->n, t->me,
-                                     &t->n_up);
     /* An allreduce down the tree it came up (the default: a binomial
-     * tree, whose shape takes no parameter) reuses the up tree's parent
-     * and children, which nothing writes to, instead of computing them
-     * again for every operation. */
-    if (has_up && has_down && t->down_tree.kind == FTC_TREE_BINOMIAL) {
-        t->down_parent = t->up_parent;
-        t->down_children = t->up_children;
-        t->n_down = t->n_up;
-    } else if (has_down) {
-        t->down_parent = ftc_tree_parent(&t->down_tree, t->n, t->me);
-        t->down_children = ftc_cop_tree_children(&t->base, &t->down_tree, t->n,
-                                                 t->me, &t->n_down);
-    } else {
-        t->down_parent = -1;
+     * tree, whose shape takes no parameter) reads one node for both. */
+    const ftc_tree_node_t *up_node = NULL, *down_node = NULL;
+    if (has_up)
+        up_node = ftc_plan_tree_node(&t->base, &t->up_tree, t->me,
+                                     FTC_PLAN_NO_UPCORR);
+    if (has_down)
+        down_node = has_up && t->down_tree.kind == FTC_TREE_BINOMIAL
+                        ? up_node
+                        : ftc_plan_tree_node(&t->base, &t->down_tree, t->me,
+                                             FTC_PLAN_NO_UPCORR);
+    t->up_parent = t->down_parent = -1;
+    if (up_node != NULL) {
+        t->up_parent = up_node->parent;
+        t->up_children = up_node->peers;
+        t->n_up = up_node->nchildren;
+    }
+    if (down_node != NULL) {
+        t->down_parent = down_node->parent;
+        t->down_children = down_node->peers;
+        t->n_down = down_node->nchildren;
     }
     t->child_state = ftc_cop_zalloc(&t->base, t->n_up);
     t->acc = ftc_cop_alloc(&t->base, t->base.nbytes);
-    if ((has_up && t->up_children == NULL)
-        || (has_down && t->down_children == NULL) || t->child_state == NULL
+    if ((has_up && up_node == NULL) || (has_down && down_node == NULL)
+        || t->child_state == NULL
         || t->acc == NULL) {
+        t->up_done = true;      /* no watch taken yet: none to release */
         tree_destroy(&t->base);
         return FTC_ENOMEM;
     }
