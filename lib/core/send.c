@@ -86,9 +86,31 @@ static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
                              inline_done);
 }
 
+static int send_wire(ftc_context_t *ctx, uint32_t dest,
+                     ftc_wire_header_t *hdr, const ftc_iov_t *iov,
+                     int iovcnt, const uint64_t *digest,
+                     ftc_cop_t *notify_op, bool *inline_done);
+
 int ftc_ctx_send_wire(ftc_context_t *ctx, uint32_t dest,
                       ftc_wire_header_t *hdr, const ftc_iov_t *iov,
                       int iovcnt, ftc_cop_t *notify_op, bool *inline_done)
+{
+    return send_wire(ctx, dest, hdr, iov, iovcnt, NULL, notify_op,
+                     inline_done);
+}
+
+int ftc_ctx_send_wire_digest(ftc_context_t *ctx, uint32_t dest,
+                             ftc_wire_header_t *hdr, const ftc_iov_t *iov,
+                             int iovcnt, uint64_t digest, bool *inline_done)
+{
+    return send_wire(ctx, dest, hdr, iov, iovcnt, &digest, NULL,
+                     inline_done);
+}
+
+static int send_wire(ftc_context_t *ctx, uint32_t dest,
+                     ftc_wire_header_t *hdr, const ftc_iov_t *iov,
+                     int iovcnt, const uint64_t *digest,
+                     ftc_cop_t *notify_op, bool *inline_done)
 {
     size_t plen = 0;
     for (int i = 0; i < iovcnt; i++)
@@ -106,7 +128,11 @@ int ftc_ctx_send_wire(ftc_context_t *ctx, uint32_t dest,
             memcpy(p, iov[i].base, iov[i].len);
         p += iov[i].len;
     }
-    ftc_wire_encode_key(hdr, rec->buf, ctx->cfg.auth ? ctx->cfg.auth_key : NULL);
+    if (digest != NULL && ctx->cfg.auth)
+        ftc_wire_encode_digest(hdr, rec->buf, ctx->cfg.auth_key, *digest);
+    else
+        ftc_wire_encode_key(hdr, rec->buf,
+                            ctx->cfg.auth ? ctx->cfg.auth_key : NULL);
     rec->len = len;
     rec->dest = dest;
     rec->op = notify_op;
