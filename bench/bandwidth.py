@@ -296,7 +296,8 @@ def main():
             cells.append("-" if t is None else "%.1f us, %.1f MB/s"
                          % (t, s / t if t > 0 else 0.0))
         print("| %s | %s |" % (human(s), " | ".join(cells)))
-    pairs = [(c, b) for b, c in BASE.items() if c in names and b in names]
+    pairs = [(c, b) for c in names for b, f in BASE.items()
+             if f == c and b in names]
     if pairs:
         # Before/after: the time of this build over the other's, per size
         # (below 1: this build is faster).
