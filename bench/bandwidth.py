@@ -20,7 +20,12 @@ run):
   mpi  MPI_Allreduce, bench/mpi_allreduce under mpirun (Open MPI);
   gloo-ring, gloo-hd
       Gloo's allreduce_ring and allreduce_halving_doubling over its TCP
-      device, bench/gloo_allreduce under ftcoll-run (FileStore rendezvous).
+      device, bench/gloo_allreduce under ftcoll-run (FileStore rendezvous);
+  base-zmq, base-ucx-sm, ... (with --base-bench)
+      the same ftcoll contender run by another build's ftcoll-bench (and
+      --base-launcher), each right after its ftcoll-* in every round, for
+      before/after measurements in one run; a table of time ratios
+      ftcoll-X / base-X follows the main one.
 
   bench/bandwidth.py --launcher build/backends/bootstrap/ftcoll-run \\
       --bench build/bench/ftcoll-bench --mpi build/bench/mpi_allreduce \\
@@ -45,7 +50,11 @@ FTCOLL = {
     "ftcoll-ofi-shm": ("libfabric", {"FI_PROVIDER": "shm"}),
     "ftcoll-ofi-tcp": ("libfabric", {"FI_PROVIDER": "tcp;ofi_rxm"}),
 }
-ORDER = list(FTCOLL) + ["mpi", "gloo-ring", "gloo-hd"]
+# Another build's ftcoll contenders (--base-bench): base-zmq for
+# ftcoll-zmq, and so on.
+BASE = {"base-" + k[len("ftcoll-"):]: k for k in FTCOLL}
+ORDER = [x for k in FTCOLL for x in (k, "base-" + k[len("ftcoll-"):])] \
+    + ["mpi", "gloo-ring", "gloo-hd"]
 
 # 8 B to 256 MiB, powers of 4 (and 256 MiB itself).
 FULL_SIZES = [8 * 4 ** k for k in range(13)] + [256 << 20]
@@ -113,7 +122,7 @@ class Runner:
             tail = (p.stdout + p.stderr).strip().splitlines()[-6:]
             self.problems.append("%s: exit status %d: %s" % (
                 name, p.returncode, " | ".join(tail)))
-        elif name.startswith("ftcoll"):
+        elif name.startswith("ftcoll") or name.startswith("base-"):
             # Every rank: all FTC_OK, nothing wrong, nobody failed.
             good = 0
             for line in p.stdout.splitlines():
@@ -140,16 +149,19 @@ class Runner:
                                      % (name, good, self.a.n))
         return rows
 
-    def ftcoll(self, name, sizes):
-        backend, extra = FTCOLL[name]
+    def ftcoll(self, name, sizes, base=False):
+        backend, extra = FTCOLL[BASE[name] if base else name]
+        bench = self.a.base_bench if base else self.a.bench
+        launcher = (self.a.base_launcher or self.a.launcher) if base \
+            else self.a.launcher
         env = self.env(extra)
         env["FTCOLL_BACKEND"] = backend
         rows = {}
         # One job per size: ftcoll-bench runs the same --iters for every
         # size it is given.
         for s in sizes:
-            cmd = [self.a.launcher, "-n", str(self.a.n), "--timeout",
-                   str(self.a.timeout), "--", self.a.bench, "--coll",
+            cmd = [launcher, "-n", str(self.a.n), "--timeout",
+                   str(self.a.timeout), "--", bench, "--coll",
                    "allreduce", "-f", "1", "--sizes", str(s), "--iters",
                    str(iters_for(s, self.a.quick, self.a.iters)), "--warmup",
                    "1", "--csv",
@@ -183,6 +195,8 @@ class Runner:
     def contender(self, name, sizes):
         if name in FTCOLL:
             return self.ftcoll(name, sizes)
+        if name in BASE:
+            return self.ftcoll(name, sizes, base=True)
         if name == "mpi":
             return self.mpi(sizes)
         return self.gloo(name.split("-", 1)[1], sizes)
@@ -193,6 +207,9 @@ def available(a):
     for name in ORDER:
         if name in FTCOLL:
             if a.bench and a.launcher:
+                have.append(name)
+        elif name in BASE:
+            if a.base_bench and a.launcher:
                 have.append(name)
         elif name == "mpi":
             if a.mpi and a.mpirun:
@@ -209,6 +226,10 @@ def main():
     ap.add_argument("--mpi", help="bench/mpi_allreduce")
     ap.add_argument("--mpirun", default=shutil.which("mpirun"))
     ap.add_argument("--gloo", help="bench/gloo_allreduce")
+    ap.add_argument("--base-bench", help="another build's ftcoll-bench: "
+                    "base-* contenders, for before/after in one run")
+    ap.add_argument("--base-launcher", help="that build's ftcoll-run "
+                    "(default: --launcher)")
     ap.add_argument("--contenders", help="comma-separated, of: "
                     + ", ".join(ORDER))
     ap.add_argument("--sizes", help="bytes, comma-separated (default 8 B to "
@@ -246,8 +267,8 @@ def main():
             ap.error("--contenders: unknown %s (one of %s)"
                      % (c, ", ".join(ORDER)))
         if c not in have:
-            ap.error("--contenders: %s needs its program (--bench, --mpi "
-                     "with mpirun, --gloo)" % c)
+            ap.error("--contenders: %s needs its program (--bench, "
+                     "--base-bench, --mpi with mpirun, --gloo)" % c)
     if not names:
         ap.error("no contender: give --bench, --mpi or --gloo")
 
@@ -275,6 +296,21 @@ def main():
             cells.append("-" if t is None else "%.1f us, %.1f MB/s"
                          % (t, s / t if t > 0 else 0.0))
         print("| %s | %s |" % (human(s), " | ".join(cells)))
+    pairs = [(c, b) for c in names for b, f in BASE.items()
+             if f == c and b in names]
+    if pairs:
+        # Before/after: the time of this build over the other's, per size
+        # (below 1: this build is faster).
+        print()
+        print("| size | " + " | ".join("%s / %s" % p for p in pairs) + " |")
+        print("|---:|" + "---:|" * len(pairs))
+        for s in sizes:
+            cells = []
+            for c, b in pairs:
+                t, u = med[c][s], med[b][s]
+                cells.append("-" if t is None or u is None or u <= 0
+                             else "%.2f" % (t / u))
+            print("| %s | %s |" % (human(s), " | ".join(cells)))
     if a.csv:
         with open(a.csv, "w") as f:
             f.write("contender,n,size,rounds,median_us,min_us,max_us,"

@@ -52,9 +52,19 @@ static int passed, failed;
 #define SEG 64u         /* segment payload bytes in these tests */
 #define TOKEN UINT64_C(0x5E65E65E)
 
+/* Authentication on (the job key below): segments are MACed over a
+ * digest of their bytes (FTC_WF_DIGEST). */
+static bool keyed;
+static const uint8_t job_key[16] = {7, 1, 8, 2, 8, 1, 8, 2,
+                                    8, 4, 5, 9, 0, 4, 5, 2};
+
 static void config(ftc_config_t *cfg)
 {
     ftc_config_init(cfg);
+    if (keyed) {
+        cfg->auth = 1;
+        memcpy(cfg->auth_key, job_key, sizeof(job_key));
+    }
     cfg->job_token = TOKEN;
     cfg->suspect_timeout_ns = 1000000;
     cfg->probe_timeout_ns = 2000000;
@@ -134,6 +144,8 @@ static void run_coll(ftc_coll_t coll, uint32_t n, uint32_t f, uint64_t count,
         /* Without loss or forgery nothing is dropped as bad. */
         EXPECT(c.dropped_badmsg == 0, "rank %u dropped %" PRIu64 " as bad",
                r, c.dropped_badmsg);
+        EXPECT(c.dropped_foreign == 0, "rank %u refused %" PRIu64 " as "
+               "unauthenticated", r, c.dropped_foreign);
         if (ctx[r]->seg != NULL)
             EXPECT(ftc_segment_held_bytes(ctx[r]) == 0 || crash_after
                        != UINT64_MAX, "rank %u holds a partial message", r);
@@ -585,9 +597,115 @@ static void test_config(void)
     free(t);
 }
 
+/* One value queued for three destinations: one copy, each segment
+ * digested once and MACed per destination; every copy decodes under the
+ * key to the same bytes; the copy is freed when the last train is out. */
+static void test_shared_bytes(void)
+{
+    rec_tp_t *t = calloc(1, sizeof(*t));
+    bool was = keyed;
+    keyed = true;
+    ftc_config_t cfg;
+    config(&cfg);
+    keyed = was;
+    cfg.segment_window = 64;    /* every segment at once: no credits here */
+    ftc_context_t *ctx;
+    if (ftc_context_create(0, 4, &rt_ops, t, &cfg, &ctx) != FTC_OK)
+        abort();
+    enum { LEN = 5 * SEG + 9 };  /* 6 segments, the last short */
+    uint8_t value[LEN], other[LEN];
+    for (size_t i = 0; i < LEN; i++) {
+        value[i] = (uint8_t)(i * 7 + 1);
+        other[i] = (uint8_t)(i * 7 + 2);
+    }
+    ftc_wire_header_t h;
+    memset(&h, 0, sizeof(h));
+    h.kind = FTC_CORR_MSG_TREE_UP;
+    h.algo = FTC_ALGO_CORRECTED;
+    h.coll = FTC_COLL_BCAST;
+    h.group_id = 9;
+    ftc_iov_t iov[2] = {{value, 100}, {value + 100, LEN - 100}};
+    /* A slow window, so that the trains wait and share. */
+    ctx->cfg.segment_window = 1;
+    for (uint32_t d = 1; d < 4; d++)
+        EXPECT(ftc_segment_send(ctx, d, &h, iov, 2) == FTC_OK, "queue to %u",
+               d);
+    EXPECT(ftc_segment_queued_bytes(ctx) == LEN, "one value to three "
+           "destinations: %zu bytes queued, want %u (one copy)",
+           ftc_segment_queued_bytes(ctx), (unsigned)LEN);
+    /* Other bytes of the same length are not taken for the same. */
+    ftc_iov_t iov2 = {other, LEN};
+    EXPECT(ftc_segment_send(ctx, 1, &h, &iov2, 1) == FTC_OK, "queue other");
+    EXPECT(ftc_segment_queued_bytes(ctx) == 2 * LEN, "another value is "
+           "another copy: %zu", ftc_segment_queued_bytes(ctx));
+    /* Let everything out: credits for all that was sent, repeatedly. */
+    for (int turn = 0; turn < 40; turn++)
+        for (uint32_t d = 1; d < 4; d++) {
+            uint32_t sent = 0;
+            for (uint32_t i = 0; i < t->n; i++) {
+                ftc_wire_header_t x;
+                if (t->msgs[i].dest == d
+                    && ftc_wire_decode_key(t->msgs[i].buf, t->msgs[i].len,
+                                           0, job_key, 4, &x) == FTC_OK
+                    && (x.flags & FTC_WF_SEGMENT))
+                    sent++;
+            }
+            ftc_segment_credit(ctx, d, sent);
+        }
+    EXPECT(ftc_segment_queued_bytes(ctx) == 0, "all sent, %zu bytes still "
+           "queued", ftc_segment_queued_bytes(ctx));
+    /* What each destination got: 6 + 6 (dest 1) or 6 segments, every one
+     * digest-MACed, and reassembled, the value's bytes. */
+    for (uint32_t d = 1; d < 4; d++) {
+        uint8_t got[2][LEN];
+        size_t have[2] = {0, 0};
+        uint32_t segs = 0, digested = 0, bad = 0;
+        for (uint32_t i = 0; i < t->n; i++) {
+            if (t->msgs[i].dest != d)
+                continue;
+            ftc_wire_header_t x;
+            if (ftc_wire_decode_key(t->msgs[i].buf, t->msgs[i].len, 0,
+                                    job_key, 4, &x) != FTC_OK) {
+                bad++;
+                continue;
+            }
+            if (!(x.flags & FTC_WF_SEGMENT))
+                continue;
+            segs++;
+            digested += (x.flags & FTC_WF_DIGEST) != 0;
+            const uint8_t *p = t->msgs[i].buf + FTC_WIRE_HEADER_SIZE;
+            uint32_t off = (uint32_t)p[4] | (uint32_t)p[5] << 8;
+            size_t chunk = x.payload_len - FTC_WIRE_SEGMENT_HDR;
+            int which = d == 1 && segs > 6 ? 1 : 0;
+            if (off + chunk <= LEN) {
+                memcpy(got[which] + off, p + FTC_WIRE_SEGMENT_HDR, chunk);
+                have[which] += chunk;
+            }
+        }
+        uint32_t want = d == 1 ? 12 : 6;
+        EXPECT(bad == 0 && segs == want && digested == want,
+               "dest %u: %u segments (%u digest-MACed, %u refused), want %u",
+               d, segs, digested, bad, want);
+        EXPECT(have[0] == LEN && memcmp(got[0], value, LEN) == 0,
+               "dest %u: the value's bytes", d);
+        if (d == 1)
+            EXPECT(have[1] == LEN && memcmp(got[1], other, LEN) == 0,
+                   "dest 1: the other value's bytes");
+    }
+    rt_clear(t);
+    ftc_context_destroy(ctx);
+    free(t);
+}
+
 int main(void)
 {
     test_boundaries();
+    /* Again under a job key: segments MACed over their digests. */
+    keyed = true;
+    test_boundaries();
+    test_crash_mid_train();
+    keyed = false;
+    test_shared_bytes();
     test_crash_mid_train();
     test_sender_window();
     test_receiver();

@@ -124,7 +124,10 @@ static ftc_wire_header_t random_header(uint8_t kind, uint32_t plen)
     h.algo = (uint8_t)(kind < FTC_MSG_CORE_MIN ? 1 + rnd_below(255)
                                                : rnd_below(3));
     h.coll = (uint8_t)rnd_below(4);
-    h.flags = (uint16_t)(rnd() & FTC_WF_ALL & ~(unsigned)FTC_WF_MAC);
+    /* MAC and DIGEST: set by the keyed encoders only (test_mac,
+     * test_digest). */
+    h.flags = (uint16_t)(rnd() & FTC_WF_ALL
+                         & ~(unsigned)(FTC_WF_MAC | FTC_WF_DIGEST));
     h.group_id = (uint32_t)rnd();
     h.epoch = (uint32_t)rnd();
     h.sender = rnd_below(WORLD);
@@ -363,7 +366,8 @@ static void test_roundtrip(void)
                 h.signature = UINT32_MAX;
                 h.seq = UINT64_MAX;
                 h.sender = WORLD - 1;
-                h.flags = FTC_WF_ALL & ~FTC_WF_MAC; /* MAC: test_mac */
+                /* MAC, DIGEST: test_mac, test_digest */
+                h.flags = FTC_WF_ALL & ~(FTC_WF_MAC | FTC_WF_DIGEST);
             }
             size_t len;
             uint8_t *m = make_msg(&h, &len);
@@ -708,8 +712,8 @@ static void test_bad_fields(void)
         for (unsigned f = 0; f <= 0xFFFFu; f++) {
             if ((f & ~(unsigned)FTC_WF_ALL) != 0)
                 continue;
-            if (f & FTC_WF_MAC)
-                continue; /* set by the keyed encoder only: test_mac */
+            if (f & (FTC_WF_MAC | FTC_WF_DIGEST))
+                continue; /* set by the keyed encoders only: test_mac */
             h.flags = (uint16_t)f;
             uint8_t *m = make_msg(&h, &len);
             if (decode(m, len, &d) != FTC_OK
@@ -907,6 +911,91 @@ static void test_mac(void)
     CHECK_MSG(bad_flip == 0, "no single bit flip (checksum fixed) is accepted");
 }
 
+/* Segments MACed over a digest of their bytes (FTC_WF_DIGEST): the
+ * receiver accepts exactly what the sender made, and nothing a holder of
+ * no key (or another key) could make from it. */
+static void test_digest(void)
+{
+    uint8_t key[16], other[16];
+    rnd_fill(key, sizeof(key));
+    memcpy(other, key, sizeof(other));
+    other[3] ^= 0x10;
+    unsigned bad_rt = 0, bad_key = 0, bad_flip = 0, bad_swap = 0,
+             bad_unkeyed = 0, bad_noseg = 0, bad_plain = 0, n = 0;
+    for (int it = 0; it < 300; it++) {
+        uint32_t chunk = 1 + rnd_below(300);
+        ftc_wire_header_t h = random_header(random_kind(),
+                                            FTC_WIRE_SEGMENT_HDR + chunk);
+        h.flags = (uint16_t)(h.flags | FTC_WF_SEGMENT);
+        size_t len = FTC_WIRE_HEADER_SIZE + h.payload_len;
+        uint8_t *m = malloc(len), *m2 = malloc(len);
+        if (m == NULL || m2 == NULL)
+            abort();
+        rnd_fill(m + FTC_WIRE_HEADER_SIZE, h.payload_len);
+        const uint8_t *bytes = m + FTC_WIRE_HEADER_SIZE + FTC_WIRE_SEGMENT_HDR;
+        uint64_t dg = ftc_wire_segment_digest(key, bytes, chunk);
+        ftc_wire_encode_digest(&h, m, key, dg);
+        ftc_wire_header_t d;
+        n++;
+        if (ftc_wire_decode_key(m, len, TOKEN, key, WORLD, &d) != FTC_OK
+            || !(d.flags & FTC_WF_DIGEST) || d.sender != h.sender
+            || d.payload_len != h.payload_len)
+            bad_rt++;
+        if (ftc_wire_decode_key(m, len, TOKEN, other, WORLD, &d) != FTC_EAUTH)
+            bad_key++;
+        if (ftc_wire_decode(m, len, TOKEN, WORLD, &d) != FTC_EFOREIGN)
+            bad_unkeyed++;
+        /* Any one bit of header, sub-header or bytes flipped (checksum
+         * field left alone: it must stay 0). */
+        size_t bit = rnd_below((uint32_t)(len * 8));
+        memcpy(m2, m, len);
+        m2[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        if (ftc_wire_decode_key(m2, len, TOKEN, key, WORLD, &d) == FTC_OK)
+            bad_flip++;
+        /* The MAC of these bytes on other bytes of the same length. */
+        memcpy(m2, m, len);
+        m2[len - 1] ^= 0x5a;
+        if (ftc_wire_decode_key(m2, len, TOKEN, key, WORLD, &d) != FTC_EAUTH)
+            bad_swap++;
+        /* The digest form on a message that is no segment. */
+        ftc_wire_header_t h2 = h;
+        memcpy(m2, m, len);
+        ftc_wire_encode_digest(&h2, m2, key, dg);
+        m2[8] = (uint8_t)(m2[8] & ~FTC_WF_SEGMENT);
+        if (ftc_wire_decode_key(m2, len, TOKEN, key, WORLD, &d) != FTC_EAUTH)
+            bad_noseg++;
+        /* An unkeyed message claiming a digest (checksum right). */
+        h2.flags = (uint16_t)(h.flags & ~FTC_WF_SEGMENT);
+        ftc_wire_encode(&h2, m2);
+        m2[8] = (uint8_t)(m2[8] | FTC_WF_DIGEST);
+        recrc(m2, len);
+        if (ftc_wire_decode(m2, len, TOKEN, WORLD, &d) != FTC_EBADMSG)
+            bad_plain++;
+        free(m);
+        free(m2);
+    }
+    /* The digest depends on the key and on every byte. */
+    uint8_t b[64];
+    rnd_fill(b, sizeof(b));
+    uint64_t d0 = ftc_wire_segment_digest(key, b, sizeof(b));
+    b[17] ^= 1;
+    CHECK_MSG(d0 != ftc_wire_segment_digest(key, b, sizeof(b))
+                  && ftc_wire_segment_digest(key, b, sizeof(b))
+                         != ftc_wire_segment_digest(other, b, sizeof(b)),
+              "the digest changes with a byte and with the key");
+    CHECK_MSG(bad_rt == 0, "digest-MACed segments round-trip (%u)", n);
+    CHECK_MSG(bad_key == 0, "a digest-MACed segment under another key is "
+                            "FTC_EAUTH");
+    CHECK_MSG(bad_unkeyed == 0, "a digest-MACed segment to an unkeyed "
+                                "receiver is FTC_EFOREIGN");
+    CHECK_MSG(bad_flip == 0, "no single bit flip of a digest-MACed segment "
+                             "is accepted");
+    CHECK_MSG(bad_swap == 0, "other bytes under the same MAC are FTC_EAUTH");
+    CHECK_MSG(bad_noseg == 0, "the digest form without FTC_WF_SEGMENT is "
+                              "FTC_EAUTH");
+    CHECK_MSG(bad_plain == 0, "FTC_WF_DIGEST without a MAC is FTC_EBADMSG");
+}
+
 int main(void)
 {
     printf("crc32c: %s path\n",
@@ -927,5 +1016,6 @@ int main(void)
     test_check_order();
     test_signature();
     test_mac();
+    test_digest();
     return check_report();
 }

@@ -13,6 +13,28 @@
 #include "core/pending.h"
 #include "core/segment.h"
 
+/*
+ * The bytes of a segmented message, shared by every destination it is
+ * queued for. An operation often sends one value to several peers (the
+ * exchange to all, a broadcast to its children and neighbours); each
+ * queue used to hold its own copy, and every segment was MACed again for
+ * every destination. Now the first queueing copies the bytes once, later
+ * ones with the same bytes (compared, not assumed: the caller may have
+ * changed its buffer since) take a reference, and each segment's keyed
+ * digest (lib/wire/wire.h, FTC_WF_DIGEST) is computed once, by whichever
+ * destination's pump reaches it first. Freed when the last queue is done
+ * with it.
+ */
+typedef struct seg_shared {
+    struct seg_shared *next;    /* the state's list of live ones */
+    uint32_t refs;
+    size_t len;
+    size_t seg;                 /* the segment size the digests are for */
+    uint64_t *digest;           /* per segment, where known[i] */
+    uint8_t *known;
+    uint8_t data[];
+} seg_shared_t;
+
 /* One message waiting in a destination's queue. */
 typedef struct seg_msg {
     struct seg_msg *next;
@@ -20,6 +42,8 @@ typedef struct seg_msg {
     uint32_t id;
     bool whole;             /* short: sent unsegmented, queued only for order */
     size_t len, off;        /* payload length; next byte to send */
+    seg_shared_t *shared;   /* segmented: the bytes; whole: NULL */
+    const uint8_t *bytes;   /* data or shared->data */
     size_t cap;             /* bytes at data */
     uint8_t data[];
 } seg_msg_t;
@@ -61,6 +85,7 @@ typedef struct ftc_seg_state {
      * then reuses memory whose pages are already mapped. */
     ftc_context_t *ctx;
     seg_parked_t *parked_head, *parked_tail;
+    seg_shared_t *shared;   /* bytes queued for one destination or more */
 } ftc_seg_state_t;
 
 static bool is_control(uint8_t kind)
@@ -147,9 +172,82 @@ static seg_msg_t *msg_get(ftc_seg_state_t *st, size_t len)
     return m;
 }
 
+static void shared_unref(ftc_seg_state_t *st, seg_shared_t *sh)
+{
+    if (--sh->refs > 0)
+        return;
+    seg_shared_t **pp = &st->shared;
+    while (*pp != sh)
+        pp = &(*pp)->next;
+    *pp = sh->next;
+    free(sh->digest);
+    free(sh->known);
+    ftc_bulk_put(st->ctx, sh);
+}
+
 static void msg_put(ftc_seg_state_t *st, seg_msg_t *m)
 {
+    if (m->shared != NULL)
+        shared_unref(st, m->shared);
     ftc_bulk_put(st->ctx, m);
+}
+
+/* Do the len bytes at b equal what iov gathers? */
+static bool same_bytes(const uint8_t *b, const ftc_iov_t *iov, int iovcnt)
+{
+    size_t at = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].len > 0 && memcmp(b + at, iov[i].base, iov[i].len) != 0)
+            return false;
+        at += iov[i].len;
+    }
+    return true;
+}
+
+/* The shared bytes for a segmented message of len bytes (iov): a live
+ * copy of the same bytes with a new reference, or a new copy. NULL: out
+ * of memory. */
+static seg_shared_t *shared_get(ftc_context_t *ctx, const ftc_iov_t *iov,
+                                int iovcnt, size_t len)
+{
+    ftc_seg_state_t *st = ctx->seg;
+    size_t seg = ftc_segment_payload_max(ctx);
+    for (seg_shared_t *sh = st->shared; sh != NULL; sh = sh->next)
+        if (sh->len == len && sh->seg == seg
+            && same_bytes(sh->data, iov, iovcnt)) {
+            sh->refs++;
+            return sh;
+        }
+    if (len > SIZE_MAX - sizeof(seg_shared_t))
+        return NULL;
+    seg_shared_t *sh = ftc_bulk_get(ctx, sizeof(*sh) + len);
+    if (sh == NULL)
+        return NULL;
+    size_t nseg = (len + seg - 1) / seg;
+    sh->digest = NULL;
+    sh->known = NULL;
+    if (ctx->cfg.auth) {
+        sh->digest = malloc(nseg * sizeof(*sh->digest));
+        sh->known = calloc(nseg, 1);
+        if (sh->digest == NULL || sh->known == NULL) {
+            free(sh->digest);
+            free(sh->known);
+            ftc_bulk_put(ctx, sh);
+            return NULL;
+        }
+    }
+    sh->refs = 1;
+    sh->len = len;
+    sh->seg = seg;
+    uint8_t *d = sh->data;
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].len > 0)
+            memcpy(d, iov[i].base, iov[i].len);
+        d += iov[i].len;
+    }
+    sh->next = st->shared;
+    st->shared = sh;
+    return sh;
 }
 
 static uint8_t *buf_get(ftc_seg_state_t *st, size_t len)
@@ -227,13 +325,26 @@ static void pump(ftc_context_t *ctx, uint32_t dest)
         ftc_iov_t iov[2];
         int cnt;
         size_t chunk;
+        const uint64_t *digest = NULL;
         if (m->whole) {
             chunk = m->len;
-            iov[0].base = m->data;
+            iov[0].base = m->bytes;
             iov[0].len = m->len;
             cnt = 1;
         } else {
             chunk = m->len - m->off < seg ? m->len - m->off : seg;
+            seg_shared_t *sh = m->shared;
+            if (sh->digest != NULL && m->off % seg == 0) {
+                /* Under the job key: the segment's digest, once for all
+                 * the destinations of these bytes (seg_shared_t). */
+                size_t i = m->off / seg;
+                if (!sh->known[i]) {
+                    sh->digest[i] = ftc_wire_segment_digest(
+                        ctx->cfg.auth_key, sh->data + m->off, chunk);
+                    sh->known[i] = 1;
+                }
+                digest = &sh->digest[i];
+            }
             h.flags = (uint16_t)(h.flags | FTC_WF_SEGMENT);
             put32(sub, m->id);
             put32(sub + 4, (uint32_t)m->off);
@@ -241,7 +352,7 @@ static void pump(ftc_context_t *ctx, uint32_t dest)
             put32(sub + 12, 0);
             iov[0].base = sub;
             iov[0].len = sizeof(sub);
-            iov[1].base = m->data + m->off;
+            iov[1].base = m->bytes + m->off;
             iov[1].len = chunk;
             cnt = 2;
             p->sent++;
@@ -254,8 +365,11 @@ static void pump(ftc_context_t *ctx, uint32_t dest)
                 p->tail = NULL;
         }
         bool inline_done;
-        int rc = ftc_ctx_send_wire(ctx, dest, &h, iov, cnt, NULL,
-                                   &inline_done);
+        int rc = digest != NULL
+                     ? ftc_ctx_send_wire_digest(ctx, dest, &h, iov, cnt,
+                                                *digest, &inline_done)
+                     : ftc_ctx_send_wire(ctx, dest, &h, iov, cnt, NULL,
+                                         &inline_done);
         if (last)
             msg_put(ctx->seg, m);
         if (rc != FTC_OK) {
@@ -281,15 +395,7 @@ static bool queued_already(const seg_peer_t *p, const ftc_wire_header_t *hdr,
             || q->seq != hdr->seq || q->word != hdr->word
             || q->aux != hdr->aux || q->signature != hdr->signature)
             continue;
-        size_t at = 0;
-        bool same = true;
-        for (int i = 0; i < iovcnt && same; i++) {
-            if (iov[i].len > 0
-                && memcmp(m->data + at, iov[i].base, iov[i].len) != 0)
-                same = false;
-            at += iov[i].len;
-        }
-        if (same)
+        if (same_bytes(m->bytes, iov, iovcnt))
             return true;
     }
     return false;
@@ -329,20 +435,36 @@ static int queue_and_pump(ftc_context_t *ctx, seg_peer_t *p, uint32_t dest,
                           const ftc_wire_header_t *hdr, const ftc_iov_t *iov,
                           int iovcnt, size_t len)
 {
-    seg_msg_t *m = msg_get(ctx->seg, len);
-    if (m == NULL)
+    bool whole = len <= ftc_segment_payload_max(ctx);
+    seg_shared_t *sh = NULL;
+    if (!whole) {
+        sh = shared_get(ctx, iov, iovcnt, len);
+        if (sh == NULL)
+            return FTC_ENOMEM;
+    }
+    seg_msg_t *m = msg_get(ctx->seg, whole ? len : 0);
+    if (m == NULL) {
+        if (sh != NULL)
+            shared_unref(ctx->seg, sh);
         return FTC_ENOMEM;
+    }
     m->next = NULL;
     m->hdr = *hdr;
-    m->whole = len <= ftc_segment_payload_max(ctx);
+    m->whole = whole;
     m->id = m->whole ? 0 : ctx->seg->next_id++;
     m->len = len;
     m->off = 0;
-    uint8_t *d = m->data;
-    for (int i = 0; i < iovcnt; i++) {
-        if (iov[i].len > 0)
-            memcpy(d, iov[i].base, iov[i].len);
-        d += iov[i].len;
+    m->shared = sh;
+    if (whole) {
+        uint8_t *d = m->data;
+        for (int i = 0; i < iovcnt; i++) {
+            if (iov[i].len > 0)
+                memcpy(d, iov[i].base, iov[i].len);
+            d += iov[i].len;
+        }
+        m->bytes = m->data;
+    } else {
+        m->bytes = sh->data;
     }
     if (p->tail != NULL)
         p->tail->next = m;
@@ -480,6 +602,16 @@ void ftc_segment_destroy(ftc_context_t *ctx)
 size_t ftc_segment_held_bytes(const ftc_context_t *ctx)
 {
     return ctx->seg != NULL ? ctx->seg->held : 0;
+}
+
+size_t ftc_segment_queued_bytes(const ftc_context_t *ctx)
+{
+    size_t n = 0;
+    if (ctx->seg != NULL)
+        for (const seg_shared_t *sh = ctx->seg->shared; sh != NULL;
+             sh = sh->next)
+            n += sh->len;
+    return n;
 }
 
 /* ---- receiving -------------------------------------------------------- */

@@ -56,6 +56,13 @@
 int ftc_ctx_send_wire(ftc_context_t *ctx, uint32_t dest,
                       ftc_wire_header_t *hdr, const ftc_iov_t *iov,
                       int iovcnt, ftc_cop_t *notify_op, bool *inline_done);
+/* The same for a segment whose bytes after the sub-header have this
+ * digest (ftc_wire_segment_digest), computed once for all their
+ * destinations: under the job key it is MACed as FTC_WF_DIGEST says
+ * (lib/wire/wire.h); without authentication, as any message. */
+int ftc_ctx_send_wire_digest(ftc_context_t *ctx, uint32_t dest,
+                             ftc_wire_header_t *hdr, const ftc_iov_t *iov,
+                             int iovcnt, uint64_t digest, bool *inline_done);
 
 /* Largest payload of one wire message at this context (>= 1). */
 size_t ftc_segment_payload_max(const ftc_context_t *ctx);
@@ -127,6 +134,9 @@ void ftc_dispatch_parked(ftc_context_t *ctx);
 
 /* Bytes held in partial messages (tests check the bound). */
 size_t ftc_segment_held_bytes(const ftc_context_t *ctx);
+/* Bytes of segmented messages waiting to be sent, counted once however
+ * many destinations share them (tests check that they are shared). */
+size_t ftc_segment_queued_bytes(const ftc_context_t *ctx);
 
 #pragma GCC visibility pop
 

@@ -102,18 +102,53 @@ static uint64_t message_mac(const uint8_t *key, const uint8_t *msg, size_t len)
                         len - sizeof(head));
 }
 
+/* The key the segment digests are computed under: derived from the job
+ * key (two SipHash-2-4 outputs of fixed labels), so that a digest, which
+ * never travels, is never a value of the MAC function itself. */
+static void digest_key(const uint8_t *key, uint8_t out[16])
+{
+    static const char label[2][24] = {"ftcoll segment digest 0",
+                                      "ftcoll segment digest 1"};
+    put64(out, ftc_siphash(key, label[0], sizeof(label[0])));
+    put64(out + 8, ftc_siphash(key, label[1], sizeof(label[1])));
+}
+
+uint64_t ftc_wire_segment_digest(const uint8_t *key, const void *bytes,
+                                 size_t len)
+{
+    uint8_t dk[16];
+    digest_key(key, dk);
+    return ftc_siphash(dk, bytes, len);
+}
+
+/* The MAC of a segment with FTC_WF_DIGEST: SipHash-2-4 under the job key
+ * of the header (token and checksum read as zero), the sub-header and
+ * the digest of the len - header - sub-header bytes after them. */
+static uint64_t digest_mac(const uint8_t *key, const uint8_t *msg,
+                           uint64_t digest)
+{
+    uint8_t buf[FTC_WIRE_HEADER_SIZE + FTC_WIRE_SEGMENT_HDR + 8];
+    memcpy(buf, msg, FTC_WIRE_HEADER_SIZE + FTC_WIRE_SEGMENT_HDR);
+    memset(buf + OFF_JOB_TOKEN, 0, 8);
+    memset(buf + OFF_CRC, 0, 4);
+    put64(buf + FTC_WIRE_HEADER_SIZE + FTC_WIRE_SEGMENT_HDR, digest);
+    return ftc_siphash(key, buf, sizeof(buf));
+}
+
 void ftc_wire_encode(const ftc_wire_header_t *hdr, uint8_t *msg)
 {
     ftc_wire_encode_key(hdr, msg, NULL);
 }
 
-void ftc_wire_encode_key(const ftc_wire_header_t *hdr, uint8_t *msg,
-                         const uint8_t *key)
+/* The 64 header bytes, with the token and checksum fields zero when
+ * keyed (the MAC goes in afterwards). */
+static void write_header(const ftc_wire_header_t *hdr, uint8_t *msg,
+                         uint16_t keyed_flags)
 {
     uint16_t flags = (uint16_t)((hdr->flags
-                                 & ~(unsigned)(FTC_WF_BIG_ENDIAN | FTC_WF_MAC))
-                                | host_order_flag()
-                                | (key != NULL ? FTC_WF_MAC : 0));
+                                 & ~(unsigned)(FTC_WF_BIG_ENDIAN | FTC_WF_MAC
+                                               | FTC_WF_DIGEST))
+                                | host_order_flag() | keyed_flags);
     put32(msg + OFF_MAGIC, FTC_WIRE_MAGIC);
     msg[OFF_VERSION] = (uint8_t)FTC_WIRE_VERSION;
     msg[OFF_KIND] = hdr->kind;
@@ -129,9 +164,15 @@ void ftc_wire_encode_key(const ftc_wire_header_t *hdr, uint8_t *msg,
     put32(msg + OFF_AUX, hdr->aux);
     put32(msg + OFF_SIGNATURE, hdr->signature);
     put32(msg + OFF_PAYLOAD_LEN, hdr->payload_len);
-    put64(msg + OFF_JOB_TOKEN, key != NULL ? 0 : hdr->job_token);
+    put64(msg + OFF_JOB_TOKEN, keyed_flags != 0 ? 0 : hdr->job_token);
     put32(msg + OFF_CRC, 0);
     put32(msg + OFF_RESERVED2, 0);
+}
+
+void ftc_wire_encode_key(const ftc_wire_header_t *hdr, uint8_t *msg,
+                         const uint8_t *key)
+{
+    write_header(hdr, msg, key != NULL ? (uint16_t)FTC_WF_MAC : 0);
     if (key != NULL) {
         /* The MAC detects corruption as well as forgery: no checksum. */
         put64(msg + OFF_JOB_TOKEN,
@@ -141,6 +182,15 @@ void ftc_wire_encode_key(const ftc_wire_header_t *hdr, uint8_t *msg,
     }
     put32(msg + OFF_CRC,
           message_crc(msg, (size_t)FTC_WIRE_HEADER_SIZE + hdr->payload_len));
+}
+
+void ftc_wire_encode_digest(const ftc_wire_header_t *hdr, uint8_t *msg,
+                            const uint8_t *key, uint64_t digest)
+{
+    ftc_wire_header_t h = *hdr;
+    h.flags = (uint16_t)(h.flags | FTC_WF_SEGMENT);
+    write_header(&h, msg, (uint16_t)(FTC_WF_MAC | FTC_WF_DIGEST));
+    put64(msg + OFF_JOB_TOKEN, digest_mac(key, msg, digest));
 }
 
 int ftc_wire_decode(const void *buf, size_t len, uint64_t job_token,
@@ -178,9 +228,24 @@ int ftc_wire_decode_opts(const void *buf, size_t len, uint64_t job_token,
                 return FTC_ECHECKSUM;
             return FTC_EAUTH;
         }
-        if (get32(p + OFF_CRC) != 0
-            || get64(p + OFF_JOB_TOKEN) != message_mac(key, p, len))
+        if (get32(p + OFF_CRC) != 0)
             return FTC_EAUTH;
+        uint16_t fl = get16(p + OFF_FLAGS);
+        if (fl & FTC_WF_DIGEST) {
+            /* Only a segment has a digest form: anything else with the
+             * flag cannot have been made by a holder of the key. */
+            if (!(fl & FTC_WF_SEGMENT)
+                || payload_len < FTC_WIRE_SEGMENT_HDR)
+                return FTC_EAUTH;
+            const uint8_t *bytes =
+                p + FTC_WIRE_HEADER_SIZE + FTC_WIRE_SEGMENT_HDR;
+            uint64_t d = ftc_wire_segment_digest(
+                key, bytes, payload_len - FTC_WIRE_SEGMENT_HDR);
+            if (get64(p + OFF_JOB_TOKEN) != digest_mac(key, p, d))
+                return FTC_EAUTH;
+        } else if (get64(p + OFF_JOB_TOKEN) != message_mac(key, p, len)) {
+            return FTC_EAUTH;
+        }
     } else {
         if (verify_crc && get32(p + OFF_CRC) != message_crc(p, len)) {
             /* A keyed message (checksum 0) that reached a receiver without
@@ -192,6 +257,9 @@ int ftc_wire_decode_opts(const void *buf, size_t len, uint64_t job_token,
         if (get64(p + OFF_JOB_TOKEN) != job_token
             || (get16(p + OFF_FLAGS) & FTC_WF_MAC))
             return FTC_EFOREIGN;
+        /* A digest stands in for bytes only under a MAC. */
+        if (get16(p + OFF_FLAGS) & FTC_WF_DIGEST)
+            return FTC_EBADMSG;
     }
 
     uint8_t kind = p[OFF_KIND], algo = p[OFF_ALGO], coll = p[OFF_COLL];

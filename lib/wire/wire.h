@@ -26,6 +26,8 @@
  *    44  4   payload length
  *    48  8   job token; or, with FTC_WF_MAC, SipHash-2-4 under the job key
  *            of the whole message with this field and the next read as 0
+ *            (with FTC_WF_DIGEST too: of the header so read, the segment
+ *            sub-header and the digest of the segment's bytes)
  *    56  4   CRC32C of the whole message with this field taken as 0; 0
  *            with FTC_WF_MAC (the MAC detects corruption too)
  *    60  4   reserved, must be 0
@@ -89,6 +91,12 @@ enum {
 
 enum {
     FTC_WF_BIG_ENDIAN = 1u << 0,  /* payload values are big-endian */
+    FTC_WF_DIGEST = 1u << 1,      /* with FTC_WF_MAC and FTC_WF_SEGMENT:
+                                     the MAC covers the header, the
+                                     segment sub-header and a keyed digest
+                                     of the segment's bytes, which the
+                                     sender computes once for every
+                                     destination (ftc_wire_encode_digest) */
     FTC_WF_OP_ENDED = 1u << 5,    /* PROBE_ACK: the operation ended here
                                      with error -aux (e.g. a mismatch) */
     FTC_WF_MAC = 1u << 6,         /* the job-token field holds the
@@ -99,9 +107,9 @@ enum {
                                      sub-header below (lib/core/segment.h);
                                      a core flag, valid with any kind */
     FTC_WF_FAMILY = 0xFF00u,      /* the family's own flags (bits 8-15) */
-    FTC_WF_ALL = FTC_WF_BIG_ENDIAN | FTC_WF_OP_ENDED | FTC_WF_MAC
-                 | FTC_WF_SEGMENT
-                 | FTC_WF_FAMILY  /* bits 1-4 are reserved: 0 */
+    FTC_WF_ALL = FTC_WF_BIG_ENDIAN | FTC_WF_DIGEST | FTC_WF_OP_ENDED
+                 | FTC_WF_MAC | FTC_WF_SEGMENT
+                 | FTC_WF_FAMILY  /* bits 2-4 are reserved: 0 */
 };
 
 /* A kind the wire accepts: a family's (with a family named) or the
@@ -179,6 +187,24 @@ void ftc_wire_encode_key(const ftc_wire_header_t *hdr, uint8_t *msg,
 int ftc_wire_decode_key(const void *buf, size_t len, uint64_t job_token,
                         const uint8_t *key, uint32_t world_size,
                         ftc_wire_header_t *hdr);
+/*
+ * Segments under a key, MACed once for many destinations. The same bytes
+ * of a large value often go to several peers (an exchange, a broadcast's
+ * children); hashing them again per destination was a sixth of a rank's
+ * time. ftc_wire_segment_digest is SipHash-2-4 of a segment's bytes (the
+ * payload after its sub-header) under a key derived from the job key,
+ * computed once per segment; ftc_wire_encode_digest then writes the
+ * message's MAC as SipHash-2-4 under the job key of the header (token
+ * and checksum read as 0), the sub-header and that digest, and sets
+ * FTC_WF_MAC | FTC_WF_DIGEST. hdr must carry FTC_WF_SEGMENT and msg hold
+ * the sub-header and the bytes the digest was computed over. The
+ * receiver (ftc_wire_decode_key) recomputes the digest from the bytes it
+ * got and checks the MAC the same way (docs/security.md, "Bulk data").
+ */
+uint64_t ftc_wire_segment_digest(const uint8_t *key, const void *bytes,
+                                 size_t len);
+void ftc_wire_encode_digest(const ftc_wire_header_t *hdr, uint8_t *msg,
+                            const uint8_t *key, uint64_t digest);
 /* The same; verify_crc false skips the checksum of an unkeyed message
  * (everything else is still checked). For tests only: a corrupted message
  * then reaches the algorithm, whose own tolerance of bit flips is what

@@ -98,6 +98,7 @@ static int reference_verdict(const uint8_t *m, size_t len)
     if (!kind_ok || m[7] > FTC_COLL_SHRINK
         || m[10] != 0 || m[11] != 0 || rd32(m + 60) != 0
         || (flags & ~(unsigned)FTC_WF_ALL) != 0
+        || (flags & FTC_WF_DIGEST) /* only under a MAC */
         || (flags & FTC_WF_BIG_ENDIAN) != host_flag()
         || rd32(m + 20) >= FUZZ_WORLD)
         return FTC_EBADMSG;
@@ -176,7 +177,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     m[4] = (uint8_t)FTC_WIRE_VERSION;
     wr32(m + 44, (uint32_t)(size - FTC_WIRE_HEADER_SIZE));
     wr64(m + 48, FUZZ_TOKEN);
-    m[8] &= (uint8_t)~FTC_WF_MAC; /* a MAC claim is another job's (no key) */
+    /* A MAC claim is another job's (no key); a digest, no message. */
+    m[8] &= (uint8_t)~(FTC_WF_MAC | FTC_WF_DIGEST);
     fix_crc(m, size);
     rc = check_one(m, size, "framing fixed");
     if (rc != FTC_OK && rc != FTC_EBADMSG)
