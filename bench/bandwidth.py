@@ -26,6 +26,10 @@ run):
       --bench build/bench/ftcoll-bench --mpi build/bench/mpi_allreduce \\
       --gloo build/bench/gloo_allreduce [--quick] [--sizes 8,...] \\
       [--iters I] [--rounds R] [--n 4] [--csv out.csv]
+
+Before and after a change: --base-bench OLD/ftcoll-bench (and
+--base-launcher OLD/ftcoll-run) adds NAME@base beside every ftcoll
+contender NAME, run right after it in every round.
 """
 import argparse
 import json
@@ -46,6 +50,7 @@ FTCOLL = {
     "ftcoll-ofi-tcp": ("libfabric", {"FI_PROVIDER": "tcp;ofi_rxm"}),
 }
 ORDER = list(FTCOLL) + ["mpi", "gloo-ring", "gloo-hd"]
+BASE = "@base"      # an ftcoll contender run with --base-bench
 
 # 8 B to 256 MiB, powers of 4 (and 256 MiB itself).
 FULL_SIZES = [8 * 4 ** k for k in range(13)] + [256 << 20]
@@ -141,6 +146,11 @@ class Runner:
         return rows
 
     def ftcoll(self, name, sizes):
+        launcher, bench = self.a.launcher, self.a.bench
+        if name.endswith(BASE):
+            name = name[:-len(BASE)]
+            launcher = self.a.base_launcher or launcher
+            bench = self.a.base_bench
         backend, extra = FTCOLL[name]
         env = self.env(extra)
         env["FTCOLL_BACKEND"] = backend
@@ -148,8 +158,8 @@ class Runner:
         # One job per size: ftcoll-bench runs the same --iters for every
         # size it is given.
         for s in sizes:
-            cmd = [self.a.launcher, "-n", str(self.a.n), "--timeout",
-                   str(self.a.timeout), "--", self.a.bench, "--coll",
+            cmd = [launcher, "-n", str(self.a.n), "--timeout",
+                   str(self.a.timeout), "--", bench, "--coll",
                    "allreduce", "-f", "1", "--sizes", str(s), "--iters",
                    str(iters_for(s, self.a.quick, self.a.iters)), "--warmup",
                    "1", "--csv",
@@ -181,7 +191,7 @@ class Runner:
                         self.a.timeout + 30)
 
     def contender(self, name, sizes):
-        if name in FTCOLL:
+        if name in FTCOLL or name.endswith(BASE):
             return self.ftcoll(name, sizes)
         if name == "mpi":
             return self.mpi(sizes)
@@ -224,6 +234,11 @@ def main():
     ap.add_argument("--timeout", type=int, default=600,
                     help="seconds per job")
     ap.add_argument("--csv", help="also write the results here")
+    ap.add_argument("--base-bench", help="an older build's ftcoll-bench: "
+                    "every ftcoll contender NAME also runs with it, as "
+                    "NAME@base, right after NAME in every round")
+    ap.add_argument("--base-launcher", help="the older build's ftcoll-run "
+                    "(default: --launcher)")
     a = ap.parse_args()
     if a.sizes:
         try:
@@ -250,6 +265,14 @@ def main():
                      "with mpirun, --gloo)" % c)
     if not names:
         ap.error("no contender: give --bench, --mpi or --gloo")
+    if a.base_launcher and not a.base_bench:
+        ap.error("--base-launcher: only with --base-bench")
+    if a.base_bench:
+        if not os.access(a.base_bench, os.X_OK):
+            ap.error("--base-bench: %s is not an executable program"
+                     % a.base_bench)
+        names = [x for c in names
+                 for x in ((c, c + BASE) if c in FTCOLL else (c,))]
 
     r = Runner(a)
     times = {c: {s: [] for s in sizes} for c in names}
