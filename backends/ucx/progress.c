@@ -311,8 +311,9 @@ static int wait_and_pass(ftc_ucx_t *u, int timeout_ms)
              * busy loop for as long as a large message was on its way:
              * on a host with more ranks than CPUs it held the CPU the
              * reading peer needed, and a 4 MiB allreduce at n = 4 took
-             * 3 to 4 times as long (docs/ucx.md, "Large messages"). Nap
-             * and poll instead, as when the worker has no descriptor. */
+             * 3 to 4 times as long (docs/ucx.md, "Large messages over
+             * shared memory"). Nap and poll instead, as when the worker
+             * has no descriptor. */
             if (u->ninflight > 0) {
                 now = ftc_bk_now_ns();
                 nap(u, now, end);
