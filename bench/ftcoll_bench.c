@@ -983,9 +983,10 @@ static void on_deliver(const ftc_completion_t *c, void *arg)
  * " iteration <g>" appended unless iter is NO_ITER), formatted only for
  * the error: the wait is on the latency's critical path. */
 #define NO_ITER UINT64_MAX
-static void wait_op(bench_t *b, const char *what, uint64_t iter)
+static void wait_op_within(bench_t *b, const char *what, uint64_t iter,
+                           double timeout_s)
 {
-    uint64_t limit = now_ns() + (uint64_t)(b->o.op_timeout_s * 1e9);
+    uint64_t limit = now_ns() + (uint64_t)(timeout_s * 1e9);
     int timeout_ms = b->o.spin ? 0 : 100;
     /* Spinning, the clock is read every 64th poll only (30 ns a read on
      * this VM's kvm-clock, time a delivery would wait for). */
@@ -997,11 +998,16 @@ static void wait_op(bench_t *b, const char *what, uint64_t iter)
             && now_ns() > limit) {
             if (iter == NO_ITER)
                 die(3, "rank %u: HANG: %s not delivered after %.0f s",
-                    b->rank, what, b->o.op_timeout_s);
+                    b->rank, what, timeout_s);
             die(3, "rank %u: HANG: %s iteration %" PRIu64 " not delivered "
-                   "after %.0f s", b->rank, what, iter, b->o.op_timeout_s);
+                   "after %.0f s", b->rank, what, iter, timeout_s);
         }
     }
+}
+
+static void wait_op(bench_t *b, const char *what, uint64_t iter)
+{
+    wait_op_within(b, what, iter, b->o.op_timeout_s);
 }
 
 /* Keep the transport going for ms milliseconds (answering peers). */
@@ -1220,8 +1226,15 @@ static uint32_t closing_f(const bench_t *b)
 }
 
 /* Combine per-rank statistics with two fault-tolerant allreduces (so a
- * failed rank costs a row nothing). Falls back to local numbers. */
-static row_t aggregate(bench_t *b, const double st[3])
+ * failed rank costs a row nothing). Falls back to local numbers. The
+ * first waits for the slowest rank to finish the row's ops operations,
+ * and this rank may be all of them ahead of it (a bcast root delivers
+ * at once: with 3 bcasts of 16 MiB over a slow
+ * transport it waited for the others' 3 x 7 s and its watchdog, meant
+ * for one operation, called that a hang). Every rank still behind
+ * watches each of its own operations, so the wait is one operation's
+ * guard per operation of the row. */
+static row_t aggregate(bench_t *b, const double st[3], uint64_t ops)
 {
     row_t row = {st[0], st[0], st[0], st[1], st[2]};
     if (b->excluded)
@@ -1241,7 +1254,8 @@ static row_t aggregate(bench_t *b, const double st[3])
     a.recvbuf = sum;
     if (start_op(b, FTC_COLL_ALLREDUCE, &a) != FTC_OK)
         return row;
-    wait_op(b, "statistics allreduce (sum)", NO_ITER);
+    wait_op_within(b, "statistics allreduce (sum)", NO_ITER,
+                   b->o.op_timeout_s * (double)(ops + 1));
     if (b->status != FTC_OK)
         return row;
     a.op = FTC_MAX;
@@ -1444,7 +1458,7 @@ static void run_size(bench_t *b, size_t size)
     }
     double st[3];
     local_stats(lat, k, st);
-    row_t row = aggregate(b, st);
+    row_t row = aggregate(b, st, total);
     if (reporter(b) == b->rank && !b->excluded)
         print_row(b, "latency", size, row);
     free(in);
@@ -1507,7 +1521,7 @@ static void run_ulfm(bench_t *b)
     b->group = t.group;
     double st[3];
     local_stats(t.lat_ns, t.lat_count, st);
-    row_t row = aggregate(b, st);
+    row_t row = aggregate(b, st, (uint64_t)b->o.warmup + b->o.iters);
     if (reporter(b) == b->rank && !b->excluded)
         print_row(b, "latency", 8, row);
     free(t.lat_ns);

@@ -278,7 +278,10 @@ int ftc_ucx_progress(ftc_ucx_t *u, int timeout_ms);
  * Before polling ftc_ucx_fd(): arm the worker (ucp_worker_arm) and the
  * timer. FTC_OK: the descriptor will become readable when there is work;
  * 1: there is work already, call ftc_ucx_progress again; FTC_EINVAL: no
- * context, or no descriptor (ftc_ucx_fd() is -1).
+ * context, or no descriptor (ftc_ucx_fd() is -1). While a send waits for
+ * room in a peer's shared-memory FIFO UCX cannot arm (only the peer's
+ * reading makes room, and that wakes nobody): then FTC_OK, and the
+ * descriptor becomes readable after a short nap (50 us) to poll again.
  */
 int ftc_ucx_arm(ftc_ucx_t *u);
 
@@ -302,7 +305,9 @@ typedef struct ftc_ucx_stats {
     uint64_t ep_errors;         /* UCX error callbacks */
     uint64_t peers_failed;      /* ftc_transport_peer_failed reports */
     uint64_t worker_progress;   /* ucp_worker_progress calls */
-    uint64_t sleeps;            /* waits on the descriptor */
+    uint64_t sleeps;            /* waits on the descriptor, and naps
+                                   between polls (no descriptor, or a send
+                                   waiting for a peer's FIFO) */
 } ftc_ucx_stats_t;
 
 void ftc_ucx_stats(const ftc_ucx_t *u, ftc_ucx_stats_t *out);

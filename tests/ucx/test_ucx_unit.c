@@ -12,6 +12,9 @@
  *     callback reaches the core, which excludes the rank; the others agree;
  *   - a stranger (another job token) is fed as FTC_RANK_UNKNOWN and dropped;
  *   - the descriptor: after ftc_ucx_arm it wakes when a message arrives;
+ *   - a send stuck behind a peer's full shared-memory FIFO: waiting naps
+ *     between polls instead of spinning, and ftc_ucx_arm lets the
+ *     embedder sleep;
  *   - flush, stats, peer info.
  * The last line says 'N passed, M failed'.
  */
@@ -64,6 +67,9 @@ typedef struct world {
     rank_state_t st[MAXN];
 } world_t;
 
+/* spin_us of the backends world_open creates (-1: the default). */
+static int world_spin_us = -1;
+
 static void on_deliver(const ftc_completion_t *c, void *arg)
 {
     rank_state_t *s = arg;
@@ -90,6 +96,7 @@ static int world_open_dead(world_t *W, uint32_t n, int eager, uint32_t dead)
         uc.job_token = 0x1234;
         uc.eager_connect = eager;
         uc.single_host = 1;     /* one process: loopback only */
+        uc.spin_us = world_spin_us;
         uc.log = log_keep;
         int rc = ftc_ucx_create(&uc, &W->u[r]);
         if (rc != FTC_OK) {
@@ -709,6 +716,93 @@ static void test_fd(void)
     world_close(&W);
 }
 
+/*
+ * A 16 MiB bcast from rank 0 to a rank 1 that reads a little and then
+ * stops (it has not started the bcast; what it reads is kept for it):
+ * rank 0's segments fill rank 1's shared-memory FIFO (64 elements of
+ * 8 KiB) again and the rest waits in UCX's pending queue, which then
+ * refuses to arm rank 0's worker. (Before rank 1 has read anything,
+ * UCX 1.13 arms it anyway, here: hence the little reading.)
+ * Waiting must nap between polls (counted as sleeps), not pass and arm
+ * again at once: that busy loop took the CPU from the reader on a host
+ * with more ranks than CPUs. Without a spin phase (spin_us = 0) every
+ * pass of the wait but the first follows a nap, so the worker calls are
+ * bounded by the naps, on any machine. ftc_ucx_arm must let an embedder
+ * sleep (FTC_OK, the descriptor wakes by itself), not answer "busy" for
+ * as long as the reader is away. Then rank 1 reads and the value arrives
+ * whole.
+ */
+static void test_stuck_send(void)
+{
+    enum { BIG = 1 << 21 };     /* int64 elements: 16 MiB */
+    world_t W;
+    world_spin_us = 0;
+    int rc = world_open(&W, 2, 1);
+    world_spin_us = -1;
+    CHECK_MSG(rc == FTC_OK, "stuck send: open");
+    if (rc != FTC_OK)
+        return;
+    int64_t *in = malloc(BIG * sizeof(int64_t));
+    int64_t *out = calloc(BIG, sizeof(int64_t));
+    if (in == NULL || out == NULL) {
+        CHECK_MSG(0, "stuck send: memory");
+        goto out;
+    }
+    for (int i = 0; i < BIG; i++)
+        in[i] = 3 * (int64_t)i + 1;
+    for (uint32_t r = 0; r < 2; r++)
+        memset(&W.st[r], 0, sizeof(W.st[r]));
+    ftc_coll_args_t a;
+    ftc_coll_args_init(&a);
+    a.algo = FTC_ALGO_TREE;
+    a.dtype = FTC_INT64;
+    a.count = BIG;
+    a.sendbuf = in;
+    a.recvbuf = in;
+    a.deliver = on_deliver;
+    a.deliver_arg = &W.st[0];
+    CHECK_MSG(ftc_init_bcast(W.g[0], &a, NULL) == FTC_OK, "stuck send: bcast");
+    for (int i = 0; i < 8; i++) {
+        (void)ftc_ucx_progress(W.u[0], 0);
+        (void)ftc_ucx_progress(W.u[1], 0);
+    }
+    int inflight = ftc_ucx_flush(W.u[0], 0);
+    CHECK_MSG(inflight > 0, "stuck send: a send waits for the reader (%d)",
+              inflight);
+    ftc_ucx_stats_t s0, s1;
+    ftc_ucx_stats(W.u[0], &s0);
+    for (int i = 0; i < 3; i++)
+        (void)ftc_ucx_progress(W.u[0], 20);
+    ftc_ucx_stats(W.u[0], &s1);
+    uint64_t naps = s1.sleeps - s0.sleeps;
+    uint64_t calls = s1.worker_progress - s0.worker_progress;
+    CHECK_MSG(naps >= 3, "stuck send: waits napped (%llu naps)",
+              (unsigned long long)naps);
+    /* At most WORKER_SPINS (64) calls per pass; one pass per nap, and
+     * one more per progress call before it waits. */
+    CHECK_MSG(calls <= 64 * (naps + 3),
+              "stuck send: %llu worker calls for %llu naps: a busy loop",
+              (unsigned long long)calls, (unsigned long long)naps);
+    int armed = ftc_ucx_arm(W.u[0]);
+    CHECK_MSG(armed == FTC_OK, "stuck send: arm %d", armed);
+    if (armed == FTC_OK) {
+        struct pollfd p = {.fd = ftc_ucx_fd(W.u[0]), .events = POLLIN};
+        CHECK_MSG(poll(&p, 1, 2000) > 0, "stuck send: descriptor woke");
+    }
+    a.sendbuf = NULL;
+    a.recvbuf = out;
+    a.deliver_arg = &W.st[1];
+    CHECK_MSG(ftc_init_bcast(W.g[1], &a, NULL) == FTC_OK,
+              "stuck send: bcast at 1");
+    CHECK_MSG(world_run(&W, 10000) == 0, "stuck send: delivered");
+    CHECK_MSG(W.st[1].status == FTC_OK && memcmp(in, out, BIG * 8) == 0,
+              "stuck send: value %s", ftc_strerror(W.st[1].status));
+out:
+    free(in);
+    free(out);
+    world_close(&W);
+}
+
 int main(void)
 {
     test_config();
@@ -724,6 +818,8 @@ int main(void)
     setenv("UCX_TLS", "posix,cma,self", 1);
     test_world("posix,cma,self", 1);
     test_fd();
+    setenv("UCX_TLS", "sm", 1);
+    test_stuck_send();
     unsetenv("UCX_TLS");
     test_failure();
     setenv("UCX_TLS", "tcp", 1);
