@@ -387,14 +387,15 @@ static void check_ftco(const ftc_scenario_t *s, const ftc_scenario_result_t *res
         uint64_t want = (uint64_t)(res->n - 1)
                         * (s->coll == FTC_COLL_ALLREDUCE ? 4 : 2);
         /* A multi-root allreduce's m roots exchange their values
-         * instead: m(m - 1) messages, none ACKed, and their children get
-         * the result in place of an ACK. */
+         * instead (m(m - 1) messages, none ACKed) and then the result,
+         * ACKed (2m(m - 1)); their children get the result in place of
+         * an ACK. */
         uint32_t m = ftc_tree_root_count(&s->ftco.tree, res->n);
         if (s->coll == FTC_COLL_ALLREDUCE && m >= 2) {
             uint64_t below = 0;
             for (uint32_t r = 0; r < m; r++)
                 below += ftc_tree_children(&s->ftco.tree, res->n, r, NULL, 0);
-            want = 4 * ((uint64_t)res->n - m) + (uint64_t)m * (m - 1)
+            want = 4 * ((uint64_t)res->n - m) + 3 * (uint64_t)m * (m - 1)
                    - (below - (m - 1));
         }
         if (algo_messages(s, res) != want)

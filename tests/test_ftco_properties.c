@@ -14,7 +14,9 @@
  * crashed ranks are known failed at some ranks and not at others.
  * With --ack-timeout-ns T the family's per-message timeouts are on; with
  * --slow r,... those ranks' messages take 10 s (a stopped process): they
- * count as failed once the group excluded them.
+ * count as failed once the group excluded them. With --slow each, one
+ * rank is stopped per schedule: every rank in turn (exhaustive), or a
+ * seeded random one, a root of the tree every other run (random).
  *
  * Every run asserts, with "live" the processes not crashed at the end:
  *   1. termination: every live process delivered, exactly once, and no
@@ -64,6 +66,7 @@ typedef struct sched {
     uint64_t ack_timeout_ns; /* the family's per-message timeouts */
     uint32_t nslow;       /* these ranks are slow (a SIGSTOP's effect):  */
     uint32_t slow[MAXF];  /* their messages take 10 s longer */
+    bool slow_each;       /* --slow each: one stopped rank per schedule */
     bool second;          /* then a second operation on the same group,
                              where some know of the crashes, some not */
     uint32_t ncrash;
@@ -135,6 +138,8 @@ static void print_sched(const sched_t *s)
             fprintf(stderr, " %u:%" PRIu64, s->crash[i].rank,
                     s->crash[i].after);
     }
+    for (uint32_t i = 0; i < s->nslow; i++)
+        fprintf(stderr, "%s%u", i == 0 ? " slow: " : ",", s->slow[i]);
     fprintf(stderr, "%s\n", s->second ? " (then a second operation)" : "");
 }
 
@@ -435,9 +440,11 @@ static uint64_t run_one(const sched_t *s, uint64_t *sends_out)
  * 2(n-1) for reduce and bcast, 4(n-1) for allreduce (the paper's "one
  * ACK latency over the plain tree"; its 3 per process counts until the
  * last DATA, before the leaves' last ACK). A multi-root allreduce's m
- * roots exchange their values instead (m(m-1) messages, none ACKed), so
- * only the n - m edges below them cost four, less the ACKs a root owes
- * its children: they wait for the result, which replaces them. */
+ * roots exchange their values instead (m(m-1) messages, none ACKed) and
+ * then send each other the result, ACKed (2m(m-1): the wait that makes a
+ * cut-off root accept its exclusion), so only the n - m edges below them
+ * cost four, less the ACKs a root owes its children: they wait for the
+ * result, which replaces them. */
 static void check_clean(const sched_t *s, uint64_t msgs)
 {
     uint64_t want = 2ull * (s->n - 1) * (s->coll == FTC_COLL_ALLREDUCE ? 2 : 1);
@@ -447,7 +454,7 @@ static void check_clean(const sched_t *s, uint64_t msgs)
         for (uint32_t r = 0; r < m; r++)
             below += ftc_tree_children(&s->tree, s->n, r, NULL, 0);
         below -= m - 1;
-        want = 4ull * (s->n - m) + m * (m - 1) - below;
+        want = 4ull * (s->n - m) + 3 * m * (m - 1) - below;
     }
     if (msgs != want) {
         failures++;
@@ -522,6 +529,14 @@ static void random_runs(sched_t base, uint32_t fmax, uint32_t count,
         uint64_t x = mix(s.seed);
         uint32_t f = fmax > 0 ? (uint32_t)(x % (fmax + 1)) : 0;
         s.ncrash = 0;
+        if (s.slow_each) {
+            /* The roots are where a stopped process has hurt (the
+             * multi-root exchange), and few among n: half the runs. */
+            uint32_t m = ftc_tree_root_count(&s.tree, s.n);
+            x = mix(x);
+            s.nslow = 1;
+            s.slow[0] = (uint32_t)(x % (i % 2 == 0 ? m : s.n));
+        }
         for (uint32_t j = 0; j < f; j++) {
             x = mix(x);
             uint32_t r = (uint32_t)(x % s.n);
@@ -632,8 +647,10 @@ int main(int argc, char **argv)
                 s.keepalive_only = keepalive;
                 s.second = second;
                 s.ack_timeout_ns = ack_timeout;
-                /* --slow r,r,... (ranks >= n are left out) */
-                for (const char *q = slow_arg; q != NULL && *q && s.nslow < MAXF;) {
+                /* --slow r,r,... (ranks >= n are left out), or each */
+                s.slow_each = slow_arg != NULL && strcmp(slow_arg, "each") == 0;
+                for (const char *q = s.slow_each ? NULL : slow_arg;
+                     q != NULL && *q && s.nslow < MAXF;) {
                     uint32_t r = (uint32_t)atoi(q);
                     if (r < n)
                         s.slow[s.nslow++] = r;
@@ -669,6 +686,12 @@ int main(int argc, char **argv)
                         run_one(&s, NULL);
                     } else if (strcmp(mode, "random") == 0)
                         random_runs(s, fmax, count, seed + n * 31u + root);
+                    else if (s.slow_each)
+                        for (uint32_t r = 0; r < n; r++) {
+                            s.nslow = 1;
+                            s.slow[0] = r;
+                            exhaustive(s, fmax);
+                        }
                     else
                         exhaustive(s, fmax);
                 }

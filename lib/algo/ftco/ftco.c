@@ -30,7 +30,9 @@
  * Multi-root trees, allreduce (exchange.h): the m roots send their own
  * trees' values to each other (EXCH) and each root that holds all m
  * folds them in root order and delivers, with no round trip through rank
- * 0. A root leaves this fast path for good when a root whose value it
+ * 0, then sends the result to the other roots as well (xchg_share: the
+ * wait that makes a stopped root accept its exclusion). A root leaves
+ * this fast path for good when a root whose value it
  * lacks fails (it then sends its value to its Up as a plain child does,
  * and rank 0 gathers from every root), when it answers a gather, when it
  * becomes the acting root, when another root's UP reaches it, and when it
@@ -541,6 +543,8 @@ static void send_down(ftco_op_t *o, uint32_t x)
     t_sent(o, x);
 }
 
+static void xchg_share(ftco_op_t *o);
+
 /* We have the value (or know there is none): deliver, pass it on. */
 static void accept_result(ftco_op_t *o, const ftco_rset_t *set,
                           const void *val, bool root_lost)
@@ -568,8 +572,11 @@ static void accept_result(ftco_op_t *o, const ftco_rset_t *set,
     for (uint32_t e = 0; e < o->peers.count; e++)
         if (o->peers.at[e].flag & (F_DOWN | F_SERVE))
             send_down(o, o->peers.at[e].rank);
-    /* A root on the exchange is done with it (its own result, or one
-     * sent to it: the same value, the exchange's result being unique). */
+    /* A root on the exchange sends the result to the other roots too,
+     * after its own tree (xchg_share says why), and is done with the
+     * exchange (its own result, or one sent to it: the same value, the
+     * exchange's result being unique). */
+    xchg_share(o);
     xchg_stop(o);
     ftc_cop_complete(op, root_lost ? FTC_EROOT_FAILED : FTC_OK);
     check_done(o);
@@ -735,6 +742,30 @@ static void xchg_try(ftco_op_t *o)
      * which sends the ACKs held back.) */
     accept_result(o, &set, o->result, false);
     ftco_rset_free(&set);
+}
+
+/* We deliver the exchange's result: every other root joins our Down set,
+ * so it is sent the result and ACKs it, and a failed one's children are
+ * sent it in its place (expand), several levels down: a root that
+ * delivered waits on the other roots and their trees as rank 0 does on
+ * its children and theirs in the single tree. Without that wait a
+ * root cut off from the others (stopped: its messages late) owes nobody
+ * anything once the values are in, times out only its own children, and
+ * so, told it was excluded by a child that timed it out, finds too few
+ * processes failed to accept the verdict (core/dispatch.c): it stays
+ * live with the exchange's result while the child delivers the gathered
+ * one. With the wait it times out the world, as the single tree's root
+ * does (the roots alone were not enough: 9 of 19 at n = 20, 8 roots,
+ * rank 0 stopped). A root still on the exchange takes the result from
+ * another root (the exchange's result is unique); one that left it does
+ * not (on_down). The DOWNs go after our own tree's: they are for the
+ * wait, and would hold our children's value back in the send queue. */
+static void xchg_share(ftco_op_t *o)
+{
+    if (!o->xchg || o->root_lost)
+        return;
+    for (uint32_t r = 0; r < o->m; r++)
+        add_down(o, r, false);
 }
 
 /* A root whose value we lack failed, or the exchange cannot finish for
@@ -960,6 +991,19 @@ static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
         fl_set(o, s, F_SERVE);
 }
 
+/* A DOWN from root s, not our Up, at a root that left the exchange and
+ * does not gather: s shares the exchange's result (xchg_share), which a
+ * root that left must not take (it sent its DATA up, and the combiner
+ * may compute a result without that of a root that failed); the value
+ * comes from its Up. (A gatherer takes it: whatever it adopts is what
+ * everyone gets from it.) */
+static bool xchg_left_root(const ftco_op_t *o, uint32_t s)
+{
+    return o->m >= 2 && o->me < o->m && s < o->m && !o->xchg
+           && !o->acting_root && (int64_t)s != o->up
+           && o->base.coll == FTC_COLL_ALLREDUCE;
+}
+
 static void on_down(ftco_op_t *o, uint32_t s, const ftc_wire_header_t *hdr,
                     const ftco_rset_t *set, const uint8_t *val)
 {
@@ -969,7 +1013,8 @@ static void on_down(ftco_op_t *o, uint32_t s, const ftc_wire_header_t *hdr,
      * sender waits for it. */
     if ((int64_t)s == o->up)
         o->up_acked = true; /* the value from Up: nothing more owed */
-    if (o->have_result || (o->committed && (int64_t)s != o->up))
+    if (o->have_result || (o->committed && (int64_t)s != o->up)
+        || xchg_left_root(o, s))
         ;
     else if (hdr->flags & FTCO_WF_ROOT_LOST)
         accept_result(o, NULL, NULL, true);
