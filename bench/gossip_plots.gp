@@ -15,7 +15,8 @@ set logscale x 2
 set xlabel "n (processes)"
 set ylabel "largest relative error"
 set title "Final accuracy, target 1e-15 (push-flow: Figure 3; PCF: Figure 6)"
-rows(a, s, o) = sprintf("< awk '$1 == \"%s\" && $2 == \"%s\" && $3 == \"%s\"' %s/accuracy.dat", a, s, o, dir)
+# Sorted by n: a sweep done in parts (gossip_figures.sh --keep) adds sizes in any order.
+rows(a, s, o) = sprintf("< awk '$1 == \"%s\" && $2 == \"%s\" && $3 == \"%s\"' %s/accuracy.dat | sort -g -k4,4", a, s, o, dir)
 plot rows("push-flow", "hypercube", "avg") u 4:5 w lp lw 2 t "push-flow hypercube avg", \
      rows("push-flow", "hypercube", "sum") u 4:5 w lp lw 2 t "push-flow hypercube sum", \
      rows("push-flow", "torus3d", "avg") u 4:5 w lp lw 2 t "push-flow torus avg", \
@@ -45,7 +46,7 @@ set format y "%g"
 set xlabel "n (processes)"
 set ylabel "iterations (largest) / messages per process"
 set title "Cost to 1e-15 on the hypercube (at most 1500 iterations)"
-it(a) = sprintf("< awk '$1 == \"%s\"' %s/iterations.dat", a, dir)
+it(a) = sprintf("< awk '$1 == \"%s\"' %s/iterations.dat | sort -g -k2,2", a, dir)
 plot it("push-sum") u 2:3 w lp lw 2 t "push-sum iterations", \
      it("push-flow") u 2:3 w lp lw 2 t "push-flow iterations", \
      it("pcf") u 2:3 w lp lw 2 t "PCF iterations", \
