@@ -115,6 +115,9 @@ static void on_tick(const ftc_gossip_op_t *g, void *arg)
     checker_t *C = cur;
     if (C == NULL)
         return;
+    uint32_t me = g->base.group->me;
+    if (me < C->run->nslow && C->run->slow_iterations == g->iterations)
+        ftc_lb_set_delay(C->w, me, 0);
     for (uint32_t i = 0; i < C->run->ncut; i++) {
         const gc_cut_t *c = &C->run->cut[i];
         if (c->after == g->iterations && c->a == g->base.group->me)
@@ -343,6 +346,8 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
                                &cfg, &ctx[r]) != FTC_OK)
             abort();
         ftc_lb_attach(C.w, r, ctx[r]);
+        if (r < run->nslow)
+            ftc_lb_set_delay(C.w, r, run->slow_ns);
         if (run->flip_prob > 0)
             ftc_ctx_test_skip_checksum(ctx[r], true);
         if (ftc_group_create(ctx[r], 1, 0, n, NULL, &C.groups[r]) != FTC_OK)
@@ -384,7 +389,8 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
             C.trace_min[i] = INFINITY;
         }
     }
-    if (run->trace != NULL || run->ncut > 0)
+    if (run->trace != NULL || run->ncut > 0
+        || (run->nslow > 0 && run->slow_iterations > 0))
         ftc_gossip_set_tick_observer(on_tick, NULL);
     /* Start times: seeded, in [0, spread_ns]; processes start in that
      * order, the world running up to each start. */

@@ -54,6 +54,12 @@ typedef struct gc_run {
                                     the 10 us period, with many messages in
                                     flight per link */
     uint64_t max_events;         /* the run must end within (0: 4e8) */
+    uint32_t nslow;              /* ranks 0 .. nslow - 1 send late: */
+    uint64_t slow_ns;            /* this much on top of the latency, as
+                                    processes descheduled on a loaded host
+                                    answer late while the others run, */
+    uint64_t slow_iterations;    /* until they end this iteration (0: for
+                                    the whole run) */
     uint64_t spread_ns;          /* each process starts at a seeded time in
                                     [0, spread_ns] (real processes never
                                     start together) */

@@ -6,12 +6,24 @@
 # docs/gossip-*.svg with gnuplot (bench/gossip_plots.gp).
 #
 #   bench/gossip_figures.sh [--build DIR] [--out DIR] [--docs DIR]
-#                           [--nmax N] [--no-plot]
+#                           [--nmax N] [--sizes "N1 N2 ..."] [--keep]
+#                           [--sim PATH] [--no-plot]
 #
 #   --build DIR   meson build directory holding bench/ftcoll-sim (build)
+#   --sim PATH    the ftcoll-sim to run (BUILD/bench/ftcoll-sim); a copy
+#                 lets a long sweep run while the build directory changes
 #   --out DIR     where the data files go (BUILD/gossip-figures)
 #   --docs DIR    where the pictures go (docs)
-#   --nmax N      largest n, a power of two (32768; 4096 takes a minute)
+#   --nmax N      largest n, a power of two (32768): the sizes are
+#                 16, 64, 256, ... below it and N itself
+#   --sizes LIST  these n instead, in this order (the largest first lets
+#                 a sweep cut short still have the size that matters)
+#   --keep        add to the data files instead of starting them again,
+#                 so a sweep can be done in parts; a size is run only if
+#                 accuracy.dat has no row for it yet
+#
+# One n = 32768 run takes 10-25 minutes on a 2-vCPU host (push-flow never
+# passes the test, so it always runs the 1500 iterations).
 #
 # accuracy.dat    final largest relative error against the exact aggregate
 #                 (Figures 3 and 6): push-flow and PCF, hypercube and 3D
@@ -28,6 +40,9 @@ build=build
 out=
 docs=docs
 nmax=32768
+sizes=
+keep=0
+sim=
 plot=1
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -35,12 +50,15 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --docs) docs=$2; shift 2 ;;
     --nmax) nmax=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --sim) sim=$2; shift 2 ;;
     --no-plot) plot=0; shift ;;
-    -h|--help) sed -n '3,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,33p' "$0"; exit 0 ;;
     *) echo "gossip_figures.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
-sim=$build/bench/ftcoll-sim
+[ -n "$sim" ] || sim=$build/bench/ftcoll-sim
 [ -x "$sim" ] || { echo "gossip_figures.sh: no $sim (ninja -C $build)" >&2; exit 2; }
 [ -n "$out" ] || out=$build/gossip-figures
 mkdir -p "$out"
@@ -51,38 +69,51 @@ field() {
 print(r["max_err_vs_all"], r["iterations"], r["messages_per_process"], d["wall_s"])'
 }
 
-: >"$out/accuracy.dat"
-: >"$out/iterations.dat"
-echo "# algo shape op n max_err_vs_all iterations msgs_per_proc wall_s" >>"$out/accuracy.dat"
-echo "# algo n iterations msgs_per_proc max_err_vs_all wall_s" >>"$out/iterations.dat"
-n=16
-while [ "$n" -le "$nmax" ]; do
-    for shape in hypercube torus3d; do
-        for op in avg sum; do
-            for algo in push-flow pcf; do
+if [ -z "$sizes" ]; then
+    n=16
+    while [ "$n" -lt "$nmax" ]; do sizes="$sizes $n"; n=$((n * 4)); done
+    sizes="$sizes $nmax"
+fi
+if [ "$keep" = 0 ] || [ ! -s "$out/accuracy.dat" ]; then
+    echo "# algo shape op n max_err_vs_all iterations msgs_per_proc wall_s" >"$out/accuracy.dat"
+    echo "# algo n iterations msgs_per_proc max_err_vs_all wall_s" >"$out/iterations.dat"
+fi
+for n in $sizes; do
+    if awk -v n="$n" '$4 == n { found = 1 } END { exit !found }' "$out/accuracy.dat"; then
+        echo "n = $n: already in $out/accuracy.dat" >&2
+        continue
+    fi
+    # PCF first: its rows are the ones the figures' claims rest on.
+    for algo in pcf push-flow; do
+        for shape in hypercube torus3d; do
+            for op in avg sum; do
                 r=$("$sim" --algo $algo -n $n --neighbours $shape --op $op \
                     --target 1e-15 --max-iterations 1500 --no-check --json | field)
                 echo "$algo $shape $op $n $r" >>"$out/accuracy.dat"
                 echo "$algo $shape $op $n $r" >&2
+                if [ $shape = hypercube ] && [ $op = avg ]; then
+                    # The same run as the iterations' (average is the default).
+                    set -- $r
+                    echo "$algo $n $2 $3 $1 $4" >>"$out/iterations.dat"
+                fi
             done
         done
     done
-    for algo in push-sum push-flow pcf; do
-        set -- $("$sim" --algo $algo -n $n --neighbours hypercube \
-                 --target 1e-15 --max-iterations 1500 --no-check --json | field)
-        echo "$algo $n $2 $3 $1 $4" >>"$out/iterations.dat"
-    done
-    n=$((n * 4))
+    set -- $("$sim" --algo push-sum -n $n --neighbours hypercube \
+             --target 1e-15 --max-iterations 1500 --no-check --json | field)
+    echo "push-sum $n $2 $3 $1 $4" >>"$out/iterations.dat"
 done
 
 for at in 75 175; do
     for algo in push-flow pcf; do
+        [ "$keep" = 1 ] && [ -s "$out/link-$( [ $algo = pcf ] && echo PCF || echo PF )$at.dat" ] && continue
         tag=$( [ $algo = pcf ] && echo PCF || echo PF )
         "$sim" --algo $algo -n 64 --neighbours hypercube --seed 2 \
             --target 1e-15 --link-fail 0-1@$at --trace-error 1 --no-check \
             | grep -v '^#' | awk 'NF == 3' >"$out/link-$tag$at.dat"
     done
 done
+[ "$keep" = 1 ] && [ -s "$out/link-none.dat" ] ||
 "$sim" --algo pcf -n 64 --neighbours hypercube --seed 2 --target 1e-15 \
     --trace-error 1 --no-check | grep -v '^#' | awk 'NF == 3' >"$out/link-none.dat"
 

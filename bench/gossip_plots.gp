@@ -15,7 +15,8 @@ set logscale x 2
 set xlabel "n (processes)"
 set ylabel "largest relative error"
 set title "Final accuracy, target 1e-15 (push-flow: Figure 3; PCF: Figure 6)"
-rows(a, s, o) = sprintf("< awk '$1 == \"%s\" && $2 == \"%s\" && $3 == \"%s\"' %s/accuracy.dat", a, s, o, dir)
+# Sorted by n: a sweep done in parts (gossip_figures.sh --keep) adds sizes in any order.
+rows(a, s, o) = sprintf("< awk '$1 == \"%s\" && $2 == \"%s\" && $3 == \"%s\"' %s/accuracy.dat | sort -g -k4,4", a, s, o, dir)
 plot rows("push-flow", "hypercube", "avg") u 4:5 w lp lw 2 t "push-flow hypercube avg", \
      rows("push-flow", "hypercube", "sum") u 4:5 w lp lw 2 t "push-flow hypercube sum", \
      rows("push-flow", "torus3d", "avg") u 4:5 w lp lw 2 t "push-flow torus avg", \
@@ -31,6 +32,8 @@ unset logscale x
 set xlabel "iteration"
 set ylabel "largest relative error (all processes)"
 set title "One permanent link failure, 6-D hypercube, same seed (Figures 4 and 7)"
+# The first 400 iterations: a run that never settles traces up to its cap.
+set xrange [0:400]
 plot dir.'/link-PF75.dat' u 1:2 w l lw 2 lc rgb "#e41a1c" t "push-flow, cut at 75", \
      dir.'/link-PF175.dat' u 1:2 w l lw 2 lc rgb "#ff7f00" t "push-flow, cut at 175", \
      dir.'/link-PCF75.dat' u 1:2 w l lw 2 lc rgb "#377eb8" t "PCF, cut at 75", \
@@ -39,13 +42,14 @@ plot dir.'/link-PF75.dat' u 1:2 w l lw 2 lc rgb "#e41a1c" t "push-flow, cut at 7
 
 # Iterations and messages to 1e-15 versus n.
 set output docs.'/gossip-iterations.svg'
+set autoscale x
 set logscale x 2
 unset logscale y
 set format y "%g"
 set xlabel "n (processes)"
 set ylabel "iterations (largest) / messages per process"
 set title "Cost to 1e-15 on the hypercube (at most 1500 iterations)"
-it(a) = sprintf("< awk '$1 == \"%s\"' %s/iterations.dat", a, dir)
+it(a) = sprintf("< awk '$1 == \"%s\"' %s/iterations.dat | sort -g -k2,2", a, dir)
 plot it("push-sum") u 2:3 w lp lw 2 t "push-sum iterations", \
      it("push-flow") u 2:3 w lp lw 2 t "push-flow iterations", \
      it("pcf") u 2:3 w lp lw 2 t "PCF iterations", \

@@ -1254,6 +1254,9 @@ def main():
     ap.add_argument("--gossip", action="store_true",
                     help="only the gossip family's cases (meson test "
                     "--suite gossip-real)")
+    ap.add_argument("--gossip-ops", type=int, default=60,
+                    help="operations per gossip job (60; the default test "
+                    "setup runs 24)")
     ap.add_argument("--root-crash-runs", type=int,
                     help="jobs of the roots-crash stream (default 5, "
                     "--soak 500)")
@@ -1283,7 +1286,7 @@ def main():
              " ".join("%s=%s" % kv for kv in s.transport_env.items()),
              args.seed))
     if args.gossip:
-        gossip_cases(s)
+        gossip_cases(s, args.gossip_ops)
     elif args.scenario1:
         s.roots_crash(args.root_crash_runs)
     elif args.soak:

@@ -84,7 +84,10 @@ struct ftc_gossip_op {
     uint64_t iterations;
     uint32_t stable_needed, stable_count;
     double target, err;
-    bool received;               /* since the last iteration */
+    bool received;               /* mass came in since the last
+                                    iteration (op.c, convergence_step) */
+    double weight_unit;          /* a process's share of the weight: 1
+                                    for an average, 1/n for a sum */
     bool have_est;
     bool ticking;                /* iterating (its timer armed) */
     bool gave_up;                /* stopped at 2 * max_iterations */
