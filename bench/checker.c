@@ -16,10 +16,21 @@
  * wire, plus credits: count what the operations sent instead. Without
  * them the transport's count, which also catches a stray control
  * message. */
+/* Whether the operation's values may have left as segments: a segment
+ * size was set, or the value is large enough for the library's default
+ * one. A payload is the value plus the algorithm's own fields, so only
+ * a value up to half the default segment is sure to travel whole. */
+static bool may_segment(const ftc_scenario_t *s,
+                        const ftc_scenario_result_t *res)
+{
+    return s->segment_size != 0
+           || res->nbytes > FTC_SEGMENT_SIZE_DEFAULT / 2;
+}
+
 static uint64_t algo_messages(const ftc_scenario_t *s,
                               const ftc_scenario_result_t *res)
 {
-    if (s->segment_size == 0)
+    if (!may_segment(s, res))
         return res->messages;
     uint64_t m = 0;
     for (uint32_t r = 0; r < res->n; r++)
@@ -430,7 +441,7 @@ int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
      * heard from, so its count depends on the order of arrivals, and
      * segments (whose trains take credits and turns) change that order:
      * its exact count is checked unsegmented only. */
-    bool opp_count = s->segment_size == 0;
+    bool opp_count = !may_segment(s, res);
     switch (s->coll) {
     case FTC_COLL_REDUCE:
         check_reduce(s, res, k, &rep);

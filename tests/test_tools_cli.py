@@ -114,6 +114,17 @@ def test_sim(prog, version):
     check(len(lines) == 2 and lines[0] == lines[1],
           f"ftcoll-sim --schedule: ftco and corrected met the same faults "
           f"({lines!r})")
+    # A value larger than the library's default segment leaves as a
+    # train of segments and credits: the exact message counts of a
+    # failure-free run are the algorithm's messages, not the wire's, and
+    # the run holds every property.
+    for algo in (["--algo", "tree"], ["--algo", "corrected"]):
+        for coll in ("reduce", "bcast", "allreduce"):
+            r = run([prog, "-n", "4", "-f", "1", "--coll", coll, "--count",
+                     "131072", "--dtype", "int64", "--summary"] + algo)
+            check(r.returncode == 0 and "all properties hold" in r.stdout,
+                  f"ftcoll-sim {' '.join(algo)} --coll {coll}, 1 MiB: "
+                  f"{r.returncode}, {r.stdout[-300:]!r}")
     test_sim_ulfm(prog)
 
 
