@@ -14,23 +14,7 @@
 #include "ftcoll/corrected.h"
 #include "ftcoll/tree.h"
 #include "check.h"
-
-static int drop_send(void *tp, uint32_t d, const void *b, size_t l, void *c)
-{
-    (void)tp, (void)d, (void)b, (void)l, (void)c;
-    return FTC_SEND_INLINE;
-}
-static void no_arm(void *tp, uint64_t d) { (void)tp, (void)d; }
-static void no_cancel(void *tp) { (void)tp; }
-static uint64_t fixed_now(void *tp) { (void)tp; return 1; }
-
-static const ftc_transport_ops_t drop_ops = {
-    .size = sizeof(ftc_transport_ops_t),
-    .send = drop_send,
-    .timer_arm = no_arm,
-    .timer_cancel = no_cancel,
-    .now = fixed_now,
-};
+#include "null_transport.h"
 
 static void ignore(const ftc_completion_t *c, void *arg) { (void)c, (void)arg; }
 
@@ -53,7 +37,8 @@ static void test_algo(ftc_algo_t algo)
 {
     ftc_context_t *ctx;
     ftc_group_t *g;
-    if (!CHECK_OK(ftc_context_create(0, 4, &drop_ops, NULL, NULL, &ctx))
+    if (!CHECK_OK(ftc_context_create(0, 4, &ftc_test_null_ops, NULL,
+                                     NULL, &ctx))
         || !CHECK_OK(ftc_group_create(ctx, 1, 0, 4, NULL, &g)))
         return;
     ftc_corrected_params_t cp;

@@ -20,23 +20,7 @@
 
 #include "algo/plan.h"
 #include "check.h"
-
-static int null_send(void *tp, uint32_t d, const void *b, size_t l, void *c)
-{
-    (void)tp, (void)d, (void)b, (void)l, (void)c;
-    return FTC_SEND_INLINE;
-}
-static void null_arm(void *tp, uint64_t d) { (void)tp, (void)d; }
-static void null_cancel(void *tp) { (void)tp; }
-static uint64_t null_now(void *tp) { (void)tp; return 1; }
-
-static const ftc_transport_ops_t null_ops = {
-    .size = sizeof(ftc_transport_ops_t),
-    .send = null_send,
-    .timer_arm = null_arm,
-    .timer_cancel = null_cancel,
-    .now = null_now,
-};
+#include "null_transport.h"
 
 static void op_destroy(ftc_cop_t *op) { ftc_cop_delete(op); }
 static const ftc_cop_vtable_t dummy_vt = {.destroy = op_destroy};
@@ -84,7 +68,8 @@ static void test_nodes_right(void)
     for (uint32_t n = 1; n <= 33; n++) {
         ftc_context_t *ctx;
         ftc_group_t *g;
-        if (!CHECK_OK(ftc_context_create(0, n, &null_ops, NULL, NULL, &ctx)))
+        if (!CHECK_OK(ftc_context_create(0, n, &ftc_test_null_ops, NULL,
+                                         NULL, &ctx)))
             return;
         if (!CHECK_OK(ftc_group_create(ctx, 1, 0, n, NULL, &g)))
             return;
@@ -127,7 +112,8 @@ static void test_kept(void)
 {
     ftc_context_t *ctx;
     ftc_group_t *g;
-    if (!CHECK_OK(ftc_context_create(3, 16, &null_ops, NULL, NULL, &ctx))
+    if (!CHECK_OK(ftc_context_create(3, 16, &ftc_test_null_ops, NULL,
+                                     NULL, &ctx))
         || !CHECK_OK(ftc_group_create(ctx, 1, 0, 16, NULL, &g)))
         return;
     ftc_tree_t bin = {.kind = FTC_TREE_BINOMIAL};
