@@ -507,7 +507,7 @@ static void test_refusals(void)
 /* Failure-free on the same k-nomial tree: the ftco bcast reaches the last
  * process exactly when the plain tree does (its ACKs cost messages, not
  * latency: the paper's "one ACK" lies after the delivery); 2(n - 1)
- * messages, 4(n - 1) for the allreduce (the checker asserts it). And
+ * messages, 3(n - 1) for the allreduce (the checker asserts it). And
  * with inactive and crashing processes under every receive order
  * (FIFO, Algorithm 2's classes, RSD, DISD) and the per-message timeouts,
  * the checker holds and every live process delivers. */
