@@ -8,7 +8,10 @@
  * parent at first), then ACKs the children. Down (bcast, allreduce): a
  * process that has the value delivers it, sends it to its Down set and
  * ACKs its Up. Every DATA is ACKed; the sender watches the receiver until
- * the ACK (or, going up in an allreduce, the result) arrives.
+ * the ACK (or, going up in an allreduce, the result) arrives. In an
+ * allreduce the ACK of an UP rides on the result when the two would go
+ * together (ack_waits_for_result; docs/ftco.md, "ACKs carried by the
+ * result").
  *
  * Re-routing (Algorithm 4): when a process of Down fails, its children
  * join Down (several levels when they failed too), and are pulled with a
