@@ -395,6 +395,26 @@ static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
     maybe_stop(g);
 }
 
+/* Whether a live neighbour still waits for this process (its DONE, or
+ * its word that it saw the neighbour's). A stopped process serves
+ * nobody: every live neighbour delivered and knows that it did. Such a
+ * process does not wake for a failure by itself: the mass the exclusion
+ * moved matters only to a process still computing, and one that still
+ * gossips with it pushes to it, and that push wakes it (gossip_on_msg).
+ * Waking every stopped operation on every failure made each survivor
+ * gossip again in all the operations it still kept lingering (up to 64,
+ * long delivered everywhere): over UCX shared memory with the default
+ * 64-element FIFO the traffic filled the FIFOs, hundreds of sends waited
+ * in UCX per peer, links became many periods long, and the operation in
+ * progress stopped converging (docs/gossip.md, "Real processes"). */
+static bool serving(const ftc_gossip_op_t *g)
+{
+    for (uint32_t i = 0; i < g->nlinks; i++)
+        if (waiting_on(&g->links[i]))
+            return true;
+    return false;
+}
+
 static void gossip_on_failed(ftc_cop_t *op, uint32_t grank)
 {
     ftc_gossip_op_t *g = (ftc_gossip_op_t *)op;
@@ -417,7 +437,8 @@ static void gossip_on_failed(ftc_cop_t *op, uint32_t grank)
     g->nalive--;
     if (!op->delivered)
         g->lost++;
-    maybe_wake(g);
+    if (g->ticking || serving(g))
+        maybe_wake(g);
     maybe_stop(g);
 }
 
