@@ -17,9 +17,12 @@
  *     embedder sleep;
  *   - a backlog of small sends behind a peer's full 64-element FIFO
  *     drains as fast as the peer reads, not one message per pass;
+ *   - gossip over a full 64-element FIFO: an iteration does not queue a
+ *     push behind one still waiting in UCX (at most 2 wait);
  *   - flush, stats, peer info.
  * The last line says 'N passed, M failed'.
  */
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +31,7 @@
 #include <unistd.h>
 
 #include "ftcoll/ftcoll.h"
+#include "ftcoll/gossip.h"
 #include "ftcoll_ucx.h"
 #include "../listen_sockets.h"
 #include "check.h"
@@ -867,6 +871,89 @@ static void test_backlog_drains(void)
     world_close(&W);
 }
 
+/*
+ * Gossip's pacing (lib/algo/gossip/op.c): rank 0 iterates a PCF average
+ * while rank 1 is away, so its pushes wait in UCX (for rank 1's
+ * 64-element FIFO, or for the endpoint's wire-up, which needs rank 1 to
+ * answer). Once one waits, rank 0 pushes no more until it has left: at
+ * most 2 of its sends wait in UCX however long it iterates alone (20000
+ * of its progress calls here, each of which runs an iteration or waits
+ * for the next), where an iteration that queued a push every period had
+ * thousands waiting. Then rank 1 joins, and both deliver the average.
+ */
+static void test_gossip_paced(void)
+{
+    setenv("UCX_MM_FIFO_SIZE", "64", 1);
+    world_t W;
+    int rc = world_open(&W, 2, 1);
+    unsetenv("UCX_MM_FIFO_SIZE");
+    CHECK_MSG(rc == FTC_OK, "gossip paced: open");
+    if (rc != FTC_OK)
+        return;
+    double in[2] = {1.0, 2.0}, out[2] = {0, 0};
+    for (uint32_t r = 0; r < 2; r++) {
+        memset(&W.st[r], 0, sizeof(W.st[r]));
+        ftc_gossip_params_t gp;
+        ftc_gossip_params_init(&gp);
+        gp.max_iterations = 1000000;    /* not to deliver alone */
+        ftc_coll_args_t a;
+        ftc_coll_args_init(&a);
+        a.algo = FTC_ALGO_PCF;
+        a.dtype = FTC_DOUBLE;
+        a.op = FTC_SUM;
+        a.f = 0;
+        a.count = 1;
+        a.sendbuf = &in[r];
+        a.recvbuf = &out[r];
+        a.deliver = on_deliver;
+        a.deliver_arg = &W.st[r];
+        a.params = &gp;
+        if (r == 1)
+            break;      /* rank 1 starts later: it is away */
+        CHECK_MSG(ftc_init_allreduce(W.g[0], &a, NULL) == FTC_OK,
+                  "gossip paced: start at 0");
+    }
+    ftc_ucx_stats_t s0, s;
+    ftc_ucx_stats(W.u[0], &s0);
+    int most = 0;
+    for (int i = 0; i < 20000; i++) {
+        (void)ftc_ucx_progress(W.u[0], 1);
+        int waiting = ftc_ucx_flush(W.u[0], 0);
+        if (waiting > most)
+            most = waiting;
+    }
+    ftc_ucx_stats(W.u[0], &s);
+    CHECK_MSG(most > 0, "gossip paced: a push waited in UCX (%llu sent)",
+              (unsigned long long)(s.msgs_sent - s0.msgs_sent));
+    CHECK_MSG(most <= 2, "gossip paced: %d sends waited in UCX at once", most);
+    if (getenv("FTC_TEST_VERBOSE") != NULL)
+        fprintf(stderr, "gossip paced: %llu sent, at most %d waiting\n",
+                (unsigned long long)(s.msgs_sent - s0.msgs_sent), most);
+    ftc_gossip_params_t gp;
+    ftc_gossip_params_init(&gp);
+    gp.max_iterations = 1000000;
+    ftc_coll_args_t a;
+    ftc_coll_args_init(&a);
+    a.algo = FTC_ALGO_PCF;
+    a.dtype = FTC_DOUBLE;
+    a.op = FTC_SUM;
+    a.f = 0;
+    a.count = 1;
+    a.sendbuf = &in[1];
+    a.recvbuf = &out[1];
+    a.deliver = on_deliver;
+    a.deliver_arg = &W.st[1];
+    a.params = &gp;
+    CHECK_MSG(ftc_init_allreduce(W.g[1], &a, NULL) == FTC_OK,
+              "gossip paced: start at 1");
+    CHECK_MSG(world_run(&W, 20000) == 0, "gossip paced: both delivered");
+    for (uint32_t r = 0; r < 2; r++)
+        CHECK_MSG(W.st[r].status == FTC_OK && fabs(out[r] - 1.5) <= 1e-13,
+                  "gossip paced: rank %u: %s, %.17g", r,
+                  ftc_strerror(W.st[r].status), out[r]);
+    world_close(&W);
+}
+
 int main(void)
 {
     test_config();
@@ -885,6 +972,7 @@ int main(void)
     setenv("UCX_TLS", "sm", 1);
     test_stuck_send();
     test_backlog_drains();
+    test_gossip_paced();
     unsetenv("UCX_TLS");
     test_failure();
     setenv("UCX_TLS", "tcp", 1);
