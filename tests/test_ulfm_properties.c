@@ -12,7 +12,9 @@
  *                 stay set, and every member in the failed set crashed;
  *   cost          with no failure, the early round's messages: two
  *                 recursive-doubling exchanges, 2 p log2 p + 4 (n - p)
- *                 with p the largest power of two <= n.
+ *                 with p the largest power of two <= n (at radix k,
+ *                 FTC_AGREE_EARLY_RADIX: 2 p (k - 1) log_k p + 4 (n - p)
+ *                 with p the largest power of k <= n).
  *
  * Schedules: exhaustive for n <= 9 (no crash; every rank crashing before
  * the operation, right after each of its sends, or as it delivers; every

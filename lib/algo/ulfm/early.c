@@ -36,6 +36,13 @@
  * r + p (when r < n - p); 1 .. L (L = log2 p), the exchange with
  * r XOR 2^(s - 1) (when r < p); L + 1, the result to the extra member
  * (from r - p, at an extra member). The header's word is the step.
+ *
+ * The same with radix k > 2 (FTC_AGREE_EARLY_RADIX below, a build-time
+ * choice): p is the largest power of k <= n, step s exchanges with the
+ * k - 1 members whose base-k digit s - 1 differs, and up to k - 1 extra
+ * members r + p, r + 2p, ... fold into r. The argument above holds as it
+ * is: a member completes step s of round 2 only once every member of its
+ * block of k^s (and their extras) accepted.
  */
 #include "algo/ulfm/agree.h"
 #include "algo/ulfm/kinds.h"
@@ -55,6 +62,8 @@
 #ifndef FTC_AGREE_EARLY_RADIX
 #define FTC_AGREE_EARLY_RADIX 2
 #endif
+/* (1: no early round at all, the ballots decide from the start: four
+ * tree waves, up and down twice. A build for measuring only.) */
 
 /* The round's shape at this member: radix k, the core's size p (the
  * largest power of k <= n) and log_k p = l. The members from p on are
@@ -136,6 +145,8 @@ static bool step_complete(const ftc_agree_t *a, const early_shape_t *sh,
 
 bool ftc_agree_early_partners(const ftc_agree_t *a, ftc_idset_t *out)
 {
+    if (FTC_AGREE_EARLY_RADIX == 1)
+        return true;
     early_shape_t sh = shape(a);
     for (uint32_t s = 0; s <= sh.l + 1; s++)
         for (uint32_t j = 0; j + 1 < sh.k; j++) {
@@ -185,7 +196,8 @@ void ftc_agree_early_start(ftc_agree_t *a)
     a->early_and = a->input;
     /* A failure known now would have to be in the failed set: that is
      * the ballots' business. */
-    if (ftc_group_failed(a->base.group, NULL, 0) > 0)
+    if (ftc_group_failed(a->base.group, NULL, 0) > 0
+        || FTC_AGREE_EARLY_RADIX == 1)
         ftc_agree_leave_early(a);
 }
 
