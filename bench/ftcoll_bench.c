@@ -77,7 +77,10 @@
  * rank other options than the rest): --bad-arg KIND@G makes this rank's
  * call at iteration G invalid (null-buffer, huge-count: 2^40 elements,
  * bad-op), --checked runs every call in checked mode. (--uniform runs
- * every allreduce in uniform mode: ftc_coll_args_t.uniform.) With --usage-errors
+ * every allreduce in uniform mode, ftc_coll_args_t.uniform: the corrected
+ * family's allreduce only; an iteration whose members took different
+ * roots' values then ends with FTC_EPROC_FAILED at every member, which a
+ * fault explains.) With --usage-errors
  * the statuses of usage errors (FTC_EMISMATCH, FTC_EPEER_INVALID,
  * FTC_ETIMEDOUT, and this rank's refused call) count as errors, not
  * wrong results, and the summary lists the first iterations' statuses
@@ -653,6 +656,18 @@ static void parse_opts(int argc, char **argv, opts_t *o)
     if (is_gossip(o) && (o->no_coll || o->coll != FTC_COLL_ALLREDUCE))
         die(2, "--algo %s: allreduce only (the gossip family)",
             ftc_algo_name(o->algo));
+    /* Uniform mode agrees on the root whose broadcast each member took
+     * (docs/ulfm.md, "Uniform allreduce"): refused here, with the reason,
+     * where the library would refuse every call. */
+    if (o->uniform && (o->no_coll || o->coll != FTC_COLL_ALLREDUCE))
+        die(2, "--uniform: allreduce only, not --coll %s",
+            o->no_coll ? "none" : ftc_coll_name(o->coll));
+    if (o->uniform && o->algo != FTC_ALGO_CORRECTED)
+        die(2, "--uniform: the corrected family only (--algo corrected): "
+               "it agrees on the root whose broadcast each member took, and "
+               "--algo %s has no such root", ftc_algo_name(o->algo));
+    if (o->uniform && o->checked)
+        die(2, "--uniform with --checked: a call is one or the other");
 }
 
 /* --- Who may fail, and what a result may be ------------------------------ */
@@ -801,6 +816,10 @@ static bool status_explained(const bench_t *b, int status)
         return is_gossip(&b->o) && v > 0;
     case FTC_EEXCLUDED:
         return is_victim(b, b->rank);
+    case FTC_EPROC_FAILED:
+        /* Uniform mode: the members took different roots' values (a root
+         * failed mid-broadcast), and all of them report it. */
+        return b->o.uniform && v > 0;
     default:
         return false;
     }
@@ -1771,6 +1790,10 @@ static void print_summary(bench_t *b)
     json_string(&j, ftc_algo_name(b->o.algo));
     json_key(&j, "f");
     json_uint(&j, b->o.f);
+    if (b->o.uniform) { /* for the caller to see which mode ran */
+        json_key(&j, "uniform");
+        json_bool(&j, true);
+    }
     json_key(&j, "completed");
     json_uint(&j, b->completed);
     json_key(&j, "ok");

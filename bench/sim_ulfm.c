@@ -243,12 +243,20 @@ static void check_value(const ftc_scenario_result_t *res,
  * "Cost"): two recursive-doubling exchanges among the largest power of
  * two p <= n, the n - p others folded in and out by one message each way
  * per exchange: 2 p log2 p + 4 (n - p) messages. */
+#ifndef FTC_AGREE_EARLY_RADIX
+#define FTC_AGREE_EARLY_RADIX 2
+#endif
 static uint64_t early_round_messages(uint64_t n)
 {
-    uint64_t p = 1, lg = 0;
-    while (p * 2 <= n)
-        p *= 2, lg++;
-    return 2 * p * lg + 4 * (n - p);
+    uint64_t k = FTC_AGREE_EARLY_RADIX < n ? FTC_AGREE_EARLY_RADIX : n;
+    uint64_t p, lg;
+    for (k = k < 2 ? 2 : k;; k--) {
+        for (p = 1, lg = 0; p <= n / k; p *= k)
+            lg++;
+        if (k == 2 || (lg + 2) * (k - 1) <= 64)
+            break;
+    }
+    return 2 * p * lg * (k - 1) + 4 * (n - p);
 }
 
 static void check_agreement(const ftc_scenario_t *s,

@@ -21,20 +21,7 @@
 #include "ftcoll/ftcoll.h"
 #include "core/bulk_pool.h"
 #include "core/context.h"
-
-static int passed, failed;
-
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (cond) {                                                            \
-            passed++;                                                          \
-        } else {                                                               \
-            failed++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
+#include "check.h"
 
 #define MIB ((size_t)1 << 20)
 
@@ -57,31 +44,31 @@ int main(void)
     /* Reuse, best fit. */
     void *a = ftc_bulk_get(ctx, 40 * MIB);
     void *b = ftc_bulk_get(ctx, 64 * MIB);
-    EXPECT(a != NULL && b != NULL, "no memory");
+    CHECK_MSG(a != NULL && b != NULL, "no memory");
     ftc_bulk_put(ctx, b);
     ftc_bulk_put(ctx, a);
-    EXPECT(bp->n == 2 && bp->bytes == 104 * MIB, "kept %u blocks, %zu bytes",
-           bp->n, bp->bytes);
+    CHECK_MSG(bp->n == 2 && bp->bytes == 104 * MIB, "kept %u blocks, %zu bytes",
+              bp->n, bp->bytes);
     void *c = ftc_bulk_get(ctx, 33 * MIB);
-    EXPECT(c == a, "33 MiB did not get the 40 MiB block back");
+    CHECK_MSG(c == a, "33 MiB did not get the 40 MiB block back");
     void *d = ftc_bulk_get(ctx, 33 * MIB);
-    EXPECT(d == b, "the next 33 MiB did not get the 64 MiB block");
-    EXPECT(bp->n == 0 && bp->bytes == 0, "pool not empty");
+    CHECK_MSG(d == b, "the next 33 MiB did not get the 64 MiB block");
+    CHECK_MSG(bp->n == 0 && bp->bytes == 0, "pool not empty");
     /* Real sizes: both come back at 40 and 64 MiB. */
     ftc_bulk_put(ctx, c);
     ftc_bulk_put(ctx, d);
-    EXPECT(bp->bytes == 104 * MIB, "counted %zu bytes, not 104 MiB",
-           bp->bytes);
+    CHECK_MSG(bp->bytes == 104 * MIB, "counted %zu bytes, not 104 MiB",
+              bp->bytes);
     void *e = ftc_bulk_get(ctx, 65 * MIB);
-    EXPECT(e != a && e != b, "a 65 MiB request got a smaller block");
+    CHECK_MSG(e != a && e != b, "a 65 MiB request got a smaller block");
     ftc_bulk_free(e);
     ftc_bulk_pool_free(ctx);
-    EXPECT(bp->n == 0 && bp->bytes == 0, "pool_free left blocks");
+    CHECK_MSG(bp->n == 0 && bp->bytes == 0, "pool_free left blocks");
 
     /* Small blocks go straight back to malloc. */
     void *s = ftc_bulk_get(ctx, 4 * MIB);
     ftc_bulk_put(ctx, s);
-    EXPECT(bp->n == 0, "a 4 MiB block was kept");
+    CHECK_MSG(bp->n == 0, "a 4 MiB block was kept");
 
     /* Slots: nine 32 MiB blocks, eight kept. */
     void *blk[FTC_BULK_POOL_SLOTS + 1];
@@ -89,8 +76,8 @@ int main(void)
         blk[i] = ftc_bulk_get(ctx, FTC_BULK_MIN);
     for (int i = 0; i <= FTC_BULK_POOL_SLOTS; i++)
         ftc_bulk_put(ctx, blk[i]);
-    EXPECT(bp->n == FTC_BULK_POOL_SLOTS, "kept %u blocks", bp->n);
-    EXPECT(bp->bytes <= FTC_BULK_POOL_BYTES, "kept %zu bytes", bp->bytes);
+    CHECK_MSG(bp->n == FTC_BULK_POOL_SLOTS, "kept %u blocks", bp->n);
+    CHECK_MSG(bp->bytes <= FTC_BULK_POOL_BYTES, "kept %zu bytes", bp->bytes);
     ftc_bulk_pool_free(ctx);
 
     /* Bytes: the smallest goes first, and a block above the budget is
@@ -101,24 +88,23 @@ int main(void)
     void *big = ftc_bulk_get(ctx, FTC_BULK_POOL_BYTES + MIB);
     ftc_bulk_put(ctx, m1);
     ftc_bulk_put(ctx, m2);
-    EXPECT(bp->n == 2 && bp->bytes == 220 * MIB, "kept %u, %zu bytes", bp->n,
-           bp->bytes);
+    CHECK_MSG(bp->n == 2 && bp->bytes == 220 * MIB, "kept %u, %zu bytes", bp->n,
+              bp->bytes);
     ftc_bulk_put(ctx, m3);  /* 280 MiB: the 60 is the smallest, it goes */
-    EXPECT(bp->n == 2 && bp->bytes == 220 * MIB,
-           "after a 60 MiB block: kept %u, %zu bytes", bp->n, bp->bytes);
+    CHECK_MSG(bp->n == 2 && bp->bytes == 220 * MIB,
+              "after a 60 MiB block: kept %u, %zu bytes", bp->n, bp->bytes);
     ftc_bulk_put(ctx, big);
-    EXPECT(bp->n == 2 && bp->bytes == 220 * MIB,
-           "a block above the budget changed the pool: %u, %zu bytes",
-           bp->n, bp->bytes);
+    CHECK_MSG(bp->n == 2 && bp->bytes == 220 * MIB,
+              "a block above the budget changed the pool: %u, %zu bytes",
+              bp->n, bp->bytes);
     void *m4 = ftc_bulk_get(ctx, 150 * MIB);
     ftc_bulk_put(ctx, m4);  /* 370 MiB: the 100, then the 120 go */
-    EXPECT(bp->n == 1 && bp->bytes == 150 * MIB,
-           "after a 150 MiB block: kept %u, %zu bytes", bp->n, bp->bytes);
-    EXPECT(bp->bytes <= FTC_BULK_POOL_BYTES, "kept %zu bytes, above the "
-           "budget", bp->bytes);
+    CHECK_MSG(bp->n == 1 && bp->bytes == 150 * MIB,
+              "after a 150 MiB block: kept %u, %zu bytes", bp->n, bp->bytes);
+    CHECK_MSG(bp->bytes <= FTC_BULK_POOL_BYTES, "kept %zu bytes, above the "
+              "budget", bp->bytes);
 
     ftc_context_destroy(ctx);  /* frees what the pool keeps */
     ftc_lb_world_destroy(w);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_report();
 }

@@ -16,18 +16,7 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/ftco.h"
 #include "ftcoll_loopback.h"
-
-static int failures;
-
-#define EXPECT(cond, ...)                                                   \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            failures++;                                                     \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);            \
-            fprintf(stderr, __VA_ARGS__);                                   \
-            fprintf(stderr, "\n");                                          \
-        }                                                                   \
-    } while (0)
+#include "check.h"
 
 #define N 5
 
@@ -68,12 +57,12 @@ static void refused(const ftc_ftco_params_t *p, const char *what)
 {
     for (int r = 0; r < N; r++) {
         ftc_coll_args_t a = args_for(r, p);
-        EXPECT(ftc_init_allreduce(grp[r], &a, NULL) == FTC_EINVAL,
-               "%s is refused with FTC_EINVAL", what);
-        EXPECT(ftc_init_reduce(grp[r], &a, NULL) == FTC_EINVAL, "%s (reduce)",
-               what);
-        EXPECT(ftc_init_bcast(grp[r], &a, NULL) == FTC_EINVAL, "%s (bcast)",
-               what);
+        CHECK_MSG(ftc_init_allreduce(grp[r], &a, NULL) == FTC_EINVAL,
+                  "%s is refused with FTC_EINVAL", what);
+        CHECK_MSG(ftc_init_reduce(grp[r], &a, NULL) == FTC_EINVAL,
+                  "%s (reduce)", what);
+        CHECK_MSG(ftc_init_bcast(grp[r], &a, NULL) == FTC_EINVAL, "%s (bcast)",
+                  what);
     }
 }
 
@@ -85,15 +74,15 @@ static void runs_ok(const void *params, uint64_t count, const char *what)
         ftc_coll_args_t a = args_for(r, params);
         a.count = count;
         out[r] = 0;
-        EXPECT(ftc_init_allreduce(grp[r], &a, NULL) == FTC_OK, "%s: init %d",
-               what, r);
+        CHECK_MSG(ftc_init_allreduce(grp[r], &a, NULL) == FTC_OK, "%s: init %d",
+                  what, r);
     }
     ftc_lb_run(w, 1000000);
     for (int r = 0; r < N; r++) {
-        EXPECT(delivered[r] == 1 && status[r] == FTC_OK, "%s: rank %d", what,
-               r);
-        EXPECT(out[r] == (count > 0 ? 10 * (N - 1) - 7 : 0),
-               "%s: rank %d result %lld", what, r, (long long)out[r]);
+        CHECK_MSG(delivered[r] == 1 && status[r] == FTC_OK, "%s: rank %d", what,
+                  r);
+        CHECK_MSG(out[r] == (count > 0 ? 10 * (N - 1) - 7 : 0),
+                  "%s: rank %d result %lld", what, r, (long long)out[r]);
     }
 }
 
@@ -116,14 +105,14 @@ int main(void)
     }
 
     ftc_algo_t id;
-    EXPECT(ftc_algo_parse("ftco", &id) == FTC_OK && id == FTC_ALGO_FTCO,
-           "\"ftco\" names the family");
-    EXPECT(strcmp(ftc_algo_name(FTC_ALGO_FTCO), "ftco") == 0, "and back");
+    CHECK_MSG(ftc_algo_parse("ftco", &id) == FTC_OK && id == FTC_ALGO_FTCO,
+              "\"ftco\" names the family");
+    CHECK_MSG(strcmp(ftc_algo_name(FTC_ALGO_FTCO), "ftco") == 0, "and back");
 
     ftc_ftco_params_t p;
     ftc_ftco_params_init(&p);
-    EXPECT(p.tree.kind == FTC_TREE_KNOMIAL && p.tree.k == 4,
-           "default: 4-nomial");
+    CHECK_MSG(p.tree.kind == FTC_TREE_KNOMIAL && p.tree.k == 4,
+              "default: 4-nomial");
     p.tree.kind = FTC_TREE_BINOMIAL;
     refused(&p, "a tree kind the paper has not (binomial)");
     p.tree.kind = FTC_TREE_LAME;
@@ -148,7 +137,7 @@ int main(void)
     refused(&p, "multi-root k-ary with k = n");
     ftc_lb_run(w, 1000000);
     for (int r = 0; r < N; r++)
-        EXPECT(delivered[r] == 0, "a refused call delivers nothing");
+        CHECK_MSG(delivered[r] == 0, "a refused call delivers nothing");
 
     runs_ok(NULL, 1, "NULL params");
     ftc_ftco_params_init(&p);
@@ -178,27 +167,29 @@ int main(void)
         q.tree.k = r == 2 ? 3 : 2;
         ftc_coll_args_t a = args_for(r, &q);
         a.checked = 1;
-        EXPECT(ftc_init_allreduce(grp[r], &a, NULL) == FTC_OK, "checked init");
+        CHECK_MSG(ftc_init_allreduce(grp[r], &a, NULL) == FTC_OK,
+                  "checked init");
     }
     ftc_lb_run(w, 1000000);
     for (int r = 0; r < N; r++)
-        EXPECT(delivered[r] == 1 && status[r] == FTC_EMISMATCH,
-               "checked, rank %d: %s", r, ftc_strerror(status[r]));
+        CHECK_MSG(delivered[r] == 1 && status[r] == FTC_EMISMATCH,
+                  "checked, rank %d: %s", r, ftc_strerror(status[r]));
     memset(delivered, 0, sizeof(delivered));
     for (int r = 0; r < N; r++) {
         ftc_coll_args_t a = args_for(r, NULL);
         a.checked = 1;
-        EXPECT(ftc_init_allreduce(grp[r], &a, NULL) == FTC_OK, "checked init");
+        CHECK_MSG(ftc_init_allreduce(grp[r], &a, NULL) == FTC_OK,
+                  "checked init");
     }
     ftc_lb_run(w, 1000000);
     for (int r = 0; r < N; r++)
-        EXPECT(delivered[r] == 1 && status[r] == FTC_OK && out[r] == 10 * (N - 1) - 7,
-               "checked and agreeing, rank %d: %s", r, ftc_strerror(status[r]));
+        CHECK_MSG(delivered[r] == 1 && status[r] == FTC_OK
+                      && out[r] == 10 * (N - 1) - 7,
+                  "checked and agreeing, rank %d: %s", r,
+                  ftc_strerror(status[r]));
 
     for (uint32_t r = 0; r < N; r++)
         ftc_context_destroy(ctx[r]);
     ftc_lb_world_destroy(w);
-    if (failures == 0)
-        printf("ftco arguments: all checks passed\n");
-    return failures == 0 ? 0 : 1;
+    return check_report();
 }

@@ -16,20 +16,7 @@
 #include "ftcoll/error.h"
 #include "algo/ftco/preorder.h"
 #include "algo/ftco/rset.h"
-
-static int failures;
-
-#define EXPECT(cond, ...)                                                   \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            failures++;                                                     \
-            if (failures <= 20) {                                           \
-                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);        \
-                fprintf(stderr, __VA_ARGS__);                               \
-                fprintf(stderr, "\n");                                      \
-            }                                                               \
-        }                                                                   \
-    } while (0)
+#include "check.h"
 
 enum { N = 200 };
 
@@ -53,7 +40,7 @@ static void random_set(bool bits[N], ftco_rset_t *a)
         uint32_t hi = lo + len > N ? N : lo + len;
         for (uint32_t p = lo; p < hi; p++)
             bits[p] = true;
-        EXPECT(ftco_rset_add(a, lo, hi) == FTC_OK, "add");
+        CHECK_MSG(ftco_rset_add(a, lo, hi) == FTC_OK, "add");
     }
 }
 
@@ -67,7 +54,7 @@ static void check_sets(void)
         bool sub = true, dis = true;
         uint32_t missing = 0;
         for (uint32_t p = 0; p < N; p++) {
-            EXPECT(ftco_rset_has(&a, p) == x[p], "has %u", p);
+            CHECK_MSG(ftco_rset_has(&a, p) == x[p], "has %u", p);
             if (x[p] && !y[p])
                 sub = false;
             if (x[p] && y[p])
@@ -75,32 +62,32 @@ static void check_sets(void)
             missing += !x[p];
         }
         for (uint32_t i = 0; i + 1 < a.count; i++)
-            EXPECT(a.s[i].hi < a.s[i + 1].lo, "spans sorted, not touching");
-        EXPECT(ftco_rset_subset(&a, &b) == sub, "subset");
-        EXPECT(ftco_rset_disjoint(&a, &b) == dis, "disjoint");
+            CHECK_MSG(a.s[i].hi < a.s[i + 1].lo, "spans sorted, not touching");
+        CHECK_MSG(ftco_rset_subset(&a, &b) == sub, "subset");
+        CHECK_MSG(ftco_rset_disjoint(&a, &b) == dis, "disjoint");
         uint32_t out[N];
-        EXPECT(ftco_rset_missing(&a, N, out, N) == missing, "missing count");
+        CHECK_MSG(ftco_rset_missing(&a, N, out, N) == missing, "missing count");
         for (uint32_t i = 0; i < missing; i++)
-            EXPECT(!x[out[i]] && (i == 0 || out[i] > out[i - 1]),
-                   "missing positions");
+            CHECK_MSG(!x[out[i]] && (i == 0 || out[i] > out[i - 1]),
+                      "missing positions");
         /* Wire round trip. */
         size_t len = ftco_rset_wire_size(&a);
         uint8_t *buf = malloc(len);
         ftco_rset_write(&a, buf);
         ftco_rset_t c = {0};
-        EXPECT(ftco_rset_read(&c, buf, len, N) == FTC_OK, "read");
-        EXPECT(ftco_rset_subset(&a, &c) && ftco_rset_subset(&c, &a),
-               "round trip");
-        EXPECT(ftco_rset_read(&c, buf, len - 1, N) == FTC_EINVAL, "short");
+        CHECK_MSG(ftco_rset_read(&c, buf, len, N) == FTC_OK, "read");
+        CHECK_MSG(ftco_rset_subset(&a, &c) && ftco_rset_subset(&c, &a),
+                  "round trip");
+        CHECK_MSG(ftco_rset_read(&c, buf, len - 1, N) == FTC_EINVAL, "short");
         if (a.count > 0) {
-            EXPECT(ftco_rset_read(&c, buf, len, a.s[a.count - 1].hi - 1)
-                       == FTC_EINVAL, "beyond n");
+            CHECK_MSG(ftco_rset_read(&c, buf, len, a.s[a.count - 1].hi - 1)
+                          == FTC_EINVAL, "beyond n");
         }
         free(buf);
         /* Union. */
-        EXPECT(ftco_rset_union(&a, &b) == FTC_OK, "union");
+        CHECK_MSG(ftco_rset_union(&a, &b) == FTC_OK, "union");
         for (uint32_t p = 0; p < N; p++)
-            EXPECT(ftco_rset_has(&a, p) == (x[p] || y[p]), "union %u", p);
+            CHECK_MSG(ftco_rset_has(&a, p) == (x[p] || y[p]), "union %u", p);
         ftco_rset_free(&a);
         ftco_rset_free(&b);
         ftco_rset_free(&c);
@@ -116,13 +103,15 @@ static void check_sets(void)
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         ftco_rset_t c = {0};
-        EXPECT(ftco_rset_read(&c, (const uint8_t *)bad[i], sizeof(bad[i]), 10)
-                   == FTC_EINVAL, "malformed %zu refused", i);
+        CHECK_MSG(
+            ftco_rset_read(&c, (const uint8_t *)bad[i], sizeof(bad[i]), 10)
+                == FTC_EINVAL,
+            "malformed %zu refused", i);
         ftco_rset_free(&c);
     }
     ftco_rset_t c = {0};
-    EXPECT(ftco_rset_read(&c, (const uint8_t *)bad[0], 3, 10) == FTC_EINVAL,
-           "no count");
+    CHECK_MSG(ftco_rset_read(&c, (const uint8_t *)bad[0], 3, 10) == FTC_EINVAL,
+              "no count");
     ftco_rset_free(&c);
 }
 
@@ -133,19 +122,20 @@ static void check_preorder(ftc_tree_kind_t kind, uint32_t k, uint32_t n)
     bool *seen = calloc(n, sizeof(bool));
     for (uint32_t x = 0; x < n; x++) {
         pos[x] = ftco_preorder_pos(&t, n, x);
-        EXPECT(pos[x] < n && !seen[pos[x]], "%s k=%u n=%u: position of %u",
-               ftc_tree_kind_name(kind), k, n, x);
+        CHECK_MSG(pos[x] < n && !seen[pos[x]], "%s k=%u n=%u: position of %u",
+                  ftc_tree_kind_name(kind), k, n, x);
         if (pos[x] < n)
             seen[pos[x]] = true;
-        EXPECT(ftco_preorder_rank(&t, n, pos[x]) == x, "rank at pos of %u", x);
+        CHECK_MSG(ftco_preorder_rank(&t, n, pos[x]) == x, "rank at pos of %u",
+                  x);
     }
     /* A subtree is an interval: x's ancestors hold it. */
     for (uint32_t x = 1; x < n; x++) {
         uint32_t a = (uint32_t)ftc_tree_parent(&t, n, x);
         uint32_t size = ftc_tree_subtree_size(&t, n, a);
-        EXPECT(pos[x] > pos[a] && pos[x] < pos[a] + size,
-               "%s k=%u n=%u: %u outside its parent's interval",
-               ftc_tree_kind_name(kind), k, n, x);
+        CHECK_MSG(pos[x] > pos[a] && pos[x] < pos[a] + size,
+                  "%s k=%u n=%u: %u outside its parent's interval",
+                  ftc_tree_kind_name(kind), k, n, x);
     }
     free(pos);
     free(seen);
@@ -161,10 +151,5 @@ int main(void)
             check_preorder(FTC_TREE_KNOMIAL_MULTIROOT, k, n);
             check_preorder(FTC_TREE_KARY_MULTIROOT, k, n);
         }
-    if (failures > 0) {
-        fprintf(stderr, "test_ftco_rset: %d failures\n", failures);
-        return 1;
-    }
-    printf("test_ftco_rset: ok\n");
-    return 0;
+    return check_report();
 }

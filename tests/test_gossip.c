@@ -26,19 +26,7 @@
 #include "ftcoll/gossip.h"
 #include "algo/gossip/neighbours.h"
 #include "gossip_checker.h"
-
-static int failed, checks;
-
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        checks++;                                                              \
-        if (!(cond)) {                                                         \
-            failed++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
+#include "check.h"
 
 static const char *algo_name(ftc_algo_t a)
 {
@@ -49,8 +37,8 @@ static void expect_run(const gc_run_t *run, const char *what)
 {
     gc_outcome_t o;
     gc_check(run, &o);
-    EXPECT(o.ok, "%s (%s, n %u, seed %llu): %s", what, algo_name(run->algo),
-           run->n, (unsigned long long)run->seed, o.why);
+    CHECK_MSG(o.ok, "%s (%s, n %u, seed %llu): %s", what, algo_name(run->algo),
+              run->n, (unsigned long long)run->seed, o.why);
 }
 
 /* ---- bad input ---------------------------------------------------------- */
@@ -66,9 +54,9 @@ static void expect_refused(const ftc_gossip_params_t *p, ftc_algo_t algo,
 {
     const char *why = NULL;
     int rc = ftc_gossip_params_check(p, algo, n, dt, op, &why);
-    EXPECT(rc == FTC_EINVAL && why != NULL
-               && strncmp(why, arg, strlen(arg)) == 0,
-           "refused naming %s (rc %d, why %s)", arg, rc, why ? why : "NULL");
+    CHECK_MSG(rc == FTC_EINVAL && why != NULL
+                  && strncmp(why, arg, strlen(arg)) == 0,
+              "refused naming %s (rc %d, why %s)", arg, rc, why ? why : "NULL");
 }
 
 static void test_bad_input(void)
@@ -76,9 +64,9 @@ static void test_bad_input(void)
     ftc_gossip_params_t p;
     ftc_gossip_params_init(&p);
     const char *why = "x";
-    EXPECT(ftc_gossip_params_check(&p, FTC_ALGO_PCF, 8, FTC_DOUBLE, FTC_SUM,
-                                   &why) == FTC_OK && why == NULL,
-           "the defaults are accepted");
+    CHECK_MSG(ftc_gossip_params_check(&p, FTC_ALGO_PCF, 8, FTC_DOUBLE, FTC_SUM,
+                                      &why) == FTC_OK && why == NULL,
+              "the defaults are accepted");
     expect_refused(&p, FTC_ALGO_PCF, 8, FTC_INT32, FTC_SUM, "dtype");
     expect_refused(&p, FTC_ALGO_PCF, 8, FTC_DOUBLE, FTC_MAX, "op");
     expect_refused(&p, FTC_ALGO_CORRECTED, 8, FTC_DOUBLE, FTC_SUM, "algo");
@@ -138,11 +126,13 @@ static void test_bad_input(void)
     ftc_lb_world_t *w;
     ftc_context_t *ctx;
     ftc_group_t *g;
-    EXPECT(ftc_lb_world_create(&lc, &w) == FTC_OK, "world");
-    EXPECT(ftc_context_create(0, 1, ftc_lb_ops(), ftc_lb_endpoint(w, 0), NULL,
-                              &ctx) == FTC_OK, "context");
+    CHECK_MSG(ftc_lb_world_create(&lc, &w) == FTC_OK, "world");
+    CHECK_MSG(ftc_context_create(0, 1, ftc_lb_ops(), ftc_lb_endpoint(w, 0),
+                                 NULL, &ctx)
+                  == FTC_OK,
+              "context");
     ftc_lb_attach(w, 0, ctx);
-    EXPECT(ftc_group_create(ctx, 1, 0, 1, NULL, &g) == FTC_OK, "group");
+    CHECK_MSG(ftc_group_create(ctx, 1, 0, 1, NULL, &g) == FTC_OK, "group");
     int32_t ib = 1, ob = 0;
     ftc_coll_args_t a;
     ftc_coll_args_init(&a);
@@ -153,10 +143,10 @@ static void test_bad_input(void)
     a.sendbuf = &ib;
     a.recvbuf = &ob;
     a.deliver = noop_deliver;
-    EXPECT(ftc_init_allreduce(g, &a, NULL) == FTC_EINVAL,
-           "int32 allreduce refused through the API");
-    EXPECT(ftc_init_reduce(g, &a, NULL) == FTC_ENOTSUP,
-           "gossip reduce is not provided");
+    CHECK_MSG(ftc_init_allreduce(g, &a, NULL) == FTC_EINVAL,
+              "int32 allreduce refused through the API");
+    CHECK_MSG(ftc_init_reduce(g, &a, NULL) == FTC_ENOTSUP,
+              "gossip reduce is not provided");
     ftc_context_destroy(ctx);
     ftc_lb_world_destroy(w);
 }
@@ -169,24 +159,28 @@ static void test_shapes(void)
     ftc_gossip_params_init(&p);
     uint32_t row[64];
     p.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
-    EXPECT(ftc_gossip_degree(&p, 16, 5) == 4, "hypercube degree log2 n");
+    CHECK_MSG(ftc_gossip_degree(&p, 16, 5) == 4, "hypercube degree log2 n");
     uint32_t k = ftc_gossip_neighbours(&p, 16, 5, row);
-    EXPECT(k == 4 && row[0] == 1 && row[1] == 4 && row[2] == 7 && row[3] == 13,
-           "hypercube row of 5");
+    CHECK_MSG(k == 4 && row[0] == 1 && row[1] == 4 && row[2] == 7
+                  && row[3] == 13,
+              "hypercube row of 5");
     p.neighbours = FTC_NEIGHBOURS_TORUS3D;
     p.torus[0] = 4, p.torus[1] = 4, p.torus[2] = 4;
-    EXPECT(ftc_gossip_degree(&p, 64, 0) == 6, "torus degree 6");
+    CHECK_MSG(ftc_gossip_degree(&p, 64, 0) == 6, "torus degree 6");
     k = ftc_gossip_neighbours(&p, 64, 0, row);
-    EXPECT(k == 6 && row[0] == 1 && row[1] == 3 && row[2] == 4 && row[3] == 12
-               && row[4] == 16 && row[5] == 48,
-           "torus row of 0");
+    CHECK_MSG(k == 6 && row[0] == 1 && row[1] == 3 && row[2] == 4
+                  && row[3] == 12 && row[4] == 16 && row[5] == 48,
+              "torus row of 0");
     p.torus[0] = 2, p.torus[1] = 1, p.torus[2] = 3;
-    EXPECT(ftc_gossip_degree(&p, 6, 0) == 3, "a side of 2 or 1 adds no repeats");
+    CHECK_MSG(ftc_gossip_degree(&p, 6, 0) == 3,
+              "a side of 2 or 1 adds no repeats");
     p.neighbours = FTC_NEIGHBOURS_RING;
-    EXPECT(ftc_gossip_degree(&p, 2, 0) == 1, "a ring of 2 has one neighbour");
+    CHECK_MSG(ftc_gossip_degree(&p, 2, 0) == 1,
+              "a ring of 2 has one neighbour");
     p.neighbours = FTC_NEIGHBOURS_BUS;
-    EXPECT(ftc_gossip_degree(&p, 5, 0) == 1 && ftc_gossip_degree(&p, 5, 2) == 2,
-           "bus ends have one neighbour");
+    CHECK_MSG(ftc_gossip_degree(&p, 5, 0) == 1
+                  && ftc_gossip_degree(&p, 5, 2) == 2,
+              "bus ends have one neighbour");
     /* Every built-in shape is symmetric. */
     ftc_gossip_neighbours_t shapes[] = {FTC_NEIGHBOURS_FULL, FTC_NEIGHBOURS_HYPERCUBE,
                                         FTC_NEIGHBOURS_TORUS3D, FTC_NEIGHBOURS_RING,
@@ -207,7 +201,7 @@ static void test_shapes(void)
                 sym = sym && back;
             }
         }
-        EXPECT(sym, "shape %u is symmetric", shapes[s]);
+        CHECK_MSG(sym, "shape %u is symmetric", shapes[s]);
     }
 }
 
@@ -284,10 +278,10 @@ static void test_runs(void)
             run.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
             gc_outcome_t o;
             gc_check(&run, &o);
-            EXPECT(o.ok, "10%% loss, %s seed %llu: %s", algo_name(run.algo),
-                   (unsigned long long)seed, o.why);
-            EXPECT(o.dropped > 0, "the loss happened (%llu dropped)",
-                   (unsigned long long)o.dropped);
+            CHECK_MSG(o.ok, "10%% loss, %s seed %llu: %s", algo_name(run.algo),
+                      (unsigned long long)seed, o.why);
+            CHECK_MSG(o.dropped > 0, "the loss happened (%llu dropped)",
+                      (unsigned long long)o.dropped);
         }
 }
 
@@ -321,18 +315,19 @@ static void test_bit_flips(void)
                 if (rate == 1) {
                     /* An estimate ruined by a flip may leave no weight:
                      * FTC_ETIMEDOUT is then the honest answer. */
-                    EXPECT(o.ok, "%s, flips at %.4f, seed %llu: every live "
-                                 "process delivers and ends: %s",
-                           algo_name(run.algo), run.flip_prob,
-                           (unsigned long long)seed, o.why);
+                    CHECK_MSG(o.ok, "%s, flips at %.4f, seed %llu: every live "
+                                    "process delivers and ends: %s",
+                              algo_name(run.algo), run.flip_prob,
+                              (unsigned long long)seed, o.why);
                     accurate += o.ok && o.max_rel_error <= 16 * 4 * 1e-14;
                     continue;
                 }
-                EXPECT(o.ok, "%s%s, flips at %.4f, seed %llu: %s",
-                       algo_name(run.algo), a == 2 ? " (bit-flip tolerant)" : "",
-                       run.flip_prob, (unsigned long long)seed, o.why);
+                CHECK_MSG(o.ok, "%s%s, flips at %.4f, seed %llu: %s",
+                          algo_name(run.algo),
+                          a == 2 ? " (bit-flip tolerant)" : "", run.flip_prob,
+                          (unsigned long long)seed, o.why);
             }
-        EXPECT(flips > 0, "flips happened");
+        CHECK_MSG(flips > 0, "flips happened");
         printf("  %s%s: %llu flips; at one per 1000 messages %u of 8 runs "
                "accurate\n", algo_name(algos[a]),
                a == 2 ? " (bit-flip tolerant)" : "", (unsigned long long)flips,
@@ -358,22 +353,22 @@ static void test_late_failure(void)
         run.ncrash = 0;
         gc_outcome_t ff;
         gc_check(&run, &ff);
-        EXPECT(ff.ok, "failure-free: %s", ff.why);
+        CHECK_MSG(ff.ok, "failure-free: %s", ff.why);
         /* Rank 5 crashes at four fifths of its failure-free sends. */
         run.ncrash = 1;
         run.crash[0] = (gc_crash_t){5, false, ff.sends[5] * 4 / 5};
         gc_outcome_t o;
         gc_check(&run, &o);
-        EXPECT(o.ok && o.crashed == 1, "%s, late failure: %s",
-               algo_name(run.algo), o.why);
+        CHECK_MSG(o.ok && o.crashed == 1, "%s, late failure: %s",
+                  algo_name(run.algo), o.why);
         if (a == 0)
-            EXPECT(o.max_err_vs_all <= 4.0 * n * 1e-14,
-                   "PCF keeps the aggregate over everyone (%.3g)",
-                   o.max_err_vs_all);
+            CHECK_MSG(o.max_err_vs_all <= 4.0 * n * 1e-14,
+                      "PCF keeps the aggregate over everyone (%.3g)",
+                      o.max_err_vs_all);
         else
-            EXPECT(o.max_err_vs_all > 1e-6,
-                   "push-flow falls back to the survivors' (%.3g from "
-                   "everyone's)", o.max_err_vs_all);
+            CHECK_MSG(o.max_err_vs_all > 1e-6,
+                      "push-flow falls back to the survivors' (%.3g from "
+                      "everyone's)", o.max_err_vs_all);
     }
     /* Push-sum under loss is wrong by what was lost (why flows exist). */
     gc_run_init(&run, n);
@@ -382,9 +377,9 @@ static void test_late_failure(void)
     run.drop_prob = 0.05;
     gc_outcome_t o;
     gc_check(&run, &o);
-    EXPECT(o.ok && o.dropped > 0, "push-sum under loss ends: %s", o.why);
-    EXPECT(o.max_err_vs_all > 1e-6, "push-sum under loss is off (%.3g)",
-           o.max_err_vs_all);
+    CHECK_MSG(o.ok && o.dropped > 0, "push-sum under loss ends: %s", o.why);
+    CHECK_MSG(o.max_err_vs_all > 1e-6, "push-sum under loss is off (%.3g)",
+              o.max_err_vs_all);
 }
 
 /* ---- permanent link failures (section II-C: Figures 4 and 7) ------------- */
@@ -416,21 +411,22 @@ static void test_link_failure(void)
                 link_run(&run, 3, 7, when == 0 ? 0 : 40);
                 gc_outcome_t o;
                 gc_check(&run, &o);
-                EXPECT(o.ok && o.cuts_done == 1 && o.crashed == 0,
-                       "%s, link 3-7 cut at %s, seed %llu: %s (cuts %u)",
-                       algo_name(run.algo), when ? "iteration 40" : "the start",
-                       (unsigned long long)seed, o.why, o.cuts_done);
-                EXPECT(o.dropped_cut > 0,
-                       "the cut dropped messages (%llu)",
-                       (unsigned long long)o.dropped_cut);
+                CHECK_MSG(o.ok && o.cuts_done == 1 && o.crashed == 0,
+                          "%s, link 3-7 cut at %s, seed %llu: %s (cuts %u)",
+                          algo_name(run.algo),
+                          when ? "iteration 40" : "the start",
+                          (unsigned long long)seed, o.why, o.cuts_done);
+                CHECK_MSG(o.dropped_cut > 0,
+                          "the cut dropped messages (%llu)",
+                          (unsigned long long)o.dropped_cut);
                 /* Push-flow: everyone's exact aggregate. PCF after a cut
                  * at the start: nothing was cancelled on the link, so the
                  * same. (PCF after a cut mid-run keeps what was cancelled
                  * on it: the checker's mass-account value.) */
                 if (a == 0 || when == 0)
-                    EXPECT(o.max_err_vs_all <= 4.0 * 16 * 1e-14,
-                           "%s after a cut link: everyone's aggregate "
-                           "(%.3g)", algo_name(run.algo), o.max_err_vs_all);
+                    CHECK_MSG(o.max_err_vs_all <= 4.0 * 16 * 1e-14,
+                              "%s after a cut link: everyone's aggregate "
+                              "(%.3g)", algo_name(run.algo), o.max_err_vs_all);
             }
     /* Late, at four fifths of the failure-free run, the same seeds: PCF
      * keeps everyone's aggregate to the target (no fall-back, Figure 7);
@@ -445,22 +441,22 @@ static void test_link_failure(void)
         run.seed = 2;
         gc_outcome_t ff;
         gc_check(&run, &ff);
-        EXPECT(ff.ok, "failure-free: %s", ff.why);
+        CHECK_MSG(ff.ok, "failure-free: %s", ff.why);
         link_run(&run, 0, 1, ff.max_iterations * 4 / 5);
         gc_outcome_t o;
         gc_check(&run, &o);
-        EXPECT(o.ok && o.cuts_done == 1 && o.dropped_cut > 0,
-               "%s, late cut: %s", algo_name(run.algo), o.why);
-        EXPECT(o.max_err_vs_all <= 4.0 * 64 * 1e-14,
-               "%s after a late cut: everyone's aggregate (%.3g)",
-               algo_name(run.algo), o.max_err_vs_all);
+        CHECK_MSG(o.ok && o.cuts_done == 1 && o.dropped_cut > 0,
+                  "%s, late cut: %s", algo_name(run.algo), o.why);
+        CHECK_MSG(o.max_err_vs_all <= 4.0 * 64 * 1e-14,
+                  "%s after a late cut: everyone's aggregate (%.3g)",
+                  algo_name(run.algo), o.max_err_vs_all);
         it[a] = o.max_iterations, it_ff[a] = ff.max_iterations;
     }
-    EXPECT(it[1] - it_ff[1] > 2 * (it[0] > it_ff[0] ? it[0] - it_ff[0] : 0),
-           "push-flow's fall-back costs more than PCF's (extra iterations: "
-           "push-flow %llu, PCF %llu)",
-           (unsigned long long)(it[1] - it_ff[1]),
-           (unsigned long long)(it[0] > it_ff[0] ? it[0] - it_ff[0] : 0));
+    CHECK_MSG(it[1] - it_ff[1] > 2 * (it[0] > it_ff[0] ? it[0] - it_ff[0] : 0),
+              "push-flow's fall-back costs more than PCF's (extra iterations: "
+              "push-flow %llu, PCF %llu)",
+              (unsigned long long)(it[1] - it_ff[1]),
+              (unsigned long long)(it[0] > it_ff[0] ? it[0] - it_ff[0] : 0));
     /* A cut that splits the graph: a bus of 6 without 2-3 is two paths,
      * each of which converges to its own aggregate (the checker holds
      * every process to its component's). */
@@ -472,11 +468,11 @@ static void test_link_failure(void)
         link_run(&run, 2, 3, 0);
         gc_outcome_t o;
         gc_check(&run, &o);
-        EXPECT(o.ok && o.cuts_done == 1, "%s, bus split by a cut: %s",
-               algo_name(run.algo), o.why);
-        EXPECT(o.max_err_vs_all > 1e-3,
-               "each half has its own aggregate (%.3g from everyone's)",
-               o.max_err_vs_all);
+        CHECK_MSG(o.ok && o.cuts_done == 1, "%s, bus split by a cut: %s",
+                  algo_name(run.algo), o.why);
+        CHECK_MSG(o.max_err_vs_all > 1e-3,
+                  "each half has its own aggregate (%.3g from everyone's)",
+                  o.max_err_vs_all);
     }
 }
 
@@ -502,10 +498,10 @@ static void test_slow_links(void)
             run.max_events = 5000000;
             gc_outcome_t o;
             gc_check(&run, &o);
-            EXPECT(strstr(o.why, "did not end") == NULL
-                       && strstr(o.why, "had not stopped") == NULL,
-                   "%s n %u, round trip above the period: the run ends (%s)",
-                   algo_name(run.algo), n, o.why);
+            CHECK_MSG(strstr(o.why, "did not end") == NULL
+                          && strstr(o.why, "had not stopped") == NULL,
+                      "%s n %u, round trip above the period: the run ends (%s)",
+                      algo_name(run.algo), n, o.why);
             for (uint64_t seed = 1; seed <= 4; seed++) {
                 gc_run_init(&run, 16);
                 run.algo = a == 0 ? FTC_ALGO_PUSH_FLOW : FTC_ALGO_PCF;
@@ -514,9 +510,10 @@ static void test_slow_links(void)
                 run.jitter_ns = 15000;
                 run.params.period_ns = 90000; /* > 2 (30 + 15) us */
                 gc_check(&run, &o);
-                EXPECT(o.ok, "%s n 16, 30 us links, period 90 us, seed %llu: "
-                             "%s", algo_name(run.algo),
-                       (unsigned long long)seed, o.why);
+                CHECK_MSG(o.ok,
+                          "%s n 16, 30 us links, period 90 us, seed %llu: "
+                          "%s",
+                          algo_name(run.algo), (unsigned long long)seed, o.why);
             }
         }
 }
@@ -547,10 +544,10 @@ static void test_quick_few(void)
             run.params.target = 1e-14;
             gc_outcome_t o;
             gc_check(&run, &o);
-            EXPECT(o.ok, "%s n 8, ranks 0-5 answer 500 periods late until "
-                         "their 400th iteration, seed %llu: %s",
-                   algo_name(run.algo),
-                   (unsigned long long)seed, o.why);
+            CHECK_MSG(o.ok, "%s n 8, ranks 0-5 answer 500 periods late until "
+                            "their 400th iteration, seed %llu: %s",
+                      algo_name(run.algo),
+                      (unsigned long long)seed, o.why);
         }
 }
 
@@ -579,16 +576,16 @@ static void test_pcf_crossing(void)
                 run.drop_prob = seed % 2 ? 0.0 : 0.05;
                 gc_outcome_t o;
                 gc_check(&run, &o);
-                EXPECT(run.latency_ns >= 3 * run.params.period_ns,
-                       "links longer than three periods");
-                EXPECT(run.drop_prob == 0.0 || o.dropped > 0,
-                       "the loss happened (%llu dropped)",
-                       (unsigned long long)o.dropped);
-                EXPECT(o.ok, "PCF%s n %u, 30 us links, 10 us period, loss "
-                             "%.2f, seed %llu: %s (max_rel_error %.3g)",
-                       variant ? " (bit-flip tolerant)" : "", n,
-                       run.drop_prob, (unsigned long long)seed, o.why,
-                       o.max_rel_error);
+                CHECK_MSG(run.latency_ns >= 3 * run.params.period_ns,
+                          "links longer than three periods");
+                CHECK_MSG(run.drop_prob == 0.0 || o.dropped > 0,
+                          "the loss happened (%llu dropped)",
+                          (unsigned long long)o.dropped);
+                CHECK_MSG(o.ok, "PCF%s n %u, 30 us links, 10 us period, loss "
+                                "%.2f, seed %llu: %s (max_rel_error %.3g)",
+                          variant ? " (bit-flip tolerant)" : "", n,
+                          run.drop_prob, (unsigned long long)seed, o.why,
+                          o.max_rel_error);
             }
 }
 
@@ -610,7 +607,8 @@ static uint64_t exhaustive(ftc_algo_t algo, uint32_t nmax,
             gc_outcome_t ff;
             gc_check(&base, &ff);
             runs++;
-            EXPECT(ff.ok, "failure-free n %u shape %u: %s", n, shapes[s], ff.why);
+            CHECK_MSG(ff.ok, "failure-free n %u shape %u: %s", n, shapes[s],
+                      ff.why);
             for (uint32_t a = 0; a < n; a++) {
                 /* Single crashes: before, and after each send. */
                 for (uint64_t k = 0; k <= ff.sends[a]; k++) {
@@ -620,12 +618,12 @@ static uint64_t exhaustive(ftc_algo_t algo, uint32_t nmax,
                     gc_outcome_t o;
                     gc_check(&run, &o);
                     runs++;
-                    EXPECT(o.missed_crashes == 0 && o.crashed == 1,
-                           "the crash of rank %u after send %llu happened", a,
-                           (unsigned long long)k);
-                    EXPECT(o.ok, "n %u shape %u rank %u crash %s %llu: %s", n,
-                           shapes[s], a, k == 0 ? "before" : "after send",
-                           (unsigned long long)k, o.why);
+                    CHECK_MSG(o.missed_crashes == 0 && o.crashed == 1,
+                              "the crash of rank %u after send %llu happened",
+                              a, (unsigned long long)k);
+                    CHECK_MSG(o.ok, "n %u shape %u rank %u crash %s %llu: %s",
+                              n, shapes[s], a, k == 0 ? "before" : "after send",
+                              (unsigned long long)k, o.why);
                 }
                 /* Pairs: both before, one before and one after each send,
                  * both after the same send index. */
@@ -647,15 +645,15 @@ static uint64_t exhaustive(ftc_algo_t algo, uint32_t nmax,
                             if (o.missed_crashes > 0)
                                 continue;
                             crashed_pairs++;
-                            EXPECT(o.ok, "n %u shape %u ranks %u,%u at %llu "
-                                         "(mode %u): %s",
-                                   n, shapes[s], a, b, (unsigned long long)k,
-                                   mode, o.why);
+                            CHECK_MSG(o.ok, "n %u shape %u ranks %u,%u at %llu "
+                                            "(mode %u): %s",
+                                      n, shapes[s], a, b, (unsigned long long)k,
+                                      mode, o.why);
                         }
                 }
             }
         }
-    EXPECT(crashed_pairs > 0, "some pair schedules crashed both ranks");
+    CHECK_MSG(crashed_pairs > 0, "some pair schedules crashed both ranks");
     return runs;
 }
 
@@ -682,7 +680,7 @@ static uint64_t random_runs(ftc_algo_t algo, uint32_t n, uint32_t nruns,
     gc_outcome_t ff;
     base.seed = seed;
     gc_check(&base, &ff);
-    EXPECT(ff.ok, "failure-free n %u %s: %s", n, shape, ff.why);
+    CHECK_MSG(ff.ok, "failure-free n %u %s: %s", n, shape, ff.why);
     printf("  %s n %u %s failure-free: %llu messages, %llu iterations max, "
            "max_rel_error %.3g\n",
            algo_name(algo), n, shape, (unsigned long long)ff.messages,
@@ -705,8 +703,9 @@ static uint64_t random_runs(ftc_algo_t algo, uint32_t n, uint32_t nruns,
         run.drop_prob = (i % 2) ? 0.05 : 0.0;
         gc_outcome_t o;
         gc_check(&run, &o);
-        EXPECT(o.ok, "random run %u (seed %llu, %u crashes, loss %.2f): %s", i,
-               (unsigned long long)run.seed, run.ncrash, run.drop_prob, o.why);
+        CHECK_MSG(o.ok, "random run %u (seed %llu, %u crashes, loss %.2f): %s",
+                  i, (unsigned long long)run.seed, run.ncrash, run.drop_prob,
+                  o.why);
     }
     return nruns + 1;
 }
@@ -755,6 +754,5 @@ int main(int argc, char **argv)
                         "ALGO N RUNS SEED [SHAPE]]\n");
         return 2;
     }
-    printf("%d checks, %d failed\n", checks, failed);
-    return failed ? 1 : 0;
+    return check_report();
 }

@@ -15,20 +15,7 @@
 
 #include "ftcoll/error.h"
 #include "ftcoll/topology.h"
-
-static int failures;
-
-#define EXPECT(cond, ...)                                                   \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            failures++;                                                     \
-            if (failures <= 20) {                                           \
-                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);        \
-                fprintf(stderr, __VA_ARGS__);                               \
-                fprintf(stderr, "\n");                                      \
-            }                                                               \
-        }                                                                   \
-    } while (0)
+#include "check.h"
 
 static void check_tree(uint32_t n, uint32_t k)
 {
@@ -37,25 +24,25 @@ static void check_tree(uint32_t n, uint32_t k)
     uint32_t *seen = calloc(n, sizeof(uint32_t));
     uint32_t *size = calloc(n, sizeof(uint32_t));
     uint64_t total = 0;
-    EXPECT(ftc_tree_parent(&t, n, 0) == -1, "root has no parent");
+    CHECK_MSG(ftc_tree_parent(&t, n, 0) == -1, "root has no parent");
     for (uint32_t r = 0; r < n; r++) {
         uint32_t c = ftc_tree_children(&t, n, r, kids, n);
         total += c;
         for (uint32_t i = 0; i < c; i++) {
-            EXPECT(kids[i] < n && kids[i] > r, "n=%u k=%u: child %u of %u",
-                   n, k, kids[i], r);
+            CHECK_MSG(kids[i] < n && kids[i] > r, "n=%u k=%u: child %u of %u",
+                      n, k, kids[i], r);
             if (kids[i] >= n)
                 continue;
             seen[kids[i]]++;
-            EXPECT(ftc_tree_parent(&t, n, kids[i]) == (int64_t)r,
-                   "n=%u k=%u: parent of %u is not %u", n, k, kids[i], r);
+            CHECK_MSG(ftc_tree_parent(&t, n, kids[i]) == (int64_t)r,
+                      "n=%u k=%u: parent of %u is not %u", n, k, kids[i], r);
         }
     }
-    EXPECT(total == n - 1, "n=%u k=%u: %llu children", n, k,
-           (unsigned long long)total);
+    CHECK_MSG(total == n - 1, "n=%u k=%u: %llu children", n, k,
+              (unsigned long long)total);
     for (uint32_t r = 1; r < n; r++)
-        EXPECT(seen[r] == 1, "n=%u k=%u: %u is a child %u times", n, k, r,
-               seen[r]);
+        CHECK_MSG(seen[r] == 1, "n=%u k=%u: %u is a child %u times", n, k, r,
+                  seen[r]);
     /* Walk up from every rank: subtree sizes, root child, depth. */
     for (uint32_t r = 0; r < n; r++) {
         uint32_t x = r, depth = 0, below_root = r;
@@ -69,16 +56,16 @@ static void check_tree(uint32_t n, uint32_t k)
         uint32_t digits = 0;
         for (uint64_t p = 1; p <= r; p *= k)
             digits++;
-        EXPECT(depth <= digits, "n=%u k=%u: %u at depth %u > %u digits", n,
-               k, r, depth, digits);
+        CHECK_MSG(depth <= digits, "n=%u k=%u: %u at depth %u > %u digits", n,
+                  k, r, depth, digits);
         if (r > 0)
-            EXPECT(ftc_tree_root_child_of(&t, n, r) == below_root,
-                   "n=%u k=%u: root child of %u", n, k, r);
+            CHECK_MSG(ftc_tree_root_child_of(&t, n, r) == below_root,
+                      "n=%u k=%u: root child of %u", n, k, r);
     }
     for (uint32_t r = 0; r < n; r++)
-        EXPECT(ftc_tree_subtree_size(&t, n, r) == size[r],
-               "n=%u k=%u: subtree of %u: %u, walk says %u", n, k, r,
-               ftc_tree_subtree_size(&t, n, r), size[r]);
+        CHECK_MSG(ftc_tree_subtree_size(&t, n, r) == size[r],
+                  "n=%u k=%u: subtree of %u: %u, walk says %u", n, k, r,
+                  ftc_tree_subtree_size(&t, n, r), size[r]);
     free(kids);
     free(seen);
     free(size);
@@ -90,12 +77,14 @@ static void check_binomial(uint32_t n)
     ftc_tree_t bi = {.kind = FTC_TREE_BINOMIAL};
     uint32_t a[64], b[64];
     for (uint32_t r = 0; r < n; r++) {
-        EXPECT(ftc_tree_parent(&kn, n, r) == ftc_tree_parent(&bi, n, r),
-               "n=%u: 2-nomial parent of %u", n, r);
+        CHECK_MSG(ftc_tree_parent(&kn, n, r) == ftc_tree_parent(&bi, n, r),
+                  "n=%u: 2-nomial parent of %u", n, r);
         uint32_t ca = ftc_tree_children(&kn, n, r, a, 64);
         uint32_t cb = ftc_tree_children(&bi, n, r, b, 64);
-        EXPECT(ca == cb && memcmp(a, b, sizeof(uint32_t) * (ca < 64 ? ca : 64)) == 0,
-               "n=%u: 2-nomial children of %u", n, r);
+        CHECK_MSG(ca == cb
+                      && memcmp(a, b, sizeof(uint32_t) * (ca < 64 ? ca : 64))
+                             == 0,
+                  "n=%u: 2-nomial children of %u", n, r);
     }
 }
 
@@ -130,44 +119,49 @@ static void check_radix(void)
             uint32_t best = 2;
             for (uint32_t k = 2; k <= 12; k++) {
                 uint64_t got = 0;
-                EXPECT(ftc_tree_knomial_latency(n, k, L, o, &got) == FTC_OK,
-                       "latency n=%u k=%u", n, k);
+                CHECK_MSG(ftc_tree_knomial_latency(n, k, L, o, &got) == FTC_OK,
+                          "latency n=%u k=%u", n, k);
                 uint64_t want = walk_latency(n, k, L, o);
-                EXPECT(got == want, "latency n=%u k=%u L=%u o=%u: %llu, walk %llu",
-                       n, k, L, o, (unsigned long long)got,
-                       (unsigned long long)want);
+                CHECK_MSG(got == want,
+                          "latency n=%u k=%u L=%u o=%u: %llu, walk %llu", n, k,
+                          L, o, (unsigned long long)got,
+                          (unsigned long long)want);
                 if (k < n && want < best_t) {
                     best_t = want;
                     best = k;
                 }
             }
             uint32_t k = 0;
-            EXPECT(ftc_tree_knomial_best_k(n, L, o, &k) == FTC_OK, "best k");
+            CHECK_MSG(ftc_tree_knomial_best_k(n, L, o, &k) == FTC_OK, "best k");
             if (n <= 13) /* every k < n was tried above */
-                EXPECT(k == best, "best k n=%u L=%u o=%u: %u, brute force %u",
-                       n, L, o, k, best);
+                CHECK_MSG(k == best,
+                          "best k n=%u L=%u o=%u: %u, brute force %u", n, L, o,
+                          k, best);
             uint64_t tk = 0;
             (void)ftc_tree_knomial_latency(n, k, L, o, &tk);
-            EXPECT(tk <= best_t || n <= 2, "best k n=%u: worse than k=%u", n,
-                   best);
+            CHECK_MSG(tk <= best_t || n <= 2, "best k n=%u: worse than k=%u", n,
+                      best);
         }
     }
     uint64_t t = 0;
-    EXPECT(ftc_tree_knomial_latency(2, 2, 10, 1, &t) == FTC_OK && t == 12,
-           "one hop costs L + 2o (%llu)", (unsigned long long)t);
-    EXPECT(ftc_tree_knomial_latency(1, 2, 10, 1, &t) == FTC_OK && t == 0,
-           "one rank: 0");
+    CHECK_MSG(ftc_tree_knomial_latency(2, 2, 10, 1, &t) == FTC_OK && t == 12,
+              "one hop costs L + 2o (%llu)", (unsigned long long)t);
+    CHECK_MSG(ftc_tree_knomial_latency(1, 2, 10, 1, &t) == FTC_OK && t == 0,
+              "one rank: 0");
     uint32_t k = 0;
-    EXPECT(ftc_tree_knomial_latency(0, 2, 10, 1, &t) == FTC_EINVAL, "n = 0");
-    EXPECT(ftc_tree_knomial_latency(5, 1, 10, 1, &t) == FTC_EINVAL, "k = 1");
-    EXPECT(ftc_tree_knomial_latency(5, 2, 10, 0, &t) == FTC_EINVAL, "o = 0");
-    EXPECT(ftc_tree_knomial_latency(5, 2, 10, 1, NULL) == FTC_EINVAL, "NULL");
-    EXPECT(ftc_tree_knomial_best_k(0, 10, 1, &k) == FTC_EINVAL, "best: n = 0");
-    EXPECT(ftc_tree_knomial_best_k(5, 10, 0, &k) == FTC_EINVAL, "best: o = 0");
-    EXPECT(ftc_tree_knomial_best_k(2, 10, 1, &k) == FTC_OK && k == 2,
-           "best: n = 2 gives 2");
+    CHECK_MSG(ftc_tree_knomial_latency(0, 2, 10, 1, &t) == FTC_EINVAL, "n = 0");
+    CHECK_MSG(ftc_tree_knomial_latency(5, 1, 10, 1, &t) == FTC_EINVAL, "k = 1");
+    CHECK_MSG(ftc_tree_knomial_latency(5, 2, 10, 0, &t) == FTC_EINVAL, "o = 0");
+    CHECK_MSG(ftc_tree_knomial_latency(5, 2, 10, 1, NULL) == FTC_EINVAL,
+              "NULL");
+    CHECK_MSG(ftc_tree_knomial_best_k(0, 10, 1, &k) == FTC_EINVAL,
+              "best: n = 0");
+    CHECK_MSG(ftc_tree_knomial_best_k(5, 10, 0, &k) == FTC_EINVAL,
+              "best: o = 0");
+    CHECK_MSG(ftc_tree_knomial_best_k(2, 10, 1, &k) == FTC_OK && k == 2,
+              "best: n = 2 gives 2");
     /* The paper's scale (P = 64K, L = 10, o = 1), for the record. */
-    EXPECT(ftc_tree_knomial_best_k(65536, 10, 1, &k) == FTC_OK, "64K");
+    CHECK_MSG(ftc_tree_knomial_best_k(65536, 10, 1, &k) == FTC_OK, "64K");
     (void)ftc_tree_knomial_latency(65536, k, 10, 1, &t);
     printf("knomial: best k for P = 65536, L = 10, o = 1: %u (latency %llu)\n",
            k, (unsigned long long)t);
@@ -187,21 +181,19 @@ int main(void)
     /* Wide radix: children are counted, and only those that fit written. */
     ftc_tree_t wide = {.kind = FTC_TREE_KNOMIAL, .k = 1u << 31};
     uint32_t two[2];
-    EXPECT(ftc_tree_children(&wide, 100000, 0, two, 2) == 99999,
-           "radix above n: the root has every rank as a child");
-    EXPECT(two[0] == 1 && two[1] == 2, "in rank order");
+    CHECK_MSG(ftc_tree_children(&wide, 100000, 0, two, 2) == 99999,
+              "radix above n: the root has every rank as a child");
+    CHECK_MSG(two[0] == 1 && two[1] == 2, "in rank order");
 
     ftc_tree_t bad = {.kind = FTC_TREE_KNOMIAL, .k = 1};
-    EXPECT(ftc_tree_check(&bad) == FTC_EINVAL, "k = 1 is refused");
+    CHECK_MSG(ftc_tree_check(&bad) == FTC_EINVAL, "k = 1 is refused");
     bad.k = 0;
-    EXPECT(ftc_tree_check(&bad) == FTC_EINVAL, "k = 0 is refused");
+    CHECK_MSG(ftc_tree_check(&bad) == FTC_EINVAL, "k = 0 is refused");
     ftc_tree_kind_t kind;
-    EXPECT(ftc_tree_kind_parse("knomial", &kind) == FTC_OK
-               && kind == FTC_TREE_KNOMIAL,
-           "\"knomial\" parses");
-    EXPECT(strcmp(ftc_tree_kind_name(FTC_TREE_KNOMIAL), "knomial") == 0,
-           "and is its name");
-    if (failures == 0)
-        printf("knomial: all checks passed\n");
-    return failures == 0 ? 0 : 1;
+    CHECK_MSG(ftc_tree_kind_parse("knomial", &kind) == FTC_OK
+                  && kind == FTC_TREE_KNOMIAL,
+              "\"knomial\" parses");
+    CHECK_MSG(strcmp(ftc_tree_kind_name(FTC_TREE_KNOMIAL), "knomial") == 0,
+              "and is its name");
+    return check_report();
 }

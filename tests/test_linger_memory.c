@@ -36,20 +36,7 @@
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
 #include "core/context.h"
-
-static int passed, failed;
-
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (cond) {                                                            \
-            passed++;                                                          \
-        } else {                                                               \
-            failed++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
+#include "check.h"
 
 enum { N = 4, OPS = 5 };
 #define COUNT ((uint64_t)1 << 17)   /* int64 elements: 1 MiB */
@@ -132,8 +119,8 @@ static void run_variant(ftc_allreduce_algo_t variant, const char *name,
             a.deliver = on_deliver;
             a.deliver_arg = &status[r];
             a.params = &cp;
-            EXPECT(ftc_init_allreduce(g[r], &a, NULL) == FTC_OK,
-                   "op %d: init rank %u", k, r);
+            CHECK_MSG(ftc_init_allreduce(g[r], &a, NULL) == FTC_OK,
+                      "op %d: init rank %u", k, r);
             size_t h = heap_in_use();
             if (h > peak)
                 peak = h;
@@ -144,13 +131,13 @@ static void run_variant(ftc_allreduce_algo_t variant, const char *name,
                 peak = h;
         }
         for (uint32_t r = 0; r < N; r++) {
-            EXPECT(status[r] == FTC_OK, "op %d rank %u: status %d", k, r,
-                   status[r]);
+            CHECK_MSG(status[r] == FTC_OK, "op %d rank %u: status %d", k, r,
+                      status[r]);
             bool exact = true;
             for (uint64_t i = 0; i < COUNT && exact; i++)
                 exact = out[r][i] == (int64_t)(N * (N + 1) / 2)
                                          * (int64_t)(i + 1);
-            EXPECT(exact, "op %d rank %u: wrong sum", k, r);
+            CHECK_MSG(exact, "op %d rank %u: wrong sum", k, r);
         }
         held[k] = heap_in_use();
         if (k == 0)
@@ -165,11 +152,11 @@ static void run_variant(ftc_allreduce_algo_t variant, const char *name,
     double per_op = (double)(held[OPS - 1] - held[1]) / (OPS - 2) / N
                     / NBYTES;
     printf("held per lingering allreduce and rank: %.2f values\n", per_op);
-    EXPECT(per_op <= 2.25, "%s: a lingering allreduce holds %.2f values per "
-           "rank", name, per_op);
+    CHECK_MSG(per_op <= 2.25, "%s: a lingering allreduce holds %.2f values per "
+              "rank", name, per_op);
     double peak_v = (double)peak_first / N / NBYTES;
-    EXPECT(peak_v < peak_bound, "%s: one allreduce peaks at %.2f values per "
-           "rank", name, peak_v);
+    CHECK_MSG(peak_v < peak_bound, "%s: one allreduce peaks at %.2f values per "
+              "rank", name, peak_v);
     for (uint32_t r = 0; r < N; r++) {
         g_ctx[r] = NULL;
         ftc_context_destroy(ctx[r]);
@@ -183,6 +170,5 @@ int main(void)
 {
     run_variant(FTC_ALLREDUCE_EXCHANGE, "exchange", 12.5);
     run_variant(FTC_ALLREDUCE_REDUCE_BCAST, "reduce + bcast", 13.0);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_report();
 }

@@ -19,20 +19,7 @@
 
 #include "ftcoll/error.h"
 #include "ftcoll/topology.h"
-
-static int failures;
-
-#define EXPECT(cond, ...)                                                   \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            failures++;                                                     \
-            if (failures <= 20) {                                           \
-                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);        \
-                fprintf(stderr, __VA_ARGS__);                               \
-                fprintf(stderr, "\n");                                      \
-            }                                                               \
-        }                                                                   \
-    } while (0)
+#include "check.h"
 
 static void check_tree(ftc_tree_kind_t kind, ftc_tree_kind_t single,
                        uint32_t n, uint32_t k)
@@ -49,41 +36,44 @@ static void check_tree(ftc_tree_kind_t kind, ftc_tree_kind_t single,
         fprintf(stderr, "out of memory\n");
         exit(1);
     }
-    EXPECT(m == (k < n ? k : n), "%s n=%u k=%u: %u roots", name, n, k, m);
-    EXPECT(ftc_tree_parent(&t, n, 0) == -1, "%s: rank 0 has a parent", name);
+    CHECK_MSG(m == (k < n ? k : n), "%s n=%u k=%u: %u roots", name, n, k, m);
+    CHECK_MSG(ftc_tree_parent(&t, n, 0) == -1, "%s: rank 0 has a parent", name);
     for (uint32_t r = 0; r < n; r++) {
         uint32_t c = ftc_tree_children(&t, n, r, kids, n);
         total += c;
         for (uint32_t i = 0; i < c; i++) {
-            EXPECT(kids[i] < n && kids[i] != r, "%s n=%u k=%u: child %u of %u",
-                   name, n, k, kids[i], r);
+            CHECK_MSG(kids[i] < n && kids[i] != r,
+                      "%s n=%u k=%u: child %u of %u", name, n, k, kids[i], r);
             if (kids[i] >= n)
                 continue;
             seen[kids[i]]++;
-            EXPECT(ftc_tree_parent(&t, n, kids[i]) == (int64_t)r,
-                   "%s n=%u k=%u: parent of %u is not %u", name, n, k,
-                   kids[i], r);
+            CHECK_MSG(ftc_tree_parent(&t, n, kids[i]) == (int64_t)r,
+                      "%s n=%u k=%u: parent of %u is not %u", name, n, k,
+                      kids[i], r);
         }
         if (r == 0)
             for (uint32_t j = 1; j < m && j <= c; j++)
-                EXPECT(kids[j - 1] == j, "%s n=%u k=%u: rank 0's child %u "
-                       "is %u, not root %u", name, n, k, j - 1, kids[j - 1], j);
+                CHECK_MSG(kids[j - 1] == j,
+                          "%s n=%u k=%u: rank 0's child %u "
+                          "is %u, not root %u",
+                          name, n, k, j - 1, kids[j - 1], j);
     }
-    EXPECT(total == n - 1, "%s n=%u k=%u: %llu children", name, n, k,
-           (unsigned long long)total);
+    CHECK_MSG(total == n - 1, "%s n=%u k=%u: %llu children", name, n, k,
+              (unsigned long long)total);
     for (uint32_t r = 1; r < n; r++)
-        EXPECT(seen[r] == 1, "%s n=%u k=%u: %u is a child %u times", name, n,
-               k, r, seen[r]);
+        CHECK_MSG(seen[r] == 1, "%s n=%u k=%u: %u is a child %u times", name, n,
+                  k, r, seen[r]);
     /* Below the roots, the single-root tree over each residue class. */
     for (uint32_t r = m; r < n; r++) {
         uint32_t j = r % m, q = r / m, nj = (n - 1 - j) / m + 1;
         int64_t p = ftc_tree_parent(&one, nj, q);
-        EXPECT(p >= 0 && ftc_tree_parent(&t, n, r) == (int64_t)(p * m + j),
-               "%s n=%u k=%u: %u's parent is not position %lld of root %u",
-               name, n, k, r, (long long)p, j);
+        CHECK_MSG(p >= 0 && ftc_tree_parent(&t, n, r) == (int64_t)(p * m + j),
+                  "%s n=%u k=%u: %u's parent is not position %lld of root %u",
+                  name, n, k, r, (long long)p, j);
     }
     for (uint32_t j = 1; j < m; j++)
-        EXPECT(ftc_tree_parent(&t, n, j) == 0, "%s: root %u's parent", name, j);
+        CHECK_MSG(ftc_tree_parent(&t, n, j) == 0, "%s: root %u's parent", name,
+                  j);
     /* Walk up from every rank: subtree sizes, the root child above. */
     for (uint32_t r = 0; r < n; r++) {
         uint32_t x = r, below = 0, steps = 0;
@@ -93,20 +83,20 @@ static void check_tree(ftc_tree_kind_t kind, ftc_tree_kind_t single,
             x = (uint32_t)ftc_tree_parent(&t, n, x);
         }
         size[0]++;
-        EXPECT(steps <= n, "%s n=%u k=%u: %u never reaches rank 0", name, n,
-               k, r);
-        EXPECT(ftc_tree_root_child_of(&t, n, r) == below,
-               "%s n=%u k=%u: root child of %u is %u, walk says %u", name, n,
-               k, r, ftc_tree_root_child_of(&t, n, r), below);
+        CHECK_MSG(steps <= n, "%s n=%u k=%u: %u never reaches rank 0", name, n,
+                  k, r);
+        CHECK_MSG(ftc_tree_root_child_of(&t, n, r) == below,
+                  "%s n=%u k=%u: root child of %u is %u, walk says %u", name, n,
+                  k, r, ftc_tree_root_child_of(&t, n, r), below);
     }
     for (uint32_t r = 0; r < n; r++)
-        EXPECT(ftc_tree_subtree_size(&t, n, r) == size[r],
-               "%s n=%u k=%u: subtree of %u is %u, walk says %u", name, n, k,
-               r, ftc_tree_subtree_size(&t, n, r), size[r]);
+        CHECK_MSG(ftc_tree_subtree_size(&t, n, r) == size[r],
+                  "%s n=%u k=%u: subtree of %u is %u, walk says %u", name, n, k,
+                  r, ftc_tree_subtree_size(&t, n, r), size[r]);
     for (uint32_t j = 1; j < m; j++)
-        EXPECT(size[j] == (n - 1 - j) / m + 1,
-               "%s n=%u k=%u: root %u's tree is not its residue class", name,
-               n, k, j);
+        CHECK_MSG(size[j] == (n - 1 - j) / m + 1,
+                  "%s n=%u k=%u: root %u's tree is not its residue class", name,
+                  n, k, j);
     free(kids);
     free(seen);
     free(size);
@@ -123,22 +113,18 @@ int main(void)
     check_tree(FTC_TREE_KNOMIAL_MULTIROOT, FTC_TREE_KNOMIAL, 65536, 9);
 
     ftc_tree_t bad = {.kind = FTC_TREE_KNOMIAL_MULTIROOT, .k = 1};
-    EXPECT(ftc_tree_check(&bad) == FTC_EINVAL, "k = 1 is refused");
+    CHECK_MSG(ftc_tree_check(&bad) == FTC_EINVAL, "k = 1 is refused");
     bad.kind = FTC_TREE_KARY_MULTIROOT;
-    EXPECT(ftc_tree_check(&bad) == FTC_EINVAL, "k = 1 is refused (kary)");
-    EXPECT(ftc_tree_root_count(&bad, 8) == 0, "no roots for a bad tree");
+    CHECK_MSG(ftc_tree_check(&bad) == FTC_EINVAL, "k = 1 is refused (kary)");
+    CHECK_MSG(ftc_tree_root_count(&bad, 8) == 0, "no roots for a bad tree");
     ftc_tree_t plain = {.kind = FTC_TREE_KNOMIAL, .k = 4};
-    EXPECT(ftc_tree_root_count(&plain, 8) == 1, "a single-root tree has one");
-    EXPECT(ftc_tree_root_count(&plain, 0) == 0, "no ranks, no roots");
+    CHECK_MSG(ftc_tree_root_count(&plain, 8) == 1,
+              "a single-root tree has one");
+    CHECK_MSG(ftc_tree_root_count(&plain, 0) == 0, "no ranks, no roots");
     ftc_tree_kind_t kind;
-    EXPECT(ftc_tree_kind_parse("knomial-multiroot", &kind) == FTC_OK
-               && kind == FTC_TREE_KNOMIAL_MULTIROOT, "knomial-multiroot");
-    EXPECT(ftc_tree_kind_parse("kary-multiroot", &kind) == FTC_OK
-               && kind == FTC_TREE_KARY_MULTIROOT, "kary-multiroot");
-    if (failures > 0) {
-        fprintf(stderr, "test_multiroot: %d failures\n", failures);
-        return 1;
-    }
-    printf("test_multiroot: ok\n");
-    return 0;
+    CHECK_MSG(ftc_tree_kind_parse("knomial-multiroot", &kind) == FTC_OK
+                  && kind == FTC_TREE_KNOMIAL_MULTIROOT, "knomial-multiroot");
+    CHECK_MSG(ftc_tree_kind_parse("kary-multiroot", &kind) == FTC_OK
+                  && kind == FTC_TREE_KARY_MULTIROOT, "kary-multiroot");
+    return check_report();
 }

@@ -34,20 +34,7 @@
 #include "core/segment.h"
 #include "wire/wire.h"
 #include "algo/corrected/kinds.h"
-
-static int passed, failed;
-
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (cond) {                                                            \
-            passed++;                                                          \
-        } else {                                                               \
-            failed++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
+#include "check.h"
 
 #define SEG 64u         /* segment payload bytes in these tests */
 #define TOKEN UINT64_C(0x5E65E65E)
@@ -134,7 +121,7 @@ static void run_coll(ftc_coll_t coll, uint32_t n, uint32_t f, uint64_t count,
         int rc = coll == FTC_COLL_BCAST ? ftc_init_bcast(g[r], &a, NULL)
                  : coll == FTC_COLL_REDUCE ? ftc_init_reduce(g[r], &a, NULL)
                                            : ftc_init_allreduce(g[r], &a, NULL);
-        EXPECT(rc == FTC_OK, "init rank %u", r);
+        CHECK_MSG(rc == FTC_OK, "init rank %u", r);
     }
     ftc_lb_run(w, 10000000);
     *segments = 0;
@@ -142,13 +129,13 @@ static void run_coll(ftc_coll_t coll, uint32_t n, uint32_t f, uint64_t count,
         ftc_counters_t c;
         ftc_context_counters(ctx[r], &c);
         /* Without loss or forgery nothing is dropped as bad. */
-        EXPECT(c.dropped_badmsg == 0, "rank %u dropped %" PRIu64 " as bad",
-               r, c.dropped_badmsg);
-        EXPECT(c.dropped_foreign == 0, "rank %u refused %" PRIu64 " as "
-               "unauthenticated", r, c.dropped_foreign);
+        CHECK_MSG(c.dropped_badmsg == 0, "rank %u dropped %" PRIu64 " as bad",
+                  r, c.dropped_badmsg);
+        CHECK_MSG(c.dropped_foreign == 0, "rank %u refused %" PRIu64 " as "
+                  "unauthenticated", r, c.dropped_foreign);
         if (ctx[r]->seg != NULL)
-            EXPECT(ftc_segment_held_bytes(ctx[r]) == 0 || crash_after
-                       != UINT64_MAX, "rank %u holds a partial message", r);
+            CHECK_MSG(ftc_segment_held_bytes(ctx[r]) == 0 || crash_after
+                          != UINT64_MAX, "rank %u holds a partial message", r);
     }
     ftc_lb_stats_t st;
     ftc_lb_stats(w, &st);
@@ -177,10 +164,10 @@ static void test_boundaries(void)
             uint64_t msgs;
             run_coll(colls[c], n, 1, count, 0, UINT64_MAX, out, res, &msgs);
             for (uint32_t r = 0; r < n; r++) {
-                EXPECT(res[r].delivered == 1 && res[r].status == FTC_OK,
-                       "coll %d count %" PRIu64 " rank %u: %d deliveries, "
-                       "status %d", (int)colls[c], count, r,
-                       res[r].delivered, res[r].status);
+                CHECK_MSG(res[r].delivered == 1 && res[r].status == FTC_OK,
+                          "coll %d count %" PRIu64 " rank %u: %d deliveries, "
+                          "status %d", (int)colls[c], count, r,
+                          res[r].delivered, res[r].status);
                 bool has = colls[c] != FTC_COLL_REDUCE || r == 0;
                 bool exact = true;
                 for (uint64_t i = 0; has && i < count; i++) {
@@ -190,14 +177,14 @@ static void test_boundaries(void)
                     if (out[r][i] != want)
                         exact = false;
                 }
-                EXPECT(exact, "coll %d count %" PRIu64 " rank %u: wrong "
-                       "value", (int)colls[c], count, r);
+                CHECK_MSG(exact, "coll %d count %" PRIu64 " rank %u: wrong "
+                          "value", (int)colls[c], count, r);
                 free(out[r]);
             }
             /* A value over a segment went as several messages. */
             if (count * 8 > 2 * SEG)
-                EXPECT(msgs > 4 * n, "count %" PRIu64 ": %" PRIu64
-                       " messages, no segments?", count, msgs);
+                CHECK_MSG(msgs > 4 * n, "count %" PRIu64 ": %" PRIu64
+                          " messages, no segments?", count, msgs);
         }
 }
 
@@ -212,15 +199,15 @@ static void test_crash_mid_train(void)
         uint64_t msgs;
         run_coll(FTC_COLL_BCAST, n, 1, count, 0, k, out, res, &msgs);
         for (uint32_t r = 1; r < n; r++) {
-            EXPECT(res[r].delivered == 1, "crash after %" PRIu64 ": rank %u "
-                   "delivered %d times", k, r, res[r].delivered);
+            CHECK_MSG(res[r].delivered == 1, "crash after %" PRIu64 ": rank %u "
+                      "delivered %d times", k, r, res[r].delivered);
             if (res[r].status == FTC_OK) {
                 bool exact = true;
                 for (uint64_t i = 0; i < count; i++)
                     if (out[r][i] != (int64_t)(i + 1))
                         exact = false;
-                EXPECT(exact, "crash after %" PRIu64 ": rank %u FTC_OK "
-                       "with another value", k, r);
+                CHECK_MSG(exact, "crash after %" PRIu64 ": rank %u FTC_OK "
+                          "with another value", k, r);
             }
         }
         for (uint32_t r = 0; r < n; r++)
@@ -280,7 +267,7 @@ static ftc_wire_header_t decode(const rec_msg_t *m)
 {
     ftc_wire_header_t h;
     int rc = ftc_wire_decode(m->buf, m->len, TOKEN, 2, &h);
-    EXPECT(rc == FTC_OK, "recorded message does not decode: %d", rc);
+    CHECK_MSG(rc == FTC_OK, "recorded message does not decode: %d", rc);
     return h;
 }
 
@@ -325,12 +312,12 @@ static void test_sender_window(void)
     a.sendbuf = v;
     a.recvbuf = v;
     a.deliver = noop_deliver;
-    EXPECT(ftc_init_bcast(g, &a, NULL) == FTC_OK, "bcast at the root");
+    CHECK_MSG(ftc_init_bcast(g, &a, NULL) == FTC_OK, "bcast at the root");
     uint32_t segs = 0;
     for (uint32_t i = 0; i < t->n; i++)
         segs += (decode(&t->msgs[i]).flags & FTC_WF_SEGMENT) != 0;
-    EXPECT(segs == 2, "the window is 2: %u segments sent before a credit",
-           segs);
+    CHECK_MSG(segs == 2, "the window is 2: %u segments sent before a credit",
+              segs);
     rt_clear(t);
 
     /* A keepalive probe while the train waits: answered at once. */
@@ -338,7 +325,7 @@ static void test_sender_window(void)
     bool acked = false;
     for (uint32_t i = 0; i < t->n; i++)
         acked |= decode(&t->msgs[i]).kind == FTC_MSG_PROBE_ACK;
-    EXPECT(acked, "probe answer waited behind the train");
+    CHECK_MSG(acked, "probe answer waited behind the train");
     rt_clear(t);
 
     /* A credit for segments never sent moves nothing. */
@@ -346,9 +333,9 @@ static void test_sender_window(void)
     ftc_context_counters(ctx, &c0);
     control(ctx, 1, FTC_MSG_SEG_CREDIT, 7);
     ftc_context_counters(ctx, &c1);
-    EXPECT(t->n == 0, "a forged credit released %u messages", t->n);
-    EXPECT(c1.dropped_badmsg == c0.dropped_badmsg + 1,
-           "a forged credit is not counted");
+    CHECK_MSG(t->n == 0, "a forged credit released %u messages", t->n);
+    CHECK_MSG(c1.dropped_badmsg == c0.dropped_badmsg + 1,
+              "a forged credit is not counted");
 
     /* Credits one by one release the rest, in order. */
     uint32_t next_off = 2 * SEG;
@@ -362,14 +349,14 @@ static void test_sender_window(void)
             const uint8_t *p = t->msgs[i].buf + FTC_WIRE_HEADER_SIZE;
             uint32_t off = (uint32_t)p[4] | (uint32_t)p[5] << 8
                            | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
-            EXPECT(off == next_off, "segment at %u, expected %u", off,
-                   next_off);
+            CHECK_MSG(off == next_off, "segment at %u, expected %u", off,
+                      next_off);
             next_off = off + (h.payload_len - FTC_WIRE_SEGMENT_HDR);
         }
         rt_clear(t);
     }
-    EXPECT(next_off == count * 8, "the train ended at %u of %" PRIu64,
-           next_off, count * 8);
+    CHECK_MSG(next_off == count * 8, "the train ended at %u of %" PRIu64,
+              next_off, count * 8);
     ftc_context_destroy(ctx);
     rt_clear(t);
     free(t);
@@ -406,7 +393,7 @@ static void rx_init(rx_t *x)
     a.recvbuf = x->out;
     a.deliver = on_deliver;
     a.deliver_arg = &x->res;
-    EXPECT(ftc_init_bcast(x->g, &a, NULL) == FTC_OK, "bcast at rank 1");
+    CHECK_MSG(ftc_init_bcast(x->g, &a, NULL) == FTC_OK, "bcast at rank 1");
     memset(&x->base, 0, sizeof(x->base));
     x->base.kind = FTC_CORR_MSG_BCAST;
     x->base.coll = FTC_COLL_BCAST;
@@ -486,36 +473,36 @@ static void test_receiver(void)
      * answered at once. */
     rx_init(&x);
     for (uint32_t off = 0; off < total; off += SEG)
-        EXPECT(rx_seg(&x, &x.base, 9, off, SEG, total, 0) == FTC_OK,
-               "segment at %u refused", off);
-    EXPECT(x.res.delivered == 0, "the whole value handled inside the "
-           "receive that completed it");
-    EXPECT(x.t->armed, "a parked value and no timer turn asked for");
+        CHECK_MSG(rx_seg(&x, &x.base, 9, off, SEG, total, 0) == FTC_OK,
+                  "segment at %u refused", off);
+    CHECK_MSG(x.res.delivered == 0, "the whole value handled inside the "
+              "receive that completed it");
+    CHECK_MSG(x.t->armed, "a parked value and no timer turn asked for");
     /* Every segment was credited. */
     uint32_t credits = 0;
     for (uint32_t i = 0; i < x.t->n; i++)
         credits += decode(&x.t->msgs[i]).kind == FTC_MSG_SEG_CREDIT;
-    EXPECT(credits == total / SEG, "%u credits for %u segments", credits,
-           total / SEG);
+    CHECK_MSG(credits == total / SEG, "%u credits for %u segments", credits,
+              total / SEG);
     rt_clear(x.t);
     control(x.ctx, 0, FTC_MSG_PROBE, 0);
     bool acked = false;
     for (uint32_t i = 0; i < x.t->n; i++)
         acked |= decode(&x.t->msgs[i]).kind == FTC_MSG_PROBE_ACK;
-    EXPECT(acked, "a probe behind a parked value was not answered at once");
-    EXPECT(x.res.delivered == 0, "the probe's answer waited for the value");
+    CHECK_MSG(acked, "a probe behind a parked value was not answered at once");
+    CHECK_MSG(x.res.delivered == 0, "the probe's answer waited for the value");
     rx_turn(&x);
-    EXPECT(x.res.delivered == 1 && x.res.status == FTC_OK && rx_exact(&x),
-           "in-order train not delivered exactly");
-    EXPECT(ftc_segment_held_bytes(x.ctx) == 0, "memory held after a train");
-    EXPECT(rx_bad(&x) == 0, "a good train counted as bad");
+    CHECK_MSG(x.res.delivered == 1 && x.res.status == FTC_OK && rx_exact(&x),
+              "in-order train not delivered exactly");
+    CHECK_MSG(ftc_segment_held_bytes(x.ctx) == 0, "memory held after a train");
+    CHECK_MSG(rx_bad(&x) == 0, "a good train counted as bad");
     rx_fini(&x);
 
     /* Hostile segments: each dropped and counted, nothing delivered. */
     rx_init(&x);
     uint64_t bound = 2ull * total + 16 * 2 + 1024;
     uint64_t bad = 0;
-    EXPECT(rx_seg(&x, &x.base, 1, 0, SEG, total, 0) == FTC_OK, "first");
+    CHECK_MSG(rx_seg(&x, &x.base, 1, 0, SEG, total, 0) == FTC_OK, "first");
     struct {
         const char *what;
         uint32_t id, off, len, total, reserved;
@@ -533,46 +520,47 @@ static void test_receiver(void)
         int rc = rx_seg(&x, &x.base, cases[k].id, cases[k].off, cases[k].len,
                         cases[k].total, cases[k].reserved);
         bad++;
-        EXPECT(rc < 0 && rx_bad(&x) == bad, "%s: rc %d, %" PRIu64
-               " counted", cases[k].what, rc, rx_bad(&x));
-        EXPECT(ftc_segment_held_bytes(x.ctx) <= bound, "%s: holds %zu",
-               cases[k].what, ftc_segment_held_bytes(x.ctx));
+        CHECK_MSG(rc < 0 && rx_bad(&x) == bad, "%s: rc %d, %" PRIu64
+                  " counted", cases[k].what, rc, rx_bad(&x));
+        CHECK_MSG(ftc_segment_held_bytes(x.ctx) <= bound, "%s: holds %zu",
+                  cases[k].what, ftc_segment_held_bytes(x.ctx));
     }
     /* Another message's header in the middle of a train. */
     ftc_wire_header_t other = x.base;
     other.word = 5;
-    EXPECT(rx_seg(&x, &other, 1, SEG, SEG, total, 0) < 0
-               && rx_bad(&x) == ++bad, "a segment with another header taken");
+    CHECK_MSG(rx_seg(&x, &other, 1, SEG, SEG, total, 0) < 0
+                  && rx_bad(&x) == ++bad,
+              "a segment with another header taken");
     /* A total above the bound: refused before anything is held. */
-    EXPECT(rx_seg(&x, &x.base, 3, 0, SEG, (uint32_t)bound + 1, 0) < 0,
-           "a total of %" PRIu64 " over the bound taken", bound + 1);
+    CHECK_MSG(rx_seg(&x, &x.base, 3, 0, SEG, (uint32_t)bound + 1, 0) < 0,
+              "a total of %" PRIu64 " over the bound taken", bound + 1);
     bad += 2;   /* the train it replaced, and itself */
-    EXPECT(rx_bad(&x) == bad, "oversized total not counted (%" PRIu64 ")",
-           rx_bad(&x));
-    EXPECT(ftc_segment_held_bytes(x.ctx) == 0, "held %zu after refusal",
-           ftc_segment_held_bytes(x.ctx));
-    EXPECT(x.res.delivered == 0, "something was delivered from junk");
+    CHECK_MSG(rx_bad(&x) == bad, "oversized total not counted (%" PRIu64 ")",
+              rx_bad(&x));
+    CHECK_MSG(ftc_segment_held_bytes(x.ctx) == 0, "held %zu after refusal",
+              ftc_segment_held_bytes(x.ctx));
+    CHECK_MSG(x.res.delivered == 0, "something was delivered from junk");
     /* A segment claiming 4 GiB, and one too short for its sub-header. */
-    EXPECT(rx_seg(&x, &x.base, 4, 0, SEG, UINT32_MAX, 0) < 0,
-           "a 4 GiB total taken");
-    EXPECT(ftc_segment_held_bytes(x.ctx) == 0, "held after 4 GiB claim");
+    CHECK_MSG(rx_seg(&x, &x.base, 4, 0, SEG, UINT32_MAX, 0) < 0,
+              "a 4 GiB total taken");
+    CHECK_MSG(ftc_segment_held_bytes(x.ctx) == 0, "held after 4 GiB claim");
     /* And still, a legitimate train delivers. */
     for (uint32_t off = 0; off < total; off += SEG)
         (void)rx_seg(&x, &x.base, 5, off, SEG, total, 0);
     rx_turn(&x);
-    EXPECT(x.res.delivered == 1 && x.res.status == FTC_OK && rx_exact(&x),
-           "a good train after junk not delivered exactly");
+    CHECK_MSG(x.res.delivered == 1 && x.res.status == FTC_OK && rx_exact(&x),
+              "a good train after junk not delivered exactly");
     rx_fini(&x);
 
     /* The sender dies mid-train: its partial message is freed. */
     rx_init(&x);
-    EXPECT(rx_seg(&x, &x.base, 1, 0, SEG, total, 0) == FTC_OK, "first");
-    EXPECT(ftc_segment_held_bytes(x.ctx) == total, "holds %zu, want %u",
-           ftc_segment_held_bytes(x.ctx), total);
+    CHECK_MSG(rx_seg(&x, &x.base, 1, 0, SEG, total, 0) == FTC_OK, "first");
+    CHECK_MSG(ftc_segment_held_bytes(x.ctx) == total, "holds %zu, want %u",
+              ftc_segment_held_bytes(x.ctx), total);
     ftc_transport_peer_failed(x.ctx, 0);
-    EXPECT(ftc_segment_held_bytes(x.ctx) == 0, "a dead sender's partial "
-           "message kept (%zu bytes)", ftc_segment_held_bytes(x.ctx));
-    EXPECT(x.res.delivered == 1, "root's death not delivered");
+    CHECK_MSG(ftc_segment_held_bytes(x.ctx) == 0, "a dead sender's partial "
+              "message kept (%zu bytes)", ftc_segment_held_bytes(x.ctx));
+    CHECK_MSG(x.res.delivered == 1, "root's death not delivered");
     rx_fini(&x);
 }
 
@@ -584,15 +572,16 @@ static void test_config(void)
     cfg.segment_size = (uint64_t)UINT32_MAX + 1;
     ftc_context_t *ctx = NULL;
     rec_tp_t *t = calloc(1, sizeof(*t));
-    EXPECT(ftc_context_create(0, 2, &rt_ops, t, &cfg, &ctx) == FTC_EINVAL,
-           "segment_size 2^32 accepted");
+    CHECK_MSG(ftc_context_create(0, 2, &rt_ops, t, &cfg, &ctx) == FTC_EINVAL,
+              "segment_size 2^32 accepted");
     /* The transport's limit caps the segment. */
     ftc_transport_ops_t ops = rt_ops;
     ops.max_msg_size = FTC_WIRE_HEADER_SIZE + FTC_WIRE_SEGMENT_HDR + 24;
     config(&cfg);
-    EXPECT(ftc_context_create(0, 2, &ops, t, &cfg, &ctx) == FTC_OK, "create");
-    EXPECT(ftc_segment_payload_max(ctx) == 24, "segment %zu, want 24",
-           ftc_segment_payload_max(ctx));
+    CHECK_MSG(ftc_context_create(0, 2, &ops, t, &cfg, &ctx) == FTC_OK,
+              "create");
+    CHECK_MSG(ftc_segment_payload_max(ctx) == 24, "segment %zu, want 24",
+              ftc_segment_payload_max(ctx));
     ftc_context_destroy(ctx);
     free(t);
 }
@@ -628,16 +617,16 @@ static void test_shared_bytes(void)
     /* A slow window, so that the trains wait and share. */
     ctx->cfg.segment_window = 1;
     for (uint32_t d = 1; d < 4; d++)
-        EXPECT(ftc_segment_send(ctx, d, &h, iov, 2) == FTC_OK, "queue to %u",
-               d);
-    EXPECT(ftc_segment_queued_bytes(ctx) == LEN, "one value to three "
-           "destinations: %zu bytes queued, want %u (one copy)",
-           ftc_segment_queued_bytes(ctx), (unsigned)LEN);
+        CHECK_MSG(ftc_segment_send(ctx, d, &h, iov, 2) == FTC_OK, "queue to %u",
+                  d);
+    CHECK_MSG(ftc_segment_queued_bytes(ctx) == LEN, "one value to three "
+              "destinations: %zu bytes queued, want %u (one copy)",
+              ftc_segment_queued_bytes(ctx), (unsigned)LEN);
     /* Other bytes of the same length are not taken for the same. */
     ftc_iov_t iov2 = {other, LEN};
-    EXPECT(ftc_segment_send(ctx, 1, &h, &iov2, 1) == FTC_OK, "queue other");
-    EXPECT(ftc_segment_queued_bytes(ctx) == 2 * LEN, "another value is "
-           "another copy: %zu", ftc_segment_queued_bytes(ctx));
+    CHECK_MSG(ftc_segment_send(ctx, 1, &h, &iov2, 1) == FTC_OK, "queue other");
+    CHECK_MSG(ftc_segment_queued_bytes(ctx) == 2 * LEN, "another value is "
+              "another copy: %zu", ftc_segment_queued_bytes(ctx));
     /* Let everything out: credits for all that was sent, repeatedly. */
     for (int turn = 0; turn < 40; turn++)
         for (uint32_t d = 1; d < 4; d++) {
@@ -652,8 +641,8 @@ static void test_shared_bytes(void)
             }
             ftc_segment_credit(ctx, d, sent);
         }
-    EXPECT(ftc_segment_queued_bytes(ctx) == 0, "all sent, %zu bytes still "
-           "queued", ftc_segment_queued_bytes(ctx));
+    CHECK_MSG(ftc_segment_queued_bytes(ctx) == 0, "all sent, %zu bytes still "
+              "queued", ftc_segment_queued_bytes(ctx));
     /* What each destination got: 6 + 6 (dest 1) or 6 segments, every one
      * digest-MACed, and reassembled, the value's bytes. */
     for (uint32_t d = 1; d < 4; d++) {
@@ -683,14 +672,14 @@ static void test_shared_bytes(void)
             }
         }
         uint32_t want = d == 1 ? 12 : 6;
-        EXPECT(bad == 0 && segs == want && digested == want,
-               "dest %u: %u segments (%u digest-MACed, %u refused), want %u",
-               d, segs, digested, bad, want);
-        EXPECT(have[0] == LEN && memcmp(got[0], value, LEN) == 0,
-               "dest %u: the value's bytes", d);
+        CHECK_MSG(bad == 0 && segs == want && digested == want,
+                  "dest %u: %u segments (%u digest-MACed, %u refused), want %u",
+                  d, segs, digested, bad, want);
+        CHECK_MSG(have[0] == LEN && memcmp(got[0], value, LEN) == 0,
+                  "dest %u: the value's bytes", d);
         if (d == 1)
-            EXPECT(have[1] == LEN && memcmp(got[1], other, LEN) == 0,
-                   "dest 1: the other value's bytes");
+            CHECK_MSG(have[1] == LEN && memcmp(got[1], other, LEN) == 0,
+                      "dest 1: the other value's bytes");
     }
     rt_clear(t);
     ftc_context_destroy(ctx);
@@ -710,6 +699,5 @@ int main(void)
     test_sender_window();
     test_receiver();
     test_config();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_report();
 }

@@ -291,6 +291,14 @@ def test_bench(prog, version):
             " (binomial takes no k)")
     refuses([prog, "--algo", "push-sum", "--tree", "binomial"], "--tree",
             "ftcoll-bench", " (not a tree family)")
+    # Uniform mode: the corrected allreduce only (it agrees on the root).
+    for argv, why in ((["--coll", "bcast"], "bcast"),
+                      (["--coll", "agree"], "agree"),
+                      (["--algo", "ftco"], "ftco: no deciding root"),
+                      (["--algo", "push-sum"], "gossip: no deciding root"),
+                      (["--checked"], "with --checked")):
+        refuses([prog, "--uniform"] + argv, "--uniform", "ftcoll-bench",
+                " (" + why + ")")
 
 
 def test_core(prog, version):

@@ -12,11 +12,13 @@
  *                 stay set, and every member in the failed set crashed;
  *   cost          with no failure, the early round's messages: two
  *                 recursive-doubling exchanges, 2 p log2 p + 4 (n - p)
- *                 with p the largest power of two <= n.
+ *                 with p the largest power of two <= n (at radix k,
+ *                 FTC_AGREE_EARLY_RADIX: 2 p (k - 1) log_k p + 4 (n - p)
+ *                 with p the largest power of k <= n).
  *
  * Schedules: exhaustive for n <= 9 (no crash; every rank crashing before
- * the operation or right after each of its sends; every pair of ranks,
- * each before or after each of its sends), with the transport reporting
+ * the operation, right after each of its sends, or as it delivers; every
+ * pair of ranks, each at any of those points), with the transport reporting
  * deaths and with the core's keepalives alone; then
  * seeded random schedules up to n = 1024 with up to 10 crashes, jitter
  * and both detection modes. Every injected crash is checked to have
@@ -25,7 +27,8 @@
  *   test_ulfm_properties [--max-n N] [--random RUNS] [--seed S]
  *   test_ulfm_properties ... --expect-uniform-violation
  *   test_ulfm_properties --one N SEED DETECT r:k[,r:k...] [JITTER [NINV [NOPS]]]
- * replays one schedule (k = 0: crashed before the operation; NINV: ranks
+ * replays one schedule (k = 0: crashed before the operation; k = d: as it
+ * delivers, before it sends anything more; NINV: ranks
  * 0..NINV-1 invalidate the group as the agreement starts, which random
  * schedules do a third of the time: the agreement must not notice;
  * NOPS 2: two agreements in flight at once, each checked, which random
@@ -48,6 +51,12 @@
 #include "ulfm_world.h"
 
 #define MAX_CRASH 16
+
+/* A crash point: as the rank delivers, from its deliver callback. A
+ * member whose last send comes before its delivery (a round that ends
+ * with the messages it receives) can only crash "right after it
+ * delivered" so; the crash points after sends would miss it. */
+#define AT_DELIVERY UINT64_MAX
 
 typedef struct schedule {
     uint32_t n;
@@ -80,10 +89,18 @@ typedef struct outcome {
 
 static rank_result_t *results;
 static ftc_lb_world_t *cur_world;
+static const struct schedule *cur_schedule; /* NULL: no crash to inject */
 
 static void on_deliver(const ftc_completion_t *c, void *arg)
 {
     rank_result_t *r = &results[(uintptr_t)arg];
+    if (cur_schedule != NULL) {
+        uint32_t rank = (uint32_t)((uintptr_t)arg % cur_schedule->n);
+        for (uint32_t i = 0; i < cur_schedule->ncrash; i++)
+            if (cur_schedule->crash[i].rank == rank
+                && cur_schedule->crash[i].k == AT_DELIVERY)
+                ftc_lb_crash(cur_world, rank);
+    }
     r->at_ns = ftc_lb_now(cur_world);
     r->delivered++;
     r->status = c->status;
@@ -110,9 +127,13 @@ static void print_schedule(const schedule_t *s, FILE *f)
     fprintf(f, "--one %" PRIu32 " %" PRIu64 " %d ", s->n, s->seed, s->detect);
     if (s->ncrash == 0)
         fputs("-", f);
-    for (uint32_t i = 0; i < s->ncrash; i++)
-        fprintf(f, "%s%" PRIu32 ":%" PRIu64, i ? "," : "", s->crash[i].rank,
-                s->crash[i].k);
+    for (uint32_t i = 0; i < s->ncrash; i++) {
+        fprintf(f, "%s%" PRIu32 ":", i ? "," : "", s->crash[i].rank);
+        if (s->crash[i].k == AT_DELIVERY)
+            fputc('d', f);
+        else
+            fprintf(f, "%" PRIu64, s->crash[i].k);
+    }
     if (s->jitter_ns || s->ninv || s->nops == 2)
         fprintf(f, " %" PRIu64 " %u %u", s->jitter_ns, s->ninv, s->nops);
     fputc('\n', f);
@@ -133,16 +154,23 @@ static int uniform_violations;
     } while (0)
 
 /* Messages of a failure-free agreement of n ranks (early.c): two rounds
- * of log2 p exchanges among the first p (the largest power of two <= n),
- * and per extra rank two messages in and two out. */
+ * of log_k p exchanges among the first p (the largest power of the radix
+ * k <= n), k - 1 partners each, and per extra rank two messages in and
+ * two out. */
+#ifndef FTC_AGREE_EARLY_RADIX
+#define FTC_AGREE_EARLY_RADIX 2
+#endif
 static uint64_t failure_free_messages(uint32_t n)
 {
-    uint64_t p = 1, l = 0;
-    while (p <= n / 2) {
-        p *= 2;
-        l++;
+    uint64_t k = FTC_AGREE_EARLY_RADIX < n ? FTC_AGREE_EARLY_RADIX : n;
+    uint64_t p, l;
+    for (k = k < 2 ? 2 : k;; k--) {
+        for (p = 1, l = 0; p <= n / k; p *= k)
+            l++;
+        if (k == 2 || (l + 2) * (k - 1) <= 64)
+            break;
     }
-    return 2 * p * l + 4 * (n - p);
+    return 2 * p * l * (k - 1) + 4 * (n - p);
 }
 
 static bool in_list(const uint32_t *v, uint32_t n, uint32_t x)
@@ -179,7 +207,14 @@ static outcome_t run_schedule(const schedule_t *s)
     results = calloc((size_t)n * nops, sizeof(*results));
     if (!val || !results)
         abort();
-    ulfm_world_inject(&world, s->crash, s->ncrash);
+    /* (the crashes at delivery come from on_deliver) */
+    ulfm_crash_t by_sends[MAX_CRASH];
+    uint32_t nby_sends = 0;
+    for (uint32_t i = 0; i < s->ncrash; i++)
+        if (s->crash[i].k != AT_DELIVERY)
+            by_sends[nby_sends++] = s->crash[i];
+    ulfm_world_inject(&world, by_sends, nby_sends);
+    cur_schedule = s;
     /* (with two in flight, each rank starts both at once) */
     for (uint32_t r = 0; r < n; r++)
         for (uint32_t op = 0; op < nops; op++) {
@@ -196,6 +231,7 @@ static outcome_t run_schedule(const schedule_t *s)
         if (!before[r] && ftc_group_invalidate(g[r]) != FTC_OK)
             VIOLATION(s, "rank %u: invalidate refused", r);
     ftc_lb_run(w, UINT64_MAX);
+    cur_schedule = NULL;
     out.messages = ftc_lb_messages_sent(w);
 
     for (uint32_t i = 0; i < s->ncrash; i++)
@@ -322,9 +358,16 @@ static void sends_per_rank(uint32_t n, uint64_t *sends)
     free(val);
 }
 
-/* Every schedule of n ranks with at most two crashes. Crash points of a
- * rank: before the operation, and after each of its sends (two more
- * than a failure-free run makes, for the resends failures cause). */
+/* Crash point i of a rank that sends `sends` messages in a failure-free
+ * run: before the operation (0), after each of its sends and two more
+ * (for the resends failures cause), then as it delivers. */
+static uint64_t crash_point(uint64_t i, uint64_t sends)
+{
+    return i <= sends + 2 ? i : AT_DELIVERY;
+}
+
+/* Every schedule of n ranks with at most two crashes, at every crash
+ * point of each (crash_point). */
 static void exhaustive(uint32_t n, tally_t *t)
 {
     uint64_t sends[16];
@@ -334,26 +377,27 @@ static void exhaustive(uint32_t n, tally_t *t)
     account(t, &s, &o);
     for (int detect = 1; detect >= 0; detect--)
         for (uint32_t a = 0; a < n; a++)
-            for (uint64_t ka = 0; ka <= sends[a] + 2; ka++) {
+            for (uint64_t ia = 0; ia <= sends[a] + 3; ia++) {
+                uint64_t ka = crash_point(ia, sends[a]);
                 s = (schedule_t){.n = n, .detect = detect, .ncrash = 1,
-                                 .seed = ka};
+                                 .seed = ia};
                 s.crash[0] = (ulfm_crash_t){a, ka};
                 o = run_schedule(&s);
                 account(t, &s, &o);
-                /* Alone, a crash within the failure-free run's sends
-                 * must happen. */
-                if (ka <= sends[a] && o.fired != 1)
+                /* Alone, a crash within the failure-free run's sends, or
+                 * at the delivery every live rank makes, must happen. */
+                if ((ka <= sends[a] || ka == AT_DELIVERY) && o.fired != 1)
                     VIOLATION(&s, "the injected crash did not happen");
             }
     for (int detect = 1; detect >= 0; detect--)
     for (uint32_t a = 0; a < n; a++)
         for (uint32_t b = a + 1; b < n; b++)
-            for (uint64_t ka = 0; ka <= sends[a] + 2; ka++)
-                for (uint64_t kb = 0; kb <= sends[b] + 2; kb++) {
+            for (uint64_t ia = 0; ia <= sends[a] + 3; ia++)
+                for (uint64_t ib = 0; ib <= sends[b] + 3; ib++) {
                     s = (schedule_t){.n = n, .detect = detect, .ncrash = 2,
-                                     .seed = ka * 31 + kb};
-                    s.crash[0] = (ulfm_crash_t){a, ka};
-                    s.crash[1] = (ulfm_crash_t){b, kb};
+                                     .seed = ia * 31 + ib};
+                    s.crash[0] = (ulfm_crash_t){a, crash_point(ia, sends[a])};
+                    s.crash[1] = (ulfm_crash_t){b, crash_point(ib, sends[b])};
                     o = run_schedule(&s);
                     account(t, &s, &o);
                 }
@@ -384,7 +428,8 @@ static void random_runs(uint64_t runs, uint64_t seed, tally_t *t)
                 if (!ulfm_crash_has(s.crash, c, c))
                     r = c;
             }
-            s.crash[c] = (ulfm_crash_t){r, ulfm_splitmix(&x) % 9};
+            uint64_t k = ulfm_splitmix(&x) % 10; /* 9: as it delivers */
+            s.crash[c] = (ulfm_crash_t){r, k == 9 ? AT_DELIVERY : k};
         }
         outcome_t o = run_schedule(&s);
         account(t, &s, &o);
@@ -405,7 +450,12 @@ static int parse_one(int argc, char **argv)
             s.crash[s.ncrash].rank = (uint32_t)strtoul(p, &p, 10);
             if (*p++ != ':')
                 return 2;
-            s.crash[s.ncrash++].k = strtoull(p, &p, 10);
+            if (*p == 'd') {
+                s.crash[s.ncrash++].k = AT_DELIVERY;
+                p++;
+            } else {
+                s.crash[s.ncrash++].k = strtoull(p, &p, 10);
+            }
             if (*p == ',')
                 p++;
         }

@@ -184,3 +184,37 @@ def ulfm_cases(suite):
              % (r, v, g, n), n, 10,
              ["--invalidate", "%d@%d" % (r, g), "--kill", "%d@%d" % (v, g)],
              [v], {v: g}, shrink=True, invalidated=g)
+
+    uniform_allreduce_cases(suite)
+
+
+def uniform_allreduce_cases(suite):
+    """The corrected allreduce in uniform mode (ftcoll-bench --uniform,
+    docs/ulfm.md "Uniform allreduce") with a SIGKILL from outside,
+    wherever it finds the victim in its stream; the victim is rank 0, the
+    first root, half the time, so that a root may die mid-broadcast. Every
+    survivor completes every iteration, each one the same way at all of
+    them (FTC_OK with one value, or FTC_EPROC_FAILED everywhere): equal
+    digests (Suite.check), and every survivor ran the mode."""
+    rng, iters = suite.rng, 30
+    for n in (4, 8):
+        v = 0 if rng.random() < 0.5 else rng.randrange(1, n)
+        bench, run_args, g, h = suite.outside(v, iters)
+
+        def fn(n=n, v=v, bench=bench, run_args=run_args):
+            args = ["--coll", "allreduce", "--uniform", "-f", 1,
+                    "--iters", iters, "--warmup", 0, "--quiet"] + bench
+            job = suite.run(n, args, run_args)
+            problems = suite.check(job, n, "allreduce", kills=[v],
+                                   ops=iters)
+            plain = [r for r, s in job.summary.items()
+                     if not s.get("uniform")]
+            if plain:
+                problems.append("rank(s) %s did not run in uniform mode"
+                                % sorted(plain))
+            failed = max((s["statuses"].get("FTC_EPROC_FAILED", 0)
+                          for s in job.summary.values()), default=0)
+            suite.info = "%d iteration(s) FTC_EPROC_FAILED" % failed
+            return problems, job
+        suite.case("ulfm: uniform allreduce kill-from-outside n=%d %d@%d..%d"
+                   % (n, v, g, h), fn)
