@@ -600,6 +600,28 @@ static void ack_children(ftco_op_t *o)
     }
 }
 
+/* The reduce's root delivers a result that lists these ranks as failed.
+ * Whoever judged one of them (a process below, whose DATA left it out)
+ * told it, unless the judge failed before its verdict arrived, or the
+ * verdict was refuted (core/cutoff.c: a process whose messages are slow
+ * takes its judge for one that hears nobody). A listed process that is
+ * alive must not stay so: it is told here, once, that it was excluded
+ * (a dead one ignores it), and is failed from now on at the root, which
+ * answers any late message of it so (core/dispatch.c). The ranks the
+ * root judged itself were told already. */
+static void exclude_missing(ftco_op_t *o)
+{
+    ftc_context_t *ctx = o->base.group->ctx;
+    for (uint32_t i = 0; i < o->base.comp.nfailed; i++) {
+        uint32_t g = o->base.comp.failed[i];
+        uint32_t w = ftc_group_world_rank(o->base.group, g);
+        if (ftc_ctx_is_failed(ctx, w))
+            continue;
+        (void)ftc_ctx_send_control(ctx, w, FTC_MSG_EXCLUDED, NULL, 0);
+        ftc_ctx_declare_failed(ctx, w);
+    }
+}
+
 static void xchg_publish(ftco_op_t *o);
 static void xchg_try(ftco_op_t *o);
 static void xchg_fall_back(ftco_op_t *o);
@@ -649,6 +671,7 @@ static void try_up(ftco_op_t *o)
                 memcpy(op->args.recvbuf, o->up_val, op->nbytes);
             set_missing(o, &o->up_set);
             o->have_result = true;
+            exclude_missing(o);
             ftc_cop_complete(op, FTC_OK);
         } else if (op->coll == FTC_COLL_REDUCE) {
             o->have_result = true;
