@@ -1200,6 +1200,30 @@ static bool owes(const ftco_op_t *o, uint32_t x)
     return o->up >= 0 && x == (uint32_t)o->up && o->up_sent && !o->up_acked;
 }
 
+/* Whether a peer with these flags is a target of our bcast gather, as
+ * the replacement of a failed root: we wait for its answer. Our own
+ * per-message timeout does not exclude it; the core's monitor, which
+ * watches it all the same (needs_watch), does. A gather that hears
+ * nobody ends a bcast with FTC_EROOT_FAILED at every live process, and
+ * silence proves nothing when it is our own messages that are late (a
+ * process whose sends are slow becomes the replacement when the root and
+ * the processes before it in the succession crash): its KEEPALIVEs
+ * arrive after f_timeout, and its verdicts, unrefutable, evicted the
+ * healthy processes that held the value (test_ftco_properties --slow
+ * each --ack-timeout-ns 20000 --colls bcast: n = 6, k-nomial 2, ranks 0
+ * and 1 crashed, rank 2 slow). The monitor's verdict comes a probe
+ * series later and a live target refutes it (core/cutoff.c: it answered
+ * the probe long before), declares us failed, and we, having observed
+ * most of the group failed, accept its notice (core/dispatch.c). A
+ * reduce or allreduce gather keeps the paper's timeouts: its result
+ * counts whoever answers, and a stopped target costs f_timeout, not the
+ * monitor's series. */
+static bool gather_target(const ftco_op_t *o, uint8_t flags)
+{
+    return o->base.coll == FTC_COLL_BCAST && o->acting_root
+           && (flags & F_WAIT);
+}
+
 static void ftco_on_timer(ftc_cop_t *op)
 {
     ftco_op_t *o = (ftco_op_t *)op;
@@ -1216,6 +1240,8 @@ static void ftco_on_timer(ftc_cop_t *op)
         pe->tstate = T_NONE;
         if ((pe->flag & F_FAILED) || !owes(o, x))
             continue;
+        if (st == T_AWAIT && gather_target(o, pe->flag))
+            continue; /* the monitor judges it (gather_target says why) */
         if (st == T_AWAIT
             && now - pe->deadline <= f_timeout(o, x) / 2) {
             exclude(o, x);
