@@ -638,7 +638,12 @@ int main(int argc, char **argv)
     }
     static const ftc_coll_t colls[] = {FTC_COLL_REDUCE, FTC_COLL_BCAST,
                                        FTC_COLL_ALLREDUCE};
-    char tbuf[256];
+    char tbuf[1024];
+    if (strlen(trees) >= sizeof(tbuf)) {
+        fprintf(stderr, "test_ftco_properties: --trees: longer than %zu "
+                        "characters\n", sizeof(tbuf) - 1);
+        return 2;
+    }
     for (uint32_t n = nmin; n <= nmax; n++) {
         for (size_t c = 0; c < 3; c++) {
             if (!want_coll(ftc_coll_name(colls[c])))
@@ -646,13 +651,16 @@ int main(int argc, char **argv)
             snprintf(tbuf, sizeof(tbuf), "%s", trees);
             for (char *tok = strtok(tbuf, ","); tok; tok = strtok(NULL, ",")) {
                 char *colon = strchr(tok, ':');
-                if (colon == NULL)
-                    return 2;
-                *colon = '\0';
                 sched_t s;
                 memset(&s, 0, sizeof(s));
-                if (ftc_tree_kind_parse(tok, &s.tree.kind) != FTC_OK)
+                if (colon != NULL)
+                    *colon = '\0';
+                if (colon == NULL
+                    || ftc_tree_kind_parse(tok, &s.tree.kind) != FTC_OK) {
+                    fprintf(stderr, "test_ftco_properties: --trees: '%s' "
+                                    "is not KIND:K\n", tok);
                     return 2;
+                }
                 s.tree.k = (uint32_t)atoi(colon + 1);
                 if (n > 2 && s.tree.k >= n)
                     continue;
