@@ -192,15 +192,11 @@ static int raw_open(raw_ep_t *r, ftc_bootstrap_t *boot, char *buf,
     char why[200];
     if (auto_node) {
         s.node = "127.0.0.1";
-        int rc = ofi_rdm_open(&r->e, &s, why, sizeof(why));
-        uint32_t fmt = rc == 0 ? r->e.info->addr_format : 0;
-        if (rc == 0
-            && (fmt == FI_SOCKADDR || fmt == FI_SOCKADDR_IN
-                || fmt == FI_SOCKADDR_IN6))
-            return 0;
-        ofi_rdm_close(&r->e);
-        memset(&r->e, 0, sizeof(r->e));
-        s.node = NULL;
+        uint32_t fmt = 0;
+        if (ofi_rdm_addr_format(&s, &fmt) != 0
+            || (fmt != FI_SOCKADDR && fmt != FI_SOCKADDR_IN
+                && fmt != FI_SOCKADDR_IN6))
+            s.node = NULL;
     }
     int rc = ofi_rdm_open(&r->e, &s, why, sizeof(why));
     if (rc != 0)

@@ -6,7 +6,7 @@ on one tree, interleaved (docs/ftco.md, "On real processes").
   python3 bench/ftco_side_by_side.py --build build [--rounds 5]
       [--backends zmq:tcp,ucx:sm,libfabric:shm] [--ns 8,16]
       [--tree binomial] [--iters 2000] [--ack-timeout-us 250000]
-      [--parts free,kill,stop,raw]
+      [--parts free,kill,stop,raw] [--base BUILD]
 
 Every job runs ftcoll-bench with --tree (default binomial: the one tree
 ftco, the plain tree family's reduce and bcast and the corrected
@@ -20,13 +20,15 @@ free  Fault-free 8-byte allreduce, p50 us: tree, corrected f=1 and ftco;
       and, in the same rounds, the transport's raw one-way latency between
       two processes (an n = 2 job of ftcoll-bench --coll none --pingpong,
       --wait block as the collectives here:
-      what one ACK costs on the wire; a job of its own, because the raw
-      libfabric endpoint beside the backend sometimes crashes inside
-      libfabric's shm provider at setup). The paper's claim: ftco - tree
+      what one ACK costs on the wire; a job of its own, with a raw
+      endpoint of its own beside the backend's). The paper's claim: ftco - tree
       <= one ACK latency. A job that fails at setup is retried (4 tries).
       The raw p50 and mean both print: on shared memory most round trips
       find both processes running (sub-microsecond) and the rest wait
       for a descheduled one, which the collectives' p50 cannot avoid.
+      With --base BUILD, a fourth job per (round, n), "ftco base": the
+      same ftco job from another build (an earlier version, to measure a
+      change): ftco base - tree and ftco / ftco base print per round too.
 kill  A SIGKILL tied to progress (the last rank, a leaf of the binomial
       tree, kills itself as iteration 300 starts), ftco and corrected f=1,
       the core's keepalive at its defaults (100 + 200 ms): ms from the
@@ -67,10 +69,10 @@ def interleaved(rng, rounds, cells):
             yield r, c
 
 
-def run_retry(args, backend, env, n, bench_args, want):
+def run_retry(args, backend, env, n, bench_args, want, build=None):
     """run() up to 4 times while the job fails at setup; rows or None."""
     for _ in range(4):
-        rows, _, _, p = run(args.build, backend, env, n, bench_args)
+        rows, _, _, p = run(build or args.build, backend, env, n, bench_args)
         if want in rows:
             return rows
         print("job failed (n=%d, %s): %s" % (n, " ".join(map(str,
@@ -81,10 +83,11 @@ def run_retry(args, backend, env, n, bench_args, want):
 
 
 def fault_free(args, rng, name, backend, env, ns, raw_only=False):
-    p50 = {(n, a): [] for n in ns for a, _ in ALGOS}
+    algos = ALGOS + ([("ftco base", ALGOS[-1][1])] if args.base else [])
+    p50 = {(n, a): [] for n in ns for a, _ in algos}
     raw, raw_avg = [], []
     per_round = {}
-    cells = [] if raw_only else [(n, a) for n in ns for a in ALGOS]
+    cells = [] if raw_only else [(n, a) for n in ns for a in algos]
     cells.append((2, ("raw", [])))
     for r, (n, (aname, extra)) in interleaved(rng, args.rounds, cells):
         wait = "spin" if n <= (os.cpu_count() or 1) and backend != "zmq" \
@@ -101,7 +104,8 @@ def fault_free(args, rng, name, backend, env, ns, raw_only=False):
         rows = run_retry(args, backend, env, n,
                          ["--iters", args.iters, "--warmup", 200, "--quiet",
                           "--sizes", 8, "--wait", wait, "--tree",
-                          args.tree] + extra, "coll")
+                          args.tree] + extra, "coll",
+                         args.base if aname == "ftco base" else None)
         if rows is None:
             continue
         p50[(n, aname)].append(rows["coll"]["p50"])
@@ -111,23 +115,30 @@ def fault_free(args, rng, name, backend, env, ns, raw_only=False):
             name, fmt(raw, 6, 1), fmt(raw_avg, 6, 1)))
         return
     for n in ns:
-        diff, ratio, ratio_c = [], [], []
+        diff, ratio, ratio_c, diff_b, ratio_b = [], [], [], [], []
         for r in range(args.rounds):
             f = per_round.get((r, n, "ftco"))
             t = per_round.get((r, n, "tree"))
             c = per_round.get((r, n, "corrected f=1"))
+            b = per_round.get((r, n, "ftco base"))
             if f is not None and t is not None:
                 diff.append(f - t)
                 ratio.append(f / t)
             if f is not None and c is not None:
                 ratio_c.append(f / c)
+            if b is not None and t is not None:
+                diff_b.append(b - t)
+            if b is not None and f is not None:
+                ratio_b.append(f / b)
+        base = "; ftco base-tree %s us, ftco/ftco base %s" % (
+            fmt(diff_b, 6, 1), fmt(ratio_b, 4, 2)) if args.base else ""
         print("%-14s n=%-2d allreduce 8 B p50 us: %s; ftco-tree %s us, "
-              "ftco/tree %s, ftco/corrected %s; raw one-way p50 %s us, "
+              "ftco/tree %s, ftco/corrected %s%s; raw one-way p50 %s us, "
               "mean %s us" % (
                   name, n, "; ".join("%s %s" % (a, fmt(p50[(n, a)], 6, 1))
-                                     for a, _ in ALGOS),
+                                     for a, _ in algos),
                   fmt(diff, 6, 1), fmt(ratio, 4, 2), fmt(ratio_c, 4, 2),
-                  fmt(raw, 6, 1), fmt(raw_avg, 6, 1)))
+                  base, fmt(raw, 6, 1), fmt(raw_avg, 6, 1)))
         sys.stdout.flush()
 
 
@@ -182,7 +193,12 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--backends", default="zmq:tcp,ucx:sm,libfabric:shm")
     ap.add_argument("--parts", default="free,kill,stop")
+    ap.add_argument("--base", default=None,
+                    help="another build whose ftco runs beside (free)")
     args = ap.parse_args()
+    if args.base is not None and not os.path.isfile(
+            os.path.join(args.base, "bench/ftcoll-bench")):
+        ap.error("--base: no bench/ftcoll-bench in %s" % args.base)
     rng = random.Random(args.seed)
     try:
         ns = [int(x) for x in args.ns.split(",")]
@@ -198,8 +214,9 @@ def main():
         if name not in TRANSPORTS:
             ap.error("unknown backend:transport %s" % name)
     print("# ftco_side_by_side: n = %s, --tree %s, %d rounds, %d cores, "
-          "load %s" % (args.ns, args.tree, args.rounds, os.cpu_count() or 1,
-                       " ".join("%.2f" % x for x in os.getloadavg())))
+          "load %s%s" % (args.ns, args.tree, args.rounds, os.cpu_count() or 1,
+                         " ".join("%.2f" % x for x in os.getloadavg()),
+                         ", base %s" % args.base if args.base else ""))
     for name in args.backends.split(","):
         backend, env = TRANSPORTS[name]
         if "free" in parts:

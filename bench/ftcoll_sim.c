@@ -168,6 +168,12 @@ typedef struct run_summary {
                                      StartTime_last */
     double msgs_per_proc;
     double work_at_reach; /* per process (scenario.h) */
+    /* Margolin & Barak's own measures (sim_paper_metrics.h): a process
+     * finishes when it has delivered and passed the value on. */
+    uint64_t finish_time_first, finish_time_last;
+    uint64_t paper_latency, paper_output_spread;
+    double paper_work;
+    uint32_t paper_max_queue;
     uint64_t max_rank_msgs;
     uint32_t max_inbound, live, undelivered, bad_status, failed;
     int violations;
@@ -194,6 +200,16 @@ static void summary_of(const ftc_scenario_result_t *r, int violations,
                        : 0;
     out->msgs_per_proc = r->n ? (double)r->messages / r->n : 0;
     out->work_at_reach = r->n ? (double)r->messages_at_reach / r->n : 0;
+    out->finish_time_first = r->finish_time_first;
+    out->finish_time_last = r->finish_time_last;
+    out->paper_latency = r->finish_time_last > out->last_start
+                             ? r->finish_time_last - out->last_start
+                             : 0;
+    out->paper_output_spread = r->finish_time_last > r->finish_time_first
+                                   ? r->finish_time_last - r->finish_time_first
+                                   : 0;
+    out->paper_work = r->n ? (double)r->messages_by_finish / r->n : 0;
+    out->paper_max_queue = r->paper_max_queue;
     out->max_rank_msgs = r->max_rank_sends;
     out->max_inbound = r->max_inbound;
     out->live = r->live;
@@ -229,7 +245,13 @@ static void summary_of(const ftc_scenario_result_t *r, int violations,
     X(check_s, m->check_s)                                                    \
     X(last_start, (double)m->last_start)                                      \
     X(latency, (double)m->latency)                                            \
-    X(work_at_reach, m->work_at_reach)
+    X(work_at_reach, m->work_at_reach)                                        \
+    X(finish_time_first, (double)m->finish_time_first)                        \
+    X(finish_time_last, (double)m->finish_time_last)                          \
+    X(paper_latency, (double)m->paper_latency)                                \
+    X(paper_work, m->paper_work)                                              \
+    X(paper_output_spread, (double)m->paper_output_spread)                    \
+    X(paper_max_queue, (double)m->paper_max_queue)
 
 enum {
 #define X(name, expr) M_##name,
@@ -324,6 +346,18 @@ static void json_summary(json_t *j, const run_summary_t *m)
     json_uint(j, m->max_rank_msgs);
     json_key(j, "max_inbound");
     json_uint(j, m->max_inbound);
+    json_key(j, "finish_time_first");
+    json_uint(j, m->finish_time_first);
+    json_key(j, "finish_time_last");
+    json_uint(j, m->finish_time_last);
+    json_key(j, "paper_latency");
+    json_uint(j, m->paper_latency);
+    json_key(j, "paper_work");
+    json_fixed(j, m->paper_work, 4);
+    json_key(j, "paper_output_spread");
+    json_uint(j, m->paper_output_spread);
+    json_key(j, "paper_max_queue");
+    json_uint(j, m->paper_max_queue);
     json_key(j, "live");
     json_uint(j, m->live);
     json_key(j, "failed_ranks");
@@ -990,13 +1024,19 @@ int main(int argc, char **argv)
                    " spread=%" PRIu64 " msgs/proc=%.3f max_rank_msgs=%" PRIu64
                    " max_inbound=%u live=%u undelivered=%u bad_status=%u\n"
                    " work_at_reach=%.3f\n"
+                   "paper: latency=%" PRIu64 " work=%.3f output_spread=%" PRIu64
+                   " max_queue=%u (finish_time_first=%" PRIu64
+                   " finish_time_last=%" PRIu64 ")\n"
                    "wall=%.3fs (setup %.3f, run %.3f, teardown %.3f, check"
                    " %.3f) peak_rss=%ldKB\n",
                    sums[run].reach, sums[run].finish, sums[run].first_finish,
                    sums[run].spread, sums[run].msgs_per_proc,
                    sums[run].max_rank_msgs, sums[run].max_inbound,
                    sums[run].live, sums[run].undelivered, sums[run].bad_status,
-                   sums[run].work_at_reach, wall, res.wall_setup_s, res.wall_run_s, res.wall_teardown_s,
+                   sums[run].work_at_reach, sums[run].paper_latency,
+                   sums[run].paper_work, sums[run].paper_output_spread,
+                   sums[run].paper_max_queue, sums[run].finish_time_first,
+                   sums[run].finish_time_last, wall, res.wall_setup_s, res.wall_run_s, res.wall_teardown_s,
                    sums[run].check_s, peak_rss_kb());
         } else {
             if (run == 0)

@@ -30,6 +30,10 @@ typedef struct gc_crash {
 typedef struct gc_cut {
     uint32_t a, b;
     uint64_t after;
+    bool reported;    /* both ends' transports report the cut at once
+                         (ftc_lb_cut_link_reported: the paper's handling
+                         at that iteration); else only the keepalive
+                         finds it */
 } gc_cut_t;
 
 typedef struct gc_run {

@@ -7,7 +7,7 @@
 #
 #   bench/gossip_figures.sh [--build DIR] [--out DIR] [--docs DIR]
 #                           [--nmax N] [--sizes "N1 N2 ..."] [--keep]
-#                           [--sim PATH] [--no-plot]
+#                           [--sim PATH] [--no-plot] [--link-only]
 #
 #   --build DIR   meson build directory holding bench/ftcoll-sim (build)
 #   --sim PATH    the ftcoll-sim to run (BUILD/bench/ftcoll-sim); a copy
@@ -21,6 +21,7 @@
 #   --keep        add to the data files instead of starting them again,
 #                 so a sweep can be done in parts; a size is run only if
 #                 accuracy.dat has no row for it yet
+#   --link-only   only the link-failure runs and their picture (a minute)
 #
 # One n = 32768 run takes 10-25 minutes on a 2-vCPU host (push-flow never
 # passes the test, so it always runs the 1500 iterations).
@@ -31,7 +32,9 @@
 #                 at most 1500 iterations, seed 1;
 # link-PF75.dat ... the error over the iterations after one permanent link
 #                 failure at iteration 75 or 175 of a 6-D hypercube (n = 64),
-#                 the same seed for push-flow and PCF (Figures 4 and 7);
+#                 handled by both ends then (reported at once, as in the
+#                 paper), the same seed for push-flow and PCF (Figures 4
+#                 and 7);
 # iterations.dat  iterations and messages per process to 1e-15 on the
 #                 hypercube versus n (push-sum, push-flow, PCF).
 set -eu
@@ -44,6 +47,7 @@ sizes=
 keep=0
 sim=
 plot=1
+link_only=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --build) build=$2; shift 2 ;;
@@ -54,7 +58,8 @@ while [ $# -gt 0 ]; do
     --keep) keep=1; shift ;;
     --sim) sim=$2; shift 2 ;;
     --no-plot) plot=0; shift ;;
-    -h|--help) sed -n '3,33p' "$0"; exit 0 ;;
+    --link-only) link_only=1; shift ;;
+    -h|--help) sed -n '3,39p' "$0"; exit 0 ;;
     *) echo "gossip_figures.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -69,16 +74,18 @@ field() {
 print(r["max_err_vs_all"], r["iterations"], r["messages_per_process"], d["wall_s"])'
 }
 
+[ "$link_only" = 1 ] && sizes=none
 if [ -z "$sizes" ]; then
     n=16
     while [ "$n" -lt "$nmax" ]; do sizes="$sizes $n"; n=$((n * 4)); done
     sizes="$sizes $nmax"
 fi
-if [ "$keep" = 0 ] || [ ! -s "$out/accuracy.dat" ]; then
+if [ "$link_only" = 0 ] && { [ "$keep" = 0 ] || [ ! -s "$out/accuracy.dat" ]; }; then
     echo "# algo shape op n max_err_vs_all iterations msgs_per_proc wall_s" >"$out/accuracy.dat"
     echo "# algo n iterations msgs_per_proc max_err_vs_all wall_s" >"$out/iterations.dat"
 fi
 for n in $sizes; do
+    [ "$n" = none ] && break
     if awk -v n="$n" '$4 == n { found = 1 } END { exit !found }' "$out/accuracy.dat"; then
         echo "n = $n: already in $out/accuracy.dat" >&2
         continue
@@ -109,7 +116,8 @@ for at in 75 175; do
         [ "$keep" = 1 ] && [ -s "$out/link-$( [ $algo = pcf ] && echo PCF || echo PF )$at.dat" ] && continue
         tag=$( [ $algo = pcf ] && echo PCF || echo PF )
         "$sim" --algo $algo -n 64 --neighbours hypercube --seed 2 \
-            --target 1e-15 --link-fail 0-1@$at --trace-error 1 --no-check \
+            --target 1e-15 --link-fail 0-1@$at --link-fail-reported \
+            --trace-error 1 --no-check \
             | grep -v '^#' | awk 'NF == 3' >"$out/link-$tag$at.dat"
     done
 done
@@ -119,7 +127,12 @@ done
 
 if [ "$plot" = 1 ]; then
     command -v gnuplot >/dev/null || { echo "gossip_figures.sh: no gnuplot (apt-get install gnuplot-nox); data in $out" >&2; exit 0; }
-    gnuplot -e "dir='$out'; docs='$docs'" bench/gossip_plots.gp
-    echo "pictures: $docs/gossip-accuracy.svg $docs/gossip-link-failure.svg $docs/gossip-iterations.svg" >&2
+    if [ "$link_only" = 1 ]; then
+        gnuplot -e "dir='$out'; docs='$docs'" bench/gossip_link_plot.gp
+        echo "picture: $docs/gossip-link-failure.svg" >&2
+    else
+        gnuplot -e "dir='$out'; docs='$docs'" bench/gossip_plots.gp
+        echo "pictures: $docs/gossip-accuracy.svg $docs/gossip-link-failure.svg $docs/gossip-iterations.svg" >&2
+    fi
 fi
 echo "data: $out" >&2

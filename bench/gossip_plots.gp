@@ -26,19 +26,8 @@ plot rows("push-flow", "hypercube", "avg") u 4:5 w lp lw 2 t "push-flow hypercub
      rows("pcf", "torus3d", "avg") u 4:5 w lp lw 2 dt 2 t "PCF torus avg", \
      rows("pcf", "torus3d", "sum") u 4:5 w lp lw 2 dt 2 t "PCF torus sum"
 
-# Figures 4 and 7: the error over the iterations after a link failure.
-set output docs.'/gossip-link-failure.svg'
-unset logscale x
-set xlabel "iteration"
-set ylabel "largest relative error (all processes)"
-set title "One permanent link failure, 6-D hypercube, same seed (Figures 4 and 7)"
-# The first 400 iterations: a run that never settles traces up to its cap.
-set xrange [0:400]
-plot dir.'/link-PF75.dat' u 1:2 w l lw 2 lc rgb "#e41a1c" t "push-flow, cut at 75", \
-     dir.'/link-PF175.dat' u 1:2 w l lw 2 lc rgb "#ff7f00" t "push-flow, cut at 175", \
-     dir.'/link-PCF75.dat' u 1:2 w l lw 2 lc rgb "#377eb8" t "PCF, cut at 75", \
-     dir.'/link-PCF175.dat' u 1:2 w l lw 2 lc rgb "#4daf4a" t "PCF, cut at 175", \
-     dir.'/link-none.dat' u 1:2 w l lw 1 dt 2 lc rgb "black" t "PCF, no failure"
+# Figures 4 and 7: bench/gossip_link_plot.gp (drawn on its own too).
+load 'bench/gossip_link_plot.gp'
 
 # Iterations and messages to 1e-15 versus n.
 set output docs.'/gossip-iterations.svg'

@@ -50,6 +50,22 @@ static int register_buf(ofi_rdm_t *r, const ofi_rdm_spec_t *s,
     return rc;
 }
 
+int ofi_rdm_addr_format(const ofi_rdm_spec_t *s, uint32_t *fmt)
+{
+    struct fi_info *h = hints(s), *info = NULL;
+    if (h == NULL)
+        return -FI_ENOMEM;
+    int rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
+                        s->node, NULL, s->node != NULL ? FI_SOURCE : 0, h,
+                        &info);
+    fi_freeinfo(h);
+    if (rc == 0) {
+        *fmt = info->addr_format;
+        fi_freeinfo(info);
+    }
+    return rc;
+}
+
 int ofi_rdm_open(ofi_rdm_t *r, const ofi_rdm_spec_t *s, char *err,
                  size_t errlen)
 {

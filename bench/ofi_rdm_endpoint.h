@@ -39,6 +39,12 @@ typedef struct ofi_rdm {
     void *desc;             /* buf's descriptor, NULL if not registered */
 } ofi_rdm_t;
 
+/* The address format the provider s would be opened with, asked of
+ * fi_getinfo alone: 0 and *fmt, or a negative fi_errno. Opening an
+ * endpoint just to look (shm 1.17 with a sockaddr node) and closing it
+ * again made the next fi_enable crash inside the provider. */
+int ofi_rdm_addr_format(const ofi_rdm_spec_t *s, uint32_t *fmt);
+
 /* Open r (zeroed by the caller) as s says. 0, or a negative fi_errno with
  * err saying which step failed and why ("fi_domain: ..."); either way
  * ofi_rdm_close(r) releases what was opened. */

@@ -9,6 +9,8 @@
 #include "ftcoll_loopback.h"
 #include "rng.h"
 #include "scenario.h"
+#include "sim_ftco.h"
+#include "sim_paper_metrics.h"
 #include "sim_ulfm.h"
 #include "wire/wire.h"
 #include "algo/corrected/kinds.h"
@@ -34,6 +36,7 @@ typedef struct sim_run {
     ftc_sim_service_state_t *service; /* LogP, ftco: sim_ftco.h */
     uint64_t *departs;      /* LogP: when each message left its sender */
     size_t ndeparts, capdeparts;
+    ftc_pm_t *pm;           /* LogP: Margolin & Barak's measures */
 } sim_run_t;
 
 /* ---- the two backends behind one face ---------------------------------- */
@@ -251,6 +254,7 @@ static void on_deliver(const ftc_completion_t *c, void *arg)
         return; /* the checker flags it; keep the first result */
     rr->status = c->status;
     rr->deliver_ns = b_now(run);
+    ftc_pm_delivered(run->pm, r->rank, rr->deliver_ns);
     rr->stats = c->stats;
     rr->failed_count = c->failed_count;
     if (c->nfailed > 0 && !run->s->lean) {
@@ -497,6 +501,15 @@ static void trace_departures(void *arg, uint64_t t, uint32_t rank,
         trace_line(run->s->trace, t, rank, what, peer);
 }
 
+static void trace_messages(void *arg, uint64_t t, uint32_t rank,
+                           ftc_logp_trace_kind_t what, uint32_t peer,
+                           const void *buf, size_t len)
+{
+    (void)peer;
+    sim_run_t *run = arg;
+    ftc_pm_message(run->pm, t, rank, what, buf, len);
+}
+
 static int create_world(sim_run_t *run)
 {
     const ftc_scenario_t *s = run->s;
@@ -511,6 +524,13 @@ static int create_world(sim_run_t *run)
         lc.detect_delay = s->detect_delay_ns;
         lc.trace = trace_departures;
         lc.trace_arg = run;
+        int prc = ftc_pm_create(s->n, s->args.algo == FTC_ALGO_FTCO
+                                          ? ftc_sim_ftco_is_data
+                                          : ftc_pm_any_family_message,
+                                &run->pm);
+        if (prc != FTC_OK)
+            return prc;
+        lc.trace_msg = trace_messages;
         if (s->queue == FTC_QUEUE_KIND) {
             lc.queue = FTC_LOGP_QUEUE_PRIORITY;
             lc.classify = classify_kind;
@@ -537,6 +557,42 @@ static int create_world(sim_run_t *run)
     lc.send_cost_ns = s->send_cost_ns;
     lc.detect_delay_ns = s->detect_delay_ns;
     return ftc_lb_world_create(&lc, &run->w);
+}
+
+/* Whether rank r is a root of the run's tree: ftco's roots (one, or the
+ * multi-root trees' m), else the collective's root. */
+static bool is_tree_root(const ftc_scenario_t *s, uint32_t r)
+{
+    if (s->args.algo != FTC_ALGO_FTCO)
+        return r == s->args.root;
+    uint32_t logical = (uint32_t)(((uint64_t)r + s->n - s->args.root) % s->n);
+    return logical < ftc_tree_root_count(&s->ftco.tree, s->n);
+}
+
+/* Margolin & Barak's latency, work, output spread and queue
+ * (sim_paper_metrics.h), beside ours. */
+static void paper_measures(sim_run_t *run)
+{
+    ftc_scenario_result_t *res = run->res;
+    ftc_pm_rank_t *pr = malloc(sizeof(*pr) * (res->n ? res->n : 1));
+    if (pr == NULL || run->pm == NULL) {
+        free(pr);
+        return;
+    }
+    for (uint32_t r = 0; r < res->n; r++) {
+        const ftc_rank_result_t *rr = &res->ranks[r];
+        pr[r] = (ftc_pm_rank_t){.live = !rr->failed,
+                                .delivered = rr->delivered > 0,
+                                .root = is_tree_root(run->s, r)};
+    }
+    ftc_pm_result_t out;
+    ftc_pm_summarise(run->pm, pr, &out);
+    free(pr);
+    res->finish_time_last = out.finish_time_last;
+    res->finish_time_first = out.finish_time_first;
+    res->messages_by_finish = out.messages_by_finish;
+    res->paper_max_queue = out.max_queue;
+    res->paper_max_queue_rank = out.max_queue_rank;
 }
 
 /* The per-run summary over the ranks that never failed. */
@@ -581,6 +637,7 @@ static void summarise(sim_run_t *run)
         res->max_inbound_rank = st.max_inbound_rank;
         for (size_t i = 0; i < run->ndeparts; i++)
             res->messages_at_reach += run->departs[i] <= res->reach_ns;
+        paper_measures(run);
     }
 }
 
@@ -615,6 +672,7 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
     rc = create_world(&run);
     if (rc != FTC_OK) {
         ftc_sim_service_destroy(run.service);
+        ftc_pm_destroy(run.pm);
         free(rfail);
         free(rcrash);
         free(rcrash_t);
@@ -643,6 +701,7 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
         ftc_lb_world_destroy(run.w);
         ftc_logp_world_destroy(run.lp);
         ftc_sim_service_destroy(run.service);
+        ftc_pm_destroy(run.pm);
         ftc_scenario_result_free(res);
         return fail(err, errlen, "out of memory");
     }
@@ -766,6 +825,7 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
     ftc_lb_world_destroy(run.w);
     ftc_logp_world_destroy(run.lp);
     ftc_sim_service_destroy(run.service);
+    ftc_pm_destroy(run.pm);
     res->wall_teardown_s = wall_now() - t_run;
     if (rc != FTC_OK) {
         ftc_scenario_result_free(res);

@@ -155,6 +155,14 @@ typedef struct ftc_scenario_result {
                                    last ACKs) */
     uint32_t max_inbound;   /* longest inbound queue (LogP) */
     uint32_t max_inbound_rank;
+    /* LogP: Margolin & Barak's measures (sim_paper_metrics.h): a process
+     * finishes when it has delivered and its last DATA left. */
+    uint64_t finish_time_last;   /* latest finish of a live non-root */
+    uint64_t finish_time_first;  /* earliest finish of a live process */
+    uint64_t messages_by_finish; /* sent up to each sender's own finish */
+    uint32_t paper_max_queue;    /* longest inbound queue of a live
+                                    process up to its own finish */
+    uint32_t paper_max_queue_rank;
     uint64_t backend_bytes; /* the world's own memory after the run */
     double wall_setup_s, wall_run_s, wall_teardown_s; /* host seconds */
     void *slab;             /* storage behind inputs and values */

@@ -36,6 +36,17 @@ void ftc_sim_ftco_kind_classes(uint8_t cls[16])
     cls[FTCO_MSG_ACK] = 2;
 }
 
+bool ftc_sim_ftco_is_data(const void *buf, size_t len)
+{
+    if (len < FTC_WIRE_HEADER_SIZE)
+        return false;
+    const uint8_t *b = buf;
+    unsigned kind = b[5], algo = b[6];
+    return algo == (unsigned)FTC_ALGO_FTCO
+           && (kind == FTCO_MSG_UP || kind == FTCO_MSG_DOWN
+               || kind == FTCO_MSG_EXCH);
+}
+
 struct ftc_sim_service_state {
     ftc_sim_service_t kind;
     ftc_tree_t tree;

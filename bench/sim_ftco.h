@@ -32,6 +32,11 @@ const char *ftc_sim_service_name(ftc_sim_service_t s);
  * KEEPALIVE 1, ACK 2 (the core's probes keep theirs, 2 and 3). */
 void ftc_sim_ftco_kind_classes(uint8_t cls[16]);
 
+/* Whether a message is the paper's DATA (UP, DOWN, or a root's EXCH):
+ * what passes the value on, which ends a process's FinishTime
+ * (sim_paper_metrics.h); ACKs and KEEPALIVEs are not. */
+bool ftc_sim_ftco_is_data(const void *buf, size_t len);
+
 typedef struct ftc_sim_service_state ftc_sim_service_state_t;
 
 /* State for n ranks on tree (rooted at root, as the family roots it):

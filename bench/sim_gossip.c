@@ -51,6 +51,11 @@ static void usage(FILE *out)
         "  --crash-window W                sends (50)\n"
         "  --link-fail A-B@I,...           cut the link A-B for good as A\n"
         "                                  ends its I-th iteration (0: before)\n"
+        "  --link-fail-reported            both ends' transports report each\n"
+        "                                  cut at once, so both exclude the\n"
+        "                                  link at iteration I (the paper's\n"
+        "                                  Figure 4); else only the keepalive\n"
+        "                                  finds it, some periods later\n"
         "  --suspect-ns, --probe-ns NS     the keepalive that finds a cut link\n"
         "                                  (with --link-fail: 20000 each, two\n"
         "                                  periods; else the core's defaults)\n"
@@ -88,6 +93,7 @@ static const struct option gossip_options[] = {
     {"crashes", required_argument, NULL, 'K'},
     {"crash-window", required_argument, NULL, 'W'},
     {"link-fail", required_argument, NULL, 'L'},
+    {"link-fail-reported", no_argument, NULL, 'R'},
     {"spread-ns", required_argument, NULL, 'D'},
     {"latency-ns", required_argument, NULL, 'G'},
     {"period-ns", required_argument, NULL, 'I'},
@@ -172,6 +178,7 @@ typedef struct opts {
     uint32_t runs;
     uint32_t trace_every;
     bool json, check;
+    bool cuts_reported;        /* --link-fail-reported */
 } opts_t;
 
 static int parse_crashes(const char *arg, gc_run_t *run)
@@ -377,6 +384,9 @@ static int parse(int argc, char **argv, opts_t *o)
         case 'L':
             o->cut_arg = optarg;
             break;
+        case 'R':
+            o->cuts_reported = true;
+            break;
         case 'I':
             if (!parse_u64(v, &u) || u == 0)
                 return bad(f, "expected nanoseconds > 0");
@@ -459,11 +469,17 @@ static int parse(int argc, char **argv, opts_t *o)
         return rc;
     if (o->cut_arg != NULL && (rc = parse_cuts(o->cut_arg, run)) != 0)
         return rc;
-    /* A cut link is found by the keepalive alone: unless told otherwise,
-     * probe a silent neighbour after two periods and give up on it after
-     * two more (the loopback's round trip is 2 us, so nobody live is ever
-     * suspected). Without cuts, the core's defaults: the transport reports
-     * crashes, and the message counts hold no probes. */
+    if (o->cuts_reported && run->ncut == 0)
+        return bad("--link-fail-reported", "needs --link-fail");
+    for (uint32_t i = 0; i < run->ncut; i++)
+        run->cut[i].reported = o->cuts_reported;
+    /* A cut link not reported is found by the keepalive alone: unless
+     * told otherwise, probe a silent neighbour after two periods, and
+     * with the core's back-off (probe_backoff 3: waits of 2, 4, 8 and 16
+     * periods) give up on it 32 periods after it fell silent (the
+     * loopback's round trip is 2 us, so nobody live is ever suspected).
+     * Without cuts, the core's defaults: the transport reports crashes,
+     * and the message counts hold no probes. */
     if (run->ncut > 0 && run->suspect_ns == 0)
         run->suspect_ns = 2 * 10000;
     if (run->ncut > 0 && run->probe_ns == 0)

@@ -394,7 +394,7 @@ static void test_late_failure(void)
 static void link_run(gc_run_t *run, uint32_t a, uint32_t b, uint64_t at)
 {
     run->ncut = 1;
-    run->cut[0] = (gc_cut_t){a, b, at};
+    run->cut[0] = (gc_cut_t){a, b, at, false};
     run->suspect_ns = 2 * 10000; /* two periods */
     run->probe_ns = 2 * 10000;
 }

@@ -17,9 +17,14 @@
  *  - determinism, and refusal of nonsensical scenarios;
  *  - ftco: the multi-root allreduce's exchange beats the single tree;
  *    its bcast reaches everyone when the plain tree does, its
- *    message count, and faults under every receive order.
+ *    message count, and faults under every receive order;
+ *  - Margolin & Barak's own measures (FinishTime, work up to each
+ *    process's finish, the queue while a process is in the operation)
+ *    on two runs small enough to follow by hand, and (--big) Table 2's
+ *    row 0 at P = 65,536.
  *
- * Options: --big runs the long checks (P = 65,536; suite 'sweep').
+ * Options: --big runs the long checks (P = 65,536; suite 'sweep');
+ * --table2 only Table 2's row 0 (about a second).
  * The last line says 'N passed, M failed'.
  */
 #include <inttypes.h>
@@ -507,7 +512,7 @@ static void test_refusals(void)
 /* Failure-free on the same k-nomial tree: the ftco bcast reaches the last
  * process exactly when the plain tree does (its ACKs cost messages, not
  * latency: the paper's "one ACK" lies after the delivery); 2(n - 1)
- * messages, 4(n - 1) for the allreduce (the checker asserts it). And
+ * messages, 3(n - 1) for the allreduce (the checker asserts it). And
  * with inactive and crashing processes under every receive order
  * (FIFO, Algorithm 2's classes, RSD, DISD) and the per-message timeouts,
  * the checker holds and every live process delivers. */
@@ -537,7 +542,9 @@ static void test_ftco(void)
         ftc_scenario_result_free(&tree);
         s.coll = FTC_COLL_ALLREDUCE;
         if (run(&s, &ftco, "ftco allreduce") == 0) {
-            CHECK_MSG(ftco.messages == 4ull * (n - 1),
+            /* UP, DOWN (carrying the UP's ACK) and the DOWN's ACK per
+             * edge (docs/ftco.md, "ACKs carried by the result"). */
+            CHECK_MSG(ftco.messages == 3ull * (n - 1),
                       "ftco allreduce n %u: %" PRIu64 " messages", n,
                       ftco.messages);
             ftc_scenario_result_free(&ftco);
@@ -583,9 +590,10 @@ static void test_ftco(void)
  * "The roots' exchange"). Failure-free, the multi-root 9-nomial tree is
  * the single-root 9-nomial tree, so the two runs differ by the exchange
  * alone: it must save at least one hop (L + 2 = 12 steps) to the last
- * delivery (27 at P = 1,000 and 4,096), and cost 4(n - m) + 3m(m - 1) - c
- * messages (the values, then the result and its ACK between the roots;
- * c: the roots' children, who get the result, not an ACK). A
+ * delivery (27 at P = 1,000 and 4,096), and cost 3(n - m) + 3m(m - 1)
+ * messages (UP, DOWN carrying the UP's ACK, and the DOWN's ACK per edge
+ * below the roots; the values, then the result and its ACK between the
+ * roots). A
  * root's ACKs sent before its result once cost more than the exchange
  * saved. And with inactive and crashing processes, roots among them, the
  * checker holds and every live process delivers. */
@@ -609,10 +617,7 @@ static void test_ftco_roots_exchange(void)
                       "n %u: the exchange reaches everyone at %" PRIu64
                       ", the single tree at %" PRIu64, n, multi.reach_ns,
                       one.reach_ns);
-            uint64_t below = 0;
-            for (uint32_t r = 0; r < 9; r++)
-                below += ftc_tree_children(&s.ftco.tree, n, r, NULL, 0);
-            uint64_t want = 4ull * (n - 9) + 3 * 9 * 8 - (below - 8);
+            uint64_t want = 3ull * (n - 9) + 3 * 9 * 8;
             CHECK_MSG(multi.messages == want,
                       "n %u: %" PRIu64 " messages with the exchange, not %"
                       PRIu64, n, multi.messages, want);
@@ -673,9 +678,112 @@ static void test_ftco_timeout_from_departure(void)
     ftc_scenario_result_free(&r);
 }
 
+/* --- Margolin & Barak's measures (bench/sim_paper_metrics.h) ----------- */
+
+/* Two runs followed step by step (L = 10, o = g = 1: a message sent at t
+ * leaves at t + 1, joins the queue at t + 11, is taken at t + 12).
+ *
+ * bcast on the 2-nomial tree over 4 ranks (0 -> 1, 2; 1 -> 3; the larger
+ * subtree first): rank 0 sends DOWN to 1 in [0, 1] and to 2 in [1, 2]
+ * and finishes at 2. Rank 1 takes it in [11, 12], delivers, sends DOWN
+ * to 3 in [12, 13] (finish 13), then ACKs 0 in [13, 14]; rank 2 takes it
+ * in [12, 13] (finish 13), ACKs in [13, 14]; rank 3 takes it in [23, 24]
+ * (finish 24), ACKs in [24, 25]. Both ACKs reach rank 0 at 24, long after
+ * its finish: our queue is 2, the paper's (a process's own queue while
+ * in the operation) 1. FinishTime_last = 24, FinishTime_first = 2 (the
+ * root), latency 24, output spread 22; work: the three DOWNs, not the
+ * three ACKs that left after their senders finished.
+ *
+ * allreduce on the 2-ary tree over 3 ranks (0 -> 1, 2): the leaves' UPs
+ * leave at 1 and queue together at 0 at 11 (queue 2, in the operation);
+ * rank 0 takes them in [11, 13] and sends DOWN to 1 and 2 in [13, 15],
+ * each carrying the ACK of its UP (docs/ftco.md, "ACKs carried by the
+ * result"; finish 15); the leaves take theirs and ACK the value, the
+ * last finishing at 26. FinishTime_last = 26, first = 15, 4 of the 6
+ * messages by their senders' finish (the UPs and the DOWNs). */
+static void test_paper_measures(void)
+{
+    ftc_scenario_t s;
+    ftc_scenario_result_t r;
+    logp(&s, 4, 10, 1, 1);
+    s.detect_delay_ns = UINT64_MAX;
+    s.coll = FTC_COLL_BCAST;
+    s.args.algo = FTC_ALGO_FTCO;
+    s.ftco.tree = (ftc_tree_t){.kind = FTC_TREE_KNOMIAL, .k = 2};
+    if (run(&s, &r, "ftco bcast, 2-nomial, n 4") == 0) {
+        CHECK_MSG(r.reach_ns == 24 && r.messages == 6 && r.max_inbound == 2,
+                  "bcast n 4, ours: reach %" PRIu64 " messages %" PRIu64
+                  " queue %u, want 24, 6, 2",
+                  r.reach_ns, r.messages, r.max_inbound);
+        CHECK_MSG(r.finish_time_last == 24 && r.finish_time_first == 2
+                      && r.messages_by_finish == 3 && r.paper_max_queue == 1,
+                  "bcast n 4, the paper's: FinishTime last %" PRIu64
+                  " first %" PRIu64 ", %" PRIu64 " messages by finish, "
+                  "queue %u; want 24, 2, 3, 1",
+                  r.finish_time_last, r.finish_time_first,
+                  r.messages_by_finish, r.paper_max_queue);
+        ftc_scenario_result_free(&r);
+    }
+    logp(&s, 3, 10, 1, 1);
+    s.detect_delay_ns = UINT64_MAX;
+    s.args.algo = FTC_ALGO_FTCO;
+    s.ftco.tree = (ftc_tree_t){.kind = FTC_TREE_KARY, .k = 2};
+    if (run(&s, &r, "ftco allreduce, 2-ary, n 3") == 0) {
+        CHECK_MSG(r.reach_ns == 26 && r.messages == 6 && r.max_inbound == 2,
+                  "allreduce n 3, ours: reach %" PRIu64 " messages %" PRIu64
+                  " queue %u, want 26, 6, 2",
+                  r.reach_ns, r.messages, r.max_inbound);
+        CHECK_MSG(r.finish_time_last == 26 && r.finish_time_first == 15
+                      && r.messages_by_finish == 4 && r.paper_max_queue == 2,
+                  "allreduce n 3, the paper's: FinishTime last %" PRIu64
+                  " first %" PRIu64 ", %" PRIu64 " messages by finish, "
+                  "queue %u; want 26, 15, 4, 2",
+                  r.finish_time_last, r.finish_time_first,
+                  r.messages_by_finish, r.paper_max_queue);
+        ftc_scenario_result_free(&r);
+    }
+}
+
+/* Table 2, row 0 (docs/ftco.md): P = 65,536, L = 10, o = 1, multi-root
+ * 9-nomial allreduce. The paper's latency 171 and queue 9 hold, and its
+ * work 3 is 2 here: by its own finish a process has sent its UP (a root
+ * its EXCHs) and its DOWNs (a root's to the other roots too), 2(P - m) +
+ * 2m(m - 1) messages, the ACK of each UP riding on the DOWN that answers
+ * it and each ACK of a DOWN leaving after its sender's finish
+ * (docs/ftco.md, "ACKs carried by the result");
+ * its output spread of 43 is ours 40: our roots finish at 136, not 128,
+ * for sending the result to each other, so a leaf is first, at 131
+ * (docs/ftco.md, Table 2, item 4). */
+static void test_table2_row0(void)
+{
+    ftc_scenario_t s;
+    ftc_scenario_result_t r;
+    logp(&s, 65536, 10, 1, 1);
+    s.detect_delay_ns = UINT64_MAX;
+    s.args.algo = FTC_ALGO_FTCO;
+    s.lean = true;
+    s.ftco.tree = (ftc_tree_t){.kind = FTC_TREE_KNOMIAL_MULTIROOT, .k = 9};
+    if (run(&s, &r, "Table 2 row 0") != 0)
+        return;
+    CHECK_MSG(r.finish_time_last == 171 && r.paper_max_queue == 9
+                  && r.messages_by_finish == 2ull * (65536 - 9) + 2 * 9 * 8,
+              "Table 2 row 0: latency %" PRIu64 ", %" PRIu64
+              " messages by finish, queue %u; want 171, 2(P - m) + "
+              "2m(m - 1) = 131,198, 9",
+              r.finish_time_last, r.messages_by_finish, r.paper_max_queue);
+    CHECK_MSG(r.finish_time_first == 131,
+              "Table 2 row 0: FinishTime_first %" PRIu64 ", want 131",
+              r.finish_time_first);
+    ftc_scenario_result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     bool big = argc > 1 && strcmp(argv[1], "--big") == 0;
+    if (argc > 1 && strcmp(argv[1], "--table2") == 0) {
+        test_table2_row0();
+        return check_report();
+    }
     if (!big) {
         static const uint32_t extra5[] = {1000, 1023, 4096};
         static const uint32_t extra7[] = {1000, 4096};
@@ -690,6 +798,7 @@ int main(int argc, char **argv)
         test_ftco();
         test_ftco_timeout_from_departure();
         test_ftco_roots_exchange();
+        test_paper_measures();
         test_scale(16384);
     } else {
         static const uint32_t extra[] = {65536, 65535, 100000};
@@ -698,6 +807,7 @@ int main(int argc, char **argv)
         test_fault_models(65536);
         test_scale(65536);
         test_scale(262144);
+        test_table2_row0();
     }
     return check_report();
 }

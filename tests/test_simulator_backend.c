@@ -5,7 +5,8 @@
  * time, so each rule of the cost model is checked to the time unit:
  * send cost max(o, g), latency L, receive cost o, parallelism 1 and 2,
  * receives before sends, send completions after receives, queue policies,
- * holds, crashes, timers and failure reports.
+ * holds, crashes, timers and failure reports; the message trace
+ * (trace_msg: departure, arrival, receive, with the bytes).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -64,6 +65,29 @@ static void reply_on_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
 
 static ftc_context_t g_ctx[8];
 
+/* What trace_msg reported, when a test asks for it (world() passes it). */
+typedef struct msg_event {
+    uint64_t t;
+    uint32_t rank, peer;
+    ftc_logp_trace_kind_t what;
+    int byte;
+} msg_event_t;
+
+static msg_event_t g_events[32];
+static int g_nevents;
+static ftc_logp_trace_msg_fn g_trace_msg;
+
+static void record_msg(void *arg, uint64_t t, uint32_t rank,
+                       ftc_logp_trace_kind_t what, uint32_t peer,
+                       const void *buf, size_t len)
+{
+    (void)arg;
+    if (g_nevents < 32)
+        g_events[g_nevents++] = (msg_event_t){
+            t, rank, peer, what,
+            len > 0 ? ((const unsigned char *)buf)[0] : -1};
+}
+
 static unsigned classify_first_byte(const void *buf, size_t len, void *arg)
 {
     (void)arg;
@@ -83,6 +107,7 @@ static void world(uint32_t n, uint64_t L, uint64_t o, uint64_t g, uint32_t par,
     c.g = g;
     c.parallelism = par;
     c.detect_delay = 5;
+    c.trace_msg = g_trace_msg;
     if (priority) {
         c.queue = FTC_LOGP_QUEUE_PRIORITY;
         c.classify = classify_first_byte;
@@ -168,6 +193,44 @@ static void test_inbound_queue(void)
     ftc_logp_stats(g_w, &st);
     CHECK_MSG(st.max_inbound == 2 && st.max_inbound_rank == 1, "max inbound %u",
               st.max_inbound);
+}
+
+/* trace_msg: every message's departure (sender), arrival in a live
+ * rank's queue and receive start (receiver), with its bytes, in time
+ * order; a message to a crashed rank departs and never arrives. */
+static void test_trace_msg(void)
+{
+    g_trace_msg = record_msg;
+    g_nevents = 0;
+    world(4, 2, 1, 1, 1, 0);
+    ftc_logp_crash(g_w, 3);
+    send1(&g_ctx[0], 1, 10);
+    send1(&g_ctx[2], 1, 12);
+    send1(&g_ctx[0], 3, 13);
+    ftc_logp_run(g_w, UINT64_MAX);
+    static const msg_event_t want[] = {
+        {1, 0, 1, FTC_LOGP_SEND_END, 10},  {1, 2, 1, FTC_LOGP_SEND_END, 12},
+        {2, 0, 3, FTC_LOGP_SEND_END, 13},  {3, 1, 0, FTC_LOGP_ARRIVE, 10},
+        {3, 1, 2, FTC_LOGP_ARRIVE, 12},    {3, 1, 0, FTC_LOGP_RECV_START, 10},
+        {4, 1, 2, FTC_LOGP_RECV_START, 12}};
+    int nwant = (int)(sizeof(want) / sizeof(want[0]));
+    CHECK_MSG(g_nevents == nwant, "%d message events, want %d", g_nevents,
+              nwant);
+    for (int i = 0; i < nwant; i++) {
+        int found = 0;
+        for (int k = 0; k < g_nevents; k++)
+            found += g_events[k].t == want[i].t
+                     && g_events[k].rank == want[i].rank
+                     && g_events[k].peer == want[i].peer
+                     && g_events[k].what == want[i].what
+                     && g_events[k].byte == want[i].byte;
+        CHECK_MSG(found == 1, "event %d (t %" PRIu64 ", rank %u, kind %d, "
+                  "byte %d) seen %d times", i, want[i].t, want[i].rank,
+                  (int)want[i].what, want[i].byte, found);
+    }
+    for (int k = 1; k < g_nevents; k++)
+        CHECK_MSG(g_events[k - 1].t <= g_events[k].t, "events in time order");
+    g_trace_msg = NULL;
 }
 
 /* Parallelism 1: a send queued while a message waits starts only after
@@ -503,6 +566,7 @@ int main(void)
     test_send_timing();
     test_gap_below_overhead();
     test_inbound_queue();
+    test_trace_msg();
     test_receive_priority();
     test_completion_after_receive();
     test_priority_queue();

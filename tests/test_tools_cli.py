@@ -206,6 +206,8 @@ def test_sim_gossip(prog):
             "hypercube", "ftcoll-sim")
     refuses([prog, "--algo", "pcf", "-n", "8", "--link-fail", "0-9@3"],
             "--link-fail", "ftcoll-sim")
+    refuses([prog, "--algo", "pcf", "-n", "8", "--link-fail-reported"],
+            "--link-fail-reported", "ftcoll-sim")
     refuses([prog, "--algo", "pcf", "-n", "8", "--neighbours", "torus3d",
              "--torus", "2x2x3"], "--torus", "ftcoll-sim")
     refuses([prog, "--algo", "pcf", "--crashes", "8"], "--crashes",
@@ -233,6 +235,18 @@ def test_sim_gossip(prog):
               and run0["max_err_vs_all"] <= 1e-12)
     check(ok, f"ftcoll-sim --algo push-flow --link-fail 0-1@30: "
               f"{r.returncode} {r.stdout[:300]!r}")
+    # Reported to both ends at once (the paper's Figure 4 handling): the
+    # cut happened and push-flow still ends with everyone's aggregate.
+    r = run([prog, "--algo", "push-flow", "-n", "16", "--neighbours",
+             "hypercube", "--link-fail", "0-1@30", "--link-fail-reported",
+             "--json"])
+    ok = r.returncode == 0
+    if ok:
+        run0 = json.loads(r.stdout)["runs"][0]
+        ok = (run0["ok"] and run0["cuts"] == 1
+              and run0["max_err_vs_all"] <= 1e-12)
+    check(ok, f"ftcoll-sim --algo push-flow --link-fail 0-1@30 "
+              f"--link-fail-reported: {r.returncode} {r.stdout[:300]!r}")
     # Crashes that must happen: two random ranks, checked.
     r = run([prog, "--algo", "pcf", "-n", "16", "--crashes", "2", "--runs",
              "3", "--json"])

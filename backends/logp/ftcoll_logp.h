@@ -90,11 +90,22 @@ typedef enum ftc_logp_trace_kind {
     FTC_LOGP_SEND_END,    /* the message departs; peer: destination */
     FTC_LOGP_RECV_START,  /* peer: source */
     FTC_LOGP_RECV_END,    /* handed to the core; peer: source */
-    FTC_LOGP_CRASH        /* peer: unused */
+    FTC_LOGP_CRASH,       /* peer: unused */
+    FTC_LOGP_ARRIVE       /* trace_msg only: the message joins rank's
+                             inbound queue; peer: source */
 } ftc_logp_trace_kind_t;
 
 typedef void (*ftc_logp_trace_fn)(void *arg, uint64_t time, uint32_t rank,
                                   ftc_logp_trace_kind_t what, uint32_t peer);
+
+/* One message event with the message's bytes (as sent), for an embedder
+ * that measures by what a message is: SEND_END (rank the sender, the
+ * message departs), ARRIVE (rank the receiver, it joins the inbound
+ * queue of a live rank) and RECV_START (it leaves that queue). */
+typedef void (*ftc_logp_trace_msg_fn)(void *arg, uint64_t time, uint32_t rank,
+                                      ftc_logp_trace_kind_t what,
+                                      uint32_t peer, const void *buf,
+                                      size_t len);
 
 typedef struct ftc_logp_config {
     uint32_t n;               /* ranks (P), 1 <= n < 2^31 */
@@ -107,6 +118,8 @@ typedef struct ftc_logp_config {
                                  watcher; UINT64_MAX: never (keepalives
                                  only); default 100 */
     ftc_logp_trace_fn trace;  /* every CPU activity, or NULL */
+    ftc_logp_trace_msg_fn trace_msg; /* message events with bytes, or NULL;
+                                        called with trace_arg, after trace */
     void *trace_arg;
     /* A receive choice by sender (Margolin & Barak's service distance,
      * Algorithm 1), or NULL. Before each receive, service(arg, rank)

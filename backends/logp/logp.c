@@ -158,6 +158,15 @@ static void lp_trace(ftc_logp_world_t *w, uint32_t rank,
         w->cfg.trace(w->cfg.trace_arg, w->now, rank, what, peer);
 }
 
+static void lp_trace_msg(ftc_logp_world_t *w, uint32_t rank,
+                         ftc_logp_trace_kind_t what, uint32_t peer,
+                         const lp_msg_t *m)
+{
+    if (w->cfg.trace_msg != NULL)
+        w->cfg.trace_msg(w->cfg.trace_arg, w->now, rank, what, peer, m->data,
+                         m->len);
+}
+
 /* --- Messages ----------------------------------------------------------- */
 
 static lp_msg_t *lp_msg_alloc(ftc_logp_world_t *w, size_t len)
@@ -684,6 +693,7 @@ static void lp_start(ftc_logp_world_t *w, lp_proc_t *p, int what)
         cost = w->cfg.o;
         kind = EV_RECV_END;
         lp_trace(w, r, FTC_LOGP_RECV_START, m->src);
+        lp_trace_msg(w, r, FTC_LOGP_RECV_START, m->src, m);
     } else {
         m = p->sq_head;
         p->sq_head = m->next;
@@ -776,6 +786,7 @@ static void lp_handle(ftc_logp_world_t *w, const ftc_cal_event_t *ev)
             lp_msg_free(w, m);
         } else {
             lp_enqueue_inbound(w, p, m);
+            lp_trace_msg(w, ev->rank, FTC_LOGP_ARRIVE, m->src, m);
             /* A busy receive unit decides when it finishes. */
             if (!p->unit_busy[lp_unit(w, UNIT_RECV)])
                 lp_mark_dirty(w, p);
@@ -793,6 +804,7 @@ static void lp_handle(ftc_logp_world_t *w, const ftc_cal_event_t *ev)
             return;
         }
         lp_trace(w, ev->rank, FTC_LOGP_SEND_END, m->dest);
+        lp_trace_msg(w, ev->rank, FTC_LOGP_SEND_END, m->dest, m);
         p->departed++;
         p->flags |= LP_F_DONE;
         p->done_cookie = m->cookie;

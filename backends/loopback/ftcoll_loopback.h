@@ -171,6 +171,16 @@ int ftc_lb_is_deaf(const ftc_lb_world_t *w, uint32_t rank);
  * nothing. */
 void ftc_lb_cut_link(ftc_lb_world_t *w, uint32_t a, uint32_t b);
 
+/* Cut the link a-b as ftc_lb_cut_link does, and have each end's transport
+ * report the other failed (ftc_transport_peer_failed) at once, as a
+ * transport that sees the link break on both sides would (a connection
+ * reset): both ends exclude each other in the same instant of virtual
+ * time, which is how the gossip paper's Figure 4 handles a link failure.
+ * An end that does not watch the other now is told when it starts to.
+ * Both ends live on, and nobody else is told. a == b or a rank out of
+ * range: nothing. */
+void ftc_lb_cut_link_reported(ftc_lb_world_t *w, uint32_t a, uint32_t b);
+
 /* Cut the link a-b right after a's k-th send counted from this call (that
  * message still goes out); k = 0 cuts now. One pending cut per rank a: a
  * later call replaces it. */

@@ -170,10 +170,28 @@ static int lb_link_cut(const ftc_lb_world_t *w, uint32_t a, uint32_t b)
     return ftc_lb_map_get(&w->cut_links, a < b ? a : b, a < b ? b : a, &v);
 }
 
+/* The cut links map to LB_CUT_SILENT or LB_CUT_REPORTED. */
+#define LB_CUT_SILENT 1
+#define LB_CUT_REPORTED 2
+
 static void lb_cut_now(ftc_lb_world_t *w, uint32_t a, uint32_t b)
 {
-    if (ftc_lb_map_put(&w->cut_links, a < b ? a : b, a < b ? b : a, 1) != 0)
+    uint64_t v;
+    uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
+    if (ftc_lb_map_get(&w->cut_links, lo, hi, &v))
+        return; /* already cut; a reported cut stays reported */
+    if (ftc_lb_map_put(&w->cut_links, lo, hi, LB_CUT_SILENT) != 0)
         lb_out_of_memory();
+}
+
+static int lb_link_cut_reported(const ftc_lb_world_t *w, uint32_t a,
+                                uint32_t b)
+{
+    uint64_t v;
+    if (w->cut_links.len == 0)
+        return 0;
+    return ftc_lb_map_get(&w->cut_links, a < b ? a : b, a < b ? b : a, &v)
+           && v == LB_CUT_REPORTED;
 }
 
 static int lb_send(void *tp, uint32_t dest, const void *buf, size_t len,
@@ -327,6 +345,8 @@ static void lb_watch(void *tp, uint32_t peer)
         lb_schedule_peer_failed(
             w, wt, max_u64(sat_add(pe->crash_ns, ep->detect_delay_ns),
                            w->now));
+    else if (lb_link_cut_reported(w, ep->rank, peer))
+        lb_schedule_peer_failed(w, wt, w->now);
 }
 
 static void lb_unwatch(void *tp, uint32_t peer)
@@ -521,6 +541,22 @@ void ftc_lb_cut_link(ftc_lb_world_t *w, uint32_t a, uint32_t b)
     if (w == NULL || a >= w->cfg.n || b >= w->cfg.n || a == b)
         return;
     lb_cut_now(w, a, b);
+}
+
+void ftc_lb_cut_link_reported(ftc_lb_world_t *w, uint32_t a, uint32_t b)
+{
+    if (w == NULL || a >= w->cfg.n || b >= w->cfg.n || a == b)
+        return;
+    if (ftc_lb_map_put(&w->cut_links, a < b ? a : b, a < b ? b : a,
+                       LB_CUT_REPORTED) != 0)
+        lb_out_of_memory();
+    /* Each end that watches the other hears now, whatever its
+     * detect_delay_ns: the report is of the cut, not of a crash. */
+    uint64_t idx;
+    if (ftc_lb_map_get(&w->watch_index, a, b, &idx))
+        lb_schedule_peer_failed(w, &w->watches[idx], w->now);
+    if (ftc_lb_map_get(&w->watch_index, b, a, &idx))
+        lb_schedule_peer_failed(w, &w->watches[idx], w->now);
 }
 
 void ftc_lb_cut_link_after_sends(ftc_lb_world_t *w, uint32_t a, uint32_t b,

@@ -8,7 +8,10 @@
  * parent at first), then ACKs the children. Down (bcast, allreduce): a
  * process that has the value delivers it, sends it to its Down set and
  * ACKs its Up. Every DATA is ACKed; the sender watches the receiver until
- * the ACK (or, going up in an allreduce, the result) arrives.
+ * the ACK (or, going up in an allreduce, the result) arrives. In an
+ * allreduce the ACK of an UP rides on the result when the two would go
+ * together (ack_waits_for_result; docs/ftco.md, "ACKs carried by the
+ * result").
  *
  * Re-routing (Algorithm 4): when a process of Down fails, its children
  * join Down (several levels when they failed too), and are pulled with a
@@ -71,7 +74,7 @@ enum {
     F_DOWN = 0x04,   /* in our Down set */
     F_WAIT = 0x08,   /* we wait for its DATA (or its gather answer) */
     F_DACK = 0x10,   /* we sent it the value and wait for the ACK */
-    F_TOACK = 0x20,  /* we owe it an ACK once our DATA went up */
+    F_TOACK = 0x20,  /* we owe it the ACK of its DATA (ack_children) */
     F_SERVE = 0x40,  /* it asked for the value: send it when we have it */
     F_PULLED = 0x80  /* it pulled our DATA before we had it */
 };
@@ -227,7 +230,8 @@ static void t_sent(ftco_op_t *o, uint32_t x);
 
 /* A DATA: the contributor set's wire form (rset.h), then the value. */
 static void send_with_set(ftco_op_t *o, uint32_t to, uint8_t kind,
-                          const ftco_rset_t *set, const void *val)
+                          uint16_t flags, const ftco_rset_t *set,
+                          const void *val)
 {
     uint8_t local[256];
     size_t len = ftco_rset_wire_size(set);
@@ -237,20 +241,32 @@ static void send_with_set(ftco_op_t *o, uint32_t to, uint8_t kind,
         return;
     }
     ftco_rset_write(set, buf);
-    send_msg(o, to, kind, 0, buf, len, val, o->base.nbytes);
+    send_msg(o, to, kind, flags, buf, len, val, o->base.nbytes);
     if (buf != local)
         free(buf);
 }
 
 static void send_up_data(ftco_op_t *o, uint32_t to)
 {
-    send_with_set(o, to, FTCO_MSG_UP, &o->up_set, o->up_val);
+    send_with_set(o, to, FTCO_MSG_UP, 0, &o->up_set, o->up_val);
     t_sent(o, to);
 }
 
 static void send_ack(ftco_op_t *o, uint32_t to, uint16_t flags)
 {
     send_msg(o, to, FTCO_MSG_ACK, flags, NULL, 0, NULL, 0);
+}
+
+/* Whether the ACK of a child's UP waits for the result, which then
+ * carries it (send_down; docs/ftco.md, "ACKs carried by the result"):
+ * in an allreduce the child watches us until the result arrives whatever
+ * the ACK says (needs_watch), so without per-message timeouts the ACK
+ * tells it nothing it acts on. With them, a missing ACK would make the
+ * child probe us after f_timeout, so it goes as the paper sends it,
+ * unless the result leaves in the same turn. */
+static bool ack_waits_for_result(const ftco_op_t *o)
+{
+    return o->base.coll == FTC_COLL_ALLREDUCE && o->ack_timeout == 0;
 }
 
 /* ---- watching ---------------------------------------------------------- */
@@ -530,20 +546,26 @@ static void send_down(ftco_op_t *o, uint32_t x)
 {
     if (x == o->me || (fl(o, x) & (F_DACK | F_FAILED)))
         return;
+    /* An ACK we owe x for its DATA rides on the value (FTCO_WF_ACK_UP):
+     * one message instead of two. */
+    uint16_t acks = (fl(o, x) & F_TOACK) ? FTCO_WF_ACK_UP : 0;
     fl_set(o, x, F_DACK);
-    fl_clr(o, x, F_SERVE);
+    fl_clr(o, x, F_SERVE | F_TOACK);
     o->dack_pending++;
     rewatch(o, x);
     if (o->root_lost)
-        send_msg(o, x, FTCO_MSG_DOWN, FTCO_WF_ROOT_LOST, NULL, 0, NULL, 0);
+        send_msg(o, x, FTCO_MSG_DOWN, FTCO_WF_ROOT_LOST | acks, NULL, 0,
+                 NULL, 0);
     else if (o->base.coll == FTC_COLL_ALLREDUCE)
-        send_with_set(o, x, FTCO_MSG_DOWN, &o->result_set, o->result);
+        send_with_set(o, x, FTCO_MSG_DOWN, acks, &o->result_set, o->result);
     else
-        send_msg(o, x, FTCO_MSG_DOWN, 0, o->result, o->base.nbytes, NULL, 0);
+        send_msg(o, x, FTCO_MSG_DOWN, acks, o->result, o->base.nbytes, NULL,
+                 0);
     t_sent(o, x);
 }
 
 static void xchg_share(ftco_op_t *o);
+static void ack_children(ftco_op_t *o);
 
 /* We have the value (or know there is none): deliver, pass it on. */
 static void accept_result(ftco_op_t *o, const ftco_rset_t *set,
@@ -572,6 +594,10 @@ static void accept_result(ftco_op_t *o, const ftco_rset_t *set,
     for (uint32_t e = 0; e < o->peers.count; e++)
         if (o->peers.at[e].flag & (F_DOWN | F_SERVE))
             send_down(o, o->peers.at[e].rank);
+    /* ACKs held for the result and not carried by it (a DATA from a
+     * process outside our Down set) go on their own. */
+    if (ack_waits_for_result(o))
+        ack_children(o);
     /* A root on the exchange sends the result to the other roots too,
      * after its own tree (xchg_share says why), and is done with the
      * exchange (its own result, or one sent to it: the same value, the
@@ -588,6 +614,8 @@ static void accept_result(ftco_op_t *o, const ftco_rset_t *set,
  * exchange, try_up). */
 static void ack_children(ftco_op_t *o)
 {
+    if (ack_waits_for_result(o) && !o->have_result)
+        return; /* the result carries them (send_down) */
     bool sent_result = o->have_result && !o->root_lost
                        && o->base.coll == FTC_COLL_ALLREDUCE;
     for (uint32_t e = 0; e < o->peers.count; e++) {
@@ -730,7 +758,7 @@ static void xchg_publish(ftco_op_t *o)
         return;
     }
     for (uint32_t i = 1; i < o->m; i++)
-        send_with_set(o, (o->me + i) % o->m, FTCO_MSG_EXCH, &o->up_set,
+        send_with_set(o, (o->me + i) % o->m, FTCO_MSG_EXCH, 0, &o->up_set,
                       o->up_val);
     if (o->up >= 0) {
         /* Rank 0 has our value as the exchange's: nothing to ACK, and if
@@ -999,11 +1027,18 @@ static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
             for (uint32_t i = 0; i < o->ndl; i++)
                 if ((fl(o, o->dl[i]) & F_WAIT) && covered(o, o->dl[i]))
                     resolve(o, o->dl[i]);
-        if (o->up < 0 && !o->xchg)
-            send_ack(o, s, FTCO_WF_ACK_UP);
-        else
-            fl_set(o, s, F_TOACK);
+        /* The ACK is owed from now on. At the (acting) root, the DATA
+         * that completes the collection is answered by the result in
+         * this same turn, which carries the ACK (send_down); any other
+         * goes now, unless ACKs wait for the result. Elsewhere
+         * ack_children sends them once our DATA went up. */
+        bool at_root = o->up < 0 && !o->xchg;
+        fl_set(o, s, F_TOACK);
         try_up(o);
+        if (at_root && (fl(o, s) & F_TOACK) && !ack_waits_for_result(o)) {
+            fl_clr(o, s, F_TOACK);
+            send_ack(o, s, FTCO_WF_ACK_UP);
+        }
         return;
     }
     /* Our DATA went up already: this one is inside it, or the process
@@ -1034,8 +1069,11 @@ static void on_down(ftco_op_t *o, uint32_t s, const ftc_wire_header_t *hdr,
      * sender (the paper's order: the ACK overlaps the next hop instead of
      * delaying it). ACK what arrived even when we do not take it: the
      * sender waits for it. */
+    /* The value from Up: nothing more owed. (It carries the ACK of our
+     * DATA, FTCO_WF_ACK_UP, when that was still owed: the value says
+     * more, so a DOWN from Up counts as one either way.) */
     if ((int64_t)s == o->up)
-        o->up_acked = true; /* the value from Up: nothing more owed */
+        o->up_acked = true;
     if (o->have_result || (o->committed && (int64_t)s != o->up)
         || xchg_left_root(o, s))
         ;

@@ -101,8 +101,10 @@ static bool waiting_on(const ftc_gossip_link_t *l)
     return l->alive && !(l->peer_done && l->peer_saw_done);
 }
 
+/* paced: the iteration's own message, which must leave before the next
+ * one to the same neighbour is made (see can_push). */
 static void send_flagged(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push,
-                         unsigned extra_flags)
+                         unsigned extra_flags, bool paced)
 {
     ftc_cop_t *op = &g->base;
     g->rules->build(g, l, push, g->msg);
@@ -118,12 +120,37 @@ static void send_flagged(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push,
     if (waiting_on(l))
         hdr.flags |= FTC_GOSSIP_WF_WANT;
     ftc_iov_t iov = {g->msg, g->rules->payload_len(g->m)};
-    (void)ftc_cop_send(op, l->peer, &hdr, &iov, 1, false);
+    if (paced) {
+        bool left = true;
+        (void)ftc_cop_send_timed(op, l->peer, &hdr, &iov, 1, &left);
+        l->unsent = !left;
+    } else {
+        (void)ftc_cop_send(op, l->peer, &hdr, &iov, 1, false);
+    }
 }
 
 static void send_to(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push)
 {
-    send_flagged(g, l, push, 0);
+    send_flagged(g, l, push, 0, true);
+}
+
+/*
+ * Pacing: an iteration pushes only to a neighbour that has taken the
+ * last push (the transport completed it). A link's newest message holds
+ * everything its older ones did (the flows are totals), so a push queued
+ * behind another adds latency and nothing else. Without this an
+ * iteration every period_ns queued pushes as fast as the clock allowed
+ * whatever the link carried: over UCX shared memory with the default
+ * 64-element FIFO, on a loaded host, hundreds of sends waited in UCX per
+ * peer, links became hundreds of periods long, and operations stopped
+ * converging (docs/gossip.md, "Real processes"). A transport that
+ * completes sends at once (the loopback, a FIFO with room) is never held.
+ * Answers to a neighbour's message are not paced: there is one per
+ * message received.
+ */
+static bool can_push(const ftc_gossip_link_t *l)
+{
+    return !l->unsent;
 }
 
 
@@ -250,18 +277,23 @@ static void convergence_step(ftc_gossip_op_t *g)
     g->received = false;
 }
 
+static bool eligible_link(const ftc_gossip_link_t *l, bool after_delivery)
+{
+    return (after_delivery ? waiting_on(l) : l->alive) && can_push(l);
+}
+
 static ftc_gossip_link_t *choose(ftc_gossip_op_t *g, bool after_delivery)
 {
     uint32_t eligible = 0;
     for (uint32_t i = 0; i < g->nlinks; i++)
-        eligible += after_delivery ? waiting_on(&g->links[i]) : g->links[i].alive;
+        eligible += eligible_link(&g->links[i], after_delivery);
     if (eligible == 0)
         return NULL;
     if (g->params.partner == FTC_PARTNER_ROUND_ROBIN) {
         for (uint32_t t = 0; t < g->nlinks; t++) {
             ftc_gossip_link_t *l = &g->links[g->rr];
             g->rr = (g->rr + 1) % g->nlinks;
-            if (after_delivery ? waiting_on(l) : l->alive)
+            if (eligible_link(l, after_delivery))
                 return l;
         }
         return NULL;
@@ -269,7 +301,7 @@ static ftc_gossip_link_t *choose(ftc_gossip_op_t *g, bool after_delivery)
     uint64_t pick = ftc_cop_random_below(&g->base, eligible);
     for (uint32_t i = 0; i < g->nlinks; i++) {
         ftc_gossip_link_t *l = &g->links[i];
-        if (after_delivery ? waiting_on(l) : l->alive) {
+        if (eligible_link(l, after_delivery)) {
             if (pick == 0)
                 return l;
             pick--;
@@ -388,11 +420,31 @@ static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
      * the period, as on any real network). */
     bool answer = (hdr->flags & FTC_GOSSIP_WF_ANSWER) != 0;
     if (op->delivered && g->ticking && want && !waiting_on(l))
-        send_flagged(g, l, false, FTC_GOSSIP_WF_ANSWER);
+        send_flagged(g, l, false, FTC_GOSSIP_WF_ANSWER, false);
     else if (op->delivered && !g->ticking && !answer && (want || push))
-        send_flagged(g, l, push, FTC_GOSSIP_WF_ANSWER);
+        send_flagged(g, l, push, FTC_GOSSIP_WF_ANSWER, false);
     maybe_wake(g);
     maybe_stop(g);
+}
+
+/* Whether a live neighbour still waits for this process (its DONE, or
+ * its word that it saw the neighbour's). A stopped process serves
+ * nobody: every live neighbour delivered and knows that it did. Such a
+ * process does not wake for a failure by itself: the mass the exclusion
+ * moved matters only to a process still computing, and one that still
+ * gossips with it pushes to it, and that push wakes it (gossip_on_msg).
+ * Waking every stopped operation on every failure made each survivor
+ * gossip again in all the operations it still kept lingering (up to 64,
+ * long delivered everywhere): over UCX shared memory with the default
+ * 64-element FIFO the traffic filled the FIFOs, hundreds of sends waited
+ * in UCX per peer, links became many periods long, and the operation in
+ * progress stopped converging (docs/gossip.md, "Real processes"). */
+static bool serving(const ftc_gossip_op_t *g)
+{
+    for (uint32_t i = 0; i < g->nlinks; i++)
+        if (waiting_on(&g->links[i]))
+            return true;
+    return false;
 }
 
 static void gossip_on_failed(ftc_cop_t *op, uint32_t grank)
@@ -417,8 +469,18 @@ static void gossip_on_failed(ftc_cop_t *op, uint32_t grank)
     g->nalive--;
     if (!op->delivered)
         g->lost++;
-    maybe_wake(g);
+    if (g->ticking || serving(g))
+        maybe_wake(g);
     maybe_stop(g);
+}
+
+/* A paced push left (the transport completed it): the link may take
+ * the next. */
+static void gossip_on_sent(ftc_cop_t *op, uint32_t grank)
+{
+    ftc_gossip_link_t *l = link_of((ftc_gossip_op_t *)op, grank);
+    if (l != NULL)
+        l->unsent = false;
 }
 
 static void gossip_destroy(ftc_cop_t *op)
@@ -450,6 +512,7 @@ static const ftc_cop_vtable_t gossip_vt = {
     .on_msg = gossip_on_msg,
     .on_peer_failed = gossip_on_failed,
     .on_timer = gossip_on_timer,
+    .on_sent = gossip_on_sent,
     .destroy = gossip_destroy,
 };
 
