@@ -49,6 +49,8 @@ typedef struct ftc_watch {
 typedef struct ftc_probe_answer {
     uint32_t peer;          /* world rank */
     uint64_t at;            /* transport time of the answer */
+    bool refuted;           /* we refuted its verdict and declared it
+                               failed (core/cutoff.c) */
 } ftc_probe_answer_t;
 
 /* One outstanding send that the backend completes later (core/send.c). */

@@ -24,6 +24,18 @@
  * (its probes went unanswered) and then holds most of the group failed
  * (the deaf one's suspicions reach it second-hand) would otherwise take
  * the deaf one's notice as "mutual suspicion" says, and leave.
+ *
+ * The same picture has a mirror image the rule cannot tell apart on the
+ * spot: a process whose own messages are slow (a link, a send queue)
+ * while it hears promptly answers a probe in time, its answer arrives
+ * late, and it is excluded "a probe timeout later" too. It refutes, and
+ * two live processes then take each other for failed (a reduce's root
+ * delivers without the slow one's value, which stays live). What tells
+ * them apart comes later: a process that excluded us and then receives a
+ * message of ours answers it with FTC_EXCLUDED_HEARD_YOU (core/dispatch.c),
+ * which a deaf one never sends, since it receives nothing. So a refutation
+ * is remembered, and a "heard you" notice from the refuted peer overturns
+ * it: this process leaves, as a slow process must.
  */
 #include <stdlib.h>
 
@@ -51,6 +63,7 @@ void ftc_cutoff_note_answer(ftc_context_t *ctx, uint32_t peer, uint64_t now)
         }
         a = &ctx->answers[ctx->nanswers++];
         a->peer = peer;
+        a->refuted = false;
     }
     a->at = now;
 }
@@ -60,4 +73,18 @@ bool ftc_cutoff_refutes(const ftc_context_t *ctx, uint32_t peer, uint64_t now)
     const ftc_probe_answer_t *a = answer_find(ctx, peer);
     return a != NULL && now >= a->at
            && now - a->at >= ctx->cfg.probe_timeout_ns / 2;
+}
+
+void ftc_cutoff_note_refuted(ftc_context_t *ctx, uint32_t peer)
+{
+    /* (Only after ftc_cutoff_refutes, which found the entry.) */
+    ftc_probe_answer_t *a = answer_find(ctx, peer);
+    if (a != NULL)
+        a->refuted = true;
+}
+
+bool ftc_cutoff_overturned(const ftc_context_t *ctx, uint32_t peer)
+{
+    const ftc_probe_answer_t *a = answer_find(ctx, peer);
+    return a != NULL && a->refuted;
 }

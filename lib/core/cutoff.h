@@ -23,6 +23,15 @@ void ftc_cutoff_note_answer(ftc_context_t *ctx, uint32_t peer, uint64_t now);
  * process must declare peer failed instead of leaving. */
 bool ftc_cutoff_refutes(const ftc_context_t *ctx, uint32_t peer, uint64_t now);
 
+/* We refuted peer's verdict (ftc_cutoff_refutes) and declared it failed. */
+void ftc_cutoff_note_refuted(ftc_context_t *ctx, uint32_t peer);
+
+/* Whether a "heard you" notice from peer (FTC_EXCLUDED_HEARD_YOU: it
+ * received a message of ours after excluding us) undoes our refutation:
+ * true if we refuted peer's verdict, so this process must leave after all
+ * (its messages were slow, not the peer deaf). */
+bool ftc_cutoff_overturned(const ftc_context_t *ctx, uint32_t peer);
+
 #pragma GCC visibility pop
 
 #endif

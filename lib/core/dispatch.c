@@ -293,10 +293,19 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
             ftc_ctx_settle(ctx);
             return FTC_OK;
         }
+        if (hdr.kind == FTC_MSG_EXCLUDED && hdr.aux == FTC_EXCLUDED_HEARD_YOU
+            && ftc_cutoff_overturned(ctx, hdr.sender)) {
+            /* We refuted its verdict, taking it for deaf, and it has
+             * heard a message of ours since: our messages were slow, not
+             * it deaf (core/cutoff.c). */
+            ftc_ctx_become_excluded(ctx);
+            ftc_ctx_settle(ctx);
+            return FTC_OK;
+        }
         ctx->counters.dropped_stale++;
-        if (hdr.kind != FTC_MSG_EXCLUDED) /* tell it again */
-            (void)ftc_ctx_send_control(ctx, hdr.sender, FTC_MSG_EXCLUDED,
-                                       NULL, 0);
+        if (hdr.kind != FTC_MSG_EXCLUDED) /* tell it again: we heard it */
+            (void)ftc_ctx_send_control_ex(ctx, hdr.sender, FTC_MSG_EXCLUDED,
+                                          NULL, 0, 0, FTC_EXCLUDED_HEARD_YOU);
         return FTC_ESTALE;
     }
     if (hdr.kind == FTC_MSG_EXCLUDED && hdr.aux == FTC_EXCLUDED_PROBE_EXPIRED
@@ -305,6 +314,7 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
          * verdict: it is the one that does not hear (cut off from the
          * group), and must not evict us. Suspicion is final both ways. */
         ftc_ctx_declare_observed_failed(ctx, hdr.sender);
+        ftc_cutoff_note_refuted(ctx, hdr.sender);
         (void)ftc_ctx_send_control(ctx, hdr.sender, FTC_MSG_EXCLUDED, NULL, 0);
         ftc_ctx_settle(ctx);
         return FTC_OK;

@@ -82,11 +82,16 @@ typedef enum ftc_msg_kind {
  * verdict of the sender's own expired probe can be refuted by a receiver
  * that answered that probe (core/cutoff.c); a notice told again to a
  * process others excluded (aux 0, as from older versions) is accepted, as
- * is one for running too far ahead of the sender (core/pending.h). */
+ * is one for running too far ahead of the sender (core/pending.h).
+ * FTC_EXCLUDED_HEARD_YOU is the answer to a message that reached a process
+ * which had excluded its sender: it proves the sender is heard, so a
+ * receiver that refuted the sender's probe verdict (taking it for a
+ * process that hears nobody) learns that it was wrong, and leaves. */
 enum {
     FTC_EXCLUDED_TOLD_AGAIN = 0,
     FTC_EXCLUDED_PROBE_EXPIRED = 1,
-    FTC_EXCLUDED_OVER_BUDGET = 2
+    FTC_EXCLUDED_OVER_BUDGET = 2,
+    FTC_EXCLUDED_HEARD_YOU = 3
 };
 
 enum {

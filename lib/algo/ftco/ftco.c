@@ -628,6 +628,28 @@ static void ack_children(ftco_op_t *o)
     }
 }
 
+/* The reduce's root delivers a result that lists these ranks as failed.
+ * Whoever judged one of them (a process below, whose DATA left it out)
+ * told it, unless the judge failed before its verdict arrived, or the
+ * verdict was refuted (core/cutoff.c: a process whose messages are slow
+ * takes its judge for one that hears nobody). A listed process that is
+ * alive must not stay so: it is told here, once, that it was excluded
+ * (a dead one ignores it), and is failed from now on at the root, which
+ * answers any late message of it so (core/dispatch.c). The ranks the
+ * root judged itself were told already. */
+static void exclude_missing(ftco_op_t *o)
+{
+    ftc_context_t *ctx = o->base.group->ctx;
+    for (uint32_t i = 0; i < o->base.comp.nfailed; i++) {
+        uint32_t g = o->base.comp.failed[i];
+        uint32_t w = ftc_group_world_rank(o->base.group, g);
+        if (ftc_ctx_is_failed(ctx, w))
+            continue;
+        (void)ftc_ctx_send_control(ctx, w, FTC_MSG_EXCLUDED, NULL, 0);
+        ftc_ctx_declare_failed(ctx, w);
+    }
+}
+
 static void xchg_publish(ftco_op_t *o);
 static void xchg_try(ftco_op_t *o);
 static void xchg_fall_back(ftco_op_t *o);
@@ -677,6 +699,7 @@ static void try_up(ftco_op_t *o)
                 memcpy(op->args.recvbuf, o->up_val, op->nbytes);
             set_missing(o, &o->up_set);
             o->have_result = true;
+            exclude_missing(o);
             ftc_cop_complete(op, FTC_OK);
         } else if (op->coll == FTC_COLL_REDUCE) {
             o->have_result = true;
@@ -1215,6 +1238,30 @@ static bool owes(const ftco_op_t *o, uint32_t x)
     return o->up >= 0 && x == (uint32_t)o->up && o->up_sent && !o->up_acked;
 }
 
+/* Whether a peer with these flags is a target of our bcast gather, as
+ * the replacement of a failed root: we wait for its answer. Our own
+ * per-message timeout does not exclude it; the core's monitor, which
+ * watches it all the same (needs_watch), does. A gather that hears
+ * nobody ends a bcast with FTC_EROOT_FAILED at every live process, and
+ * silence proves nothing when it is our own messages that are late (a
+ * process whose sends are slow becomes the replacement when the root and
+ * the processes before it in the succession crash): its KEEPALIVEs
+ * arrive after f_timeout, and its verdicts, unrefutable, evicted the
+ * healthy processes that held the value (test_ftco_properties --slow
+ * each --ack-timeout-ns 20000 --colls bcast: n = 6, k-nomial 2, ranks 0
+ * and 1 crashed, rank 2 slow). The monitor's verdict comes a probe
+ * series later and a live target refutes it (core/cutoff.c: it answered
+ * the probe long before), declares us failed, and we, having observed
+ * most of the group failed, accept its notice (core/dispatch.c). A
+ * reduce or allreduce gather keeps the paper's timeouts: its result
+ * counts whoever answers, and a stopped target costs f_timeout, not the
+ * monitor's series. */
+static bool gather_target(const ftco_op_t *o, uint8_t flags)
+{
+    return o->base.coll == FTC_COLL_BCAST && o->acting_root
+           && (flags & F_WAIT);
+}
+
 static void ftco_on_timer(ftc_cop_t *op)
 {
     ftco_op_t *o = (ftco_op_t *)op;
@@ -1231,6 +1278,8 @@ static void ftco_on_timer(ftc_cop_t *op)
         pe->tstate = T_NONE;
         if ((pe->flag & F_FAILED) || !owes(o, x))
             continue;
+        if (st == T_AWAIT && gather_target(o, pe->flag))
+            continue; /* the monitor judges it (gather_target says why) */
         if (st == T_AWAIT
             && now - pe->deadline <= f_timeout(o, x) / 2) {
             exclude(o, x);
