@@ -78,6 +78,10 @@ struct ftc_context {
     uint32_t *fail_queue;       /* declared, not yet told to operations */
     uint32_t fail_queue_len, fail_queue_cap;
     bool excluded;
+    /* The largest payload of one wire message (core/segment.h), fixed by
+     * the configuration and the transport's ops at creation: every send
+     * asks. */
+    size_t seg_payload_max;
     bool skip_checksum;         /* tests only: ftc_ctx_test_skip_checksum */
 
     ftc_counters_t counters;

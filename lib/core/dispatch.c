@@ -346,7 +346,8 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
     } else {
         rc = dispatch_any(ctx, &hdr, payload);
     }
-    ftc_segment_release(ctx, whole, hdr.payload_len);
+    if (whole != NULL)
+        ftc_segment_release(ctx, whole, hdr.payload_len);
     ftc_ctx_settle(ctx);
     if (timed)
         ftc_monitor_away_end(ctx, since);
