@@ -8,6 +8,8 @@
 #ifndef FTC_CORE_OP_H
 #define FTC_CORE_OP_H
 
+#include <string.h>
+
 #include "core/group.h"
 
 #pragma GCC visibility push(hidden)
@@ -141,7 +143,14 @@ void ftc_cop_linger(ftc_cop_t *op);
  * timer never fires. The core stays sans-I/O: it only asks the transport
  * for a wake-up. */
 void ftc_cop_timer_arm(ftc_cop_t *op, uint64_t at);
-void ftc_cop_timer_cancel(ftc_cop_t *op);
+void ftc_cop_timer_cancel_armed(ftc_cop_t *op);
+/* Inline: every operation cancels as it finishes, and most never armed
+ * one. */
+static inline void ftc_cop_timer_cancel(ftc_cop_t *op)
+{
+    if (op->timer_at != 0)
+        ftc_cop_timer_cancel_armed(op);
+}
 /* The transport's clock, for deadlines. */
 uint64_t ftc_cop_now(const ftc_cop_t *op);
 
@@ -166,7 +175,10 @@ void ftc_cop_abort(ftc_cop_t *op, int status);
 void ftc_cop_abort_ex(ftc_cop_t *op, int status, bool tell);
 
 /* Pinned: a continuation or a completion still refers to op. */
-bool ftc_cop_pinned(const ftc_cop_t *op);
+static inline bool ftc_cop_pinned(const ftc_cop_t *op)
+{
+    return op->cont_wanted || op->queued || op->timed_sends > 0;
+}
 /* Queue op for freeing if it became free-able. */
 void ftc_cop_maybe_reap(ftc_cop_t *op);
 /* Unlink op from its group and destroy it. */
@@ -216,7 +228,21 @@ static inline void *ftc_cop_alloc(ftc_cop_t *op, size_t n)
     }
     return ftc_cop_alloc_chunk(op, n);
 }
-void *ftc_cop_zalloc(ftc_cop_t *op, size_t n);
+void *ftc_cop_zalloc_big(ftc_cop_t *op, size_t n);
+/* ftc_cop_alloc, zeroed. Inline, and a short one (the families'
+ * per-peer states are a few bytes, for which a memset call cost three
+ * times the work) zeroed as one 16-byte store: an allocation owns its
+ * size rounded up to FTC_MEM_ALIGN, 16 or more on the hosts that take
+ * this path. */
+static inline void *ftc_cop_zalloc(ftc_cop_t *op, size_t n)
+{
+    if (n > 16 || FTC_MEM_ALIGN < 16)
+        return ftc_cop_zalloc_big(op, n);
+    uint8_t *p = ftc_cop_alloc(op, n);
+    if (p != NULL)
+        memset(p, 0, 16);
+    return p;
+}
 #pragma GCC visibility pop
 
 #endif

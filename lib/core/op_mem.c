@@ -90,7 +90,7 @@ void *ftc_cop_alloc_chunk(ftc_cop_t *op, size_t n)
     return p;
 }
 
-void *ftc_cop_zalloc(ftc_cop_t *op, size_t n)
+void *ftc_cop_zalloc_big(ftc_cop_t *op, size_t n)
 {
     void *p = ftc_cop_alloc(op, n);
     if (p != NULL)
