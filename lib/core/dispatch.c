@@ -65,7 +65,7 @@ static int deliver_to_op(ftc_cop_t *op, const ftc_wire_header_t *hdr,
     return FTC_OK;
 }
 
-void ftc_cop_replay_pending(ftc_cop_t *op)
+void ftc_cop_replay_held(ftc_cop_t *op)
 {
     ftc_group_t *g = op->group;
     /* Pending messages are stored newest first; replay oldest first to

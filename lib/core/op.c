@@ -66,11 +66,8 @@ void ftc_cop_complete(ftc_cop_t *op, int status)
 }
 
 /* Called where one of the conditions may just have become true. */
-void ftc_cop_maybe_reap(ftc_cop_t *op)
+void ftc_cop_reap(ftc_cop_t *op)
 {
-    if (op->on_reap || !op->finished || !op->callback_done || ftc_cop_pinned(op)
-        || op->in_linger)
-        return;
     ftc_context_t *ctx = op->group->ctx;
     op->on_reap = true;
     op->next_reap = ctx->reap_head;

@@ -122,7 +122,13 @@ void ftc_cop_started(ftc_cop_t *op);
 int ftc_cop_told_ended(const ftc_cop_t *op);
 
 /* Replay messages that arrived before op was started (core/dispatch.c). */
-void ftc_cop_replay_pending(ftc_cop_t *op);
+void ftc_cop_replay_held(ftc_cop_t *op);
+/* Inline: every operation asks, and mostly nothing is held. */
+static inline void ftc_cop_replay_pending(ftc_cop_t *op)
+{
+    if (op->group->pending != NULL)
+        ftc_cop_replay_held(op);
+}
 
 /* Queue op's completion; deliver runs when the current entry point ends. */
 void ftc_cop_complete(ftc_cop_t *op, int status);
@@ -180,7 +186,16 @@ static inline bool ftc_cop_pinned(const ftc_cop_t *op)
     return op->cont_wanted || op->queued || op->timed_sends > 0;
 }
 /* Queue op for freeing if it became free-able. */
-void ftc_cop_maybe_reap(ftc_cop_t *op);
+void ftc_cop_reap(ftc_cop_t *op);
+/* Inline: asked where one of the conditions may just have become true,
+ * several times in an operation's life, and mostly the answer is no. */
+static inline void ftc_cop_maybe_reap(ftc_cop_t *op)
+{
+    if (op->on_reap || !op->finished || !op->callback_done || ftc_cop_pinned(op)
+        || op->in_linger)
+        return;
+    ftc_cop_reap(op);
+}
 /* Unlink op from its group and destroy it. */
 void ftc_cop_unlink_and_free(ftc_cop_t *op);
 
