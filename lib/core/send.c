@@ -66,25 +66,11 @@ static void rec_put(ftc_context_t *ctx, ftc_send_rec_t *rec)
 
 /* ---- sending ---------------------------------------------------------- */
 
-void ftc_cop_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
-                    uint8_t kind, uint32_t word)
-{
-    memset(hdr, 0, sizeof(*hdr));
-    hdr->kind = (uint8_t)kind;
-    hdr->algo = (uint8_t)op->args.algo;
-    hdr->coll = (uint8_t)op->coll;
-    hdr->group_id = op->group->id;
-    hdr->epoch = op->group->epoch;
-    hdr->seq = op->seq;
-    hdr->word = word;
-    hdr->signature = op->signature;
-    hdr->flags = op->wire_flags;
-}
-
 /* Encode and hand to the transport, or to the segment queue (a payload
  * longer than a segment, or data behind one: core/segment.h). Returns the
  * transport's verdict. */
-static int send_wire(ftc_context_t *ctx, uint32_t dest,
+static inline __attribute__((always_inline)) int
+send_wire(ftc_context_t *ctx, uint32_t dest,
                      ftc_wire_header_t *hdr, const ftc_iov_t *iov,
                      int iovcnt, size_t plen, const uint64_t *digest,
                      ftc_cop_t *notify_op, bool *inline_done);
@@ -97,7 +83,10 @@ static size_t iov_len(const ftc_iov_t *iov, int iovcnt)
     return plen;
 }
 
-static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
+/* Inline into its three callers: it is the middle of every send, and
+ * a call of its own cost a prologue and an epilogue per message. */
+static inline __attribute__((always_inline)) int
+ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
                         ftc_wire_header_t *hdr, const ftc_iov_t *iov,
                         int iovcnt, ftc_cop_t *notify_op, bool *inline_done)
 {
@@ -129,7 +118,8 @@ int ftc_ctx_send_wire_digest(ftc_context_t *ctx, uint32_t dest,
                      &digest, NULL, inline_done);
 }
 
-static int send_wire(ftc_context_t *ctx, uint32_t dest,
+static inline __attribute__((always_inline)) int
+send_wire(ftc_context_t *ctx, uint32_t dest,
                      ftc_wire_header_t *hdr, const ftc_iov_t *iov,
                      int iovcnt, size_t plen, const uint64_t *digest,
                      ftc_cop_t *notify_op, bool *inline_done)
