@@ -34,8 +34,12 @@ static ftc_cop_t *find_op(ftc_group_t *g, uint64_t seq)
     return NULL;
 }
 
-static int deliver_to_op(ftc_cop_t *op, const ftc_wire_header_t *hdr,
-                         const uint8_t *payload, uint32_t sender)
+/* Inline (into the receive path and the replay): every message of an
+ * operation passes here, and a call of its own cost a prologue and an
+ * epilogue per message. */
+static inline __attribute__((always_inline)) int
+deliver_to_op(ftc_cop_t *op, const ftc_wire_header_t *hdr,
+              const uint8_t *payload, uint32_t sender)
 {
     ftc_context_t *ctx = op->group->ctx;
     int64_t gr = ftc_group_rank_of(op->group, sender);
