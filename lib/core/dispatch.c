@@ -180,8 +180,9 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
 
 /* A family's message: to its operation, or held for an operation or a
  * group not started here yet. */
-static int dispatch_data(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
-                         const uint8_t *payload)
+static inline __attribute__((always_inline)) int
+dispatch_data(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
+              const uint8_t *payload)
 {
     int rc = FTC_OK;
     ftc_group_t *g = ftc_group_find(ctx, hdr->group_id, hdr->epoch);
