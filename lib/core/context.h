@@ -183,8 +183,15 @@ void ftc_ctx_fire_op_timers(ftc_context_t *ctx, uint64_t now);
 /* ---- settling (core/settle.c) ----------------------------------------- */
 
 /* The end of every entry point: tell operations about failures, run
- * deliver callbacks, free what is finished, re-arm the one timer. */
-void ftc_ctx_settle(ftc_context_t *ctx);
+ * deliver callbacks, free what is finished, re-arm the one timer.
+ * Inline for the test that a settle already running (the entry point
+ * was called from a callback) does it. */
+void ftc_ctx_settle_now(ftc_context_t *ctx);
+static inline void ftc_ctx_settle(ftc_context_t *ctx)
+{
+    if (!ctx->settling)
+        ftc_ctx_settle_now(ctx);
+}
 /* Arm the transport timer for the earliest thing the core waits for. */
 void ftc_ctx_rearm(ftc_context_t *ctx);
 
