@@ -8,32 +8,12 @@
 
 #include "algo/plan.h"
 
-/* Nodes a group keeps: an allreduce asks for two or three (the reduce's
- * and the bcast's), a few roots more fit too. Beyond, an operation builds
- * its node in its own memory, as every operation did before the plan. */
-enum { PLAN_NODES = 8 };
-
-typedef struct plan {
-    uint32_t count;
-    uint32_t last;                  /* the last node found: asked first */
-    ftc_tree_node_t *nodes[PLAN_NODES];
-} plan_t;
-
 static void plan_free(void *p)
 {
-    plan_t *plan = p;
+    ftc_plan_t *plan = p;
     for (uint32_t i = 0; i < plan->count; i++)
         free(plan->nodes[i]);
     free(plan);
-}
-
-static bool node_is(const ftc_tree_node_t *nd, const ftc_tree_t *tree,
-                    uint32_t n, uint32_t me, uint32_t upcorr_f)
-{
-    return nd->me == me && nd->tree.kind == tree->kind
-           && nd->tree.k == tree->k && nd->upcorr_f == upcorr_f
-           && nd->n == n && nd->tree.L == tree->L && nd->tree.o == tree->o
-           && nd->tree.g == tree->g;
 }
 
 /* How many peers the node has: the up-correction group without me, then
@@ -70,11 +50,20 @@ static void node_fill(ftc_tree_node_t *nd, uint32_t *peers,
     nd->peers = peers;
 }
 
-static plan_t *plan_of(ftc_group_t *g)
+/* nd was found (or built): the latest of the two recent ones. */
+static void plan_found(ftc_plan_t *plan, ftc_tree_node_t *nd)
+{
+    if (plan->recent[0] != nd) {
+        plan->recent[1] = plan->recent[0];
+        plan->recent[0] = nd;
+    }
+}
+
+static ftc_plan_t *plan_of(ftc_group_t *g)
 {
     if (g->plan != NULL)
         return g->plan;
-    plan_t *plan = calloc(1, sizeof(*plan));
+    ftc_plan_t *plan = calloc(1, sizeof(*plan));
     if (plan == NULL)
         return NULL;
     g->plan = plan;
@@ -82,19 +71,17 @@ static plan_t *plan_of(ftc_group_t *g)
     return plan;
 }
 
-const ftc_tree_node_t *ftc_plan_tree_node(ftc_cop_t *op, const ftc_tree_t *tree,
-                                          uint32_t me, uint32_t upcorr_f)
+const ftc_tree_node_t *ftc_plan_tree_node_find(ftc_cop_t *op,
+                                               const ftc_tree_t *tree,
+                                               uint32_t me, uint32_t upcorr_f)
 {
     ftc_group_t *g = op->group;
     uint32_t n = g->n;
-    plan_t *plan = g->plan;
+    ftc_plan_t *plan = g->plan;
     if (plan != NULL) {
-        if (plan->count > 0
-            && node_is(plan->nodes[plan->last], tree, n, me, upcorr_f))
-            return plan->nodes[plan->last];
         for (uint32_t i = 0; i < plan->count; i++)
-            if (node_is(plan->nodes[i], tree, n, me, upcorr_f)) {
-                plan->last = i;
+            if (ftc_plan_node_is(plan->nodes[i], tree, n, me, upcorr_f)) {
+                plan_found(plan, plan->nodes[i]);
                 return plan->nodes[i];
             }
     }
@@ -106,13 +93,13 @@ const ftc_tree_node_t *ftc_plan_tree_node(ftc_cop_t *op, const ftc_tree_t *tree,
         return NULL;
     size_t room = sizeof(uint32_t) * ((size_t)gsize + nch);
     plan = plan_of(g);
-    if (plan != NULL && plan->count < PLAN_NODES) {
+    if (plan != NULL && plan->count < FTC_PLAN_NODES) {
         ftc_tree_node_t *nd = malloc(sizeof(*nd) + room);
         if (nd != NULL) {
             node_fill(nd, (uint32_t *)(nd + 1), tree, n, me, upcorr_f, gsize,
                       nch);
-            plan->last = plan->count;
             plan->nodes[plan->count++] = nd;
+            plan_found(plan, nd);
             return nd;
         }
     }

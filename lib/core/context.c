@@ -78,6 +78,7 @@ int ftc_context_create(uint32_t rank, uint32_t size,
         ctx->cfg.pending_max_msgs = FTC_PENDING_MAX_MSGS_DEFAULT;
     if (ctx->cfg.pending_max_bytes == 0)
         ctx->cfg.pending_max_bytes = FTC_PENDING_MAX_BYTES_DEFAULT;
+    ctx->seg_payload_max = ftc_segment_payload_max_of(&ctx->cfg, &ctx->ops);
     ftc_ctx_rng_seed(ctx, ctx->cfg.seed);
     *ctx_out = ctx;
     return FTC_OK;

@@ -80,6 +80,10 @@ struct ftc_context {
     uint32_t *fail_queue;       /* declared, not yet told to operations */
     uint32_t fail_queue_len, fail_queue_cap;
     bool excluded;
+    /* The largest payload of one wire message (core/segment.h), fixed by
+     * the configuration and the transport's ops at creation: every send
+     * asks. */
+    size_t seg_payload_max;
     bool skip_checksum;         /* tests only: ftc_ctx_test_skip_checksum */
 
     ftc_counters_t counters;
@@ -181,8 +185,15 @@ void ftc_ctx_fire_op_timers(ftc_context_t *ctx, uint64_t now);
 /* ---- settling (core/settle.c) ----------------------------------------- */
 
 /* The end of every entry point: tell operations about failures, run
- * deliver callbacks, free what is finished, re-arm the one timer. */
-void ftc_ctx_settle(ftc_context_t *ctx);
+ * deliver callbacks, free what is finished, re-arm the one timer.
+ * Inline for the test that a settle already running (the entry point
+ * was called from a callback) does it. */
+void ftc_ctx_settle_now(ftc_context_t *ctx);
+static inline void ftc_ctx_settle(ftc_context_t *ctx)
+{
+    if (!ctx->settling)
+        ftc_ctx_settle_now(ctx);
+}
 /* Arm the transport timer for the earliest thing the core waits for. */
 void ftc_ctx_rearm(ftc_context_t *ctx);
 

@@ -34,8 +34,12 @@ static ftc_cop_t *find_op(ftc_group_t *g, uint64_t seq)
     return NULL;
 }
 
-static int deliver_to_op(ftc_cop_t *op, const ftc_wire_header_t *hdr,
-                         const uint8_t *payload, uint32_t sender)
+/* Inline (into the receive path and the replay): every message of an
+ * operation passes here, and a call of its own cost a prologue and an
+ * epilogue per message. */
+static inline __attribute__((always_inline)) int
+deliver_to_op(ftc_cop_t *op, const ftc_wire_header_t *hdr,
+              const uint8_t *payload, uint32_t sender)
 {
     ftc_context_t *ctx = op->group->ctx;
     int64_t gr = ftc_group_rank_of(op->group, sender);
@@ -65,7 +69,7 @@ static int deliver_to_op(ftc_cop_t *op, const ftc_wire_header_t *hdr,
     return FTC_OK;
 }
 
-void ftc_cop_replay_pending(ftc_cop_t *op)
+void ftc_cop_replay_held(ftc_cop_t *op)
 {
     ftc_group_t *g = op->group;
     /* Pending messages are stored newest first; replay oldest first to
@@ -176,8 +180,9 @@ static void handle_control(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
 
 /* A family's message: to its operation, or held for an operation or a
  * group not started here yet. */
-static int dispatch_data(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
-                         const uint8_t *payload)
+static inline __attribute__((always_inline)) int
+dispatch_data(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
+              const uint8_t *payload)
 {
     int rc = FTC_OK;
     ftc_group_t *g = ftc_group_find(ctx, hdr->group_id, hdr->epoch);
@@ -356,7 +361,8 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
     } else {
         rc = dispatch_any(ctx, &hdr, payload);
     }
-    ftc_segment_release(ctx, whole, hdr.payload_len);
+    if (whole != NULL)
+        ftc_segment_release(ctx, whole, hdr.payload_len);
     ftc_ctx_settle(ctx);
     if (timed)
         ftc_monitor_away_end(ctx, since);

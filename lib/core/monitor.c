@@ -343,11 +343,3 @@ void ftc_monitor_away_end(ftc_context_t *ctx, uint64_t since)
     }
 }
 
-uint64_t ftc_monitor_next_deadline(const ftc_context_t *ctx)
-{
-    uint64_t d = UINT64_MAX;
-    for (uint32_t i = 0; i < ctx->nwatches; i++)
-        if (ctx->watches[i].deadline < d)
-            d = ctx->watches[i].deadline;
-    return d;
-}

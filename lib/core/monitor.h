@@ -23,7 +23,16 @@ void ftc_monitor_verify(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op);
 void ftc_monitor_heard(ftc_context_t *ctx, uint32_t peer);
 /* Probe or declare expired watches. */
 void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now);
-uint64_t ftc_monitor_next_deadline(const ftc_context_t *ctx);
+/* The earliest watch deadline (UINT64_MAX: none). Inline: every settle
+ * asks, and a process waits on few peers at a time. */
+static inline uint64_t ftc_monitor_next_deadline(const ftc_context_t *ctx)
+{
+    uint64_t d = UINT64_MAX;
+    for (uint32_t i = 0; i < ctx->nwatches; i++)
+        if (ctx->watches[i].deadline < d)
+            d = ctx->watches[i].deadline;
+    return d;
+}
 void ftc_monitor_forget(ftc_context_t *ctx, uint32_t peer);
 
 /* This process is about to do work of its own that may take long (a large

@@ -65,17 +65,9 @@ void ftc_cop_complete(ftc_cop_t *op, int status)
     ctx->done_tail = op;
 }
 
-bool ftc_cop_pinned(const ftc_cop_t *op)
-{
-    return op->cont_wanted || op->queued || op->timed_sends > 0;
-}
-
 /* Called where one of the conditions may just have become true. */
-void ftc_cop_maybe_reap(ftc_cop_t *op)
+void ftc_cop_reap(ftc_cop_t *op)
 {
-    if (op->on_reap || !op->finished || !op->callback_done || ftc_cop_pinned(op)
-        || op->in_linger)
-        return;
     ftc_context_t *ctx = op->group->ctx;
     op->on_reap = true;
     op->next_reap = ctx->reap_head;
@@ -167,10 +159,13 @@ static uint32_t group_signature(ftc_group_t *g, uint32_t coll, uint32_t algo,
                                 uint32_t root, uint32_t f, uint32_t dtype,
                                 uint32_t op, uint64_t count, uint32_t variant)
 {
-    const uint32_t in[7] = {coll, algo, root, f, dtype, op, variant};
-    if (g->sig_memo.valid && g->sig_memo.count == count
-        && memcmp(g->sig_memo.in, in, sizeof(in)) == 0)
+    const uint32_t *m = g->sig_memo.in;
+    /* Field by field: a memcmp call of 28 bytes cost more than these. */
+    if (g->sig_memo.valid && g->sig_memo.count == count && m[0] == coll
+        && m[1] == algo && m[2] == root && m[3] == f && m[4] == dtype
+        && m[5] == op && m[6] == variant)
         return g->sig_memo.signature;
+    const uint32_t in[7] = {coll, algo, root, f, dtype, op, variant};
     uint32_t sig = ftc_wire_signature(coll, algo, root, f, dtype, op, count,
                                       variant);
     memcpy(g->sig_memo.in, in, sizeof(in));

@@ -8,6 +8,8 @@
 #ifndef FTC_CORE_OP_H
 #define FTC_CORE_OP_H
 
+#include <string.h>
+
 #include "core/group.h"
 
 #pragma GCC visibility push(hidden)
@@ -120,7 +122,13 @@ void ftc_cop_started(ftc_cop_t *op);
 int ftc_cop_told_ended(const ftc_cop_t *op);
 
 /* Replay messages that arrived before op was started (core/dispatch.c). */
-void ftc_cop_replay_pending(ftc_cop_t *op);
+void ftc_cop_replay_held(ftc_cop_t *op);
+/* Inline: every operation asks, and mostly nothing is held. */
+static inline void ftc_cop_replay_pending(ftc_cop_t *op)
+{
+    if (op->group->pending != NULL)
+        ftc_cop_replay_held(op);
+}
 
 /* Queue op's completion; deliver runs when the current entry point ends. */
 void ftc_cop_complete(ftc_cop_t *op, int status);
@@ -141,7 +149,14 @@ void ftc_cop_linger(ftc_cop_t *op);
  * timer never fires. The core stays sans-I/O: it only asks the transport
  * for a wake-up. */
 void ftc_cop_timer_arm(ftc_cop_t *op, uint64_t at);
-void ftc_cop_timer_cancel(ftc_cop_t *op);
+void ftc_cop_timer_cancel_armed(ftc_cop_t *op);
+/* Inline: every operation cancels as it finishes, and most never armed
+ * one. */
+static inline void ftc_cop_timer_cancel(ftc_cop_t *op)
+{
+    if (op->timer_at != 0)
+        ftc_cop_timer_cancel_armed(op);
+}
 /* The transport's clock, for deadlines. */
 uint64_t ftc_cop_now(const ftc_cop_t *op);
 
@@ -166,9 +181,21 @@ void ftc_cop_abort(ftc_cop_t *op, int status);
 void ftc_cop_abort_ex(ftc_cop_t *op, int status, bool tell);
 
 /* Pinned: a continuation or a completion still refers to op. */
-bool ftc_cop_pinned(const ftc_cop_t *op);
+static inline bool ftc_cop_pinned(const ftc_cop_t *op)
+{
+    return op->cont_wanted || op->queued || op->timed_sends > 0;
+}
 /* Queue op for freeing if it became free-able. */
-void ftc_cop_maybe_reap(ftc_cop_t *op);
+void ftc_cop_reap(ftc_cop_t *op);
+/* Inline: asked where one of the conditions may just have become true,
+ * several times in an operation's life, and mostly the answer is no. */
+static inline void ftc_cop_maybe_reap(ftc_cop_t *op)
+{
+    if (op->on_reap || !op->finished || !op->callback_done || ftc_cop_pinned(op)
+        || op->in_linger)
+        return;
+    ftc_cop_reap(op);
+}
 /* Unlink op from its group and destroy it. */
 void ftc_cop_unlink_and_free(ftc_cop_t *op);
 
@@ -216,7 +243,21 @@ static inline void *ftc_cop_alloc(ftc_cop_t *op, size_t n)
     }
     return ftc_cop_alloc_chunk(op, n);
 }
-void *ftc_cop_zalloc(ftc_cop_t *op, size_t n);
+void *ftc_cop_zalloc_big(ftc_cop_t *op, size_t n);
+/* ftc_cop_alloc, zeroed. Inline, and a short one (the families'
+ * per-peer states are a few bytes, for which a memset call cost three
+ * times the work) zeroed as one 16-byte store: an allocation owns its
+ * size rounded up to FTC_MEM_ALIGN, 16 or more on the hosts that take
+ * this path. */
+static inline void *ftc_cop_zalloc(ftc_cop_t *op, size_t n)
+{
+    if (n > 16 || FTC_MEM_ALIGN < 16)
+        return ftc_cop_zalloc_big(op, n);
+    uint8_t *p = ftc_cop_alloc(op, n);
+    if (p != NULL)
+        memset(p, 0, 16);
+    return p;
+}
 #pragma GCC visibility pop
 
 #endif

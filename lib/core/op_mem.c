@@ -53,7 +53,12 @@ void ftc_cop_delete(ftc_cop_t *op)
     ftc_group_t *g = op->group;
     ftc_cop_free_storage(op);
     /* Keep the larger block: it fits more kinds of operation. */
-    if (g->spare_op == NULL || g->spare_op_size < op->mem_block) {
+    if (g->spare_op == NULL) {
+        g->spare_op = op;       /* the common case: the block just taken */
+        g->spare_op_size = op->mem_block;
+        return;
+    }
+    if (g->spare_op_size < op->mem_block) {
         free(g->spare_op);
         g->spare_op = op;
         g->spare_op_size = op->mem_block;
@@ -85,7 +90,7 @@ void *ftc_cop_alloc_chunk(ftc_cop_t *op, size_t n)
     return p;
 }
 
-void *ftc_cop_zalloc(ftc_cop_t *op, size_t n)
+void *ftc_cop_zalloc_big(ftc_cop_t *op, size_t n)
 {
     void *p = ftc_cop_alloc(op, n);
     if (p != NULL)
@@ -100,8 +105,10 @@ void ftc_cop_free_storage(ftc_cop_t *op)
         op->deadline = 0;
     }
     ftc_cop_timer_cancel(op);
-    free(op->comp_failed);
-    op->comp_failed = NULL;
+    if (op->comp_failed != NULL) {
+        free(op->comp_failed);
+        op->comp_failed = NULL;
+    }
     while (op->mem_chunks != NULL) {
         ftc_mem_chunk_t *c = op->mem_chunks;
         op->mem_chunks = c->h.next;

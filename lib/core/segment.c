@@ -95,11 +95,12 @@ static bool is_control(uint8_t kind)
            || kind == FTC_MSG_STOPPED || kind == FTC_MSG_SEG_CREDIT;
 }
 
-size_t ftc_segment_payload_max(const ftc_context_t *ctx)
+size_t ftc_segment_payload_max_of(const ftc_config_t *cfg,
+                                  const ftc_transport_ops_t *ops)
 {
-    uint64_t s = ctx->cfg.segment_size != 0 ? ctx->cfg.segment_size
-                                            : FTC_SEGMENT_SIZE_DEFAULT;
-    size_t m = ctx->ops.max_msg_size;
+    uint64_t s = cfg->segment_size != 0 ? cfg->segment_size
+                                        : FTC_SEGMENT_SIZE_DEFAULT;
+    size_t m = ops->max_msg_size;
     if (m != 0) {
         size_t over = FTC_WIRE_HEADER_SIZE + FTC_WIRE_SEGMENT_HDR;
         uint64_t cap = m > over ? m - over : 1;
@@ -148,15 +149,8 @@ static seg_peer_t *peer_get(ftc_context_t *ctx, uint32_t peer)
     return p;
 }
 
-bool ftc_segment_wanted(const ftc_context_t *ctx, uint32_t dest,
-                        uint8_t kind, size_t plen)
+bool ftc_segment_queued_to(const ftc_context_t *ctx, uint32_t dest)
 {
-    if (is_control(kind))
-        return false;   /* never behind bulk data: the point of it all */
-    if (plen > ftc_segment_payload_max(ctx))
-        return true;
-    if (ctx->seg == NULL)
-        return false;
     const seg_peer_t *p = peer_find(ctx, dest);
     return p != NULL && p->head != NULL;
 }
@@ -520,15 +514,15 @@ void ftc_segment_peer_down(ftc_context_t *ctx, uint32_t peer)
     p->parked = 0;
 }
 
-bool ftc_segment_parked_from(const ftc_context_t *ctx, uint32_t peer)
+bool ftc_seg_state_parked_from(const ftc_context_t *ctx, uint32_t peer)
 {
     const seg_peer_t *p = peer_find(ctx, peer);
     return p != NULL && p->parked > 0;
 }
 
-bool ftc_segment_has_parked(const ftc_context_t *ctx)
+bool ftc_seg_state_has_parked(const ftc_context_t *ctx)
 {
-    return ctx->seg != NULL && ctx->seg->parked_head != NULL;
+    return ctx->seg->parked_head != NULL;
 }
 
 int ftc_segment_park(ftc_context_t *ctx, const ftc_wire_header_t *hdr,

@@ -64,13 +64,38 @@ int ftc_ctx_send_wire_digest(ftc_context_t *ctx, uint32_t dest,
                              ftc_wire_header_t *hdr, const ftc_iov_t *iov,
                              int iovcnt, uint64_t digest, bool *inline_done);
 
+/* Largest payload of one wire message at a context with this
+ * configuration and these transport ops (>= 1). The context computes it
+ * once, at creation (neither changes afterwards). */
+size_t ftc_segment_payload_max_of(const ftc_config_t *cfg,
+                                  const ftc_transport_ops_t *ops);
+
 /* Largest payload of one wire message at this context (>= 1). */
-size_t ftc_segment_payload_max(const ftc_context_t *ctx);
+static inline size_t ftc_segment_payload_max(const ftc_context_t *ctx)
+{
+    return ctx->seg_payload_max;
+}
+
+/* Whether a data message to world rank dest would queue behind a train
+ * of segments to dest. */
+bool ftc_segment_queued_to(const ftc_context_t *ctx, uint32_t dest);
 
 /* Must this message to world rank dest go through the segment queue:
- * longer than a segment, or a data message behind a train to dest. */
-bool ftc_segment_wanted(const ftc_context_t *ctx, uint32_t dest,
-                        uint8_t kind, size_t plen);
+ * longer than a segment, or a data message behind a train to dest.
+ * Inline: every send asks, and nearly every answer is "no" from the
+ * first two tests. */
+static inline bool ftc_segment_wanted(const ftc_context_t *ctx, uint32_t dest,
+                                      uint8_t kind, size_t plen)
+{
+    /* Control messages never wait behind bulk data (the point of it
+     * all); finalize's LEAVE does, it follows the data. */
+    if (kind >= FTC_MSG_CORE_MIN && kind <= FTC_MSG_CORE_MAX
+        && kind != FTC_MSG_LEAVE)
+        return false;
+    if (plen > ctx->seg_payload_max)
+        return true;
+    return ctx->seg != NULL && ftc_segment_queued_to(ctx, dest);
+}
 
 /* Copy the message (hdr and the payload in iov) into dest's queue and
  * send what the window allows. The bytes are the queue's: for the caller
@@ -118,8 +143,19 @@ void ftc_segment_release(ftc_context_t *ctx, uint8_t *whole, size_t len);
  * as the failure model allows.
  */
 /* Is a message from peer waiting here? */
-bool ftc_segment_parked_from(const ftc_context_t *ctx, uint32_t peer);
-bool ftc_segment_has_parked(const ftc_context_t *ctx);
+bool ftc_seg_state_parked_from(const ftc_context_t *ctx, uint32_t peer);
+bool ftc_seg_state_has_parked(const ftc_context_t *ctx);
+/* Inline: asked on every message and every settle, and there is nothing
+ * parked without a segment state (none until a large message moved). */
+static inline bool ftc_segment_parked_from(const ftc_context_t *ctx,
+                                           uint32_t peer)
+{
+    return ctx->seg != NULL && ftc_seg_state_parked_from(ctx, peer);
+}
+static inline bool ftc_segment_has_parked(const ftc_context_t *ctx)
+{
+    return ctx->seg != NULL && ftc_seg_state_has_parked(ctx);
+}
 /* Keep the message (whole: the buffer ftc_segment_recv returned, which
  * is the queue's now; NULL: copy payload). FTC_OK or FTC_ENOMEM (dropped). */
 int ftc_segment_park(ftc_context_t *ctx, const ftc_wire_header_t *hdr,

@@ -50,41 +50,47 @@ static void rec_put(ftc_context_t *ctx, ftc_send_rec_t *rec)
     if (keep > REC_KEEP_MAX)
         keep = REC_KEEP_MAX;
     ftc_send_rec_t *spare = ctx->spare_send;
-    if (rec->cap <= keep && (spare == NULL || spare->cap < rec->cap)) {
-        ctx->spare_send = rec;
-        free(spare);
-        return;
+    if (rec->cap <= keep) {
+        if (spare == NULL) {
+            ctx->spare_send = rec;  /* the common case: the one just taken */
+            return;
+        }
+        if (spare->cap < rec->cap) {
+            ctx->spare_send = rec;
+            free(spare);
+            return;
+        }
     }
     free(rec);
 }
 
 /* ---- sending ---------------------------------------------------------- */
 
-void ftc_cop_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
-                    uint8_t kind, uint32_t word)
-{
-    memset(hdr, 0, sizeof(*hdr));
-    hdr->kind = (uint8_t)kind;
-    hdr->algo = (uint8_t)op->args.algo;
-    hdr->coll = (uint8_t)op->coll;
-    hdr->group_id = op->group->id;
-    hdr->epoch = op->group->epoch;
-    hdr->seq = op->seq;
-    hdr->word = word;
-    hdr->signature = op->signature;
-    hdr->flags = op->wire_flags;
-}
-
 /* Encode and hand to the transport, or to the segment queue (a payload
  * longer than a segment, or data behind one: core/segment.h). Returns the
  * transport's verdict. */
-static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
-                        ftc_wire_header_t *hdr, const ftc_iov_t *iov,
-                        int iovcnt, ftc_cop_t *notify_op, bool *inline_done)
+static inline __attribute__((always_inline)) int
+send_wire(ftc_context_t *ctx, uint32_t dest,
+                     ftc_wire_header_t *hdr, const ftc_iov_t *iov,
+                     int iovcnt, size_t plen, const uint64_t *digest,
+                     ftc_cop_t *notify_op, bool *inline_done);
+
+static size_t iov_len(const ftc_iov_t *iov, int iovcnt)
 {
     size_t plen = 0;
     for (int i = 0; i < iovcnt; i++)
         plen += iov[i].len;
+    return plen;
+}
+
+/* Inline into its three callers: it is the middle of every send, and
+ * a call of its own cost a prologue and an epilogue per message. */
+static inline __attribute__((always_inline)) int
+ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
+                        ftc_wire_header_t *hdr, const ftc_iov_t *iov,
+                        int iovcnt, ftc_cop_t *notify_op, bool *inline_done)
+{
+    size_t plen = iov_len(iov, iovcnt);
     if (plen > FTC_WIRE_MAX_PAYLOAD)
         return FTC_EOVERFLOW;
     if (ftc_segment_wanted(ctx, dest, hdr->kind, plen)) {
@@ -92,39 +98,32 @@ static int ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
         *inline_done = true;
         return ftc_segment_send(ctx, dest, hdr, iov, iovcnt);
     }
-    return ftc_ctx_send_wire(ctx, dest, hdr, iov, iovcnt, notify_op,
-                             inline_done);
+    return send_wire(ctx, dest, hdr, iov, iovcnt, plen, NULL, notify_op,
+                     inline_done);
 }
-
-static int send_wire(ftc_context_t *ctx, uint32_t dest,
-                     ftc_wire_header_t *hdr, const ftc_iov_t *iov,
-                     int iovcnt, const uint64_t *digest,
-                     ftc_cop_t *notify_op, bool *inline_done);
 
 int ftc_ctx_send_wire(ftc_context_t *ctx, uint32_t dest,
                       ftc_wire_header_t *hdr, const ftc_iov_t *iov,
                       int iovcnt, ftc_cop_t *notify_op, bool *inline_done)
 {
-    return send_wire(ctx, dest, hdr, iov, iovcnt, NULL, notify_op,
-                     inline_done);
+    return send_wire(ctx, dest, hdr, iov, iovcnt, iov_len(iov, iovcnt), NULL,
+                     notify_op, inline_done);
 }
 
 int ftc_ctx_send_wire_digest(ftc_context_t *ctx, uint32_t dest,
                              ftc_wire_header_t *hdr, const ftc_iov_t *iov,
                              int iovcnt, uint64_t digest, bool *inline_done)
 {
-    return send_wire(ctx, dest, hdr, iov, iovcnt, &digest, NULL,
-                     inline_done);
+    return send_wire(ctx, dest, hdr, iov, iovcnt, iov_len(iov, iovcnt),
+                     &digest, NULL, inline_done);
 }
 
-static int send_wire(ftc_context_t *ctx, uint32_t dest,
+static inline __attribute__((always_inline)) int
+send_wire(ftc_context_t *ctx, uint32_t dest,
                      ftc_wire_header_t *hdr, const ftc_iov_t *iov,
-                     int iovcnt, const uint64_t *digest,
+                     int iovcnt, size_t plen, const uint64_t *digest,
                      ftc_cop_t *notify_op, bool *inline_done)
 {
-    size_t plen = 0;
-    for (int i = 0; i < iovcnt; i++)
-        plen += iov[i].len;
     hdr->sender = ctx->rank;
     hdr->job_token = ctx->cfg.job_token;
     hdr->payload_len = (uint32_t)plen;

@@ -31,9 +31,23 @@ int ftc_cop_send_timed(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
                        const ftc_iov_t *iov, int iovcnt, bool *left);
 
 /* Fill the fields every message of op carries; kind is in its family's
- * space (lib/wire/wire.h). */
-void ftc_cop_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
-                    uint8_t kind, uint32_t word);
+ * space (lib/wire/wire.h). Inline: every message of every family does
+ * it, just before ftc_cop_send. */
+static inline void ftc_cop_header(const ftc_cop_t *op, ftc_wire_header_t *hdr,
+                                  uint8_t kind, uint32_t word)
+{
+    *hdr = (ftc_wire_header_t){
+        .kind = (uint8_t)kind,
+        .algo = (uint8_t)op->args.algo,
+        .coll = (uint8_t)op->coll,
+        .flags = op->wire_flags,
+        .group_id = op->group->id,
+        .epoch = op->group->epoch,
+        .seq = op->seq,
+        .word = word,
+        .signature = op->signature,
+    };
+}
 
 /* Control messages: about names the operation (NULL: none). */
 int ftc_ctx_send_control(ftc_context_t *ctx, uint32_t dest,

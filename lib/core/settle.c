@@ -68,7 +68,8 @@ static void expire_ops(ftc_context_t *ctx, uint64_t now)
                 ftc_cop_abort_ex(op, FTC_ETIMEDOUT, true);
 }
 
-void ftc_ctx_rearm(ftc_context_t *ctx)
+/* Inline into settle and after_init, which end every entry point. */
+static inline __attribute__((always_inline)) void rearm(ftc_context_t *ctx)
 {
     uint64_t want = UINT64_MAX;
     bool urgent = ctx->done_head != NULL || ctx->fail_queue_len > 0
@@ -109,10 +110,13 @@ void ftc_ctx_rearm(ftc_context_t *ctx)
     }
 }
 
-void ftc_ctx_settle(ftc_context_t *ctx)
+void ftc_ctx_rearm(ftc_context_t *ctx)
 {
-    if (ctx->settling)
-        return;
+    rearm(ctx);
+}
+
+void ftc_ctx_settle_now(ftc_context_t *ctx)
+{
     ctx->settling = true;
     for (;;) {
         if (ctx->fail_queue_len > 0) {
@@ -141,13 +145,13 @@ void ftc_ctx_settle(ftc_context_t *ctx)
     }
     reap(ctx);
     ctx->settling = false;
-    ftc_ctx_rearm(ctx);
+    rearm(ctx);
 }
 
 void ftc_ctx_after_init(ftc_context_t *ctx)
 {
     if (!ctx->settling)
-        ftc_ctx_rearm(ctx);
+        rearm(ctx);
 }
 
 /* ---- entry points ----------------------------------------------------- */

@@ -29,10 +29,8 @@ void ftc_cop_timer_arm(ftc_cop_t *op, uint64_t at)
         ftc_ctx_rearm(ctx);
 }
 
-void ftc_cop_timer_cancel(ftc_cop_t *op)
+void ftc_cop_timer_cancel_armed(ftc_cop_t *op)
 {
-    if (op->timer_at == 0)
-        return;
     op->timer_at = 0;
     op->group->ctx->timer_ops--;
 }
