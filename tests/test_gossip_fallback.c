@@ -26,20 +26,9 @@
 
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/gossip.h"
+#include "check.h"
 #include "gossip_checker.h"
 
-static int failed, checks;
-
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        checks++;                                                              \
-        if (!(cond)) {                                                         \
-            failed++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
 
 /* Iterations after the failure in which the rise is looked for: the
  * zeroing happens at the failure's iteration; its effect spreads over the
@@ -122,11 +111,11 @@ static void test_fallback(void)
             fallback_t pf, pcf;
             run_fallback(FTC_ALGO_PUSH_FLOW, seed, at, &pf);
             run_fallback(FTC_ALGO_PCF, seed, at, &pcf);
-            EXPECT(pf.ok, "push-flow, seed %llu, failure at %llu: %s",
+            CHECK_MSG(pf.ok, "push-flow, seed %llu, failure at %llu: %s",
                    (unsigned long long)seed, (unsigned long long)at, pf.why);
-            EXPECT(pcf.ok, "PCF, seed %llu, failure at %llu: %s",
+            CHECK_MSG(pcf.ok, "PCF, seed %llu, failure at %llu: %s",
                    (unsigned long long)seed, (unsigned long long)at, pcf.why);
-            EXPECT(pf.at_failure > 0.0 && pcf.at_failure > 0.0,
+            CHECK_MSG(pf.at_failure > 0.0 && pcf.at_failure > 0.0,
                    "both traced the iteration before the failure (%g, %g)",
                    pf.at_failure, pcf.at_failure);
             if (!(pf.at_failure > 0.0 && pcf.at_failure > 0.0))
@@ -140,17 +129,17 @@ static void test_fallback(void)
                    (unsigned long long)seed, (unsigned long long)at,
                    pf.at_failure, pf.peak, pf_rise, pf_back, pcf.at_failure,
                    pcf.peak, pcf_rise, pcf_back);
-            EXPECT(pf_rise >= 1e3 && pf_back >= 0.6,
+            CHECK_MSG(pf_rise >= 1e3 && pf_back >= 0.6,
                    "push-flow falls back (seed %llu, at %llu): %.3g -> %.3g, "
                    "back %.2f of the way to the start",
                    (unsigned long long)seed, (unsigned long long)at,
                    pf.at_failure, pf.peak, pf_back);
-            EXPECT(pcf_back <= 0.35,
+            CHECK_MSG(pcf_back <= 0.35,
                    "PCF does not fall back (seed %llu, at %llu): %.3g -> %.3g, "
                    "back %.2f of the way to the start",
                    (unsigned long long)seed, (unsigned long long)at,
                    pcf.at_failure, pcf.peak, pcf_back);
-            EXPECT(pf_back > 2.0 * pcf_back,
+            CHECK_MSG(pf_back > 2.0 * pcf_back,
                    "push-flow falls back further than twice PCF (%.2f, %.2f)",
                    pf_back, pcf_back);
         }
@@ -159,6 +148,5 @@ static void test_fallback(void)
 int main(void)
 {
     test_fallback();
-    printf("%d checks, %d failed\n", checks, failed);
-    return failed ? 1 : 0;
+    return check_report();
 }

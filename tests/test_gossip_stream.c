@@ -29,23 +29,13 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/gossip.h"
 
+#include "check.h"
+
 #define N 6
 #define OPS 30
 #define CRASH_AT 12
 #define VICTIM 2
 
-static int failed, checks;
-
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        checks++;                                                              \
-        if (!(cond)) {                                                         \
-            failed++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
 
 typedef struct stream {
     ftc_lb_world_t *w;
@@ -103,7 +93,7 @@ static void start_next(stream_t *s, int r, ftc_algo_t algo)
     a.params = &p;
     s->status[r][k] = 1;        /* not delivered yet */
     int rc = ftc_init_allreduce(s->g[r], &a, NULL);
-    EXPECT(rc == FTC_OK, "rank %d, operation %d: init %d", r, k, rc);
+    CHECK_MSG(rc == FTC_OK, "rank %d, operation %d: init %d", r, k, rc);
 }
 
 /* Runs the stream; with_crash: VICTIM crashes as it would start
@@ -180,13 +170,13 @@ static void test_stream(ftc_algo_t algo)
     const char *name = ftc_algo_name(algo);
     static stream_t base, crash;
     int rc = run_stream(&base, algo, 0);
-    EXPECT(rc == 0, "%s: the stream without a crash ended", name);
+    CHECK_MSG(rc == 0, "%s: the stream without a crash ended", name);
     uint64_t base_sent = 0;
     for (int r = 0; r < N; r++)
         base_sent += ftc_lb_rank_messages_sent(base.w, (uint32_t)r);
     double base_rate = (double)base_sent / (N * OPS);
     rc = run_stream(&crash, algo, 1);
-    EXPECT(rc == 0 && crash.crashed == 1, "%s: the stream with a crash ended "
+    CHECK_MSG(rc == 0 && crash.crashed == 1, "%s: the stream with a crash ended "
            "and the crash happened", name);
     double tol = 4.0 * N * 1e-14;
     double worst_rate = 0.0;
@@ -199,7 +189,7 @@ static void test_stream(ftc_algo_t algo)
         if (rate > worst_rate)
             worst_rate = rate;
         for (int k = 0; k < OPS; k++) {
-            EXPECT(crash.status[r][k] == FTC_OK,
+            CHECK_MSG(crash.status[r][k] == FTC_OK,
                    "%s: rank %d, operation %d: status %d", name, r, k,
                    crash.status[r][k]);
             /* Before the crash, everyone's average; from the operation
@@ -212,14 +202,14 @@ static void test_stream(ftc_algo_t algo)
             unsigned mask = k < CRASH_AT - 1 ? 0x3fu : 0x3fu & ~(1u << VICTIM);
             double want = average(&crash, k, mask);
             double err = fabs(crash.out[r][k] - want) / fabs(want);
-            EXPECT(err <= tol, "%s: rank %d, operation %d: error %.3g above "
+            CHECK_MSG(err <= tol, "%s: rank %d, operation %d: error %.3g above "
                    "%.3g", name, r, k, err, tol);
         }
     }
     printf("%s: %.1f messages per process and operation without the crash, "
            "at most %.1f per survivor and operation after it (x %.2f)\n",
            name, base_rate, worst_rate, worst_rate / base_rate);
-    EXPECT(worst_rate <= 1.25 * base_rate,
+    CHECK_MSG(worst_rate <= 1.25 * base_rate,
            "%s: the crash woke delivered operations: %.1f messages per "
            "operation after it, %.1f without it", name, worst_rate, base_rate);
     stream_free(&base);
@@ -230,6 +220,5 @@ int main(void)
 {
     test_stream(FTC_ALGO_PCF);
     test_stream(FTC_ALGO_PUSH_FLOW);
-    printf("%d checks, %d failed\n", checks, failed);
-    return failed ? 1 : 0;
+    return check_report();
 }
