@@ -24,18 +24,13 @@ both, and the range of the ratio.
 The core's keepalive is 300 ms / 600 ms unless set (as bench/ulfm_real.py).
 """
 import argparse
-import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from measure_backends import TRANSPORTS  # noqa: E402
-
-LINE = re.compile(r"^\[(\d+)\] (\{.*\})\s*$")
-
+from measure_backends import TRANSPORTS, json_lines  # noqa: E402
 
 def job(args, build, backend, env, n):
     """(ratio, mean agreement us), or (None, why)."""
@@ -50,14 +45,7 @@ def job(args, build, backend, env, n):
     e.update(env)
     p = subprocess.run(cmd, capture_output=True, text=True, env=e)
     ulfm = {}
-    for line in p.stdout.splitlines():
-        m = LINE.match(line)
-        if not m:
-            continue
-        try:
-            d = json.loads(m.group(2))
-        except ValueError:
-            continue
+    for _, d in json_lines(p.stdout):
         if "ulfm" in d:
             ulfm[d["rank"]] = d["ulfm"]
     if p.returncode != 0 or len(ulfm) != n:

@@ -56,6 +56,22 @@ TRANSPORTS = {
 FAILURES_ONLY = ("libfabric:tcp-nopid", "libfabric:shm-nopid")
 
 
+JSON_LINE = re.compile(r"^\[(\d+)\] (\{.*\})\s*$")
+
+
+def json_lines(text):
+    """(rank, object) for each "[rank] {json}" line of a job's output;
+    lines that are not one (text, cut JSON) are skipped."""
+    for line in text.splitlines():
+        m = JSON_LINE.match(line)
+        if not m:
+            continue
+        try:
+            yield int(m.group(1)), json.loads(m.group(2))
+        except ValueError:
+            continue
+
+
 def run(build, backend, env, n, bench_args, run_args=()):
     cmd = [os.path.join(build, "backends/bootstrap/ftcoll-run"), "-n", str(n),
            "--timeout", "300", "--clock", "ready", "--backend", backend] \

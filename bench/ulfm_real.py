@@ -49,19 +49,14 @@ cores, spinning would measure the scheduler. Numbers depend on the
 machine and its load; quote the configuration line with them.
 """
 import argparse
-import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from measure_backends import TRANSPORTS  # noqa: E402
-
-LINE = re.compile(r"^\[(\d+)\] (\{.*\})\s*$")
-
+from measure_backends import TRANSPORTS, json_lines  # noqa: E402
 
 def run(build, backend, env, n, bench_args, victim):
     cmd = [os.path.join(build, "backends/bootstrap/ftcoll-run"), "-n", str(n),
@@ -75,14 +70,7 @@ def run(build, backend, env, n, bench_args, victim):
     e.update(env)
     p = subprocess.run(cmd, capture_output=True, text=True, env=e)
     ulfm, events = {}, {}
-    for line in p.stdout.splitlines():
-        m = LINE.match(line)
-        if not m:
-            continue
-        try:
-            d = json.loads(m.group(2))
-        except ValueError:
-            continue
+    for _, d in json_lines(p.stdout):
         if "ulfm" in d:
             ulfm[d["rank"]] = d["ulfm"]
         elif d.get("event") in ("kill", "crash"):

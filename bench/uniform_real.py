@@ -22,18 +22,13 @@ FTCOLL_PROBE_MS say otherwise (as bench/ulfm_real.py); ranks sleep when
 idle (--wait block).
 """
 import argparse
-import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from measure_backends import TRANSPORTS  # noqa: E402
-
-LINE = re.compile(r"^\[(\d+)\] (\{.*\})\s*$")
-
+from measure_backends import TRANSPORTS, json_lines  # noqa: E402
 
 def job(args, backend, env, n, uniform):
     """p50 latency of one job in us, or None (and why) if it failed."""
@@ -49,15 +44,8 @@ def job(args, backend, env, n, uniform):
     e.update(env)
     p = subprocess.run(cmd, capture_output=True, text=True, env=e)
     lat, modes = None, set()
-    for line in p.stdout.splitlines():
-        m = LINE.match(line)
-        if not m:
-            continue
-        try:
-            d = json.loads(m.group(2))
-        except ValueError:
-            continue
-        if d.get("kind") == "latency" and m.group(1) == "0":
+    for rank, d in json_lines(p.stdout):
+        if d.get("kind") == "latency" and rank == 0:
             lat = d["p50_us"]
         elif "completed" in d:
             modes.add(bool(d.get("uniform")))
