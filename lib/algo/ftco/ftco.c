@@ -1372,11 +1372,11 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
 
     if (o->has_up) {
         /* Our own input is the first partial. */
-        ftco_rset_t mine = {0};
-        int rc = ftco_rset_add(&mine, o->me_pos, o->me_pos + 1);
-        if (rc == FTC_OK)
-            rc = ftco_partials_merge(&o->parts, &mine, args->sendbuf);
-        ftco_rset_free(&mine);
+        ftco_span_t me_span = {o->me_pos, o->me_pos + 1};
+        ftco_rset_t mine;
+        ftco_rset_lend(&mine, &me_span, 1);
+        mine.count = 1;
+        int rc = ftco_partials_merge(&o->parts, &mine, args->sendbuf);
         if (rc < 0) {
             ftco_destroy(&o->base);
             return FTC_ENOMEM;

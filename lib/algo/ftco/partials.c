@@ -70,14 +70,8 @@ int ftco_partials_merge(ftco_partials_t *p, const ftco_rset_t *set,
      * leaves the partials as they were. */
     if (ftco_rset_copy(&p->sets[p->count], set) != FTC_OK)
         return FTC_ENOMEM;
-    ftco_rset_t cover = {0};
-    if (ftco_rset_copy(&cover, &p->cover) != FTC_OK
-        || ftco_rset_union(&cover, set) != FTC_OK) {
-        ftco_rset_free(&cover);
-        return FTC_ENOMEM;
-    }
-    ftco_rset_free(&p->cover);
-    p->cover = cover;
+    if (ftco_rset_union(&p->cover, set) != FTC_OK)
+        return FTC_ENOMEM; /* (the cover unchanged: rset.h) */
     if (p->nbytes > 0)
         memcpy(p->vals + p->count * vb, val, p->nbytes);
     p->count++;
