@@ -534,6 +534,13 @@ static int cmp_u32(const void *a, const void *b)
 static void set_missing(ftco_op_t *o, const ftco_rset_t *set)
 {
     uint64_t k = ftco_rset_missing(set, o->n, NULL, 0);
+    if (k == 0) {
+        /* Fault-free, the common case: nobody to list (no carving, no
+         * sort, no copy). */
+        (void)ftc_cop_set_failed(&o->base, NULL, 0);
+        o->base.comp.failed_count = 0;
+        return;
+    }
     uint32_t *miss = ftc_cop_alloc(&o->base, sizeof(uint32_t) * (k > 0 ? k : 1));
     if (miss == NULL)
         return;
