@@ -371,7 +371,10 @@ static void t_arm(ftco_op_t *o, uint32_t x, uint64_t at, uint8_t state)
         return;
     o->peers.at[e].deadline = at;
     o->peers.at[e].tstate = state;
-    if (state & T_PENDING)
+    /* (A done operation's timer would find nothing to do: ftco_on_timer
+     * returns at once. Not armed, it leaves the core's walk of timed
+     * operations while it lingers: check_done.) */
+    if ((state & T_PENDING) || o->done)
         return;
     if (o->base.timer_at == 0 || at < o->base.timer_at)
         ftc_cop_timer_arm(&o->base, at);
@@ -514,6 +517,10 @@ static void check_done(ftco_op_t *o)
     if (o->base.coll == FTC_COLL_REDUCE && o->up >= 0 && !o->up_acked)
         return;
     o->done = true;
+    /* Nothing is due to a done operation (ftco_on_timer returns at
+     * once): its timer goes, so that the 64 operations lingering after
+     * it (core/op.h) keep no timer armed for the core to walk. */
+    ftc_cop_timer_cancel(&o->base);
     stop_waiting(o);
     for (uint32_t e = 0; e < o->peers.count; e++)
         if (o->peers.at[e].flag & F_WATCH)
