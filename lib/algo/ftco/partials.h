@@ -47,9 +47,10 @@ typedef struct ftco_partials {
 size_t ftco_partials_room(size_t nbytes, uint32_t cap);
 /* Room for cap partials: FTC_OK or FTC_ENOMEM. With room (of
  * ftco_partials_room(nbytes, cap) bytes, aligned for any type, kept by
- * the caller: an operation's own memory) the values, the sets and a
- * few spans of each set and of the cover start there, so a fault-free
- * operation's partials take no allocation; with NULL, from malloc. */
+ * the caller until ftco_partials_free: an operation's own memory) the
+ * values, the sets and a few spans of each set and of the cover start
+ * there, so a fault-free operation's partials take no allocation (sets
+ * that grow later may still keep spans in it); with NULL, from malloc. */
 int ftco_partials_init(ftco_partials_t *p, size_t nbytes, uint32_t cap,
                        void *room);
 void ftco_partials_free(ftco_partials_t *p);
