@@ -1325,7 +1325,8 @@ static void ftco_destroy(ftc_cop_t *op)
             ftc_monitor_release(op->group->ctx, world(o, o->peers.at[e].rank));
     ftco_peers_free(&o->peers);
     ftco_partials_free(&o->parts);
-    ftco_exchange_free(&o->ex);
+    if (o->ex.m > 0) /* (only a multi-root allreduce's roots have one) */
+        ftco_exchange_free(&o->ex);
     ftco_rset_free(&o->up_set);
     ftco_rset_free(&o->result_set);
     ftco_rset_free(&o->rx);

@@ -35,9 +35,11 @@ int ftco_partials_init(ftco_partials_t *p, size_t nbytes, uint32_t cap,
         p->vals = room;
         p->sets = (ftco_rset_t *)(p->vals + vals_room(nbytes, p->cap));
         ftco_span_t *spans = (ftco_span_t *)(p->sets + p->cap);
+        /* (What ftco_rset_lend does, without a call per set: this runs
+         * at every operation's creation.) */
         for (uint32_t i = 0; i < p->cap; i++)
-            ftco_rset_lend(&p->sets[i], spans + (size_t)i * LENT_SPANS,
-                           LENT_SPANS);
+            p->sets[i] = (ftco_rset_t){spans + (size_t)i * LENT_SPANS, 0,
+                                       LENT_SPANS, false};
         ftco_rset_lend(&p->cover, spans + (size_t)p->cap * LENT_SPANS,
                        LENT_SPANS);
         return FTC_OK;
@@ -54,9 +56,12 @@ int ftco_partials_init(ftco_partials_t *p, size_t nbytes, uint32_t cap,
 
 void ftco_partials_free(ftco_partials_t *p)
 {
+    /* Only the sets that moved to the heap hold anything to free (lent
+     * ones are the room's): no call per set at every teardown. */
     if (p->sets != NULL)
         for (uint32_t i = 0; i < p->cap; i++)
-            ftco_rset_free(&p->sets[i]);
+            if (p->sets[i].owned)
+                ftco_rset_free(&p->sets[i]);
     if (p->sets_owned)
         free(p->sets);
     if (p->vals_owned)
