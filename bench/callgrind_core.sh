@@ -10,8 +10,9 @@
 #       one corrected f=1 allreduce of bench_core at N ranks (default 1024)
 #   sh bench/callgrind_core.sh [BUILD_DIR] [N] ALGO:F [ITERS]
 #       bench_core --steady: back-to-back allreduces at N ranks (e.g. 2
-#       tree:0), an inline transport like a real backend's fast path;
-#       only the measured loop is counted (warm-up and set-up are not)
+#       tree:0; ftcot:0 is ftco with its per-message timeouts), an
+#       inline transport like a real backend's fast path; only the
+#       measured loop is counted (warm-up and set-up are not)
 set -eu
 build=${1:-build}
 n=${2:-1024}

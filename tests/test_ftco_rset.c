@@ -88,6 +88,23 @@ static void check_sets(void)
         CHECK_MSG(ftco_rset_union(&a, &b) == FTC_OK, "union");
         for (uint32_t p = 0; p < N; p++)
             CHECK_MSG(ftco_rset_has(&a, p) == (x[p] || y[p]), "union %u", p);
+        for (uint32_t i = 0; i + 1 < a.count; i++)
+            CHECK_MSG(a.s[i].hi < a.s[i + 1].lo, "union's spans sorted, apart");
+        /* The same union on lent room: in place while it fits (no move
+         * to the heap), on the heap once it does not, the room left. */
+        ftco_span_t room[4];
+        ftco_rset_t d;
+        ftco_rset_lend(&d, room, 4);
+        CHECK_MSG(ftco_rset_union(&d, &b) == FTC_OK, "union into lent room");
+        CHECK_MSG(d.owned == (b.count > 4) && (d.owned || d.s == room),
+               "lent room kept while it fits (%u spans)", b.count);
+        CHECK_MSG(ftco_rset_union(&d, &a) == FTC_OK, "union on lent room");
+        for (uint32_t p = 0; p < N; p++)
+            CHECK_MSG(ftco_rset_has(&d, p) == (x[p] || y[p]), "lent union %u", p);
+        for (uint32_t i = 0; i + 1 < d.count; i++)
+            CHECK_MSG(d.s[i].hi < d.s[i + 1].lo, "lent union's spans apart");
+        CHECK_MSG(d.owned == (d.s != room), "owned exactly when moved");
+        ftco_rset_free(&d);
         ftco_rset_free(&a);
         ftco_rset_free(&b);
         ftco_rset_free(&c);

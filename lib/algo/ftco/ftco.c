@@ -68,6 +68,10 @@
 #include "algo/ftco/preorder.h"
 #include "algo/ftco/rset.h"
 
+/* Spans lent to each of an operation's own sets (up_set, result_set,
+ * rx): a fault-free set is one span; each failure under it adds one. */
+enum { FTCO_SET_SPANS = 4 };
+
 enum {
     F_FAILED = 0x01, /* declared failed */
     F_WATCH = 0x02,  /* we hold a monitor watch on it */
@@ -367,7 +371,10 @@ static void t_arm(ftco_op_t *o, uint32_t x, uint64_t at, uint8_t state)
         return;
     o->peers.at[e].deadline = at;
     o->peers.at[e].tstate = state;
-    if (state & T_PENDING)
+    /* (A done operation's timer would find nothing to do: ftco_on_timer
+     * returns at once. Not armed, it leaves the core's walk of timed
+     * operations while it lingers: check_done.) */
+    if ((state & T_PENDING) || o->done)
         return;
     if (o->base.timer_at == 0 || at < o->base.timer_at)
         ftc_cop_timer_arm(&o->base, at);
@@ -456,12 +463,18 @@ static void add_down(ftco_op_t *o, uint32_t x, bool pull)
     if (x == o->me || (fl(o, x) & F_DOWN))
         return;
     if (o->ndl == o->capdl) {
+        /* From the operation's memory, as the first list was (the old
+         * one goes with the operation: doubling, at most twice the
+         * last list's size in all). */
         uint32_t cap = o->capdl * 2;
-        uint32_t *dl = realloc(o->dl, sizeof(uint32_t) * cap);
+        uint32_t *dl = cap > o->capdl
+                           ? ftc_cop_alloc(&o->base, sizeof(uint32_t) * cap)
+                           : NULL;
         if (dl == NULL) {
             o->peers.nomem = true;
             return;
         }
+        memcpy(dl, o->dl, sizeof(uint32_t) * o->ndl);
         o->dl = dl;
         o->capdl = cap;
     }
@@ -504,6 +517,10 @@ static void check_done(ftco_op_t *o)
     if (o->base.coll == FTC_COLL_REDUCE && o->up >= 0 && !o->up_acked)
         return;
     o->done = true;
+    /* Nothing is due to a done operation (ftco_on_timer returns at
+     * once): its timer goes, so that the 64 operations lingering after
+     * it (core/op.h) keep no timer armed for the core to walk. */
+    ftc_cop_timer_cancel(&o->base);
     stop_waiting(o);
     for (uint32_t e = 0; e < o->peers.count; e++)
         if (o->peers.at[e].flag & F_WATCH)
@@ -524,6 +541,13 @@ static int cmp_u32(const void *a, const void *b)
 static void set_missing(ftco_op_t *o, const ftco_rset_t *set)
 {
     uint64_t k = ftco_rset_missing(set, o->n, NULL, 0);
+    if (k == 0) {
+        /* Fault-free, the common case: nobody to list (no carving, no
+         * sort, no copy). */
+        (void)ftc_cop_set_failed(&o->base, NULL, 0);
+        o->base.comp.failed_count = 0;
+        return;
+    }
     uint32_t *miss = ftc_cop_alloc(&o->base, sizeof(uint32_t) * (k > 0 ? k : 1));
     if (miss == NULL)
         return;
@@ -1349,9 +1373,9 @@ static void ftco_destroy(ftc_cop_t *op)
         if (o->peers.at[e].flag & F_WATCH)
             ftc_monitor_release(op->group->ctx, world(o, o->peers.at[e].rank));
     ftco_peers_free(&o->peers);
-    free(o->dl);
     ftco_partials_free(&o->parts);
-    ftco_exchange_free(&o->ex);
+    if (o->ex.m > 0) /* (only a multi-root allreduce's roots have one) */
+        ftco_exchange_free(&o->ex);
     ftco_rset_free(&o->up_set);
     ftco_rset_free(&o->result_set);
     ftco_rset_free(&o->rx);
@@ -1375,7 +1399,19 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     size_t vb = nbytes > 0 ? nbytes : 1;
     uint32_t cap = ftc_tree_children_guess(&p->tree, n) + 2;
-    size_t space = 2 * ftc_mem_round(vb);
+    /* A parent and the children, and room for a few re-routings. */
+    uint32_t capdl = cap + 4, peers_expect = 2 * cap + 4;
+    /* Everything a fault-free operation uses, in the one block the group
+     * keeps for the next operation (core/op.h): its value buffers, Down
+     * list, peer table, partials and sets. Malloc and free of these were
+     * ~1,600 instructions of ~8,000 per operation and rank (docs/ftco.md,
+     * "Set-up and teardown"); only growth under failures allocates. */
+    size_t room_dl = ftc_mem_round(sizeof(uint32_t) * capdl);
+    size_t room_peers = ftc_mem_round(ftco_peers_room(peers_expect));
+    size_t room_parts = ftc_mem_round(ftco_partials_room(nbytes, cap));
+    size_t room_sets = ftc_mem_round(sizeof(ftco_span_t) * 3 * FTCO_SET_SPANS);
+    size_t space = 2 * ftc_mem_round(vb) + room_dl + room_peers + room_parts
+                   + room_sets;
     ftco_op_t *o = ftc_cop_new(g, sizeof(*o), space);
     if (o == NULL)
         return FTC_ENOMEM;
@@ -1387,21 +1423,26 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     o->ack_timeout = p->ack_timeout_ns;
     o->has_up = coll != FTC_COLL_BCAST;
     o->has_down = coll != FTC_COLL_REDUCE;
-    /* A parent and the children, and room for a few re-routings. */
-    o->capdl = cap + 4;
-    o->dl = malloc(sizeof(uint32_t) * o->capdl);
-    if (o->dl == NULL || ftco_peers_init(&o->peers, 2 * cap + 4) != FTC_OK) {
-        ftco_destroy(&o->base);
-        return FTC_ENOMEM;
-    }
+    o->capdl = capdl;
+    o->dl = ftc_cop_alloc(&o->base, room_dl);
+    void *peers_room = ftc_cop_alloc(&o->base, room_peers);
+    void *parts_room = ftc_cop_alloc(&o->base, room_parts);
+    ftco_span_t *spans = ftc_cop_alloc(&o->base, room_sets);
     o->up_val = ftc_cop_alloc(&o->base, vb);
     o->result = ftc_cop_alloc(&o->base, vb);
     o->me_pos = ftco_preorder_pos(&o->tree, n, o->me);
-    if (o->up_val == NULL || o->result == NULL || o->me_pos == UINT32_MAX
-        || ftco_partials_init(&o->parts, nbytes, cap) != FTC_OK) {
+    if (o->dl == NULL || peers_room == NULL || parts_room == NULL
+        || spans == NULL || o->up_val == NULL || o->result == NULL
+        || o->me_pos == UINT32_MAX
+        || ftco_peers_init(&o->peers, peers_expect, peers_room) != FTC_OK
+        || ftco_partials_init(&o->parts, nbytes, cap, parts_room)
+               != FTC_OK) {
         ftco_destroy(&o->base);
         return FTC_ENOMEM;
     }
+    ftco_rset_lend(&o->up_set, spans, FTCO_SET_SPANS);
+    ftco_rset_lend(&o->result_set, spans + FTCO_SET_SPANS, FTCO_SET_SPANS);
+    ftco_rset_lend(&o->rx, spans + 2 * FTCO_SET_SPANS, FTCO_SET_SPANS);
     /* The failures known already: from the context's list, O(failures),
      * not a question per rank. */
     for (uint32_t i = 0; i < g->ctx->nfailed; i++) {
@@ -1421,11 +1462,11 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
 
     if (o->has_up) {
         /* Our own input is the first partial. */
-        ftco_rset_t mine = {0};
-        int rc = ftco_rset_add(&mine, o->me_pos, o->me_pos + 1);
-        if (rc == FTC_OK)
-            rc = ftco_partials_merge(&o->parts, &mine, args->sendbuf);
-        ftco_rset_free(&mine);
+        ftco_span_t me_span = {o->me_pos, o->me_pos + 1};
+        ftco_rset_t mine;
+        ftco_rset_lend(&mine, &me_span, 1);
+        mine.count = 1;
+        int rc = ftco_partials_merge(&o->parts, &mine, args->sendbuf);
         if (rc < 0) {
             ftco_destroy(&o->base);
             return FTC_ENOMEM;

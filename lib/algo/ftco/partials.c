@@ -7,13 +7,46 @@
 
 #include "algo/ftco/partials.h"
 
-int ftco_partials_init(ftco_partials_t *p, size_t nbytes, uint32_t cap)
+/* Spans lent to each set and to the cover: a fault-free set is one
+ * span, a failure under it splits it once more. */
+enum { LENT_SPANS = 2 };
+
+static size_t vals_room(size_t nbytes, uint32_t cap)
+{
+    return ftc_mem_round((size_t)cap * (nbytes > 0 ? nbytes : 1));
+}
+
+size_t ftco_partials_room(size_t nbytes, uint32_t cap)
+{
+    cap = cap > 0 ? cap : 1;
+    return vals_room(nbytes, cap) + sizeof(ftco_rset_t) * cap
+           + sizeof(ftco_span_t) * LENT_SPANS * ((size_t)cap + 1);
+}
+
+int ftco_partials_init(ftco_partials_t *p, size_t nbytes, uint32_t cap,
+                       void *room)
 {
     memset(p, 0, sizeof(*p));
     p->nbytes = nbytes;
     p->cap = cap > 0 ? cap : 1;
+    if (room != NULL) {
+        /* The values first (room is aligned for any type), then the
+         * sets, then their spans and the cover's. */
+        p->vals = room;
+        p->sets = (ftco_rset_t *)(p->vals + vals_room(nbytes, p->cap));
+        ftco_span_t *spans = (ftco_span_t *)(p->sets + p->cap);
+        /* (What ftco_rset_lend does, without a call per set: this runs
+         * at every operation's creation.) */
+        for (uint32_t i = 0; i < p->cap; i++)
+            p->sets[i] = (ftco_rset_t){spans + (size_t)i * LENT_SPANS, 0,
+                                       LENT_SPANS, false};
+        ftco_rset_lend(&p->cover, spans + (size_t)p->cap * LENT_SPANS,
+                       LENT_SPANS);
+        return FTC_OK;
+    }
     p->sets = calloc(p->cap, sizeof(*p->sets));
     p->vals = malloc((size_t)p->cap * (nbytes > 0 ? nbytes : 1));
+    p->sets_owned = p->vals_owned = true;
     if (p->sets == NULL || p->vals == NULL) {
         ftco_partials_free(p);
         return FTC_ENOMEM;
@@ -23,27 +56,53 @@ int ftco_partials_init(ftco_partials_t *p, size_t nbytes, uint32_t cap)
 
 void ftco_partials_free(ftco_partials_t *p)
 {
+    /* Only the sets that moved to the heap hold anything to free (lent
+     * ones are the room's): no call per set at every teardown. */
     if (p->sets != NULL)
         for (uint32_t i = 0; i < p->cap; i++)
-            ftco_rset_free(&p->sets[i]);
-    free(p->sets);
-    free(p->vals);
+            if (p->sets[i].owned)
+                ftco_rset_free(&p->sets[i]);
+    if (p->sets_owned)
+        free(p->sets);
+    if (p->vals_owned)
+        free(p->vals);
     ftco_rset_free(&p->cover);
     p->sets = NULL;
     p->vals = NULL;
+    p->sets_owned = p->vals_owned = false;
     p->count = p->cap = 0;
+}
+
+/* Twice the room; lent arrays move to the heap, the room left. */
+static void *grown(void *old, bool *owned, size_t used, size_t size)
+{
+    void *now;
+    if (*owned) {
+        now = realloc(old, size);
+    } else {
+        now = malloc(size);
+        if (now != NULL && used > 0)
+            memcpy(now, old, used);
+    }
+    if (now != NULL)
+        *owned = true;
+    return now;
 }
 
 static int grow(ftco_partials_t *p)
 {
     uint32_t cap = p->cap * 2;
     size_t vb = p->nbytes > 0 ? p->nbytes : 1;
-    ftco_rset_t *sets = realloc(p->sets, sizeof(*sets) * cap);
+    if (cap < p->cap)
+        return FTC_ENOMEM;
+    ftco_rset_t *sets = grown(p->sets, &p->sets_owned,
+                              sizeof(*sets) * p->cap, sizeof(*sets) * cap);
     if (sets == NULL)
         return FTC_ENOMEM;
     memset(sets + p->cap, 0, sizeof(*sets) * (cap - p->cap));
     p->sets = sets;
-    uint8_t *vals = realloc(p->vals, (size_t)cap * vb);
+    uint8_t *vals = grown(p->vals, &p->vals_owned, (size_t)p->cap * vb,
+                          (size_t)cap * vb);
     if (vals == NULL)
         return FTC_ENOMEM; /* (sets grew: harmless, cap stays) */
     p->vals = vals;
@@ -70,14 +129,8 @@ int ftco_partials_merge(ftco_partials_t *p, const ftco_rset_t *set,
      * leaves the partials as they were. */
     if (ftco_rset_copy(&p->sets[p->count], set) != FTC_OK)
         return FTC_ENOMEM;
-    ftco_rset_t cover = {0};
-    if (ftco_rset_copy(&cover, &p->cover) != FTC_OK
-        || ftco_rset_union(&cover, set) != FTC_OK) {
-        ftco_rset_free(&cover);
-        return FTC_ENOMEM;
-    }
-    ftco_rset_free(&p->cover);
-    p->cover = cover;
+    if (ftco_rset_union(&p->cover, set) != FTC_OK)
+        return FTC_ENOMEM; /* (the cover unchanged: rset.h) */
     if (p->nbytes > 0)
         memcpy(p->vals + p->count * vb, val, p->nbytes);
     p->count++;

@@ -38,12 +38,21 @@ typedef struct ftco_partials {
     uint32_t count, cap;
     ftco_rset_t *sets;  /* count sets */
     uint8_t *vals;      /* count values of nbytes */
+    bool sets_owned, vals_owned; /* from malloc (else lent: init) */
     ftco_rset_t cover;  /* the union of the sets */
     uint32_t conflicts; /* values refused for a partial overlap */
 } ftco_partials_t;
 
-/* Room for cap partials: FTC_OK or FTC_ENOMEM. */
-int ftco_partials_init(ftco_partials_t *p, size_t nbytes, uint32_t cap);
+/* Bytes of room for cap partials of nbytes (ftco_partials_init). */
+size_t ftco_partials_room(size_t nbytes, uint32_t cap);
+/* Room for cap partials: FTC_OK or FTC_ENOMEM. With room (of
+ * ftco_partials_room(nbytes, cap) bytes, aligned for any type, kept by
+ * the caller until ftco_partials_free: an operation's own memory) the
+ * values, the sets and a few spans of each set and of the cover start
+ * there, so a fault-free operation's partials take no allocation (sets
+ * that grow later may still keep spans in it); with NULL, from malloc. */
+int ftco_partials_init(ftco_partials_t *p, size_t nbytes, uint32_t cap,
+                       void *room);
 void ftco_partials_free(ftco_partials_t *p);
 
 /* Take a value with contributor set set: 1 if it added something, 0 if a

@@ -27,20 +27,46 @@ static int rehash(ftco_peers_t *p, uint32_t slots)
             s = (s + 1) & (slots - 1);
         index[s] = e + 1;
     }
-    free(p->index);
+    if (p->index_owned)
+        free(p->index);
     p->index = index;
+    p->index_owned = true;
     p->slots = slots;
     return FTC_OK;
 }
 
-int ftco_peers_init(ftco_peers_t *p, uint32_t expect)
+/* The sizes the table starts with for expect entries. */
+static void first_sizes(uint32_t expect, uint32_t *cap, uint32_t *slots)
+{
+    *cap = expect > 4 ? expect : 4;
+    *slots = 8;
+    while (*slots < 2 * *cap)
+        *slots *= 2;
+}
+
+size_t ftco_peers_room(uint32_t expect)
+{
+    uint32_t cap, slots;
+    first_sizes(expect, &cap, &slots);
+    return sizeof(ftco_peer_t) * cap + sizeof(uint32_t) * slots;
+}
+
+int ftco_peers_init(ftco_peers_t *p, uint32_t expect, void *room)
 {
     memset(p, 0, sizeof(*p));
-    p->cap = expect > 4 ? expect : 4;
+    uint32_t slots;
+    first_sizes(expect, &p->cap, &slots);
+    if (room != NULL) {
+        /* The entries first: room is aligned for them, and the index's
+         * words follow them aligned. */
+        p->at = room;
+        p->index = (uint32_t *)(p->at + p->cap);
+        memset(p->index, 0, sizeof(uint32_t) * slots);
+        p->slots = slots;
+        return FTC_OK;
+    }
     p->at = malloc(sizeof(ftco_peer_t) * p->cap);
-    uint32_t slots = 8;
-    while (slots < 2 * p->cap)
-        slots *= 2;
+    p->at_owned = true;
     if (p->at == NULL || rehash(p, slots) != FTC_OK) {
         ftco_peers_free(p);
         return FTC_ENOMEM;
@@ -50,11 +76,14 @@ int ftco_peers_init(ftco_peers_t *p, uint32_t expect)
 
 void ftco_peers_free(ftco_peers_t *p)
 {
-    free(p->at);
-    free(p->index);
+    if (p->at_owned)
+        free(p->at);
+    if (p->index_owned)
+        free(p->index);
     p->at = NULL;
     p->index = NULL;
     p->count = p->cap = p->slots = 0;
+    p->at_owned = p->index_owned = false;
 }
 
 int64_t ftco_peers_find(const ftco_peers_t *p, uint32_t rank)
@@ -81,13 +110,21 @@ int64_t ftco_peers_get(ftco_peers_t *p, uint32_t rank)
     }
     if (p->count == p->cap) {
         uint32_t cap = p->cap * 2;
-        ftco_peer_t *at = cap > p->cap ? realloc(p->at, sizeof(*at) * cap)
-                                       : NULL;
+        ftco_peer_t *at = NULL;
+        if (cap > p->cap && p->at_owned) {
+            at = realloc(p->at, sizeof(*at) * cap);
+        } else if (cap > p->cap) {
+            /* Outgrew the lent room: to the heap, the room left. */
+            at = malloc(sizeof(*at) * cap);
+            if (at != NULL)
+                memcpy(at, p->at, sizeof(*at) * p->count);
+        }
         if (at == NULL) {
             p->nomem = true;
             return -1;
         }
         p->at = at;
+        p->at_owned = true;
         p->cap = cap;
     }
     /* At most half full, so probes stay short and always end. */

@@ -16,6 +16,7 @@
 #define FTC_ALGO_FTCO_PEERS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #pragma GCC visibility push(hidden)
@@ -34,11 +35,17 @@ typedef struct ftco_peers {
     uint32_t count, cap;
     uint32_t *index;   /* slots: entry + 1, 0 for empty; a power of two */
     uint32_t slots;
+    bool at_owned, index_owned; /* from malloc (else lent: peers_init) */
     bool nomem;        /* an insertion failed: the operation must end */
 } ftco_peers_t;
 
-/* Room for about expect entries; FTC_OK or FTC_ENOMEM. */
-int ftco_peers_init(ftco_peers_t *p, uint32_t expect);
+/* Bytes of room for about expect entries (ftco_peers_init). */
+size_t ftco_peers_room(uint32_t expect);
+/* Room for about expect entries; FTC_OK or FTC_ENOMEM. With room (of
+ * ftco_peers_room(expect) bytes, aligned for any type, kept by the
+ * caller: an operation's own memory) the table starts there and takes
+ * no allocation until it outgrows it; with NULL, from malloc. */
+int ftco_peers_init(ftco_peers_t *p, uint32_t expect, void *room);
 void ftco_peers_free(ftco_peers_t *p);
 
 /* The entry of rank, or -1 when it has none. */

@@ -10,23 +10,45 @@
 
 void ftco_rset_free(ftco_rset_t *a)
 {
-    free(a->s);
+    if (a->owned)
+        free(a->s);
     a->s = NULL;
     a->count = a->cap = 0;
+    a->owned = false;
 }
 
-static int reserve(ftco_rset_t *a, uint32_t need)
+void ftco_rset_lend(ftco_rset_t *a, ftco_span_t *room, uint32_t cap)
+{
+    a->s = room;
+    a->count = 0;
+    a->cap = room != NULL ? cap : 0;
+    a->owned = false;
+}
+
+/* Room for need spans, the set's spans kept; a unchanged when out of
+ * memory. Lent room is left, never freed, when it is too small. */
+static int reserve(ftco_rset_t *a, uint64_t need)
 {
     if (need <= a->cap)
         return FTC_OK;
-    uint32_t cap = a->cap > 0 ? a->cap : 2;
+    uint64_t cap = a->cap > 0 ? a->cap : 2;
     while (cap < need)
         cap *= 2;
-    ftco_span_t *s = realloc(a->s, sizeof(*s) * cap);
+    if (cap > UINT32_MAX || cap > SIZE_MAX / sizeof(ftco_span_t))
+        return FTC_ENOMEM;
+    ftco_span_t *s;
+    if (a->owned) {
+        s = realloc(a->s, sizeof(*s) * cap);
+    } else {
+        s = malloc(sizeof(*s) * cap);
+        if (s != NULL && a->count > 0)
+            memcpy(s, a->s, sizeof(*s) * a->count);
+    }
     if (s == NULL)
         return FTC_ENOMEM;
     a->s = s;
-    a->cap = cap;
+    a->cap = (uint32_t)cap;
+    a->owned = true;
     return FTC_OK;
 }
 
@@ -86,38 +108,45 @@ uint64_t ftco_rset_missing(const ftco_rset_t *a, uint32_t n, uint32_t *out,
     return k;
 }
 
+/* In place, from the back: a's room is made for both sets (the only
+ * step that can fail, so a is unchanged then), and the spans are merged
+ * by decreasing end into its top, where they never overtake a's spans
+ * not read yet (w >= i + j throughout); the result is then moved down.
+ * An allocation per union was most of a fault-free operation's malloc. */
 int ftco_rset_union(ftco_rset_t *a, const ftco_rset_t *b)
 {
-    if (b->count == 0)
+    if (b->count == 0 || a == b)
         return FTC_OK;
-    ftco_span_t *m = malloc(sizeof(*m) * ((size_t)a->count + b->count));
-    if (m == NULL)
+    uint64_t total = (uint64_t)a->count + b->count;
+    if (reserve(a, total) != FTC_OK)
         return FTC_ENOMEM;
-    uint32_t i = 0, j = 0, k = 0;
-    while (i < a->count || j < b->count) {
+    uint32_t i = a->count, j = b->count, w = (uint32_t)total;
+    while (i > 0 || j > 0) {
         ftco_span_t next;
-        if (j == b->count || (i < a->count && a->s[i].lo <= b->s[j].lo))
-            next = a->s[i++];
+        if (j == 0 || (i > 0 && a->s[i - 1].hi > b->s[j - 1].hi))
+            next = a->s[--i];
         else
-            next = b->s[j++];
-        if (k > 0 && next.lo <= m[k - 1].hi) {
-            if (next.hi > m[k - 1].hi)
-                m[k - 1].hi = next.hi;
+            next = b->s[--j];
+        /* The span written last ends at or after next does: they merge
+         * when they overlap or touch. */
+        if (w < total && next.hi >= a->s[w].lo) {
+            if (next.lo < a->s[w].lo)
+                a->s[w].lo = next.lo;
         } else {
-            m[k++] = next;
+            a->s[--w] = next;
         }
     }
-    free(a->s);
-    a->s = m;
+    uint32_t k = (uint32_t)total - w;
+    if (w > 0)
+        memmove(a->s, a->s + w, sizeof(*a->s) * k);
     a->count = k;
-    a->cap = i + j; /* every span of both was taken: the allocation's size */
     return FTC_OK;
 }
 
 int ftco_rset_add(ftco_rset_t *a, uint32_t lo, uint32_t hi)
 {
     ftco_span_t one = {lo, hi};
-    ftco_rset_t b = {&one, 1, 1};
+    ftco_rset_t b = {&one, 1, 1, false};
     return lo < hi ? ftco_rset_union(a, &b) : FTC_OK;
 }
 

@@ -29,10 +29,17 @@ typedef struct ftco_span {
 typedef struct ftco_rset {
     ftco_span_t *s;
     uint32_t count, cap;
+    bool owned;        /* s came from malloc (else it is lent, or NULL) */
 } ftco_rset_t;
 
 /* Sets start zeroed (empty, nothing allocated); free what they took. */
 void ftco_rset_free(ftco_rset_t *a);
+/* An empty set on room for cap spans that the caller keeps (an
+ * operation's memory, the stack): a set that stays within it never
+ * calls malloc or free, and one that outgrows it moves to the heap. In
+ * a fault-free operation every set is one span, so a span or two of
+ * room make its sets free of allocation. */
+void ftco_rset_lend(ftco_rset_t *a, ftco_span_t *room, uint32_t cap);
 
 bool ftco_rset_has(const ftco_rset_t *a, uint32_t p);
 /* Every position of a is in b / a and b share none. */
