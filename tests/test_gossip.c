@@ -521,6 +521,48 @@ static void test_slow_links(void)
         }
 }
 
+/* ---- the ending's cost: messages after the last delivery ------------------ */
+
+/* Links two periods long (20 us +- 10 against 10 us), as on TCP. Once
+ * every process has delivered, what is left is the ending: each process
+ * tells its neighbours it is done and hears that they saw it, with a
+ * retry now and then for a loss. Asserted: at most 8 messages per link
+ * end after the last delivery. Push-flow's delivered processes used to
+ * gossip again whenever their estimate moved by more than the target,
+ * and on such links every crossing moves it: they pushed to everyone and
+ * woke each other until 2 * max_iterations, 600 000 messages after the
+ * last delivery of a 16-process run (40 000 per process). */
+static void test_ending_quiet(void)
+{
+    for (unsigned a = 0; a < 2; a++)
+        for (unsigned shape = 0; shape < 2; shape++)
+            for (uint64_t seed = 1; seed <= 3; seed++) {
+                gc_run_t run;
+                gc_run_init(&run, shape == 0 ? 16 : 6);
+                run.algo = a == 0 ? FTC_ALGO_PUSH_FLOW : FTC_ALGO_PCF;
+                run.params.neighbours = shape == 0 ? FTC_NEIGHBOURS_HYPERCUBE
+                                                   : FTC_NEIGHBOURS_FULL;
+                run.seed = seed;
+                run.latency_ns = 20000;
+                run.jitter_ns = 10000;
+                run.drop_prob = seed == 2 ? 0.05 : 0.0;
+                run.max_events = 20000000;
+                gc_outcome_t o;
+                gc_check(&run, &o);
+                uint32_t degree = ftc_gossip_degree(&run.params, run.n, 0);
+                uint64_t bound = 8ull * run.n * degree;
+                EXPECT(o.ok, "%s n %u, 20 us links, seed %llu: %s",
+                       algo_name(run.algo), run.n, (unsigned long long)seed,
+                       o.why);
+                EXPECT(o.messages_after_delivery <= bound,
+                       "%s n %u, 20 us links, seed %llu: %llu messages after "
+                       "the last delivery (at most %llu)",
+                       algo_name(run.algo), run.n, (unsigned long long)seed,
+                       (unsigned long long)o.messages_after_delivery,
+                       (unsigned long long)bound);
+            }
+}
+
 /* ---- processes whose neighbours answer late -------------------------------- */
 
 /* Most processes answer late for a while (their messages take 5 ms, 500
@@ -747,6 +789,7 @@ int main(int argc, char **argv)
         test_late_failure();
         test_link_failure();
         test_slow_links();
+        test_ending_quiet();
         test_quick_few();
         test_pcf_crossing();
         test_bit_flips();

@@ -91,6 +91,11 @@ struct ftc_gossip_op {
     bool have_est;
     bool ticking;                /* iterating (its timer armed) */
     bool gave_up;                /* stopped at 2 * max_iterations */
+    bool recovering;             /* delivered, iterating again after a
+                                    failure (op.c, maybe_wake) */
+    uint64_t delivered_at;       /* iterations when it delivered */
+    uint64_t woke_at;            /* iterations when it last woke */
+    uint32_t wakes_left;         /* wakes a RECOVER push may still cause */
     bool watching_root;
     uint32_t lost;
 };
