@@ -248,6 +248,8 @@ static void convergence_step(ftc_gossip_op_t *g)
         if (!(err <= g->target)) {
             g->err = err;
             g->stable_count = 0;
+            for (uint32_t i = 0; i < g->nlinks; i++)
+                g->links[i].spoke = false;
         } else if (g->received) {
             g->err = err;
             g->stable_count++;
@@ -258,6 +260,24 @@ static void convergence_step(ftc_gossip_op_t *g)
     memcpy(g->prev_est, g->est, sizeof(double) * count);
     g->have_est = true;
     g->received = false;
+}
+
+/* Whether mass came from every live neighbour since the estimate last
+ * moved by more than the target. A window of stable iterations says only
+ * that the processes this one heard agree with it: processes that hear
+ * only each other for longer than the window (their other neighbours'
+ * messages delayed behind a descheduled sender, or lost) agree on the
+ * average of the mass they hold and would deliver it. A push from a
+ * neighbour carries half of that neighbour's mass, so hearing one without
+ * the estimate moving by more than the target means the neighbour's
+ * estimate agreed with ours when it pushed; a neighbour that is silent
+ * for good is found failed by the monitor and leaves the neighbourhood. */
+static bool all_spoke(const ftc_gossip_op_t *g)
+{
+    for (uint32_t i = 0; i < g->nlinks; i++)
+        if (g->links[i].alive && !g->links[i].spoke)
+            return false;
+    return true;
 }
 
 static ftc_gossip_link_t *choose(ftc_gossip_op_t *g, bool after_delivery)
@@ -308,15 +328,16 @@ static void gossip_on_timer(ftc_cop_t *op)
     if (tick_observer != NULL)
         tick_observer(g, tick_observer_arg);
     if (!op->delivered) {
-        if (g->stable_count >= g->stable_needed)
+        if (g->stable_count >= g->stable_needed && all_spoke(g))
             deliver(g, true);
         else if (g->iterations >= g->params.max_iterations || g->nalive == 0)
             deliver(g, g->nalive == 0 && g->have_est);
     }
     ftc_gossip_link_t *l;
     if (op->delivered) {
-        if (g->recovering && (g->stable_count >= g->stable_needed
-                              || g->iterations - g->woke_at >= recovery_span(g)))
+        if (g->recovering
+            && ((g->stable_count >= g->stable_needed && all_spoke(g))
+                || g->iterations - g->woke_at >= recovery_span(g)))
             g->recovering = false;
         maybe_stop(g);
         if (!g->ticking)
@@ -413,8 +434,10 @@ static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
     double before = g->scratch[g->m - 1];
     g->rules->receive(g, l, payload);
     g->rules->mass(g, g->scratch);
-    if (g->scratch[g->m - 1] - before >= g->weight_unit * RECEIVED_MIN)
+    if (g->scratch[g->m - 1] - before >= g->weight_unit * RECEIVED_MIN) {
         g->received = true;
+        l->spoke = true;
+    }
     /* A delivered process answers a neighbour that still waits for it,
      * unless it waits for that neighbour itself: then its next iteration
      * tells the neighbour, and an answer now could cross that
