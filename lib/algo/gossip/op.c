@@ -308,14 +308,19 @@ static ftc_gossip_link_t *choose(ftc_gossip_op_t *g, bool after_delivery)
     return NULL;
 }
 
-/* How long a recovery may last: as long as the first convergence took
- * (the displaced mass has as far to spread), at least the local test's
- * window. Push-flow's test may never pass again where links hold several
- * messages each way; the bound ends the recovery all the same. */
+/* How long a recovery may last: twice as long as the first convergence
+ * took (the displaced mass has as far to spread, and the processes that
+ * have not delivered yet rely on the recovering ones to reach it), at
+ * least twice the local test's window. Once as long was too short on a
+ * path: a ring of 6 cut open by a failure ended its recoveries while the
+ * far end still converged, and delivered 1.4e-12 off. Push-flow's test
+ * may never pass again where links hold several messages each way; the
+ * bound ends the recovery all the same. */
 static uint64_t recovery_span(const ftc_gossip_op_t *g)
 {
-    return g->delivered_at > g->stable_needed ? g->delivered_at
-                                              : g->stable_needed;
+    uint64_t first = g->delivered_at > g->stable_needed ? g->delivered_at
+                                                        : g->stable_needed;
+    return 2 * first;
 }
 
 static void gossip_on_timer(ftc_cop_t *op)
