@@ -271,7 +271,8 @@ static void convergence_step(ftc_gossip_op_t *g)
  * neighbour carries half of that neighbour's mass, so hearing one without
  * the estimate moving by more than the target means the neighbour's
  * estimate agreed with ours when it pushed; a neighbour that is silent
- * for good is found failed by the monitor and leaves the neighbourhood. */
+ * for good is found failed by the monitor and leaves the neighbourhood,
+ * and one that has delivered speaks by any message (gossip_on_msg). */
 static bool all_spoke(const ftc_gossip_op_t *g)
 {
     for (uint32_t i = 0; i < g->nlinks; i++)
@@ -443,6 +444,13 @@ static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         g->received = true;
         l->spoke = true;
     }
+    /* A neighbour that delivered has settled, and what it sends restates
+     * its flows, which we just took in: it has spoken even when it has
+     * little or no weight to give (PCF's exclusion of a failed
+     * neighbour's flows can leave it none), or we would wait for it until
+     * max_iterations. */
+    if (hdr->flags & FTC_GOSSIP_WF_DONE)
+        l->spoke = true;
     /* A delivered process answers a neighbour that still waits for it,
      * unless it waits for that neighbour itself: then its next iteration
      * tells the neighbour, and an answer now could cross that
