@@ -20,8 +20,9 @@ typedef struct ftc_gossip_link {
     bool peer_done;      /* it has delivered (its DONE flag) */
     bool peer_saw_done;  /* it has seen our DONE */
     bool watched;        /* we hold a failure-monitor watch on it */
-    bool spoke;          /* mass came from it since our estimate last
-                            moved by more than the target (op.c,
+    bool spoke;          /* since our estimate last moved by more than
+                            the target, mass came from it, or any
+                            message once it had delivered (op.c,
                             all_spoke) */
     bool leads;          /* PCF: this end (the lower rank) decides when
                             the passive flow is cancelled */

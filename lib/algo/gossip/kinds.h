@@ -29,10 +29,13 @@ enum {
                                          answer to a message: never
                                          answered in turn by another
                                          stopped one */
-    FTC_GOSSIP_WF_RECOVER = 1u << 13  /* a push by a delivered process
-                                         iterating again after a failure
-                                         displaced mass: only such a
-                                         push wakes a stopped process */
+    FTC_GOSSIP_WF_RECOVER = 1u << 13  /* a push carrying mass a failure
+                                         displaced: by a delivered
+                                         process iterating again after
+                                         one, or by one still iterating
+                                         that lost a neighbour. Only
+                                         such a push wakes a delivered
+                                         process (op.c, maybe_wake) */
 };
 
 static inline bool ftc_gossip_msg_valid(const ftc_wire_header_t *hdr)
