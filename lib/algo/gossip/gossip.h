@@ -100,8 +100,6 @@ struct ftc_gossip_op {
     uint64_t delivered_at;       /* iterations when it delivered */
     uint64_t woke_at;            /* iterations when it last woke */
     uint32_t wakes_left;         /* wakes a RECOVER push may still cause */
-    bool displaced;              /* a RECOVER push reached it: what it
-                                    pushes carries displaced mass too */
     bool watching_root;
     uint32_t lost;
 };

@@ -33,8 +33,7 @@ enum {
                                          displaced: by a delivered
                                          process iterating again after
                                          one, or by one still iterating
-                                         that lost a neighbour or took
-                                         in such a push. Only
+                                         that lost a neighbour. Only
                                          such a push wakes a delivered
                                          process (op.c, maybe_wake) */
 };

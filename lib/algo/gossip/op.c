@@ -353,31 +353,22 @@ static void gossip_on_timer(ftc_cop_t *op)
             stop(g); /* nobody answered: give up waiting */
             return;
         }
-        /* Only the neighbours we wait for, to end, with our flows (a
-         * late neighbour's pushes are answered with pushes as they come:
-         * pushing to it every period as well drained the delivered
-         * neighbours of a process that was last, at n = 1024 push-flow,
-         * until its estimate was rounding noise and it reached
-         * max_iterations); while recovering from a failure: gossip, and
-         * say so (a RECOVER push may wake a stopped neighbour). */
+        /* Only the neighbours we wait for, to end; while recovering from
+         * a failure: gossip, and say so (a RECOVER push may wake a
+         * stopped neighbour). */
         l = choose(g, !g->recovering);
         if (l != NULL && g->recovering)
             send_flagged(g, l, true, FTC_GOSSIP_WF_RECOVER);
         else if (l != NULL)
-            send_to(g, l, false);
+            send_to(g, l, !l->peer_done);
     } else {
         /* A process that lost a neighbour holds mass the failure
-         * displaced, and so does one that took in a RECOVER push; its
-         * neighbours may have delivered meanwhile and must spread it
-         * again (RECOVER), or it converges with them alone to a value
-         * that is no aggregate. Passing the flag on matters on a path:
-         * a ring of 6 cut open by a failure delivered 0.38 for inputs in
-         * [1, 2] at a process two hops from the failure, whose delivered
-         * neighbour was never woken. */
+         * displaced; its neighbours may have delivered meanwhile and
+         * must spread it again (RECOVER), or it converges with them
+         * alone to a value that is no aggregate. */
         l = choose(g, false);
         if (l != NULL)
-            send_flagged(g, l, true,
-                         g->lost > 0 || g->displaced ? FTC_GOSSIP_WF_RECOVER : 0);
+            send_flagged(g, l, true, g->lost > 0 ? FTC_GOSSIP_WF_RECOVER : 0);
     }
     ftc_cop_timer_arm(op, ftc_cop_now(op) + g->params.period_ns);
 }
@@ -475,22 +466,12 @@ static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
      * ever once the link holds more than one message (a round trip above
      * the period, as on any real network). */
     bool answer = (hdr->flags & FTC_GOSSIP_WF_ANSWER) != 0;
-    /* A delivered process still ending its links answers a late
-     * neighbour's push with a push too, as a stopped one does: it no
-     * longer pushes on its own (gossip_on_timer), so a process whose
-     * neighbours have all delivered gets mass back for each push, and
-     * none drains itself into it. */
-    bool ending = op->delivered && g->ticking && !g->recovering;
-    if (ending && push && !answer)
-        send_flagged(g, l, true, FTC_GOSSIP_WF_ANSWER);
-    else if (op->delivered && g->ticking && want && !waiting_on(l))
+    if (op->delivered && g->ticking && want && !waiting_on(l))
         send_flagged(g, l, false, FTC_GOSSIP_WF_ANSWER);
     else if (op->delivered && !g->ticking && !answer && (want || push))
         send_flagged(g, l, push, FTC_GOSSIP_WF_ANSWER);
-    if (hdr->flags & FTC_GOSSIP_WF_RECOVER) {
-        g->displaced = true;
+    if (hdr->flags & FTC_GOSSIP_WF_RECOVER)
         maybe_wake(g, false);
-    }
     maybe_stop(g);
 }
 
