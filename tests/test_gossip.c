@@ -596,6 +596,36 @@ static void test_quick_few(void)
         }
 }
 
+/* The last process of push-flow at n = 1024 on the hypercube, whose ten
+ * neighbours have all delivered: they pushed to it every period and got
+ * mass back only when it picked one of them, so it heard them with too
+ * little weight, its estimate kept moving by more than the target, and
+ * it took 1161 iterations (seed 3), 355 (seed 5) or reached the
+ * 20000-iteration cap (seed 7); everyone else delivered by about 330.
+ * Delivered neighbours now answer its pushes with pushes (op.c,
+ * gossip_on_msg). Bounded by iterations, not time: every process must
+ * deliver converged within 1000. */
+static void test_last_not_drained(void)
+{
+    const uint64_t seeds[] = {3, 5, 7};
+    for (unsigned i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        gc_run_t run;
+        gc_run_init(&run, 1024);
+        run.algo = FTC_ALGO_PUSH_FLOW;
+        run.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
+        run.seed = seeds[i];
+        gc_outcome_t o;
+        gc_check(&run, &o);
+        CHECK_MSG(o.ok, "push-flow n 1024 hypercube seed %llu: %s",
+                  (unsigned long long)run.seed, o.why);
+        CHECK_MSG(o.max_iterations <= 1000,
+                  "push-flow n 1024 hypercube seed %llu: the last process "
+                  "took %llu iterations (at most 1000)",
+                  (unsigned long long)run.seed,
+                  (unsigned long long)o.max_iterations);
+    }
+}
+
 /* Processes that hear only each other for longer than the local test's
  * window: in a full graph of 8, ranks 0-5 answer 4.5 ms (450 periods)
  * late until their 200th or 400th iteration, and the messages they send
@@ -883,6 +913,7 @@ int main(int argc, char **argv)
         test_slow_links();
         test_ending_quiet();
         test_quick_few();
+        test_last_not_drained();
         test_silent_neighbours();
         test_pcf_crossing();
         test_bit_flips();
