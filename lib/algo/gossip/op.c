@@ -26,6 +26,9 @@
  * pushed to everyone and woke each other until they gave up at
  * 2 * max_iterations, a storm of 40 000 messages per process in the
  * simulator with 20 us links and up to a million in a libfabric job.
+ * Besides its own push each period to a neighbour that has not
+ * delivered, it answers that neighbour's pushes with pushes, so a last
+ * process is not drained by its delivered neighbours (gossip_on_msg).
  */
 #include <float.h>
 #include <math.h>
