@@ -55,6 +55,8 @@ typedef struct checker {
     bool any_delivered;
     uint32_t crashed_at_first;  /* ranks crashed when the first delivered */
     uint32_t cut_at_first;      /* links cut then */
+    uint64_t sent_at_last_delivery; /* the world's sends when the latest
+                                    delivery so far happened */
     long double *agg_all;       /* the trace's reference: everyone */
     double *trace_max, *trace_min; /* per traced iteration */
     uint64_t trace_len;
@@ -101,6 +103,7 @@ static void on_deliver(const ftc_completion_t *c, void *arg)
         r->delivered_twice = true;
     r->delivered++;
     r->status = c->status;
+    cur->sent_at_last_delivery = ftc_lb_messages_sent(cur->w);
     if (!cur->any_delivered) {
         cur->any_delivered = true;
         for (uint32_t i = 0; i < cur->run->n; i++)
@@ -455,6 +458,7 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
     }
     out->flipped = st.corrupted;
     out->messages = ftc_lb_messages_sent(C.w);
+    out->messages_after_delivery = out->messages - C.sent_at_last_delivery;
     bool *live = calloc(n, sizeof(bool));
     uint32_t nlive = 0;
     for (uint32_t r = 0; r < n; r++) {

@@ -86,6 +86,9 @@ typedef struct gc_outcome {
     char why[256];               /* the first that did not */
     uint64_t sends[64];          /* per rank, for n <= 64 */
     uint64_t messages;           /* all sends of the run */
+    uint64_t messages_after_delivery; /* sends after the last live
+                                    process delivered: the ending's cost
+                                    (answers, the DONE handshake) */
     uint64_t max_iterations;     /* the largest report.iterations */
     double max_rel_error;        /* largest error of a live process
                                     against the value it must agree with */

@@ -625,6 +625,8 @@ int ftc_sim_gossip_main(int argc, char **argv)
             json_uint(j, out.messages);
             json_key(j, "messages_per_process");
             json_general(j, per_proc, 6);
+            json_key(j, "messages_after_delivery");
+            json_uint(j, out.messages_after_delivery);
             json_key(j, "crashed");
             json_uint(j, out.crashed);
             json_key(j, "cuts");

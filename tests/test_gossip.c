@@ -16,6 +16,9 @@
  *                                    seeded random schedules at n = N:
  *                                    up to two crashes at random send
  *                                    indices, with and without loss
+ *   test_gossip --slow-sweep ALGO    n = 8 under loss, some processes
+ *                                    answering late for a while (144
+ *                                    schedules)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -518,6 +521,48 @@ static void test_slow_links(void)
         }
 }
 
+/* ---- the ending's cost: messages after the last delivery ------------------ */
+
+/* Links two periods long (20 us +- 10 against 10 us), as on TCP. Once
+ * every process has delivered, what is left is the ending: each process
+ * tells its neighbours it is done and hears that they saw it, with a
+ * retry now and then for a loss. Asserted: at most 8 messages per link
+ * end after the last delivery. Push-flow's delivered processes used to
+ * gossip again whenever their estimate moved by more than the target,
+ * and on such links every crossing moves it: they pushed to everyone and
+ * woke each other until 2 * max_iterations, 600 000 messages after the
+ * last delivery of a 16-process run (40 000 per process). */
+static void test_ending_quiet(void)
+{
+    for (unsigned a = 0; a < 2; a++)
+        for (unsigned shape = 0; shape < 2; shape++)
+            for (uint64_t seed = 1; seed <= 3; seed++) {
+                gc_run_t run;
+                gc_run_init(&run, shape == 0 ? 16 : 6);
+                run.algo = a == 0 ? FTC_ALGO_PUSH_FLOW : FTC_ALGO_PCF;
+                run.params.neighbours = shape == 0 ? FTC_NEIGHBOURS_HYPERCUBE
+                                                   : FTC_NEIGHBOURS_FULL;
+                run.seed = seed;
+                run.latency_ns = 20000;
+                run.jitter_ns = 10000;
+                run.drop_prob = seed == 2 ? 0.05 : 0.0;
+                run.max_events = 20000000;
+                gc_outcome_t o;
+                gc_check(&run, &o);
+                uint32_t degree = ftc_gossip_degree(&run.params, run.n, 0);
+                uint64_t bound = 8ull * run.n * degree;
+                CHECK_MSG(o.ok, "%s n %u, 20 us links, seed %llu: %s",
+                          algo_name(run.algo), run.n, (unsigned long long)seed,
+                          o.why);
+                CHECK_MSG(o.messages_after_delivery <= bound,
+                          "%s n %u, 20 us links, seed %llu: %llu messages "
+                          "after the last delivery (at most %llu)",
+                          algo_name(run.algo), run.n, (unsigned long long)seed,
+                          (unsigned long long)o.messages_after_delivery,
+                          (unsigned long long)bound);
+            }
+}
+
 /* ---- processes whose neighbours answer late -------------------------------- */
 
 /* Most processes answer late for a while (their messages take 5 ms, 500
@@ -549,6 +594,112 @@ static void test_quick_few(void)
                       algo_name(run.algo),
                       (unsigned long long)seed, o.why);
         }
+}
+
+/* The last process of push-flow at n = 1024 on the hypercube, whose ten
+ * neighbours have all delivered: they pushed to it every period and got
+ * mass back only when it picked one of them, so it heard them with too
+ * little weight, its estimate kept moving by more than the target, and
+ * it took 1161 iterations (seed 3), 355 (seed 5) or reached the
+ * 20000-iteration cap (seed 7); everyone else delivered by about 330.
+ * Delivered neighbours now answer its pushes with pushes (op.c,
+ * gossip_on_msg). Bounded by iterations, not time: every process must
+ * deliver converged within 1000. */
+static void test_last_not_drained(void)
+{
+    const uint64_t seeds[] = {3, 5, 7};
+    for (unsigned i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        gc_run_t run;
+        gc_run_init(&run, 1024);
+        run.algo = FTC_ALGO_PUSH_FLOW;
+        run.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
+        run.seed = seeds[i];
+        gc_outcome_t o;
+        gc_check(&run, &o);
+        CHECK_MSG(o.ok, "push-flow n 1024 hypercube seed %llu: %s",
+                  (unsigned long long)run.seed, o.why);
+        CHECK_MSG(o.max_iterations <= 1000,
+                  "push-flow n 1024 hypercube seed %llu: the last process "
+                  "took %llu iterations (at most 1000)",
+                  (unsigned long long)run.seed,
+                  (unsigned long long)o.max_iterations);
+    }
+}
+
+/* Processes that hear only each other for longer than the local test's
+ * window: in a full graph of 8, ranks 0-5 answer 4.5 ms (450 periods)
+ * late until their 200th or 400th iteration, and the messages they send
+ * after that queue behind the late ones (links are FIFO), so ranks 6 and
+ * 7 hear nothing from them for hundreds of periods, and rank 5 (or 0 and
+ * 1 in the third) nothing from most of the others. Under 5 % loss, PCF's
+ * rank 5 delivered 0.95 % off (and rank 7 of the third schedule 2.6e-11)
+ * while its test counted only the neighbours it heard; it must also have
+ * heard mass from every live neighbour since its estimate last moved by
+ * more than the target. */
+static void test_silent_neighbours(void)
+{
+    static const struct {
+        uint32_t nslow;
+        uint64_t slow_us, until, seed;
+    } cases[] = {{6, 4500, 200, 1}, {6, 4500, 400, 1}, {2, 500, 400, 3}};
+    for (unsigned a = 0; a < 2; a++)
+        for (unsigned c = 0; c < 3; c++) {
+            gc_run_t run;
+            gc_run_init(&run, 8);
+            run.algo = a == 0 ? FTC_ALGO_PCF : FTC_ALGO_PUSH_FLOW;
+            run.seed = cases[c].seed;
+            run.drop_prob = 0.05;
+            run.nslow = cases[c].nslow;
+            run.slow_ns = cases[c].slow_us * 1000;
+            run.slow_iterations = cases[c].until;
+            run.params.target = 1e-14;
+            gc_outcome_t o;
+            gc_check(&run, &o);
+            CHECK_MSG(o.ok && o.dropped > 0,
+                      "%s n 8, ranks 0-%u %llu us late until iteration %llu, "
+                      "seed %llu: %s", algo_name(run.algo), run.nslow - 1,
+                      (unsigned long long)cases[c].slow_us,
+                      (unsigned long long)cases[c].until,
+                      (unsigned long long)run.seed, o.why);
+        }
+}
+
+/* The same, swept: n = 8, 5 % loss, 2, 4 or 6 processes answering 0.5 to
+ * 4.5 ms late until their 50th to 400th iteration, three seeds (144 runs
+ * per algorithm). Returns the runs. */
+static uint64_t slow_sweep(ftc_algo_t algo)
+{
+    static const uint64_t delay_us[] = {500, 1500, 2500, 4500};
+    static const uint64_t until[] = {50, 100, 200, 400};
+    uint64_t runs = 0;
+    uint32_t bad = 0;
+    for (uint32_t nslow = 2; nslow <= 6; nslow += 2)
+        for (unsigned d = 0; d < 4; d++)
+            for (unsigned u = 0; u < 4; u++)
+                for (uint64_t seed = 1; seed <= 3; seed++) {
+                    gc_run_t run;
+                    gc_run_init(&run, 8);
+                    run.algo = algo;
+                    run.seed = seed;
+                    run.drop_prob = 0.05;
+                    run.nslow = nslow;
+                    run.slow_ns = delay_us[d] * 1000;
+                    run.slow_iterations = until[u];
+                    run.params.target = 1e-14;
+                    gc_outcome_t o;
+                    gc_check(&run, &o);
+                    runs++;
+                    bad += !o.ok;
+                    CHECK_MSG(o.ok, "%s n 8, 5%% loss, ranks 0-%u %llu us late "
+                                    "until iteration %llu, seed %llu: %s",
+                              algo_name(algo), nslow - 1,
+                              (unsigned long long)delay_us[d],
+                              (unsigned long long)until[u],
+                              (unsigned long long)seed, o.why);
+                }
+    printf("  %s: %u of %llu runs failed\n", algo_name(algo), bad,
+           (unsigned long long)runs);
+    return runs;
 }
 
 /* ---- PCF with many messages in flight per link ---------------------------- */
@@ -739,6 +890,20 @@ int main(int argc, char **argv)
                                     argc >= 7 ? argv[6] : "full");
         printf("random %s n %s: %llu runs\n", argv[2], argv[3],
                (unsigned long long)runs);
+    } else if (argc == 7 && strcmp(argv[1], "--slow") == 0) {
+        gc_run_t run;
+        gc_run_init(&run, 8);
+        run.algo = parse_algo(argv[2]);
+        run.nslow = (uint32_t)atoi(argv[3]);
+        run.slow_ns = strtoull(argv[4], NULL, 10) * 1000;
+        run.slow_iterations = strtoull(argv[5], NULL, 10);
+        run.seed = strtoull(argv[6], NULL, 10);
+        run.drop_prob = 0.05;
+        run.params.target = 1e-14;
+        expect_run(&run, "one slow schedule");
+    } else if (argc == 3 && strcmp(argv[1], "--slow-sweep") == 0) {
+        uint64_t runs = slow_sweep(parse_algo(argv[2]));
+        printf("slow sweep %s: %llu runs\n", argv[2], (unsigned long long)runs);
     } else if (argc == 1) {
         test_bad_input();
         test_shapes();
@@ -746,12 +911,15 @@ int main(int argc, char **argv)
         test_late_failure();
         test_link_failure();
         test_slow_links();
+        test_ending_quiet();
         test_quick_few();
+        test_last_not_drained();
+        test_silent_neighbours();
         test_pcf_crossing();
         test_bit_flips();
     } else {
         fprintf(stderr, "usage: test_gossip [--exhaustive ALGO N [all] | --random "
-                        "ALGO N RUNS SEED [SHAPE]]\n");
+                        "ALGO N RUNS SEED [SHAPE] | --slow-sweep ALGO]\n");
         return 2;
     }
     return check_report();

@@ -22,6 +22,10 @@ typedef struct ftc_gossip_link {
     bool watched;        /* we hold a failure-monitor watch on it */
     bool unsent;         /* our last push to it has not left yet: the
                             transport still holds it (op.c, pacing) */
+    bool spoke;          /* since our estimate last moved by more than
+                            the target, mass came from it, or any
+                            message once it had delivered (op.c,
+                            all_spoke) */
     bool leads;          /* PCF: this end (the lower rank) decides when
                             the passive flow is cancelled */
     bool heard_set;      /* PCF follower: heard holds this round's value */
@@ -93,6 +97,11 @@ struct ftc_gossip_op {
     bool have_est;
     bool ticking;                /* iterating (its timer armed) */
     bool gave_up;                /* stopped at 2 * max_iterations */
+    bool recovering;             /* delivered, iterating again after a
+                                    failure (op.c, maybe_wake) */
+    uint64_t delivered_at;       /* iterations when it delivered */
+    uint64_t woke_at;            /* iterations when it last woke */
+    uint32_t wakes_left;         /* wakes a RECOVER push may still cause */
     bool watching_root;
     uint32_t lost;
 };

@@ -25,10 +25,17 @@ enum {
     FTC_GOSSIP_WF_WANT = 1u << 11,    /* the sender still waits for the
                                          receiver's DONE or SAW_DONE: a
                                          delivered receiver answers */
-    FTC_GOSSIP_WF_ANSWER = 1u << 12   /* sent by a stopped process in
+    FTC_GOSSIP_WF_ANSWER = 1u << 12,  /* sent by a stopped process in
                                          answer to a message: never
                                          answered in turn by another
                                          stopped one */
+    FTC_GOSSIP_WF_RECOVER = 1u << 13  /* a push carrying mass a failure
+                                         displaced: by a delivered
+                                         process iterating again after
+                                         one, or by one still iterating
+                                         that lost a neighbour. Only
+                                         such a push wakes a delivered
+                                         process (op.c, maybe_wake) */
 };
 
 static inline bool ftc_gossip_msg_valid(const ftc_wire_header_t *hdr)
@@ -37,7 +44,8 @@ static inline bool ftc_gossip_msg_valid(const ftc_wire_header_t *hdr)
            && (hdr->flags & FTC_WF_FAMILY
                & ~(unsigned)(FTC_GOSSIP_WF_DONE | FTC_GOSSIP_WF_SAW_DONE
                              | FTC_GOSSIP_WF_SYNC | FTC_GOSSIP_WF_WANT
-                             | FTC_GOSSIP_WF_ANSWER))
+                             | FTC_GOSSIP_WF_ANSWER
+                             | FTC_GOSSIP_WF_RECOVER))
                   == 0;
 }
 

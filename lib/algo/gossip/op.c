@@ -16,6 +16,19 @@
  * collectives, or the context's end frees it. A delivered process gives
  * up waiting after max_iterations further iterations (a neighbour that
  * never answers and is never reported failed).
+ *
+ * After delivery a process gossips again only to spread mass a failure
+ * displaced (maybe_wake), for a bounded time; the messages that merely
+ * move its estimate never make it push on its own again. They used to,
+ * whenever the estimate moved by more than the target, and push-flow's
+ * estimates keep moving by that much where links hold several messages
+ * each way (every crossing adopts a stale flow): delivered processes
+ * pushed to everyone and woke each other until they gave up at
+ * 2 * max_iterations, a storm of 40 000 messages per process in the
+ * simulator with 20 us links and up to a million in a libfabric job.
+ * Besides its own push each period to a neighbour that has not
+ * delivered, it answers that neighbour's pushes with pushes, so a last
+ * process is not drained by its delivered neighbours (gossip_on_msg).
  */
 #include <float.h>
 #include <math.h>
@@ -181,8 +194,7 @@ static void stop(ftc_gossip_op_t *g)
 
 static void maybe_stop(ftc_gossip_op_t *g)
 {
-    if (!g->base.delivered || !g->ticking
-        || g->stable_count < g->stable_needed)
+    if (!g->base.delivered || !g->ticking || g->recovering)
         return;
     for (uint32_t i = 0; i < g->nlinks; i++)
         if (waiting_on(&g->links[i]))
@@ -217,6 +229,7 @@ static void deliver(ftc_gossip_op_t *g, bool converged)
         rep->converged = converged ? 1u : 0u;
         rep->neighbours_lost = g->lost;
     }
+    g->delivered_at = g->iterations;
     g->rules->mass(g, g->scratch);
     if (!ftc_gossip_estimate(g->m, g->scratch, g->est)) {
         /* No positive weight here: none ever arrived (FTC_ETIMEDOUT), or
@@ -265,6 +278,8 @@ static void convergence_step(ftc_gossip_op_t *g)
         if (!(err <= g->target)) {
             g->err = err;
             g->stable_count = 0;
+            for (uint32_t i = 0; i < g->nlinks; i++)
+                g->links[i].spoke = false;
         } else if (g->received) {
             g->err = err;
             g->stable_count++;
@@ -280,6 +295,25 @@ static void convergence_step(ftc_gossip_op_t *g)
 static bool eligible_link(const ftc_gossip_link_t *l, bool after_delivery)
 {
     return (after_delivery ? waiting_on(l) : l->alive) && can_push(l);
+}
+
+/* Whether mass came from every live neighbour since the estimate last
+ * moved by more than the target. A window of stable iterations says only
+ * that the processes this one heard agree with it: processes that hear
+ * only each other for longer than the window (their other neighbours'
+ * messages delayed behind a descheduled sender, or lost) agree on the
+ * average of the mass they hold and would deliver it. A push from a
+ * neighbour carries half of that neighbour's mass, so hearing one without
+ * the estimate moving by more than the target means the neighbour's
+ * estimate agreed with ours when it pushed; a neighbour that is silent
+ * for good is found failed by the monitor and leaves the neighbourhood,
+ * and one that has delivered speaks by any message (gossip_on_msg). */
+static bool all_spoke(const ftc_gossip_op_t *g)
+{
+    for (uint32_t i = 0; i < g->nlinks; i++)
+        if (g->links[i].alive && !g->links[i].spoke)
+            return false;
+    return true;
 }
 
 static ftc_gossip_link_t *choose(ftc_gossip_op_t *g, bool after_delivery)
@@ -310,6 +344,21 @@ static ftc_gossip_link_t *choose(ftc_gossip_op_t *g, bool after_delivery)
     return NULL;
 }
 
+/* How long a recovery may last: twice as long as the first convergence
+ * took (the displaced mass has as far to spread, and the processes that
+ * have not delivered yet rely on the recovering ones to reach it), at
+ * least twice the local test's window. Once as long was too short on a
+ * path: a ring of 6 cut open by a failure ended its recoveries while the
+ * far end still converged, and delivered 1.4e-12 off. Push-flow's test
+ * may never pass again where links hold several messages each way; the
+ * bound ends the recovery all the same. */
+static uint64_t recovery_span(const ftc_gossip_op_t *g)
+{
+    uint64_t first = g->delivered_at > g->stable_needed ? g->delivered_at
+                                                        : g->stable_needed;
+    return 2 * first;
+}
+
 static void gossip_on_timer(ftc_cop_t *op)
 {
     ftc_gossip_op_t *g = (ftc_gossip_op_t *)op;
@@ -320,13 +369,17 @@ static void gossip_on_timer(ftc_cop_t *op)
     if (tick_observer != NULL)
         tick_observer(g, tick_observer_arg);
     if (!op->delivered) {
-        if (g->stable_count >= g->stable_needed)
+        if (g->stable_count >= g->stable_needed && all_spoke(g))
             deliver(g, true);
         else if (g->iterations >= g->params.max_iterations || g->nalive == 0)
             deliver(g, g->nalive == 0 && g->have_est);
     }
     ftc_gossip_link_t *l;
     if (op->delivered) {
+        if (g->recovering
+            && ((g->stable_count >= g->stable_needed && all_spoke(g))
+                || g->iterations - g->woke_at >= recovery_span(g)))
+            g->recovering = false;
         maybe_stop(g);
         if (!g->ticking)
             return;
@@ -335,29 +388,44 @@ static void gossip_on_timer(ftc_cop_t *op)
             stop(g); /* nobody answered: give up waiting */
             return;
         }
-        /* Settled: only the neighbours we wait for, to end; unsettled
-         * (a late failure or a neighbour's moved our mass): gossip. */
-        bool settled = g->stable_count >= g->stable_needed;
-        l = choose(g, settled);
-        if (l != NULL)
-            send_to(g, l, !settled || !l->peer_done);
+        /* Only the neighbours we wait for, to end; while recovering from
+         * a failure: gossip, and say so (a RECOVER push may wake a
+         * stopped neighbour). */
+        l = choose(g, !g->recovering);
+        if (l != NULL && g->recovering)
+            send_flagged(g, l, true, FTC_GOSSIP_WF_RECOVER, true);
+        else if (l != NULL)
+            send_to(g, l, !l->peer_done);
     } else {
+        /* A process that lost a neighbour holds mass the failure
+         * displaced; its neighbours may have delivered meanwhile and
+         * must spread it again (RECOVER), or it converges with them
+         * alone to a value that is no aggregate. */
         l = choose(g, false);
         if (l != NULL)
-            send_to(g, l, true);
+            send_flagged(g, l, true, g->lost > 0 ? FTC_GOSSIP_WF_RECOVER : 0,
+                         true);
     }
     ftc_cop_timer_arm(op, ftc_cop_now(op) + g->params.period_ns);
 }
 
-/* A stopped process whose estimate moved by more than the target (a
- * neighbour pushed mass after a late failure, or it lost a neighbour)
- * iterates again until it is settled, so that mass a failure displaced
- * after some processes delivered is not stuck at a process that stopped:
- * the others then still converge to the survivors' aggregate. */
-static void maybe_wake(ftc_gossip_op_t *g)
+/* A delivered process whose estimate moved by more than the target
+ * because of a failure (it lost a neighbour, or a neighbour recovering
+ * from one pushed to it) gossips again until its local test passes or
+ * recovery_span iterations, so that mass a failure displaced after some
+ * processes delivered is not stuck at a process that stopped: the others
+ * then still converge to the survivors' aggregate. A RECOVER push may
+ * wake a process WAKES_BY_PUSH times in all, so that two processes whose
+ * recoveries alternate cannot wake each other for ever; a failure it
+ * learns of always may. */
+#define WAKES_BY_PUSH 2
+
+static void maybe_wake(ftc_gossip_op_t *g, bool by_failure)
 {
     ftc_cop_t *op = &g->base;
-    if (g->ticking || !op->delivered || g->gave_up || op->finished)
+    if (!op->delivered || g->gave_up || op->finished
+        || (g->recovering && !by_failure)
+        || (!by_failure && g->wakes_left == 0))
         return;
     g->rules->mass(g, g->scratch);
     if (ftc_gossip_estimate(g->m, g->scratch, g->est)) {
@@ -372,8 +440,14 @@ static void maybe_wake(ftc_gossip_op_t *g)
         if (err <= g->target)
             return;
     }
-    g->ticking = true;
+    if (!by_failure)
+        g->wakes_left--;
+    g->recovering = true;
+    g->woke_at = g->iterations;
     g->stable_count = 0;
+    if (g->ticking)
+        return; /* still ending: its timer runs */
+    g->ticking = true;
     ftc_context_t *ctx = op->group->ctx;
     for (uint32_t i = 0; i < g->nlinks; i++)
         if (g->links[i].alive && !g->links[i].watched) {
@@ -402,8 +476,17 @@ static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
     double before = g->scratch[g->m - 1];
     g->rules->receive(g, l, payload);
     g->rules->mass(g, g->scratch);
-    if (g->scratch[g->m - 1] - before >= g->weight_unit * RECEIVED_MIN)
+    if (g->scratch[g->m - 1] - before >= g->weight_unit * RECEIVED_MIN) {
         g->received = true;
+        l->spoke = true;
+    }
+    /* A neighbour that delivered has settled, and what it sends restates
+     * its flows, which we just took in: it has spoken even when it has
+     * little or no weight to give (PCF's exclusion of a failed
+     * neighbour's flows can leave it none), or we would wait for it until
+     * max_iterations. */
+    if (hdr->flags & FTC_GOSSIP_WF_DONE)
+        l->spoke = true;
     /* A delivered process answers a neighbour that still waits for it,
      * unless it waits for that neighbour itself: then its next iteration
      * tells the neighbour, and an answer now could cross that
@@ -419,11 +502,34 @@ static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
      * ever once the link holds more than one message (a round trip above
      * the period, as on any real network). */
     bool answer = (hdr->flags & FTC_GOSSIP_WF_ANSWER) != 0;
-    if (op->delivered && g->ticking && want && !waiting_on(l))
+    /* A delivered process still ending its links also answers a push
+     * from a neighbour that has not delivered (no DONE on it) with a push,
+     * besides its own push to it each period. Otherwise a process whose
+     * neighbours have all delivered gets their mass every period but
+     * hands each of them mass only when it picks that one, so they
+     * keep little: at push-flow's n = 1024 on the hypercube its weight
+     * stayed at 0.23 to 0.36 of a process's share, their pushes often
+     * carried too little weight to count (RECEIVED_MIN), and its
+     * estimate kept moving by more than the target: 1161 iterations for
+     * one seed, the 20000 cap for another. An answered push comes back
+     * at once with half of what the neighbour then holds, its own push
+     * included, so the late process hears every neighbour it pushes to
+     * with weight (318 to 339 iterations for those seeds). Bounded: it answers only a process that has
+     * not delivered, at most one answer per push received, never an
+     * answer, and not while recovering (it pushes to everyone then): once
+     * every neighbour delivered, no push causes another. Stopping the
+     * process's own pushes to the late neighbour instead starved the
+     * last processes of dmgs_qr's operations. */
+    bool late = (hdr->flags & FTC_GOSSIP_WF_DONE) == 0;
+    if (op->delivered && g->ticking && !g->recovering && push && late
+        && !answer)
+        send_flagged(g, l, true, FTC_GOSSIP_WF_ANSWER, false);
+    else if (op->delivered && g->ticking && want && !waiting_on(l))
         send_flagged(g, l, false, FTC_GOSSIP_WF_ANSWER, false);
     else if (op->delivered && !g->ticking && !answer && (want || push))
         send_flagged(g, l, push, FTC_GOSSIP_WF_ANSWER, false);
-    maybe_wake(g);
+    if (hdr->flags & FTC_GOSSIP_WF_RECOVER)
+        maybe_wake(g, false);
     maybe_stop(g);
 }
 
@@ -432,7 +538,9 @@ static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
  * nobody: every live neighbour delivered and knows that it did. Such a
  * process does not wake for a failure by itself: the mass the exclusion
  * moved matters only to a process still computing, and one that still
- * gossips with it pushes to it, and that push wakes it (gossip_on_msg).
+ * gossips with it, having lost a neighbour or woken by the failure,
+ * pushes to it with RECOVER, and that push wakes it (gossip_on_msg,
+ * maybe_wake; bounded by wakes_left).
  * Waking every stopped operation on every failure made each survivor
  * gossip again in all the operations it still kept lingering (up to 64,
  * long delivered everywhere): over UCX shared memory with the default
@@ -470,7 +578,7 @@ static void gossip_on_failed(ftc_cop_t *op, uint32_t grank)
     if (!op->delivered)
         g->lost++;
     if (g->ticking || serving(g))
-        maybe_wake(g);
+        maybe_wake(g, true);
     maybe_stop(g);
 }
 
@@ -631,6 +739,7 @@ int ftc_gossip_op_create(ftc_group_t *grp, const ftc_coll_args_t *args,
         log2n++;
     g->stable_needed = p->stable > 0 ? p->stable : 8 + 2 * log2n;
     g->ticking = true;
+    g->wakes_left = WAKES_BY_PUSH;
     ftc_cop_register(&g->base);
     ftc_context_t *ctx = grp->ctx;
     g->nalive = 0;
