@@ -6,7 +6,10 @@
  * What the monitor tells us, and what we make of it:
  *   CONNECTED                    the peer is up (a TCP connection exists)
  *   DISCONNECTED after CONNECTED the peer's process died, or a heartbeat
- *                                timed out: report after the grace period
+ *                                timed out: report once its connection
+ *                                to our ROUTER has ended and been read
+ *                                (inbound.c), or after the grace period
+ *                                if it never sent us anything
  *   CONNECT_RETRIED,             an attempt failed (refused, timed out,
  *   HANDSHAKE_FAILED_*           not a ZMTP peer); before the first
  *                                success, connect_retries of them make the
@@ -47,6 +50,10 @@ void ftc_zmq_peer_lost(ftc_zmq_t *z, uint32_t r, uint64_t delay_ns,
     p->state = FTC_ZMQ_PEER_LOST;
     p->lost_ns = ftc_bk_now_ns();
     snprintf(p->why, sizeof(p->why), "%s", why);
+    /* Its messages still open on our ROUTER go first: the report waits
+     * for that connection's end (inbound.c), not for a clock. */
+    if (p->in_open || ftc_zmq_inbound_anonymous(z))
+        delay_ns = ftc_zmq_inbound_wait_ns(z);
     ftc_bk_grace_add(&z->lost, r, p->lost_ns + delay_ns);
     ftc_zmq_rearm(z);
 }
@@ -110,6 +117,11 @@ int ftc_zmq_peer_open(ftc_zmq_t *z, uint32_t r)
     if (zmq_connect(m, mon_ep) != 0)
         goto err_close;
     if (zmq_connect(d, p->addr) != 0)
+        goto err_close;
+    /* The hello: an empty first message that names this connection to
+     * the peer's ROUTER before anything else needs to (inbound.c). It
+     * waits in the DEALER's pipe until the connection is up. */
+    if (zmq_send(d, "", 0, ZMQ_DONTWAIT) < 0)
         goto err_close;
     p->dealer = d;
     p->mon = m;

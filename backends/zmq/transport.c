@@ -332,7 +332,8 @@ int ftc_zmq_create(const ftc_zmq_config_t *cfg, ftc_zmq_t **out)
         rc = FTC_EINVAL;
         goto err;
     }
-    if (ftc_zmq_epoll_add(z, z->router, FTC_ZMQ_TAG_ROUTER, 0) != 0)
+    if (ftc_zmq_epoll_add(z, z->router, FTC_ZMQ_TAG_ROUTER, 0) != 0
+        || ftc_zmq_inbound_open(z) != 0)
         goto err_zmq;
     z->router_dirty = true;
     *out = z;
@@ -379,6 +380,7 @@ void ftc_zmq_destroy(ftc_zmq_t *z)
             ftc_zmq_peer_close(z, r, dead ? 0 : z->cfg.linger_ms);
         }
     }
+    ftc_zmq_inbound_close(z);
     if (z->router != NULL)
         zmq_close(z->router);
     if (z->zctx != NULL)
