@@ -50,8 +50,10 @@ static const ftc_knob_t knobs[] = {
      "Failed connection attempts, before the first success, after which a "
      "peer is reported unreachable (connect_retries)."},
     {"FTCOLL_ZMQ_GRACE_MS", "2",
-     "Delay between a lost connection and its report to the core, for the "
-     "peer's last messages to arrive (disconnect_grace_ms)."},
+     "Delay between a lost connection and its report to the core, for a "
+     "peer that never connected to this rank (disconnect_grace_ms); a "
+     "peer that did is reported once its connection has ended and been "
+     "read."},
     {"FTCOLL_ZMQ_LINGER_MS", "500",
      "How long ftc_zmq_destroy waits for queued messages to live peers "
      "(linger_ms)."},

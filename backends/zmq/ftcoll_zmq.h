@@ -16,9 +16,12 @@
  * Failure reports. Every DEALER is monitored (zmq_socket_monitor). A
  * connection that was up and goes down (the peer's process died, or a ZMTP
  * heartbeat timed out because it hangs) is reported to the core through
- * ftc_transport_peer_failed() after disconnect_grace_ms, during which the
- * ROUTER keeps being drained: the peer's last messages travel on another
- * connection and must be handed over before its death is. A peer that
+ * ftc_transport_peer_failed() once the peer's own connection to our
+ * ROUTER has ended and the ROUTER has been read after that: the peer's
+ * last messages travel on that other connection and must be handed over
+ * before its death is, however late this process runs (a SIGSTOP, a
+ * loaded machine). A peer that never connected to us is reported after
+ * disconnect_grace_ms instead. A peer that
  * cannot be reached at all (connection refused or timed out
  * connect_retries times in a row, a handshake with something that is not
  * a ZMTP peer) is reported too. Deaths are reported for any peer, watched
@@ -106,7 +109,9 @@ typedef struct ftc_zmq_config {
     /* Failed attempts, before the first success, after which a peer is
      * reported unreachable; default 3. */
     int connect_retries;
-    /* Delay between a lost connection and its report; default 2. */
+    /* Delay between a lost connection and its report, for a peer that
+     * never connected to this rank (one that did is reported once its
+     * connection has ended and been read); default 2. */
     int disconnect_grace_ms;
     size_t max_queued_bytes;    /* per peer, beyond ZeroMQ's; default 64 MiB */
     int sndhwm, rcvhwm;         /* messages; defaults 10000 and 100000 */
