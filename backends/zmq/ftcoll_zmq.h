@@ -141,6 +141,16 @@ typedef struct ftc_zmq_config {
      * every rank. Default 32 MiB (a largest message of 64 MiB and a few
      * bytes, as large as max_queued_bytes lets a peer's queue hold). */
     size_t max_payload;
+    /* 1: connect a DEALER to every peer when the peers are set, and
+     * return from ftc_zmq_set_peers (and ftc_zmq_exchange) once each
+     * has finished its ZMTP handshake or been found unreachable. A
+     * peer's connection whose handshake is done carries its messages
+     * into this process's kernel even while this process is stopped
+     * (SIGSTOP): an exclusion notice then reaches it, to read when it
+     * resumes. Made only on demand (0, the default), a connection to a
+     * stopped process cannot finish its handshake, and what is sent on
+     * it is dropped when the sender exits. n - 1 connections per rank. */
+    int eager_connect;
 } ftc_zmq_config_t;
 
 /* Defaults as above; rank 0, nranks 0 (set them). */
@@ -156,7 +166,8 @@ const ftc_knob_t *ftc_zmq_knobs(void);
  * FTCOLL_ZMQ_HEARTBEAT_MS, FTCOLL_ZMQ_HEARTBEAT_TIMEOUT_MS,
  * FTCOLL_ZMQ_CONNECT_RETRIES, FTCOLL_ZMQ_GRACE_MS, FTCOLL_ZMQ_LINGER_MS,
  * FTCOLL_SINGLE_HOST (1 or 0: single_host), FTCOLL_ZMQ_MAX_PAYLOAD (bytes,
- * 0 for no limit: max_payload).
+ * 0 for no limit: max_payload), FTCOLL_ZMQ_CONNECT (eager or lazy:
+ * eager_connect).
  * Returns FTC_OK, or FTC_EINVAL naming the bad variable in err.
  */
 int ftc_zmq_config_from_env(ftc_zmq_config_t *cfg, char *err, size_t errlen);

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <zmq.h>
 
@@ -103,6 +104,7 @@ int ftc_zmq_peer_open(ftc_zmq_t *z, uint32_t r)
     }
     if (zmq_socket_monitor(d, mon_ep,
                            ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED
+                               | ZMQ_EVENT_HANDSHAKE_SUCCEEDED
                                | ZMQ_EVENT_DISCONNECTED
                                | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
                                | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
@@ -195,6 +197,9 @@ static int handle_event(ftc_zmq_t *z, uint32_t r, uint16_t event,
             return 1;
         }
         return 0;
+    case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+        p->handshaken = true;
+        return 0;
     case ZMQ_EVENT_DISCONNECTED:
         if (!p->ever_up)
             return attempt_failed(z, r, "disconnected during handshake");
@@ -257,6 +262,38 @@ int ftc_zmq_peer_read_events(ftc_zmq_t *z, uint32_t r)
         changed += handle_event(z, r, event, value);
     }
     return changed;
+}
+
+void ftc_zmq_peer_connect_all(ftc_zmq_t *z)
+{
+    for (uint32_t r = 0; r < z->cfg.nranks; r++)
+        if (r != z->cfg.rank && ftc_zmq_peer_open(z, r) != 0)
+            ftc_zmq_peer_lost(z, r, 0, "cannot connect");
+    /* The peers bound their ROUTERs before their addresses were
+     * published, and ZeroMQ's I/O threads answer handshakes whether or
+     * not anyone calls progress: each ends, handshaken or unreachable
+     * (connect_retries attempts of connect_timeout_ms), well within the
+     * bound, which only guards against a peer that accepts and hangs. */
+    uint64_t end = ftc_bk_now_ns()
+                   + ((uint64_t)z->cfg.connect_timeout_ms
+                          * (uint64_t)(z->cfg.connect_retries + 1)
+                      + 1000u) * 1000000u;
+    for (;;) {
+        bool waiting = false;
+        for (uint32_t r = 0; r < z->cfg.nranks; r++) {
+            ftc_zmq_peer_t *p = &z->peers[r];
+            if (p->dealer == NULL || p->handshaken
+                || p->state == FTC_ZMQ_PEER_LOST
+                || p->state == FTC_ZMQ_PEER_FAILED)
+                continue;
+            (void)ftc_zmq_peer_read_events(z, r);
+            waiting |= !p->handshaken && p->state != FTC_ZMQ_PEER_LOST;
+        }
+        if (!waiting || ftc_bk_now_ns() >= end)
+            break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 int ftc_zmq_peer_flush(ftc_zmq_t *z, uint32_t r)

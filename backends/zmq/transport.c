@@ -187,7 +187,8 @@ static int config_ok(const ftc_zmq_config_t *c)
            && c->max_queued_bytes > 0 && c->sndhwm >= 0 && c->rcvhwm >= 0
            && c->linger_ms >= 0 && c->bind_endpoint != NULL
            && c->single_host >= -1 && c->single_host <= 1
-           && c->max_payload <= SIZE_MAX / 4;
+           && c->max_payload <= SIZE_MAX / 4
+           && (c->eager_connect == 0 || c->eager_connect == 1);
 }
 
 /* ZMQ_LAST_ENDPOINT of a wildcard bind says 0.0.0.0: peers need a name. */
@@ -438,6 +439,8 @@ int ftc_zmq_set_peers(ftc_zmq_t *z, const char *const *addrs)
             (void)copy_str(z->peers[r].addr, addrs[r]);
     (void)copy_str(z->peers[z->cfg.rank].addr, z->endpoint);
     z->peers_set = true;
+    if (z->cfg.eager_connect)
+        ftc_zmq_peer_connect_all(z);
     return FTC_OK;
 }
 

@@ -57,6 +57,7 @@ typedef struct ftc_zmq_peer {
     void *mon;                  /* PAIR that receives the DEALER's events */
     ftc_zmq_peer_state_t state;
     bool ever_up;               /* a connection succeeded once */
+    bool handshaken;            /* ... and finished its ZMTP handshake */
     uint32_t failed_attempts;   /* before ever_up */
     uint64_t lost_ns;           /* when the loss was seen (0: never) */
     uint64_t reported_ns;       /* when the core was told (0: not yet) */
@@ -127,6 +128,9 @@ int ftc_zmq_peer_open(ftc_zmq_t *z, uint32_t r);
 void ftc_zmq_peer_close(ftc_zmq_t *z, uint32_t r, int linger_ms);
 /* Read r's monitor events; returns how many changed r's state. */
 int ftc_zmq_peer_read_events(ftc_zmq_t *z, uint32_t r);
+/* eager_connect: a DEALER to every peer, and wait until each has
+ * finished its handshake or was found unreachable. */
+void ftc_zmq_peer_connect_all(ftc_zmq_t *z);
 /* Hand r's queued messages to ZeroMQ while it takes them; returns how
  * many it took. */
 int ftc_zmq_peer_flush(ftc_zmq_t *z, uint32_t r);
