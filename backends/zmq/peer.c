@@ -52,7 +52,10 @@ void ftc_zmq_peer_lost(ftc_zmq_t *z, uint32_t r, uint64_t delay_ns,
     p->lost_ns = ftc_bk_now_ns();
     snprintf(p->why, sizeof(p->why), "%s", why);
     /* Its messages still open on our ROUTER go first: the report waits
-     * for that connection's end (inbound.c), not for a clock. */
+     * for that connection's end (inbound.c), not for a clock. The
+     * ROUTER's events are read first: the peer's connection was accepted
+     * long before this loss, but its event may still wait unread. */
+    ftc_zmq_inbound_read_events(z);
     if (p->in_open || ftc_zmq_inbound_anonymous(z))
         delay_ns = ftc_zmq_inbound_wait_ns(z);
     ftc_bk_grace_add(&z->lost, r, p->lost_ns + delay_ns);

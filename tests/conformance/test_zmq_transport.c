@@ -416,6 +416,62 @@ static void test_last_words(void)
     ftc_zmq_destroy(nodes[0].z);
 }
 
+/* eager_connect: set_peers returns with a DEALER to every peer whose
+ * handshake is done (counted as a connect, none lost); the environment
+ * takes eager or lazy and names anything else. */
+static void test_eager_connect(void)
+{
+    enum { N = 4 };
+    ftc_zmq_t *zs[N];
+    const char *addrs[N];
+    for (uint32_t r = 0; r < N; r++) {
+        ftc_zmq_config_t c;
+        ftc_zmq_config_init(&c);
+        c.rank = r;
+        c.nranks = N;
+        c.job_token = 0x1234;
+        c.log = log_to_buffer;
+        c.eager_connect = 1;
+        CHECK_MSG(ftc_zmq_create(&c, &zs[r]) == FTC_OK, "create %u", r);
+        addrs[r] = ftc_zmq_endpoint_address(zs[r]);
+    }
+    for (uint32_t r = 0; r < N; r++) {
+        CHECK_MSG(ftc_zmq_set_peers(zs[r], addrs) == FTC_OK, "peers %u", r);
+        ftc_zmq_stats_t st;
+        ftc_zmq_stats(zs[r], &st);
+        CHECK_MSG(st.connects == N - 1, "rank %u: %" PRIu64 " connects",
+                  r, st.connects);
+        for (uint32_t q = 0; q < N; q++) {
+            ftc_zmq_peer_info_t info;
+            CHECK_MSG(ftc_zmq_peer_info(zs[r], q, &info) == FTC_OK
+                          && info.error[0] == '\0',
+                      "rank %u: peer %u: %s", r, q, info.error);
+        }
+    }
+    for (uint32_t r = 0; r < N; r++)
+        ftc_zmq_destroy(zs[r]);
+
+    ftc_zmq_config_t c;
+    char err[128] = "";
+    ftc_zmq_config_init(&c);
+    CHECK_MSG(c.eager_connect == 0, "lazy by default");
+    setenv("FTCOLL_ZMQ_CONNECT", "eager", 1);
+    CHECK_MSG(ftc_zmq_config_from_env(&c, err, sizeof(err)) == FTC_OK
+                  && c.eager_connect == 1, "FTCOLL_ZMQ_CONNECT=eager");
+    setenv("FTCOLL_ZMQ_CONNECT", "soon", 1);
+    CHECK_MSG(ftc_zmq_config_from_env(&c, err, sizeof(err)) == FTC_EINVAL
+                  && strstr(err, "FTCOLL_ZMQ_CONNECT") != NULL,
+              "FTCOLL_ZMQ_CONNECT=soon: %s", err);
+    unsetenv("FTCOLL_ZMQ_CONNECT");
+    ftc_zmq_config_init(&c);
+    c.rank = 0;
+    c.nranks = 2;
+    c.eager_connect = 2;
+    ftc_zmq_t *z = NULL;
+    CHECK_MSG(ftc_zmq_create(&c, &z) == FTC_EINVAL && z == NULL,
+              "eager_connect = 2 accepted");
+}
+
 /* An address where nobody listens: reported unreachable, boundedly. */
 static void test_unreachable(void)
 {
@@ -804,6 +860,7 @@ int main(void)
     test_timer_and_fd();
     test_disconnect();
     test_last_words();
+    test_eager_connect();
     test_unreachable();
     test_peer_down();
     test_stranger();
