@@ -1954,6 +1954,11 @@ int main(int argc, char **argv)
             run_size(b, b->o.sizes[k]);
         print_summary(b);
         farewell(b);
+        /* A rank stopped after the others had sent it every operation's
+         * data is excluded after it all: it delivers from what was queued
+         * and learns it only at finalize, after its summary. */
+        if (!b->excluded && ftc_context_is_excluded(b->ctx))
+            print_event(b->rank, "excluded", b->g, false);
     }
 
     /* Let the last messages leave; after finalize nobody waits on us.

@@ -32,6 +32,7 @@ void ftc_zmq_config_init(ftc_zmq_config_t *cfg)
     cfg->linger_ms = 500;
     cfg->single_host = -1;
     cfg->max_payload = (size_t)32 << 20;
+    cfg->eager_connect = 0;
 }
 
 static const ftc_knob_t knobs[] = {
@@ -49,9 +50,16 @@ static const ftc_knob_t knobs[] = {
     {"FTCOLL_ZMQ_CONNECT_RETRIES", "3",
      "Failed connection attempts, before the first success, after which a "
      "peer is reported unreachable (connect_retries)."},
+    {"FTCOLL_ZMQ_CONNECT", "lazy",
+     "eager: connect to every peer when the peers are set and wait for "
+     "the handshakes (a stopped process still receives its exclusion "
+     "notice); lazy: on the first send to, or watch of, a peer "
+     "(eager_connect)."},
     {"FTCOLL_ZMQ_GRACE_MS", "2",
-     "Delay between a lost connection and its report to the core, for the "
-     "peer's last messages to arrive (disconnect_grace_ms)."},
+     "Delay between a lost connection and its report to the core, for a "
+     "peer that never connected to this rank (disconnect_grace_ms); a "
+     "peer that did is reported once its connection has ended and been "
+     "read."},
     {"FTCOLL_ZMQ_LINGER_MS", "500",
      "How long ftc_zmq_destroy waits for queued messages to live peers "
      "(linger_ms)."},
@@ -78,6 +86,8 @@ int ftc_zmq_config_from_env(ftc_zmq_config_t *cfg, char *err, size_t errlen)
          F(heartbeat_timeout_ms), 0, 0, NULL, NULL},
         {"FTCOLL_ZMQ_CONNECT_RETRIES", FTC_BK_ENV_INT, F(connect_retries), 0,
          0, NULL, NULL},
+        {"FTCOLL_ZMQ_CONNECT", FTC_BK_ENV_CHOICE, F(eager_connect), 0, 0,
+         "eager=1 lazy=0", NULL},
         {"FTCOLL_ZMQ_GRACE_MS", FTC_BK_ENV_INT, F(disconnect_grace_ms), 0, 0,
          NULL, NULL},
         {"FTCOLL_ZMQ_LINGER_MS", FTC_BK_ENV_INT, F(linger_ms), 0, 0, NULL,

@@ -16,9 +16,12 @@
  * Failure reports. Every DEALER is monitored (zmq_socket_monitor). A
  * connection that was up and goes down (the peer's process died, or a ZMTP
  * heartbeat timed out because it hangs) is reported to the core through
- * ftc_transport_peer_failed() after disconnect_grace_ms, during which the
- * ROUTER keeps being drained: the peer's last messages travel on another
- * connection and must be handed over before its death is. A peer that
+ * ftc_transport_peer_failed() once the peer's own connection to our
+ * ROUTER has ended and the ROUTER has been read after that: the peer's
+ * last messages travel on that other connection and must be handed over
+ * before its death is, however late this process runs (a SIGSTOP, a
+ * loaded machine). A peer that never connected to us is reported after
+ * disconnect_grace_ms instead. A peer that
  * cannot be reached at all (connection refused or timed out
  * connect_retries times in a row, a handshake with something that is not
  * a ZMTP peer) is reported too. Deaths are reported for any peer, watched
@@ -106,7 +109,9 @@ typedef struct ftc_zmq_config {
     /* Failed attempts, before the first success, after which a peer is
      * reported unreachable; default 3. */
     int connect_retries;
-    /* Delay between a lost connection and its report; default 2. */
+    /* Delay between a lost connection and its report, for a peer that
+     * never connected to this rank (one that did is reported once its
+     * connection has ended and been read); default 2. */
     int disconnect_grace_ms;
     size_t max_queued_bytes;    /* per peer, beyond ZeroMQ's; default 64 MiB */
     int sndhwm, rcvhwm;         /* messages; defaults 10000 and 100000 */
@@ -136,6 +141,16 @@ typedef struct ftc_zmq_config {
      * every rank. Default 32 MiB (a largest message of 64 MiB and a few
      * bytes, as large as max_queued_bytes lets a peer's queue hold). */
     size_t max_payload;
+    /* 1: connect a DEALER to every peer when the peers are set, and
+     * return from ftc_zmq_set_peers (and ftc_zmq_exchange) once each
+     * has finished its ZMTP handshake or been found unreachable. A
+     * peer's connection whose handshake is done carries its messages
+     * into this process's kernel even while this process is stopped
+     * (SIGSTOP): an exclusion notice then reaches it, to read when it
+     * resumes. Made only on demand (0, the default), a connection to a
+     * stopped process cannot finish its handshake, and what is sent on
+     * it is dropped when the sender exits. n - 1 connections per rank. */
+    int eager_connect;
 } ftc_zmq_config_t;
 
 /* Defaults as above; rank 0, nranks 0 (set them). */
@@ -151,7 +166,8 @@ const ftc_knob_t *ftc_zmq_knobs(void);
  * FTCOLL_ZMQ_HEARTBEAT_MS, FTCOLL_ZMQ_HEARTBEAT_TIMEOUT_MS,
  * FTCOLL_ZMQ_CONNECT_RETRIES, FTCOLL_ZMQ_GRACE_MS, FTCOLL_ZMQ_LINGER_MS,
  * FTCOLL_SINGLE_HOST (1 or 0: single_host), FTCOLL_ZMQ_MAX_PAYLOAD (bytes,
- * 0 for no limit: max_payload).
+ * 0 for no limit: max_payload), FTCOLL_ZMQ_CONNECT (eager or lazy:
+ * eager_connect).
  * Returns FTC_OK, or FTC_EINVAL naming the bad variable in err.
  */
 int ftc_zmq_config_from_env(ftc_zmq_config_t *cfg, char *err, size_t errlen);

@@ -6,7 +6,10 @@
  * What the monitor tells us, and what we make of it:
  *   CONNECTED                    the peer is up (a TCP connection exists)
  *   DISCONNECTED after CONNECTED the peer's process died, or a heartbeat
- *                                timed out: report after the grace period
+ *                                timed out: report once its connection
+ *                                to our ROUTER has ended and been read
+ *                                (inbound.c), or after the grace period
+ *                                if it never sent us anything
  *   CONNECT_RETRIED,             an attempt failed (refused, timed out,
  *   HANDSHAKE_FAILED_*           not a ZMTP peer); before the first
  *                                success, connect_retries of them make the
@@ -17,6 +20,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <zmq.h>
 
@@ -47,6 +51,13 @@ void ftc_zmq_peer_lost(ftc_zmq_t *z, uint32_t r, uint64_t delay_ns,
     p->state = FTC_ZMQ_PEER_LOST;
     p->lost_ns = ftc_bk_now_ns();
     snprintf(p->why, sizeof(p->why), "%s", why);
+    /* Its messages still open on our ROUTER go first: the report waits
+     * for that connection's end (inbound.c), not for a clock. The
+     * ROUTER's events are read first: the peer's connection was accepted
+     * long before this loss, but its event may still wait unread. */
+    ftc_zmq_inbound_read_events(z);
+    if (p->in_open || ftc_zmq_inbound_anonymous(z))
+        delay_ns = ftc_zmq_inbound_wait_ns(z);
     ftc_bk_grace_add(&z->lost, r, p->lost_ns + delay_ns);
     ftc_zmq_rearm(z);
 }
@@ -96,6 +107,7 @@ int ftc_zmq_peer_open(ftc_zmq_t *z, uint32_t r)
     }
     if (zmq_socket_monitor(d, mon_ep,
                            ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED
+                               | ZMQ_EVENT_HANDSHAKE_SUCCEEDED
                                | ZMQ_EVENT_DISCONNECTED
                                | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
                                | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
@@ -110,6 +122,11 @@ int ftc_zmq_peer_open(ftc_zmq_t *z, uint32_t r)
     if (zmq_connect(m, mon_ep) != 0)
         goto err_close;
     if (zmq_connect(d, p->addr) != 0)
+        goto err_close;
+    /* The hello: an empty first message that names this connection to
+     * the peer's ROUTER before anything else needs to (inbound.c). It
+     * waits in the DEALER's pipe until the connection is up. */
+    if (zmq_send(d, "", 0, ZMQ_DONTWAIT) < 0)
         goto err_close;
     p->dealer = d;
     p->mon = m;
@@ -183,6 +200,9 @@ static int handle_event(ftc_zmq_t *z, uint32_t r, uint16_t event,
             return 1;
         }
         return 0;
+    case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+        p->handshaken = true;
+        return 0;
     case ZMQ_EVENT_DISCONNECTED:
         if (!p->ever_up)
             return attempt_failed(z, r, "disconnected during handshake");
@@ -245,6 +265,38 @@ int ftc_zmq_peer_read_events(ftc_zmq_t *z, uint32_t r)
         changed += handle_event(z, r, event, value);
     }
     return changed;
+}
+
+void ftc_zmq_peer_connect_all(ftc_zmq_t *z)
+{
+    for (uint32_t r = 0; r < z->cfg.nranks; r++)
+        if (r != z->cfg.rank && ftc_zmq_peer_open(z, r) != 0)
+            ftc_zmq_peer_lost(z, r, 0, "cannot connect");
+    /* The peers bound their ROUTERs before their addresses were
+     * published, and ZeroMQ's I/O threads answer handshakes whether or
+     * not anyone calls progress: each ends, handshaken or unreachable
+     * (connect_retries attempts of connect_timeout_ms), well within the
+     * bound, which only guards against a peer that accepts and hangs. */
+    uint64_t end = ftc_bk_now_ns()
+                   + ((uint64_t)z->cfg.connect_timeout_ms
+                          * (uint64_t)(z->cfg.connect_retries + 1)
+                      + 1000u) * 1000000u;
+    for (;;) {
+        bool waiting = false;
+        for (uint32_t r = 0; r < z->cfg.nranks; r++) {
+            ftc_zmq_peer_t *p = &z->peers[r];
+            if (p->dealer == NULL || p->handshaken
+                || p->state == FTC_ZMQ_PEER_LOST
+                || p->state == FTC_ZMQ_PEER_FAILED)
+                continue;
+            (void)ftc_zmq_peer_read_events(z, r);
+            waiting |= !p->handshaken && p->state != FTC_ZMQ_PEER_LOST;
+        }
+        if (!waiting || ftc_bk_now_ns() >= end)
+            break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 int ftc_zmq_peer_flush(ftc_zmq_t *z, uint32_t r)

@@ -11,8 +11,10 @@
  *   6. fire the core's timer if it is due.
  *
  * Messages come before reports (2 before 5) so a peer's last words reach
- * the core before its death does; the grace period covers what is still
- * in flight on the peer's own connection. ZeroMQ signals its descriptors
+ * the core before its death does: a lost peer whose connection to our
+ * ROUTER is still open is reported only once that connection has ended
+ * and the ROUTER was read to EAGAIN after it (inbound.c); the grace
+ * period covers a peer that never sent us anything. ZeroMQ signals its descriptors
  * on edges, so a pass never stops reading a socket until it says EAGAIN,
  * except the ROUTER at the batch limit, which stays marked for the next
  * pass.
@@ -66,6 +68,9 @@ static int collect(ftc_zmq_t *z, int timeout_ms)
             }
             case FTC_ZMQ_TAG_MONITOR:
                 changed += ftc_zmq_peer_read_events(z, r);
+                break;
+            case FTC_ZMQ_TAG_ROUTER_MONITOR:
+                ftc_zmq_inbound_read_events(z);
                 break;
             default:
                 break;
@@ -130,6 +135,12 @@ static int drain_router(ftc_zmq_t *z)
                 break;
             }
             more = zmq_msg_more(&body);
+            ftc_zmq_inbound_seen(z, src, zmq_msg_get(&body, ZMQ_SRCFD));
+            /* A rank's empty hello only names its connection (peer.c). */
+            if (src != FTC_RANK_UNKNOWN && zmq_msg_size(&body) == 0) {
+                zmq_msg_close(&body);
+                continue;
+            }
             feed(z, src, zmq_msg_data(&body), zmq_msg_size(&body));
             zmq_msg_close(&body);
             handled++;
@@ -170,7 +181,9 @@ static int pass(ftc_zmq_t *z, int timeout_ms)
                              &z->stats.bytes_received,
                              &z->stats.msgs_rejected);
     n += ftc_bk_rank_set_sweep(&z->queued, flush_peer, z);
-    if (z->lost.count > 0)
+    /* Reports only after the ROUTER was read to EAGAIN: what a lost
+     * peer's ended connection held is in the core first (inbound.c). */
+    if (z->lost.count > 0 && !z->router_dirty)
         n += ftc_bk_grace_report_due(&z->lost, ftc_bk_now_ns(), z->ctx,
                                      mark_failed, z);
     /* Step 6. A pass here polls sockets (system calls) anyway: the

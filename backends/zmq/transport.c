@@ -187,7 +187,8 @@ static int config_ok(const ftc_zmq_config_t *c)
            && c->max_queued_bytes > 0 && c->sndhwm >= 0 && c->rcvhwm >= 0
            && c->linger_ms >= 0 && c->bind_endpoint != NULL
            && c->single_host >= -1 && c->single_host <= 1
-           && c->max_payload <= SIZE_MAX / 4;
+           && c->max_payload <= SIZE_MAX / 4
+           && (c->eager_connect == 0 || c->eager_connect == 1);
 }
 
 /* ZMQ_LAST_ENDPOINT of a wildcard bind says 0.0.0.0: peers need a name. */
@@ -332,7 +333,8 @@ int ftc_zmq_create(const ftc_zmq_config_t *cfg, ftc_zmq_t **out)
         rc = FTC_EINVAL;
         goto err;
     }
-    if (ftc_zmq_epoll_add(z, z->router, FTC_ZMQ_TAG_ROUTER, 0) != 0)
+    if (ftc_zmq_epoll_add(z, z->router, FTC_ZMQ_TAG_ROUTER, 0) != 0
+        || ftc_zmq_inbound_open(z) != 0)
         goto err_zmq;
     z->router_dirty = true;
     *out = z;
@@ -379,6 +381,7 @@ void ftc_zmq_destroy(ftc_zmq_t *z)
             ftc_zmq_peer_close(z, r, dead ? 0 : z->cfg.linger_ms);
         }
     }
+    ftc_zmq_inbound_close(z);
     if (z->router != NULL)
         zmq_close(z->router);
     if (z->zctx != NULL)
@@ -436,6 +439,8 @@ int ftc_zmq_set_peers(ftc_zmq_t *z, const char *const *addrs)
             (void)copy_str(z->peers[r].addr, addrs[r]);
     (void)copy_str(z->peers[z->cfg.rank].addr, z->endpoint);
     z->peers_set = true;
+    if (z->cfg.eager_connect)
+        ftc_zmq_peer_connect_all(z);
     return FTC_OK;
 }
 

@@ -4,6 +4,8 @@
  *   transport.c  life cycle, the ops table, addresses
  *   peer.c       one DEALER per peer: connect, monitor events, send queue
  *   progress.c   the event loop: ROUTER, reports, the core's timer
+ *   inbound.c    each peer's connection to our ROUTER, drained before
+ *                the peer's loss is reported
  *   config.c     defaults, environment overrides and their knob table
  * The clock, log, timerfd, core timer, grace reporter and send queue are
  * the backends' common ones (backends/common).
@@ -37,7 +39,8 @@ enum {
     FTC_ZMQ_TAG_ROUTER = 1,
     FTC_ZMQ_TAG_TIMER = 2,
     FTC_ZMQ_TAG_DEALER = 3,
-    FTC_ZMQ_TAG_MONITOR = 4
+    FTC_ZMQ_TAG_MONITOR = 4,
+    FTC_ZMQ_TAG_ROUTER_MONITOR = 5
 };
 
 typedef enum ftc_zmq_peer_state {
@@ -54,10 +57,16 @@ typedef struct ftc_zmq_peer {
     void *mon;                  /* PAIR that receives the DEALER's events */
     ftc_zmq_peer_state_t state;
     bool ever_up;               /* a connection succeeded once */
+    bool handshaken;            /* ... and finished its ZMTP handshake */
     uint32_t failed_attempts;   /* before ever_up */
     uint64_t lost_ns;           /* when the loss was seen (0: never) */
     uint64_t reported_ns;       /* when the core was told (0: not yet) */
     char why[64];               /* what was seen, for ftc_zmq_peer_info */
+    /* Its connection to our ROUTER (inbound.c): the descriptor its last
+     * message came on (-1: none yet), open until the ROUTER's monitor
+     * says that descriptor disconnected. */
+    int in_fd;
+    bool in_open;
     ftc_bk_send_queue_t q;     /* sends ZeroMQ could not take yet */
 } ftc_zmq_peer_t;
 
@@ -70,6 +79,11 @@ struct ftc_zmq {
 
     void *zctx;
     void *router;
+    void *router_mon;           /* PAIR that receives the ROUTER's events */
+    /* Inbound connections accepted, nothing read from them yet: their
+     * descriptors (inbound.c). */
+    int *anon;
+    uint32_t nanon, capanon;
     int epfd;                   /* the descriptor the embedder polls */
     int tfd;                    /* timerfd for the earliest deadline */
     uint64_t tfd_deadline;      /* what tfd is armed for; UINT64_MAX: not
@@ -114,6 +128,9 @@ int ftc_zmq_peer_open(ftc_zmq_t *z, uint32_t r);
 void ftc_zmq_peer_close(ftc_zmq_t *z, uint32_t r, int linger_ms);
 /* Read r's monitor events; returns how many changed r's state. */
 int ftc_zmq_peer_read_events(ftc_zmq_t *z, uint32_t r);
+/* eager_connect: a DEALER to every peer, and wait until each has
+ * finished its handshake or was found unreachable. */
+void ftc_zmq_peer_connect_all(ftc_zmq_t *z);
 /* Hand r's queued messages to ZeroMQ while it takes them; returns how
  * many it took. */
 int ftc_zmq_peer_flush(ftc_zmq_t *z, uint32_t r);
@@ -122,5 +139,20 @@ int ftc_zmq_peer_send(ftc_zmq_t *z, uint32_t r, const void *buf, size_t len);
 /* r is gone or unreachable: report it after delay_ns. */
 void ftc_zmq_peer_lost(ftc_zmq_t *z, uint32_t r, uint64_t delay_ns,
                        const char *why);
+
+/* inbound.c */
+/* Monitor the ROUTER's connections. 0, or -1 when ZeroMQ refused. */
+int ftc_zmq_inbound_open(ftc_zmq_t *z);
+void ftc_zmq_inbound_close(ftc_zmq_t *z);
+/* A message from rank src came on descriptor fd (ZMQ_SRCFD). */
+void ftc_zmq_inbound_seen(ftc_zmq_t *z, uint32_t src, int fd);
+/* Is an inbound connection open that nothing was read from yet? */
+bool ftc_zmq_inbound_anonymous(const ftc_zmq_t *z);
+/* Read the ROUTER's monitor events: ended connections release the
+ * reports that waited for them. */
+void ftc_zmq_inbound_read_events(ftc_zmq_t *z);
+/* How long a lost peer's report waits for its inbound connection to end
+ * at most. */
+uint64_t ftc_zmq_inbound_wait_ns(const ftc_zmq_t *z);
 
 #endif

@@ -69,6 +69,12 @@ static void seen_on_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
     }
 }
 
+static uint64_t test_clock(void *arg)
+{
+    (void)arg;
+    return now_ns();
+}
+
 static void seen_on_timer(ftc_context_t *ctx)
 {
     ((seen_t *)ctx->user)->last_timer_ns = now_ns();
@@ -334,6 +340,136 @@ static void test_disconnect(void)
               "reported twice or reported rank 2");
     ftc_zmq_destroy(nodes[0].z);
     ftc_zmq_destroy(nodes[2].z);
+}
+
+/* A peer sends many messages, then goes away while this rank reads
+ * nothing: the shape of a process resumed from SIGSTOP, whose peers
+ * finished and exited meanwhile. The ROUTER's receive high-water mark is
+ * 100, so ZeroMQ's I/O thread holds most of the peer's messages in the
+ * kernel until this rank reads; the loss of this rank's own connection
+ * to the peer is seen at once. Every message must reach the core before
+ * the peer's failure report (transport.h), whatever the clock says: the
+ * grace period is 0 here, and the order is all that is checked. */
+enum { LAST_WORDS = 3000 };
+
+static void test_last_words(void)
+{
+    node_t nodes[2];
+    core_double_reset();
+    core_double_clock(NULL, NULL);
+    const char *addrs[2];
+    for (uint32_t r = 0; r < 2; r++) {
+        ftc_zmq_config_t c;
+        ftc_zmq_config_init(&c);
+        c.rank = r;
+        c.nranks = 2;
+        c.job_token = 0x1234;
+        c.log = log_to_buffer;
+        c.rcvhwm = 100;
+        c.disconnect_grace_ms = 0;
+        c.linger_ms = 60000;    /* rank 1's messages all leave */
+        core_double_init(&nodes[r].ctx, r, NULL);
+        memset(&nodes[r].seen, 0, sizeof(nodes[r].seen));
+        nodes[r].ctx.user = &nodes[r].seen;
+        nodes[r].ctx.on_recv = seen_on_recv;
+        CHECK_MSG(ftc_zmq_create(&c, &nodes[r].z) == FTC_OK, "create");
+        addrs[r] = ftc_zmq_endpoint_address(nodes[r].z);
+    }
+    for (uint32_t r = 0; r < 2; r++) {
+        CHECK_MSG(ftc_zmq_set_peers(nodes[r].z, addrs) == FTC_OK, "peers");
+        ftc_zmq_attach(nodes[r].z, &nodes[r].ctx);
+    }
+    const ftc_transport_ops_t *ops = ftc_zmq_ops();
+    /* Rank 0 talks to rank 1 first: its DEALER is the connection whose
+     * loss it will see. */
+    uint64_t seq = 0;
+    ops->send(nodes[0].z, 1, &seq, 8, NULL);
+    CHECK_MSG(run_until(nodes, 2, peer1_got_one, 10000),
+              "rank 1 never heard rank 0");
+    for (seq = 0; seq < LAST_WORDS; seq++)
+        CHECK_MSG(ops->send(nodes[1].z, 0, &seq, 8, NULL) == FTC_SEND_INLINE,
+                  "send %" PRIu64, seq);
+    /* Rank 1 leaves (its messages flushed to the kernel first); rank 0
+     * has not read a thing yet. */
+    ftc_zmq_destroy(nodes[1].z);
+    nodes[1].z = NULL;
+    core_double_clock(test_clock, NULL);
+    CHECK_MSG(run_until(nodes, 2, peer1_reported, 30000),
+              "the departed peer was never reported");
+
+    size_t got = core_double_count(CORE_RECV, 0);
+    const core_record_t *fail = core_double_find(CORE_PEER_FAILED, 0, 0);
+    const core_record_t *last = core_double_find(CORE_RECV, 0, got - 1);
+    CHECK_MSG(got == LAST_WORDS, "rank 0 got %zu of %d messages before or "
+              "after the report", got, LAST_WORDS);
+    CHECK_MSG(nodes[0].seen.bad_order == 0, "out of order");
+    CHECK_MSG(fail != NULL && last != NULL && last < fail,
+              "a message came after the peer's failure report");
+    /* The hazard happened: the loss was seen while most of the messages
+     * were still unread (else this test proves nothing). */
+    ftc_zmq_peer_info_t info;
+    CHECK_MSG(ftc_zmq_peer_info(nodes[0].z, 1, &info) == FTC_OK
+                  && info.detected_ns != 0 && last != NULL
+                  && info.detected_ns < last->t,
+              "the loss was not seen before the last message was read");
+    core_double_clock(NULL, NULL);
+    ftc_zmq_destroy(nodes[0].z);
+}
+
+/* eager_connect: set_peers returns with a DEALER to every peer whose
+ * handshake is done (counted as a connect, none lost); the environment
+ * takes eager or lazy and names anything else. */
+static void test_eager_connect(void)
+{
+    enum { N = 4 };
+    ftc_zmq_t *zs[N];
+    const char *addrs[N];
+    for (uint32_t r = 0; r < N; r++) {
+        ftc_zmq_config_t c;
+        ftc_zmq_config_init(&c);
+        c.rank = r;
+        c.nranks = N;
+        c.job_token = 0x1234;
+        c.log = log_to_buffer;
+        c.eager_connect = 1;
+        CHECK_MSG(ftc_zmq_create(&c, &zs[r]) == FTC_OK, "create %u", r);
+        addrs[r] = ftc_zmq_endpoint_address(zs[r]);
+    }
+    for (uint32_t r = 0; r < N; r++) {
+        CHECK_MSG(ftc_zmq_set_peers(zs[r], addrs) == FTC_OK, "peers %u", r);
+        ftc_zmq_stats_t st;
+        ftc_zmq_stats(zs[r], &st);
+        CHECK_MSG(st.connects == N - 1, "rank %u: %" PRIu64 " connects",
+                  r, st.connects);
+        for (uint32_t q = 0; q < N; q++) {
+            ftc_zmq_peer_info_t info;
+            CHECK_MSG(ftc_zmq_peer_info(zs[r], q, &info) == FTC_OK
+                          && info.error[0] == '\0',
+                      "rank %u: peer %u: %s", r, q, info.error);
+        }
+    }
+    for (uint32_t r = 0; r < N; r++)
+        ftc_zmq_destroy(zs[r]);
+
+    ftc_zmq_config_t c;
+    char err[128] = "";
+    ftc_zmq_config_init(&c);
+    CHECK_MSG(c.eager_connect == 0, "lazy by default");
+    setenv("FTCOLL_ZMQ_CONNECT", "eager", 1);
+    CHECK_MSG(ftc_zmq_config_from_env(&c, err, sizeof(err)) == FTC_OK
+                  && c.eager_connect == 1, "FTCOLL_ZMQ_CONNECT=eager");
+    setenv("FTCOLL_ZMQ_CONNECT", "soon", 1);
+    CHECK_MSG(ftc_zmq_config_from_env(&c, err, sizeof(err)) == FTC_EINVAL
+                  && strstr(err, "FTCOLL_ZMQ_CONNECT") != NULL,
+              "FTCOLL_ZMQ_CONNECT=soon: %s", err);
+    unsetenv("FTCOLL_ZMQ_CONNECT");
+    ftc_zmq_config_init(&c);
+    c.rank = 0;
+    c.nranks = 2;
+    c.eager_connect = 2;
+    ftc_zmq_t *z = NULL;
+    CHECK_MSG(ftc_zmq_create(&c, &z) == FTC_EINVAL && z == NULL,
+              "eager_connect = 2 accepted");
 }
 
 /* An address where nobody listens: reported unreachable, boundedly. */
@@ -723,6 +859,8 @@ int main(void)
     test_order();
     test_timer_and_fd();
     test_disconnect();
+    test_last_words();
+    test_eager_connect();
     test_unreachable();
     test_peer_down();
     test_stranger();
