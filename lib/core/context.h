@@ -14,6 +14,7 @@
 
 #include "ftcoll/ftcoll.h"
 #include "core/bulk_pool.h"
+#include "core/timer_heap.h"
 
 /* Internal: hidden from the shared library and marked so in libftcoll.a
  * (docs/architecture.md, "Internal names"). */
@@ -121,6 +122,11 @@ struct ftc_context {
     bool cont_timer;            /* a continuation waits for a timer turn */
     uint32_t timed_ops;         /* live operations with a deadline */
     uint32_t timer_ops;         /* live operations with a timer armed */
+    /* Their timers (core/timer.c): the armed ones in a heap, earliest
+     * first; while a timer turn fires them, the due ones taken out of it
+     * in a list (through next/prev). */
+    ftc_timer_heap_t timers;
+    ftc_timer_node_t *timers_due;
     uint64_t rng;               /* SplitMix64 state (core/rng.c) */
     bool settling;
     bool timer_armed;

@@ -83,7 +83,11 @@ struct ftc_cop {
     bool on_reap;            /* on the context's list to free */
     uint64_t retire_at;
     uint64_t deadline;       /* args.timeout_ns after start; 0: none */
-    uint64_t timer_at;       /* ftc_cop_timer_arm's deadline; 0: none */
+    /* ftc_cop_timer_arm's deadline (timer.at; 0: none), a node of the
+     * context's heap of timers, or of its list of due ones while a timer
+     * turn fires them (core/timer.c). */
+    ftc_timer_node_t timer;
+    bool timer_in_heap;
 
     ftc_completion_t comp;
     uint32_t *comp_failed;  /* storage behind comp.failed */
@@ -154,7 +158,7 @@ void ftc_cop_timer_cancel_armed(ftc_cop_t *op);
  * one. */
 static inline void ftc_cop_timer_cancel(ftc_cop_t *op)
 {
-    if (op->timer_at != 0)
+    if (op->timer.at != 0)
         ftc_cop_timer_cancel_armed(op);
 }
 /* The transport's clock, for deadlines. */

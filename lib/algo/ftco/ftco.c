@@ -372,11 +372,11 @@ static void t_arm(ftco_op_t *o, uint32_t x, uint64_t at, uint8_t state)
     o->peers.at[e].deadline = at;
     o->peers.at[e].tstate = state;
     /* (A done operation's timer would find nothing to do: ftco_on_timer
-     * returns at once. Not armed, it leaves the core's walk of timed
-     * operations while it lingers: check_done.) */
+     * returns at once. Not armed, it costs the core's heap of timers
+     * nothing while it lingers: check_done.) */
     if ((state & T_PENDING) || o->done)
         return;
-    if (o->base.timer_at == 0 || at < o->base.timer_at)
+    if (o->base.timer.at == 0 || at < o->base.timer.at)
         ftc_cop_timer_arm(&o->base, at);
 }
 
@@ -519,7 +519,7 @@ static void check_done(ftco_op_t *o)
     o->done = true;
     /* Nothing is due to a done operation (ftco_on_timer returns at
      * once): its timer goes, so that the 64 operations lingering after
-     * it (core/op.h) keep no timer armed for the core to walk. */
+     * it (core/op.h) keep no timer armed in the core's heap. */
     ftc_cop_timer_cancel(&o->base);
     stop_waiting(o);
     for (uint32_t e = 0; e < o->peers.count; e++)
