@@ -255,6 +255,10 @@ static ftc_allreduce_algo_t steady_allreduce = FTC_ALLREDUCE_REDUCE_BCAST;
  * ack_timeout_ns set (one second: armed and re-armed, never due in the
  * loop's clock), ftco:F without. */
 static uint64_t steady_ack_timeout_ns;
+/* --timeout NS: every --steady operation with args.timeout_ns set (the
+ * core's operation deadlines; never due in the loop's clock, which
+ * counts messages). */
+static uint64_t steady_timeout_ns;
 
 static void st_start(st_rank_t *me, ftc_algo_t algo, uint32_t f)
 {
@@ -274,6 +278,7 @@ static void st_start(st_rank_t *me, ftc_algo_t algo, uint32_t f)
     }
     a.algo = algo;
     a.f = f;
+    a.timeout_ns = steady_timeout_ns;
     a.dtype = FTC_INT64;
     a.count = 1;
     a.sendbuf = &me->in;
@@ -399,7 +404,7 @@ static int op_state_table(void);
 static void usage(FILE *f)
 {
     fputs("usage: bench_core [--n N] [--reps R] [--time-only] [--single]\n"
-          "       bench_core --steady ALGO:F [--n N] [--iters K] [--auth]\n"
+          "       bench_core --steady ALGO:F [--n N] [--iters K] [--auth] [--timeout NS]\n"
           "       bench_core --op-state | -h, --help | -V, --version\n"
           "  --n N          ranks (1024; --steady: 2)\n"
           "  --reps R       runs per figure, best and mean (5)\n"
@@ -410,6 +415,7 @@ static void usage(FILE *f)
           "timeouts), e.g. corrected:1\n"
           "  --iters K      --steady: allreduces measured (100000)\n"
           "  --auth         --steady: with message authentication\n"
+          "  --timeout NS   --steady: every operation with this timeout_ns\n"
           "  --op-state     only the per-operation heap table\n"
           "Every --opt value may also be written --opt=value.\n",
           f);
@@ -433,6 +439,7 @@ enum {
     OPT_AUTH,
     OPT_STEADY,
     OPT_ITERS,
+    OPT_TIMEOUT,
     OPT_REPS,
     OPT_TIME_ONLY,
     OPT_SINGLE,
@@ -446,6 +453,7 @@ static const struct option core_options[] = {
     {"auth", no_argument, NULL, OPT_AUTH},
     {"steady", required_argument, NULL, OPT_STEADY},
     {"iters", required_argument, NULL, OPT_ITERS},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"reps", required_argument, NULL, OPT_REPS},
     {"time-only", no_argument, NULL, OPT_TIME_ONLY},
     {"single", no_argument, NULL, OPT_SINGLE},
@@ -482,6 +490,9 @@ int main(int argc, char **argv)
             break;
         case OPT_ITERS:
             iters = parse_positive("--iters", optarg, ULONG_MAX);
+            break;
+        case OPT_TIMEOUT:
+            steady_timeout_ns = parse_positive("--timeout", optarg, ULONG_MAX);
             break;
         case OPT_REPS:
             reps = (int)parse_positive("--reps", optarg, 1000000);

@@ -8,22 +8,25 @@
 #
 #   sh bench/callgrind_core.sh [BUILD_DIR] [N]
 #       one corrected f=1 allreduce of bench_core at N ranks (default 1024)
-#   sh bench/callgrind_core.sh [BUILD_DIR] [N] ALGO:F [ITERS]
+#   sh bench/callgrind_core.sh [BUILD_DIR] [N] ALGO:F [ITERS] [BENCH_ARGS...]
 #       bench_core --steady: back-to-back allreduces at N ranks (e.g. 2
 #       tree:0; ftcot:0 is ftco with its per-message timeouts), an
 #       inline transport like a real backend's fast path; only the
-#       measured loop is counted (warm-up and set-up are not)
+#       measured loop is counted (warm-up and set-up are not); BENCH_ARGS
+#       go to bench_core (e.g. --timeout 1000000000: every operation with
+#       a timeout, the core's deadlines)
 set -eu
 build=${1:-build}
 n=${2:-1024}
 steady=${3:-}
 iters=${4:-20000}
+[ $# -gt 4 ] && shift 4 || set --
 out=$(mktemp -d)
 if [ -n "$steady" ]; then
     valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" \
         --toggle-collect='steady_loop*' \
         "$build/bench/bench_core" --steady "$steady" --n "$n" \
-        --iters "$iters" >"$out/bench.txt" 2>/dev/null
+        --iters "$iters" "$@" >"$out/bench.txt" 2>/dev/null
     msgs=$(awk '$1 ~ /:/ && NF == 6 {print $4; exit}' "$out/bench.txt")
     # The warm-up loop is collected too: scale by its share of messages.
     what="steady $steady, n = $n, $iters allreduces (+ warm-up)"

@@ -14,6 +14,7 @@
 
 #include "ftcoll/ftcoll.h"
 #include "core/bulk_pool.h"
+#include "core/timer_heap.h"
 
 /* Internal: hidden from the shared library and marked so in libftcoll.a
  * (docs/architecture.md, "Internal names"). */
@@ -119,8 +120,15 @@ struct ftc_context {
      * (a group keeps 64 lingering allreduces). */
     ftc_cop_t *reap_head;
     bool cont_timer;            /* a continuation waits for a timer turn */
-    uint32_t timed_ops;         /* live operations with a deadline */
+    /* The deadlines (args.timeout_ns) of the operations that have not
+     * delivered (core/timeout.c); timeouts.n is how many. */
+    ftc_timer_heap_t timeouts;
     uint32_t timer_ops;         /* live operations with a timer armed */
+    /* Their timers (core/timer.c): the armed ones in a heap, earliest
+     * first; while a timer turn fires them, the due ones taken out of it
+     * in a list (through next/prev). */
+    ftc_timer_heap_t timers;
+    ftc_timer_node_t *timers_due;
     uint64_t rng;               /* SplitMix64 state (core/rng.c) */
     bool settling;
     bool timer_armed;
@@ -177,6 +185,15 @@ void ftc_ctx_rng_seed(ftc_context_t *ctx, uint64_t seed);
  * contexts), so that a bit flipped in flight reaches the algorithm: the
  * gossip family's tolerance of corrupted flows is tested this way. */
 void ftc_ctx_test_skip_checksum(ftc_context_t *ctx, bool skip);
+
+/* Operation timeouts (core/timeout.c): the earliest deadline of an
+ * operation not delivered (UINT64_MAX: none), and end those past it. */
+static inline uint64_t ftc_ctx_next_timeout(const ftc_context_t *ctx)
+{
+    const ftc_timer_node_t *first = ftc_timer_heap_min(&ctx->timeouts);
+    return first != NULL ? first->at : UINT64_MAX;
+}
+void ftc_ctx_expire_timeouts(ftc_context_t *ctx, uint64_t now);
 
 /* Per-operation timers (core/timer.c): the earliest, and fire the due. */
 uint64_t ftc_ctx_next_op_timer(const ftc_context_t *ctx);

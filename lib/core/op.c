@@ -24,14 +24,8 @@ void ftc_cop_unlink_and_free(ftc_cop_t *op)
 
 void ftc_cop_started(ftc_cop_t *op)
 {
-    ftc_group_t *g = op->group;
-    if (op->args.timeout_ns > 0 && !op->finished) {
-        uint64_t now = g->ctx->ops.now(g->ctx->tp);
-        op->deadline = now + op->args.timeout_ns < now
-                           ? UINT64_MAX
-                           : now + op->args.timeout_ns;
-        g->ctx->timed_ops++;
-    }
+    if (op->args.timeout_ns > 0)
+        ftc_cop_timeout_start(op);
     int told = ftc_cop_told_ended(op);
     if (told != FTC_OK)
         ftc_cop_abort_ex(op, told, false);
@@ -54,6 +48,7 @@ void ftc_cop_complete(ftc_cop_t *op, int status)
     if (op->delivered)
         return;
     op->delivered = true;
+    ftc_cop_timeout_cancel(op);     /* a timeout bounds the delivery */
     op->comp.status = status;
     ftc_context_t *ctx = op->group->ctx;
     op->queued = true;
@@ -78,6 +73,7 @@ void ftc_cop_finish(ftc_cop_t *op)
 {
     op->finished = true;
     ftc_cop_timer_cancel(op);
+    ftc_cop_timeout_cancel(op);
     ftc_cop_maybe_reap(op);
 }
 

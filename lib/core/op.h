@@ -82,8 +82,15 @@ struct ftc_cop {
     bool in_linger;          /* on the group's lingerers' list */
     bool on_reap;            /* on the context's list to free */
     uint64_t retire_at;
-    uint64_t deadline;       /* args.timeout_ns after start; 0: none */
-    uint64_t timer_at;       /* ftc_cop_timer_arm's deadline; 0: none */
+    /* args.timeout_ns after start (timeout.at; 0: none, or no longer
+     * relevant: delivered or finished), a node of the context's heap of
+     * operation deadlines (core/timeout.c). */
+    ftc_timer_node_t timeout;
+    /* ftc_cop_timer_arm's deadline (timer.at; 0: none), a node of the
+     * context's heap of timers, or of its list of due ones while a timer
+     * turn fires them (core/timer.c). */
+    ftc_timer_node_t timer;
+    bool timer_in_heap;
 
     ftc_completion_t comp;
     uint32_t *comp_failed;  /* storage behind comp.failed */
@@ -154,11 +161,28 @@ void ftc_cop_timer_cancel_armed(ftc_cop_t *op);
  * one. */
 static inline void ftc_cop_timer_cancel(ftc_cop_t *op)
 {
-    if (op->timer_at != 0)
+    if (op->timer.at != 0)
         ftc_cop_timer_cancel_armed(op);
 }
 /* The transport's clock, for deadlines. */
 uint64_t ftc_cop_now(const ftc_cop_t *op);
+
+/* ---- operation timeouts (core/timeout.c) -------------------------------
+ *
+ * args.timeout_ns bounds an operation from its start to its delivery.
+ * The deadlines of the operations still waiting are kept in a heap, so
+ * that settling finds the earliest without looking at the ones that
+ * delivered (64 linger per group). */
+/* op just started: its deadline, if it has a timeout. */
+void ftc_cop_timeout_start(ftc_cop_t *op);
+void ftc_cop_timeout_cancel_armed(ftc_cop_t *op);
+/* Inline: every operation cancels as it delivers, finishes or is freed,
+ * and most never had a timeout. */
+static inline void ftc_cop_timeout_cancel(ftc_cop_t *op)
+{
+    if (op->timeout.at != 0)
+        ftc_cop_timeout_cancel_armed(op);
+}
 
 /* ---- seeded randomness (core/rng.c) -----------------------------------
  *

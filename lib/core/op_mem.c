@@ -100,10 +100,7 @@ void *ftc_cop_zalloc_big(ftc_cop_t *op, size_t n)
 
 void ftc_cop_free_storage(ftc_cop_t *op)
 {
-    if (op->deadline != 0) {
-        op->group->ctx->timed_ops--;
-        op->deadline = 0;
-    }
+    ftc_cop_timeout_cancel(op);
     ftc_cop_timer_cancel(op);
     if (op->comp_failed != NULL) {
         free(op->comp_failed);

@@ -41,33 +41,6 @@ static void reap(ftc_context_t *ctx)
     }
 }
 
-/* Operation timeouts: a walk of the live operations, only while some
- * operation has one (timed_ops), so a stream without timeouts pays
- * nothing. */
-static uint64_t next_op_deadline(const ftc_context_t *ctx)
-{
-    uint64_t d = UINT64_MAX;
-    if (ctx->timed_ops == 0)
-        return d;
-    for (ftc_group_t *g = ctx->groups; g != NULL; g = g->next)
-        for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
-            if (op->deadline != 0 && !op->delivered && !op->finished
-                && op->deadline < d)
-                d = op->deadline;
-    return d;
-}
-
-static void expire_ops(ftc_context_t *ctx, uint64_t now)
-{
-    if (ctx->timed_ops == 0)
-        return;
-    for (ftc_group_t *g = ctx->groups; g != NULL; g = g->next)
-        for (ftc_cop_t *op = g->ops; op != NULL; op = op->next)
-            if (op->deadline != 0 && op->deadline <= now && !op->delivered
-                && !op->finished)
-                ftc_cop_abort_ex(op, FTC_ETIMEDOUT, true);
-}
-
 /* Inline into settle and after_init, which end every entry point. */
 static inline __attribute__((always_inline)) void rearm(ftc_context_t *ctx)
 {
@@ -84,7 +57,7 @@ static inline __attribute__((always_inline)) void rearm(ftc_context_t *ctx)
     uint64_t mon = ftc_monitor_next_deadline(ctx);
     if (mon < want)
         want = mon;
-    uint64_t op_due = next_op_deadline(ctx);
+    uint64_t op_due = ftc_ctx_next_timeout(ctx);
     if (op_due < want)
         want = op_due;
     if (ctx->timer_ops > 0) {
@@ -219,7 +192,7 @@ void ftc_transport_timer_fired(ftc_context_t *ctx)
         now = ctx->ops.now(ctx->tp);    /* nested: not the outermost */
     if (!ctx->excluded) {
         ftc_monitor_expire(ctx, now);
-        expire_ops(ctx, now);
+        ftc_ctx_expire_timeouts(ctx, now);
         if (ctx->timer_ops > 0)
             ftc_ctx_fire_op_timers(ctx, now);
         ftc_dispatch_parked(ctx);

@@ -279,12 +279,13 @@ static bool xchg_waits(const ftco_op_t *o, uint32_t x);
 static void xchg_stop(ftco_op_t *o);
 
 /* Whether we still wait on x for anything: its DATA, its ACK, (x our Up)
- * the ACK of our DATA or the value, or (x a root) its exchanged value. */
-static bool needs_watch(const ftco_op_t *o, uint32_t x)
+ * the ACK of our DATA or the value, or (x a root) its exchanged value.
+ * flag is x's entry's (0 without one). */
+static bool needs_watch(const ftco_op_t *o, uint32_t x, uint8_t flag)
 {
-    if (fl(o, x) & F_FAILED)
+    if (flag & F_FAILED)
         return false;
-    if ((fl(o, x) & (F_WAIT | F_DACK)) || xchg_waits(o, x))
+    if ((flag & (F_WAIT | F_DACK)) || xchg_waits(o, x))
         return true;
     if (o->up < 0 || x != (uint32_t)o->up || o->done)
         return false;
@@ -297,15 +298,22 @@ static bool needs_watch(const ftco_op_t *o, uint32_t x)
 
 static void rewatch(ftco_op_t *o, uint32_t x)
 {
-    bool need = needs_watch(o, x);
-    bool have = (fl(o, x) & F_WATCH) != 0;
+    /* One look-up for the whole decision: rewatch runs for every peer
+     * at every change of what we wait for. */
+    int64_t e = ftco_peers_find(&o->peers, x);
+    uint8_t flag = e < 0 ? 0 : o->peers.at[e].flag;
+    bool need = needs_watch(o, x, flag);
+    bool have = (flag & F_WATCH) != 0;
     if (need == have)
         return;
     if (need) {
-        fl_set(o, x, F_WATCH);
+        if (e >= 0)
+            o->peers.at[e].flag |= F_WATCH;
+        else
+            fl_set(o, x, F_WATCH);
         ftc_monitor_acquire(o->base.group->ctx, world(o, x), &o->base);
     } else {
-        fl_clr(o, x, F_WATCH);
+        o->peers.at[e].flag &= (uint8_t)~F_WATCH;   /* have: e >= 0 */
         ftc_monitor_release(o->base.group->ctx, world(o, x));
     }
 }
@@ -372,11 +380,11 @@ static void t_arm(ftco_op_t *o, uint32_t x, uint64_t at, uint8_t state)
     o->peers.at[e].deadline = at;
     o->peers.at[e].tstate = state;
     /* (A done operation's timer would find nothing to do: ftco_on_timer
-     * returns at once. Not armed, it leaves the core's walk of timed
-     * operations while it lingers: check_done.) */
+     * returns at once. Not armed, it costs the core's heap of timers
+     * nothing while it lingers: check_done.) */
     if ((state & T_PENDING) || o->done)
         return;
-    if (o->base.timer_at == 0 || at < o->base.timer_at)
+    if (o->base.timer.at == 0 || at < o->base.timer.at)
         ftc_cop_timer_arm(&o->base, at);
 }
 
@@ -519,7 +527,7 @@ static void check_done(ftco_op_t *o)
     o->done = true;
     /* Nothing is due to a done operation (ftco_on_timer returns at
      * once): its timer goes, so that the 64 operations lingering after
-     * it (core/op.h) keep no timer armed for the core to walk. */
+     * it (core/op.h) keep no timer armed in the core's heap. */
     ftc_cop_timer_cancel(&o->base);
     stop_waiting(o);
     for (uint32_t e = 0; e < o->peers.count; e++)

@@ -8,21 +8,13 @@
 #include "ftcoll/error.h"
 #include "algo/ftco/peers.h"
 
-static uint32_t slot_of(uint32_t rank, uint32_t slots)
-{
-    /* Fibonacci hashing: neighbours' ranks are residue classes, which a
-     * plain mask would pile into few slots. */
-    return (uint32_t)(((uint64_t)rank * 0x9E3779B97F4A7C15ull) >> 32)
-           & (slots - 1);
-}
-
 static int rehash(ftco_peers_t *p, uint32_t slots)
 {
     uint32_t *index = calloc(slots, sizeof(uint32_t));
     if (index == NULL)
         return FTC_ENOMEM;
     for (uint32_t e = 0; e < p->count; e++) {
-        uint32_t s = slot_of(p->at[e].rank, slots);
+        uint32_t s = ftco_peers_slot(p->at[e].rank, slots);
         while (index[s] != 0)
             s = (s + 1) & (slots - 1);
         index[s] = e + 1;
@@ -86,19 +78,6 @@ void ftco_peers_free(ftco_peers_t *p)
     p->at_owned = p->index_owned = false;
 }
 
-int64_t ftco_peers_find(const ftco_peers_t *p, uint32_t rank)
-{
-    if (p->slots == 0)
-        return -1;
-    for (uint32_t s = slot_of(rank, p->slots);; s = (s + 1) & (p->slots - 1)) {
-        uint32_t e = p->index[s];
-        if (e == 0)
-            return -1;
-        if (p->at[e - 1].rank == rank)
-            return (int64_t)e - 1;
-    }
-}
-
 int64_t ftco_peers_get(ftco_peers_t *p, uint32_t rank)
 {
     int64_t e = ftco_peers_find(p, rank);
@@ -135,7 +114,7 @@ int64_t ftco_peers_get(ftco_peers_t *p, uint32_t rank)
     ftco_peer_t *n = &p->at[p->count];
     memset(n, 0, sizeof(*n));
     n->rank = rank;
-    uint32_t s = slot_of(rank, p->slots);
+    uint32_t s = ftco_peers_slot(rank, p->slots);
     while (p->index[s] != 0)
         s = (s + 1) & (p->slots - 1);
     p->index[s] = ++p->count;

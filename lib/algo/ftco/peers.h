@@ -48,8 +48,30 @@ size_t ftco_peers_room(uint32_t expect);
 int ftco_peers_init(ftco_peers_t *p, uint32_t expect, void *room);
 void ftco_peers_free(ftco_peers_t *p);
 
-/* The entry of rank, or -1 when it has none. */
-int64_t ftco_peers_find(const ftco_peers_t *p, uint32_t rank);
+/* The index slot where rank's probe starts (slots a power of two).
+ * Fibonacci hashing: neighbours' ranks are residue classes, which a
+ * plain mask would pile into few slots. */
+static inline uint32_t ftco_peers_slot(uint32_t rank, uint32_t slots)
+{
+    return (uint32_t)(((uint64_t)rank * 0x9E3779B97F4A7C15ull) >> 32)
+           & (slots - 1);
+}
+
+/* The entry of rank, or -1 when it has none. Inline: the message path
+ * asks several times per message, and the probe mostly ends at its
+ * first slot. */
+static inline int64_t ftco_peers_find(const ftco_peers_t *p, uint32_t rank)
+{
+    if (p->slots == 0)
+        return -1;
+    for (uint32_t s = ftco_peers_slot(rank, p->slots);; s = (s + 1) & (p->slots - 1)) {
+        uint32_t e = p->index[s];
+        if (e == 0)
+            return -1;
+        if (p->at[e - 1].rank == rank)
+            return (int64_t)e - 1;
+    }
+}
 
 /* The entry of rank, made (zeroed but for rank) when it has none; -1 and
  * p->nomem when memory ran out. */
