@@ -159,32 +159,9 @@ void ftc_zmq_inbound_read_events(ftc_zmq_t *z)
 {
     if (z->router_mon == NULL)
         return;
-    for (;;) {
-        zmq_msg_t head;
-        zmq_msg_init(&head);
-        if (zmq_msg_recv(&head, z->router_mon, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close(&head);
-            return;
-        }
-        uint16_t event = 0;
-        uint32_t value = 0;
-        if (zmq_msg_size(&head) >= 6) {
-            const unsigned char *d = zmq_msg_data(&head);
-            memcpy(&event, d, 2);
-            memcpy(&value, d + 2, 4);
-        }
-        int more = zmq_msg_more(&head);
-        zmq_msg_close(&head);
-        while (more) {      /* the endpoint: not needed */
-            zmq_msg_t ep;
-            zmq_msg_init(&ep);
-            if (zmq_msg_recv(&ep, z->router_mon, ZMQ_DONTWAIT) < 0) {
-                zmq_msg_close(&ep);
-                break;
-            }
-            more = zmq_msg_more(&ep);
-            zmq_msg_close(&ep);
-        }
+    uint16_t event;
+    uint32_t value;
+    while (ftc_zmq_monitor_next(z->router_mon, &event, &value)) {
         if (event == ZMQ_EVENT_ACCEPTED)
             anon_add(z, (int)value);
         else if (event == ZMQ_EVENT_DISCONNECTED)

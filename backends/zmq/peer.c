@@ -229,41 +229,47 @@ static int handle_event(ftc_zmq_t *z, uint32_t r, uint16_t event,
     }
 }
 
+bool ftc_zmq_monitor_next(void *mon, uint16_t *event, uint32_t *value)
+{
+    /* An event is two frames: u16 event, u32 value; then the endpoint,
+     * which no caller needs. */
+    zmq_msg_t head, ep;
+    zmq_msg_init(&head);
+    if (zmq_msg_recv(&head, mon, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&head);
+        return false;
+    }
+    *event = 0;
+    *value = 0;
+    if (zmq_msg_size(&head) >= 6) {
+        const unsigned char *d = zmq_msg_data(&head);
+        memcpy(event, d, 2);
+        memcpy(value, d + 2, 4);
+    }
+    int more = zmq_msg_more(&head);
+    zmq_msg_close(&head);
+    while (more) {
+        zmq_msg_init(&ep);
+        if (zmq_msg_recv(&ep, mon, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&ep);
+            break;
+        }
+        more = zmq_msg_more(&ep);
+        zmq_msg_close(&ep);
+    }
+    return true;
+}
+
 int ftc_zmq_peer_read_events(ftc_zmq_t *z, uint32_t r)
 {
     ftc_zmq_peer_t *p = &z->peers[r];
     int changed = 0;
     if (p->mon == NULL)
         return 0;
-    for (;;) {
-        /* An event is two frames: u16 event, u32 value; then the
-         * endpoint, which we do not need (one monitor per peer). */
-        zmq_msg_t head, ep;
-        zmq_msg_init(&head);
-        if (zmq_msg_recv(&head, p->mon, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close(&head);
-            break;
-        }
-        uint16_t event = 0;
-        uint32_t value = 0;
-        if (zmq_msg_size(&head) >= 6) {
-            const unsigned char *d = zmq_msg_data(&head);
-            memcpy(&event, d, 2);
-            memcpy(&value, d + 2, 4);
-        }
-        int more = zmq_msg_more(&head);
-        zmq_msg_close(&head);
-        while (more) {
-            zmq_msg_init(&ep);
-            if (zmq_msg_recv(&ep, p->mon, ZMQ_DONTWAIT) < 0) {
-                zmq_msg_close(&ep);
-                break;
-            }
-            more = zmq_msg_more(&ep);
-            zmq_msg_close(&ep);
-        }
+    uint16_t event;
+    uint32_t value;
+    while (ftc_zmq_monitor_next(p->mon, &event, &value))
         changed += handle_event(z, r, event, value);
-    }
     return changed;
 }
 

@@ -127,6 +127,9 @@ int ftc_zmq_peer_open(ftc_zmq_t *z, uint32_t r);
 /* Close r's sockets; queued messages leave within linger_ms (0: drop). */
 void ftc_zmq_peer_close(ftc_zmq_t *z, uint32_t r, int linger_ms);
 /* Read r's monitor events; returns how many changed r's state. */
+/* The next event a socket monitor holds (its event and value), read
+ * without waiting; false when there is none. */
+bool ftc_zmq_monitor_next(void *mon, uint16_t *event, uint32_t *value);
 int ftc_zmq_peer_read_events(ftc_zmq_t *z, uint32_t r);
 /* eager_connect: a DEALER to every peer, and wait until each has
  * finished its handshake or was found unreachable. */
