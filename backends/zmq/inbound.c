@@ -31,7 +31,6 @@
  * own known waits until no anonymous one is open.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include <zmq.h>
 
