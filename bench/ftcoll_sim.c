@@ -63,6 +63,9 @@ static void usage(FILE *out)
         "                                  failure monitor only)\n"
         "  --service none|rsd|disd         LogP: serve senders by tree distance\n"
         "                                  (Appendix A); implies --queue kind\n"
+        "  --order data-first|receives-first  LogP: a queued DATA goes before\n"
+        "                                  receives (Algorithm 1; default), or\n"
+        "                                  receives always first (flogsim's)\n"
         "  --seed S                        seed of the run (loopback jitter,\n"
         "                                  drops, start times, faults) (1)\n"
         "  --latency-ns, --jitter-ns, --send-cost-ns   network model\n"
@@ -555,7 +558,7 @@ static int parse_time(const char *flag, const char *v, uint64_t *out,
 static const char *logp_flag_name(const char *f)
 {
     static const char *const names[] = {"-L", "-o", "-g", "--parallelism",
-                                        "--queue", "--service"};
+                                        "--queue", "--service", "--order"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strcmp(f, names[i]) == 0)
             return names[i];
@@ -612,6 +615,7 @@ static const struct option sim_options[] = {
     {"ack-timeout", required_argument, NULL, 296},
     {"allreduce", required_argument, NULL, 297},
     {"schedule", no_argument, NULL, 298},
+    {"order", required_argument, NULL, 299},
     {NULL, 0, NULL, 0},
 };
 
@@ -649,6 +653,7 @@ int main(int argc, char **argv)
     int per_rank = -1; /* -1: by size */
     uint32_t runs = 1;
     bool fault_seed_given = false, crash_window_given = false;
+    bool order_given = false;
     bool tree_given = false, k_given = false, k_best = false;
     bool input_given = false;
     const char *fail_flag = "--fail", *loopback_flag = NULL;
@@ -887,6 +892,14 @@ int main(int argc, char **argv)
         } else if (strcmp(f, "--service") == 0) {
             if (ftc_sim_service_parse(v, &s.service) != FTC_OK)
                 return bad(f, "expected none, rsd or disd");
+        } else if (strcmp(f, "--order") == 0) {
+            if (strcmp(v, "data-first") == 0)
+                s.receives_first = false;
+            else if (strcmp(v, "receives-first") == 0)
+                s.receives_first = true;
+            else
+                return bad(f, "expected data-first or receives-first");
+            order_given = true;
         } else if (strcmp(f, "--ack-timeout") == 0) {
             rc = parse_time(f, v, &s.ftco.ack_timeout_ns, false, false);
         } else if (strcmp(f, "--fault-seed") == 0) {
@@ -914,6 +927,8 @@ int main(int argc, char **argv)
     if (ftc_sim_ftco_settle(&s, tree_given, k_given, k_best, &ftco_flag,
                             &ftco_why))
         return bad(ftco_flag, ftco_why);
+    if (order_given && s.args.algo != FTC_ALGO_FTCO)
+        return bad("--order", "the DATA-first order belongs to --algo ftco");
     if (s.args.root >= s.n)
         return bad("--root", "must be a rank below -n");
     for (uint32_t i = 0; i < s.nfail; i++)

@@ -531,6 +531,8 @@ static int create_world(sim_run_t *run)
         if (prc != FTC_OK)
             return prc;
         lc.trace_msg = trace_messages;
+        if (s->data_sends_first)
+            lc.sends_first = ftc_sim_ftco_sends_first;
         if (s->queue == FTC_QUEUE_KIND) {
             lc.queue = FTC_LOGP_QUEUE_PRIORITY;
             lc.classify = classify_kind;

@@ -104,6 +104,11 @@ typedef struct ftc_scenario {
      * keepalive probes), as Margolin & Barak's Appendix B assumes of a
      * process not yet in the operation. Default false (held). */
     bool prestart_receives;
+    /* LogP: a queued DATA of the family is sent before the CPU receives
+     * (ftcoll_logp.h, sends_first), as Margolin & Barak's Algorithm 1
+     * passes DATA on before it reads its queue (set by sim_ftco.c for
+     * ftco unless receives_first asks for flogsim's order). */
+    bool data_sends_first, receives_first;
 } ftc_scenario_t;
 
 typedef struct ftc_rank_result {

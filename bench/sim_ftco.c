@@ -47,6 +47,12 @@ bool ftc_sim_ftco_is_data(const void *buf, size_t len)
                || kind == FTCO_MSG_EXCH);
 }
 
+int ftc_sim_ftco_sends_first(const void *buf, size_t len, void *arg)
+{
+    (void)arg;
+    return ftc_sim_ftco_is_data(buf, len);
+}
+
 struct ftc_sim_service_state {
     ftc_sim_service_t kind;
     ftc_tree_t tree;
@@ -237,5 +243,8 @@ int ftc_sim_ftco_settle(struct ftc_scenario *s, bool tree_given, bool k_given,
         ftc_sim_ftco_kind_classes(s->kind_class);
     /* Appendix B: a process not yet in the operation still receives. */
     s->prestart_receives = true;
+    /* Algorithm 1: tree_progress() passes DATA on before the queue is
+     * read. */
+    s->data_sends_first = !s->receives_first;
     return 0;
 }

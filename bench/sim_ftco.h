@@ -37,6 +37,14 @@ void ftc_sim_ftco_kind_classes(uint8_t cls[16]);
  * (sim_paper_metrics.h); ACKs and KEEPALIVEs are not. */
 bool ftc_sim_ftco_is_data(const void *buf, size_t len);
 
+/* The LogP backend's sends_first (ftcoll_logp.h): a DATA goes before
+ * receives, as Algorithm 1 calls tree_progress() before it handles the
+ * queue (and the authors' simulator sends before it reads). Without it
+ * the KEEPALIVEs and probes of processes that wait (arrival spread) hold
+ * the value back where it passes: receives come first in flogsim's
+ * LogP. arg is unused. */
+int ftc_sim_ftco_sends_first(const void *buf, size_t len, void *arg);
+
 typedef struct ftc_sim_service_state ftc_sim_service_state_t;
 
 /* State for n ranks on tree (rooted at root, as the family roots it):
@@ -58,8 +66,9 @@ unsigned ftc_sim_service_distance(void *arg, uint32_t rank, uint32_t src);
  * 4-nomial; -k best: the k-nomial radix of least fault-free latency for
  * the run's n, L and o, for any algorithm, said on stderr), the queue
  * classes of Algorithm 2 under --queue kind (which --service implies),
- * late starters that receive before they start (Appendix B), and the
- * flags that belong to ftco alone. 0, or 2
+ * late starters that receive before they start (Appendix B), DATA sent
+ * before receives (unless receives_first), and the flags that belong to
+ * ftco alone. 0, or 2
  * with *flag and *why naming the argument and the reason. */
 struct ftc_scenario;
 int ftc_sim_ftco_settle(struct ftc_scenario *s, bool tree_given,

@@ -132,6 +132,15 @@ typedef struct ftc_logp_config {
     unsigned (*service)(void *arg, uint32_t rank);
     unsigned (*distance)(void *arg, uint32_t rank, uint32_t src);
     void *service_arg;
+    /* Which sends go first, or NULL: the send queue is FIFO and receives
+     * come first (flogsim's rules above). Asked once per message when it
+     * is sent. Such a message leaves before the messages queued ahead of
+     * it, unless one of them is for the same destination (per-pair order
+     * holds), and while one is queued a free CPU (parallelism 1) sends
+     * before it receives: Margolin & Barak's Algorithm 1 passes DATA on
+     * (tree_progress) before it answers or reads anything. */
+    int (*sends_first)(const void *buf, size_t len, void *arg);
+    void *sends_first_arg;
 } ftc_logp_config_t;
 
 /* Per-rank figures since the world was created. */

@@ -52,7 +52,7 @@ typedef struct ftc_logp_msg {
     uint32_t len;
     uint16_t cls;          /* queue class (PRIORITY) */
     uint8_t pooled;
-    uint8_t pad;
+    uint8_t first;         /* sent before receives (cfg.sends_first) */
     unsigned char data[];
 } lp_msg_t;
 
@@ -331,6 +331,8 @@ static int lp_send(void *tp, uint32_t dest, const void *buf, size_t len,
     if (len > 0)
         memcpy(m->data, buf, len);
     m->cls = 0;
+    m->first = w->cfg.sends_first != NULL
+               && w->cfg.sends_first(m->data, len, w->cfg.sends_first_arg);
     if (w->cfg.queue == FTC_LOGP_QUEUE_PRIORITY) {
         unsigned c = w->cfg.classify(m->data, len, w->cfg.classify_arg);
         m->cls = (uint16_t)(c > UINT16_MAX ? UINT16_MAX : c);
@@ -680,6 +682,32 @@ static int lp_unit(const ftc_logp_world_t *w, int what)
     return w->cfg.parallelism == 2 ? what : 0;
 }
 
+/* With cfg.sends_first: the send to start next when the earliest queued
+ * message that goes first is to leave now, and the message before it in
+ * the queue; NULL when none goes first. That is the earliest one itself,
+ * or, when an earlier message has its destination, the earliest such
+ * (per-pair order): those going first keep their own order (a tree's
+ * DATA leave largest subtree first). Send queues are short (a process's
+ * DATA to its children, and the answers it owes): a walk is cheap. */
+static lp_msg_t *lp_first_send(const lp_proc_t *p, lp_msg_t **prev_out)
+{
+    lp_msg_t *prev = NULL, *m = p->sq_head;
+    while (m != NULL && !m->first) {
+        prev = m;
+        m = m->next;
+    }
+    if (m == NULL)
+        return NULL;
+    lp_msg_t *eprev = NULL;
+    for (lp_msg_t *e = p->sq_head; e != m; eprev = e, e = e->next)
+        if (e->dest == m->dest) {
+            *prev_out = eprev;
+            return e;
+        }
+    *prev_out = prev;
+    return m;
+}
+
 static void lp_start(ftc_logp_world_t *w, lp_proc_t *p, int what)
 {
     int u = lp_unit(w, what);
@@ -695,10 +723,18 @@ static void lp_start(ftc_logp_world_t *w, lp_proc_t *p, int what)
         lp_trace(w, r, FTC_LOGP_RECV_START, m->src);
         lp_trace_msg(w, r, FTC_LOGP_RECV_START, m->src, m);
     } else {
-        m = p->sq_head;
-        p->sq_head = m->next;
-        if (p->sq_head == NULL)
-            p->sq_tail = NULL;
+        lp_msg_t *prev = NULL;
+        m = w->cfg.sends_first != NULL ? lp_first_send(p, &prev) : NULL;
+        if (m == NULL) {
+            m = p->sq_head;
+            prev = NULL;
+        }
+        if (prev != NULL)
+            prev->next = m->next;
+        else
+            p->sq_head = m->next;
+        if (p->sq_tail == m)
+            p->sq_tail = prev;
         cost = w->send_cost;
         kind = EV_SEND_END;
         lp_trace(w, r, FTC_LOGP_SEND_START, m->dest);
@@ -717,7 +753,12 @@ static void lp_dispatch(ftc_logp_world_t *w, lp_proc_t *p)
     if ((p->flags & LP_F_CRASHED) || p->ctx == NULL || w->now < p->hold_until)
         return;
     int ur = lp_unit(w, UNIT_RECV), us = lp_unit(w, UNIT_SEND);
-    if (!p->unit_busy[ur] && p->in_head != NULL)
+    /* (With one unit, a send that goes first leaves the receive for the
+     * next decision, at the send's end.) */
+    lp_msg_t *prev;
+    bool send_first = ur == us && w->cfg.sends_first != NULL
+                      && lp_first_send(p, &prev) != NULL;
+    if (!p->unit_busy[ur] && p->in_head != NULL && !send_first)
         lp_start(w, p, UNIT_RECV);
     for (;;) {
         if ((p->flags & LP_F_CRASHED) || p->unit_busy[us])
