@@ -26,7 +26,9 @@
  *    send completion to the core, which may queue more sends, and (3)
  *    start the next queued send. Receives take priority over sends, and a
  *    send completion is seen by the core only when the CPU would otherwise
- *    go idle: flogsim's rules. Simultaneous arrivals queue in departure
+ *    go idle: flogsim's rules. Unless sends_first() names sends that go
+ *    before receives and before other sends (Margolin & Barak's order:
+ *    ftc_logp_config_t). Simultaneous arrivals queue in departure
  *    order (ties among simultaneous departures: deterministic, unspecified).
  *  - The inbound queue is FIFO, or ordered by a class the embedder's
  *    classify() gives each message (lower first; FIFO within a class;
