@@ -3,8 +3,9 @@
 #   gnuplot -e "dir='build/sim-ftco'; docs='docs'" bench/sim_ftco_plots.gp
 # Columns (label first, then ftcoll-sim --csv's, then the latency's
 # min/max): 6 n, 13 reach, 14 finish, 18 msgs_per_proc, 21 failed,
-# 32 latency (FinishTime_last - StartTime_last), 33 latency_min,
-# 34 latency_max.
+# 32 latency (FinishTime_last - StartTime_last, ours), 36 paper_latency,
+# 37 paper_work, 38 paper_output_spread, 39 paper_max_queue,
+# 40 latency_min, 41 latency_max.
 if (!exists("dir")) dir = 'build/sim-ftco'
 if (!exists("docs")) docs = 'docs'
 
@@ -51,7 +52,7 @@ plot pen(1, 18) using 1:2 w lp lw 2 pt 7 lc rgb "#e7298a" t "K = 1", \
 unset multiplot
 
 comb = dir.'/combined.csv'
-crash(i) = sprintf("< awk -F, '$1 ~ /^i%d-c/ { c = $1; sub(/.*-c/, \"\", c); print c \",\" $32 \",\" $33 \",\" $34 }' %s", i, comb)
+crash(i) = sprintf("< awk -F, '$1 ~ /^i%d-c/ { c = $1; sub(/.*-c/, \"\", c); print c \",\" $32 \",\" $40 \",\" $41 }' %s", i, comb)
 set terminal svg size 760,460 font 'Helvetica,12' dynamic background rgb 'white'
 set output docs.'/ftco-faults.svg'
 unset logscale x
@@ -64,3 +65,44 @@ set title "ftco allreduce, P = 4096: inactive processes and run-time crashes (cf
 plot [0.4:14] crash(0) using ($1 == 0 ? 0.5 : $1):2:3:4 w yerrorlines lw 2 pt 7 lc rgb "#1b9e77" t "0 inactive", \
      crash(1) using ($1 == 0 ? 0.5 : $1):2:3:4 w yerrorlines lw 2 pt 5 lc rgb "#7570b3" t "1 inactive", \
      crash(10) using ($1 == 0 ? 0.5 : $1):2:3:4 w yerrorlines lw 2 pt 9 lc rgb "#e7298a" t "10 inactive"
+
+# Table 2's spread rows (spread.csv, labels uniform-W and normal-W):
+# the latency and the work measured the paper's way (columns 36
+# paper_latency, 37 paper_work) against the input spread W, beside the
+# paper's own numbers (its Table 2, P = 65,536).
+$paper << EOD
+256,151.8,15.3,141.1,14.8
+512,150.0,23.0,140.4,21.5
+1024,148.8,35.9,139.8,33.7
+2048,147.0,62.0,139.0,58.9
+4096,145.3,114.4,137.4,108.1
+8192,144.0,219.2,139.9,208.8
+16384,143.3,428.8,138.1,408.0
+EOD
+spr = dir.'/spread.csv'
+set datafile separator ","
+dist(d, col) = sprintf("< awk -F, '$1 ~ /^%s-/ { w = $1; sub(/.*-/, \"\", w); if (w > 0) print w \",\" $%d }' %s", d, col, spr)
+eval sprintf("fault_free = %s", system(sprintf("awk -F, '$1 == \"uniform-0\" { print $36 }' %s", spr)))
+set terminal svg size 900,440 font 'Helvetica,12' dynamic background rgb 'white'
+set output docs.'/ftco-spread.svg'
+unset logscale
+set logscale x 2
+set xtics ("256" 256, "512" 512, "1K" 1024, "2K" 2048, "4K" 4096, "8K" 8192, "16K" 16384)
+set xlabel "input spread W (steps)"
+set key below font ",10" maxrows 2
+set multiplot layout 1,2 title "ftco allreduce with arrival spread, measured the paper's way (cf. Table 2)"
+set title "latency"
+set ylabel "steps (FinishTime_last - StartTime_last)" noenhanced
+plot [200:20000] dist("uniform", 36) using 1:2 w lp lw 2 pt 7 lc rgb "#e7298a" t "uniform [0, W]", \
+     dist("normal", 36) using 1:2 w lp lw 2 pt 5 lc rgb "#7570b3" t "normal", \
+     $paper using 1:2 w lp lw 1 dt 2 pt 6 lc rgb "#e7298a" t "paper, uniform", \
+     $paper using 1:4 w lp lw 1 dt 2 pt 4 lc rgb "#7570b3" t "paper, normal", \
+     fault_free w l lw 1 dt 3 lc rgb "#666666" t "all start together"
+set title "work"
+set logscale y 2
+set ylabel "messages per process by its FinishTime"
+plot [200:20000] dist("uniform", 37) using 1:2 w lp lw 2 pt 7 lc rgb "#e7298a" t "uniform [0, W]", \
+     dist("normal", 37) using 1:2 w lp lw 2 pt 5 lc rgb "#7570b3" t "normal", \
+     $paper using 1:3 w lp lw 1 dt 2 pt 6 lc rgb "#e7298a" t "paper, uniform", \
+     $paper using 1:5 w lp lw 1 dt 2 pt 4 lc rgb "#7570b3" t "paper, normal"
+unset multiplot
