@@ -3,9 +3,11 @@
 #
 # The ftco family in the LogP simulator with Margolin & Barak's model
 # (L = 10, o = 1, the k-nomial radix of least latency per P, detection by
-# the per-message timeouts only): their Figures 7-10 and Table 2's first
-# row (docs/ftco.md, "In the simulator"). Writes CSV files and draws
-# docs/ftco-*.svg with gnuplot (bench/sim_ftco_plots.gp).
+# the per-message timeouts only; the spread rows by the core's probes):
+# their Figures 7-10 and Table 2, its
+# first row and its spread rows (docs/ftco.md, "In the simulator").
+# Writes CSV files and draws docs/ftco-*.svg with gnuplot
+# (bench/sim_ftco_plots.gp).
 #
 #   bench/sim_ftco_sweep.sh [--build DIR] [--out DIR] [--docs DIR]
 #                           [--runs N] [--spread-n P] [--with-64k]

@@ -21,7 +21,10 @@
  *  - Margolin & Barak's own measures (FinishTime, work up to each
  *    process's finish, the queue while a process is in the operation)
  *    on two runs small enough to follow by hand, and (--big) Table 2's
- *    row 0 at P = 65,536.
+ *    row 0 at P = 65,536;
+ *  - a spread row of Table 2 (W = 1,024) below the fault-free latency,
+ *    with DATA sent first (Algorithm 1) and not without (P = 16,384;
+ *    --big and --table2: 65,536).
  *
  * Options: --big runs the long checks (P = 65,536; suite 'sweep');
  * --table2 only Table 2's row 0 and a spread row (a few seconds).
