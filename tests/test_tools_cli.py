@@ -85,6 +85,10 @@ def test_sim(prog, version):
     refuses([prog, "--algo", "ftco", "--service", "fast"], "--service",
             "ftcoll-sim")
     refuses([prog, "--ack-timeout", "5"], "--ack-timeout", "ftcoll-sim")
+    refuses([prog, "--model", "logp", "--order", "data-first"], "--order",
+            "ftcoll-sim", " (belongs to --algo ftco)")
+    refuses([prog, "--model", "logp", "--algo", "ftco", "--order", "last"],
+            "--order", "ftcoll-sim")
     refuses([prog, "--algo", "ftco", "--tree", "binomial"], "--tree",
             "ftcoll-sim")
     refuses([prog, "--algo", "ftco", "-n", "8", "-k", "8"], "-k",
