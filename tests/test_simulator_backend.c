@@ -394,6 +394,89 @@ static void test_service_choice(void)
               "service without distance");
 }
 
+/* Sends that go first (cfg.sends_first; Margolin & Barak's Algorithm 1
+ * passes DATA on before it answers or reads): here tags 0xD_. */
+static int tag_goes_first(const void *buf, size_t len, void *arg)
+{
+    (void)arg;
+    return len > 0 && (((const unsigned char *)buf)[0] >> 4) == 0xD;
+}
+
+static void world_first(uint32_t n, uint64_t L, int first)
+{
+    world(n, L, 1, 1, 1, 0);
+    ftc_logp_world_destroy(g_w);
+    ftc_logp_config_t c;
+    ftc_logp_config_init(&c);
+    c.n = n;
+    c.L = L;
+    c.detect_delay = 5;
+    c.sends_first = first ? tag_goes_first : NULL;
+    if (ftc_logp_world_create(&c, &g_w) != FTC_OK) {
+        fprintf(stderr, "cannot create world\n");
+        exit(1);
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        core_double_init(&g_ctx[r], r, ftc_logp_endpoint(g_w, r));
+        g_ctx[r].on_recv = reply_on_recv;
+        g_reply[r] = (reply_t){-1, 0, 0};
+        ftc_logp_attach(g_w, r, &g_ctx[r]);
+    }
+    core_double_reset();
+    core_double_clock(world_now, NULL);
+}
+
+/* A send that goes first leaves before the other sends queued ahead of
+ * it, except one to its own destination (which leaves just before it),
+ * and those that go first keep their order; and while one is queued the
+ * CPU sends before it receives. Without the callback: FIFO, receives
+ * first. */
+static void test_sends_first(void)
+{
+    for (int first = 0; first <= 1; first++) {
+        world_first(3, 3, first);
+        send1(&g_ctx[0], 1, 0x21);
+        send1(&g_ctx[0], 2, 0x22);
+        send1(&g_ctx[0], 2, 0xD1);
+        send1(&g_ctx[0], 1, 0xD2);
+        ftc_logp_run(g_w, UINT64_MAX);
+        /* Departures at 1, 2, 3, 4; handed over L + o = 4 later. First:
+         * 0x22 (ahead of 0xD1, to its destination), 0xD1, 0x21 (ahead
+         * of 0xD2), 0xD2; else the order they were issued. */
+        unsigned char a0 = tag_of(core_double_find(CORE_RECV, 1, 0));
+        unsigned char a1 = tag_of(core_double_find(CORE_RECV, 1, 1));
+        unsigned char b0 = tag_of(core_double_find(CORE_RECV, 2, 0));
+        unsigned char b1 = tag_of(core_double_find(CORE_RECV, 2, 1));
+        uint64_t want[4] = {first ? 7 : 5, first ? 8 : 8, first ? 5 : 6,
+                            first ? 6 : 7};
+        CHECK_MSG(a0 == 0x21 && a1 == 0xD2 && b0 == 0x22 && b1 == 0xD1
+                      && t_of(CORE_RECV, 1, 0) == want[0]
+                      && t_of(CORE_RECV, 1, 1) == want[1]
+                      && t_of(CORE_RECV, 2, 0) == want[2]
+                      && t_of(CORE_RECV, 2, 1) == want[3],
+                  "sends_first %d: rank 1 %02x at %" PRIu64 ", %02x at %"
+                  PRIu64 "; rank 2 %02x at %" PRIu64 ", %02x at %" PRIu64,
+                  first, a0, t_of(CORE_RECV, 1, 0), a1,
+                  t_of(CORE_RECV, 1, 1), b0, t_of(CORE_RECV, 2, 0), b1,
+                  t_of(CORE_RECV, 2, 1));
+
+        /* Rank 0 takes 0x05 in [4, 5] and then sends 0xD9 to rank 2,
+         * while 0x06 waits: first, the send goes in [5, 6] (handed to 2
+         * at 10) and 0x06 is taken in [6, 7]; else 0x06 in [5, 6] and
+         * the send in [6, 7] (handed at 11). */
+        world_first(3, 3, first);
+        g_reply[0] = (reply_t){0x05, 2, 0xD9};
+        send1(&g_ctx[1], 0, 0x05);
+        send1(&g_ctx[1], 0, 0x06);
+        ftc_logp_run(g_w, UINT64_MAX);
+        CHECK_MSG(t_of(CORE_RECV, 2, 0) == (first ? 10u : 11u)
+                      && t_of(CORE_RECV, 0, 1) == (first ? 7u : 6u),
+                  "sends_first %d: the DATA handed at %" PRIu64
+                  ", the waiting message at %" PRIu64, first,
+                  t_of(CORE_RECV, 2, 0), t_of(CORE_RECV, 0, 1));
+    }
+}
+
 /* Crash semantics: departed messages arrive, queued ones are lost, and the
  * crashing send's completion is not delivered. */
 static void test_crash(void)
@@ -571,6 +654,7 @@ int main(void)
     test_completion_after_receive();
     test_priority_queue();
     test_service_choice();
+    test_sends_first();
     test_crash();
     test_hold();
     test_timers();
