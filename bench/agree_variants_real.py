@@ -49,6 +49,9 @@ def job(args, choice, backend, env, n):
     for _, d in json_lines(p.stdout):
         if "ulfm" in d:
             ulfm[d["rank"]] = d["ulfm"]
+    ran = {u.get("agree_round") for u in ulfm.values()}
+    if ulfm and ran != {choice}:
+        return None, "ranks ran %s, not %s" % (sorted(map(str, ran)), choice)
     if p.returncode != 0 or len(ulfm) != n:
         return None, "exit %d, %d of %d ranks' results: %s" % (
             p.returncode, len(ulfm), n,

@@ -553,6 +553,8 @@ static void print_line(run_t *u)
     json_uint(&j, h->rank);
     json_key(&j, "ulfm");
     json_object_begin(&j);
+    json_key(&j, "agree_round");
+    json_string(&j, ftc_agree_round_name(h->agree_round));
     json_key(&j, "results");
     json_members(&j, u->res_buf);
     json_key(&j, "shrinks");
