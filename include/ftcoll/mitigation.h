@@ -39,8 +39,8 @@ extern "C" {
  *    3 log4 n messages per member and round (150 units, 30 messages):
  *    the lowest latency;
  *  - FTC_AGREE_ROUND_TREE: four waves over a binomial tree (up, down, up,
- *    down), 4 tree depths, 4 messages per member in all, O(1) (481
- *    units, 4 messages): the fewest messages.
+ *    down), 4 tree depths, 4 (n - 1) messages in all, under 4 per
+ *    member, O(1) (480 units): the fewest messages.
  */
 typedef enum ftc_agree_round {
     FTC_AGREE_ROUND_RD2 = 0,
