@@ -63,6 +63,8 @@ static void usage(FILE *out)
         "                                  failure monitor only)\n"
         "  --service none|rsd|disd         LogP: serve senders by tree distance\n"
         "                                  (Appendix A); implies --queue kind\n"
+        "  --agree-round rd2|rd4|tree      agree, shrink: the failure-free round\n"
+        "                                  (rd2; docs/ulfm.md)\n"
         "  --seed S                        seed of the run (loopback jitter,\n"
         "                                  drops, start times, faults) (1)\n"
         "  --latency-ns, --jitter-ns, --send-cost-ns   network model\n"
@@ -612,6 +614,7 @@ static const struct option sim_options[] = {
     {"ack-timeout", required_argument, NULL, 296},
     {"allreduce", required_argument, NULL, 297},
     {"schedule", no_argument, NULL, 298},
+    {"agree-round", required_argument, NULL, 310},
     {NULL, 0, NULL, 0},
 };
 
@@ -650,7 +653,7 @@ int main(int argc, char **argv)
     uint32_t runs = 1;
     bool fault_seed_given = false, crash_window_given = false;
     bool tree_given = false, k_given = false, k_best = false;
-    bool input_given = false;
+    bool input_given = false, agree_round_given = false;
     const char *fail_flag = "--fail", *loopback_flag = NULL;
     const char *model_arg = NULL, *logp_flag = NULL;
 
@@ -729,6 +732,10 @@ int main(int argc, char **argv)
             else if (!ftc_sim_ulfm_parse_coll(v, &s.coll))
                 return bad(f, "expected reduce, bcast, allreduce, agree, "
                               "shrink or invalidate");
+        } else if (strcmp(f, "--agree-round") == 0) {
+            agree_round_given = true;
+            if (ftc_agree_round_parse(v, &s.agree_round) != FTC_OK)
+                return bad(f, "expected rd2, rd4 or tree");
         } else if (strcmp(f, "--algo") == 0) {
             if (ftc_algo_parse(v, &s.args.algo) != FTC_OK)
                 return bad(f, "expected corrected, tree or ftco");
@@ -945,7 +952,8 @@ int main(int argc, char **argv)
     if (s.random_crash > 0 && !crash_window_given)
         s.crash_window = default_crash_window(&s);
     const char *ulfm_flag = NULL, *ulfm_why =
-        ftc_sim_ulfm_prepare(&s, input_given, crash_window_given, &ulfm_flag);
+        ftc_sim_ulfm_prepare(&s, input_given, crash_window_given,
+                             agree_round_given, &ulfm_flag);
     if (ulfm_why != NULL)
         return bad(ulfm_flag, ulfm_why);
     if (per_rank < 0)

@@ -14,6 +14,7 @@
 
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/ftco.h"
+#include "ftcoll/mitigation.h"
 #include "sim_ftco.h"
 
 typedef enum ftc_input_kind {
@@ -104,6 +105,8 @@ typedef struct ftc_scenario {
      * keepalive probes), as Margolin & Barak's Appendix B assumes of a
      * process not yet in the operation. Default false (held). */
     bool prestart_receives;
+    /* agree, shrink: the agreement's failure-free round (sim_ulfm.c). */
+    ftc_agree_round_t agree_round;
 } ftc_scenario_t;
 
 typedef struct ftc_rank_result {
