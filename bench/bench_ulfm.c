@@ -553,6 +553,8 @@ static void print_line(run_t *u)
     json_uint(&j, h->rank);
     json_key(&j, "ulfm");
     json_object_begin(&j);
+    json_key(&j, "agree_round");
+    json_string(&j, ftc_agree_round_name(h->agree_round));
     json_key(&j, "results");
     json_members(&j, u->res_buf);
     json_key(&j, "shrinks");
@@ -630,6 +632,14 @@ void bench_ulfm_run(const bench_ulfm_host_t *h, bool shrink,
     open_list(&u.allreduces, &u.all_buf, cap);
     crash_rank = h->rank;
     learn_members(&u);
+    /* Every rank gets the same --agree-round; the groups shrink makes
+     * inherit it. */
+    ftc_ulfm_params_t params;
+    ftc_ulfm_params_init(&params);
+    params.agree_round = h->agree_round;
+    if (ftc_group_set_ulfm_params(u.group, &params) != FTC_OK)
+        die(4, "rank %u: ftc_group_set_ulfm_params refused --agree-round %s",
+            h->rank, ftc_agree_round_name(h->agree_round));
 
     for (uint64_t g = 0; g < u.niters && !tally->excluded; g++) {
         if (!h->before_iteration(h->arg, g)) {
@@ -673,8 +683,13 @@ void bench_ulfm_run(const bench_ulfm_host_t *h, bool shrink,
             break;
         }
         if (u.op.status != FTC_OK) {
-            wrong(&u, "iteration %" PRIu64 ": agree %s", g,
-                  ftc_err_name(u.op.status));
+            /* (FTC_EMISMATCH: a rank ran another failure-free round,
+             * e.g. another --agree-round.) */
+            wrong(&u, "iteration %" PRIu64 ": agree %s%s", g,
+                  ftc_err_name(u.op.status),
+                  u.op.status == FTC_EMISMATCH
+                      ? " (every rank must pass the same --agree-round)"
+                      : "");
             record_agree(&u, g, 0);
             continue;
         }

@@ -42,6 +42,7 @@ typedef struct bench_ulfm_host {
     uint64_t iters, warmup;
     uint32_t f;                 /* the allreduces' tolerance */
     bool with_allreduce;        /* an 8-byte allreduce after each agree */
+    ftc_agree_round_t agree_round;  /* --agree-round, set on the group */
     int64_t invalidate_rank;    /* --invalidate R@G, or -1 */
     uint64_t invalidate_iter;
     const bench_ulfm_fault_t *faults;

@@ -187,6 +187,8 @@ typedef struct opts {
     double op_timeout_s;
     /* --coll agree|shrink (bench_ulfm.c) and its options. */
     bool ulfm, ulfm_shrink, with_allreduce;
+    ftc_agree_round_t agree_round;  /* --agree-round (rd2) */
+    bool agree_round_given;
     int64_t invalidate_rank;
     uint64_t invalidate_iter;
 } opts_t;
@@ -283,7 +285,8 @@ static void usage(FILE *f)
         "         [--no-auth] [--checked] [--uniform] [--usage-errors]\n"
         "         [--bad-arg null-buffer|huge-count|bad-op@ITER]\n"
         "         [--crash-sends RANK@ITER:K[:shrink]]... [--invalidate RANK@ITER]\n"
-        "         [--with-allreduce]   (agree and shrink: bench_ulfm.c)\n"
+        "         [--with-allreduce] [--agree-round rd2|rd4|tree]\n"
+        "                              (agree and shrink: bench_ulfm.c)\n"
         "         [-h|--help] [-V|--version]\n"
         "Every --opt value may also be written --opt=value.\n"
         "Run it under ftcoll-run or a PMIx launcher (docs/running.md);\n"
@@ -393,6 +396,7 @@ static const struct option bench_options[] = {
     {"gossip-target", required_argument, NULL, 291},
     {"loss-seed", required_argument, NULL, 290},
     {"tree", required_argument, NULL, 292},
+    {"agree-round", required_argument, NULL, 310},
     {NULL, 0, NULL, 0},
 };
 
@@ -613,6 +617,10 @@ static void parse_opts(int argc, char **argv, opts_t *o)
             o->plan[o->nplan++] = (plan_entry_t){.rank = cf.rank,
                 .iter = cf.iter, .sig = SIGKILL, .mid = true,
                 .sends = cf.sends, .in_shrink = cf.in_shrink};
+        } else if (strcmp(a, "--agree-round") == 0) {
+            if (ftc_agree_round_parse(v, &o->agree_round) != FTC_OK)
+                die(2, "--agree-round: rd2, rd4 or tree, got '%s'", v);
+            o->agree_round_given = true;
         } else if (strcmp(a, "--invalidate") == 0) {
             uint32_t r;
             parse_rank_iter(v, "--invalidate", &r, &o->invalidate_iter);
@@ -641,6 +649,9 @@ static void parse_opts(int argc, char **argv, opts_t *o)
     if (!o->ulfm && (sends || o->invalidate_rank >= 0 || o->with_allreduce))
         die(2, "--crash-sends, --invalidate and --with-allreduce go with "
                "--coll agree or shrink");
+    if (!o->ulfm && o->agree_round_given)
+        die(2, "--agree-round: the agreement's failure-free round goes with "
+               "--coll agree or shrink only");
     if (o->ack_timeout_us != 0 && o->algo != FTC_ALGO_FTCO)
         die(2, "--ack-timeout-us: the per-message timeouts belong to "
                "--algo ftco");
@@ -1522,6 +1533,7 @@ static void run_ulfm(bench_t *b)
         .op_timeout_s = b->o.op_timeout_s, .iters = b->o.iters,
         .warmup = b->o.warmup, .f = closing_f(b),
         .with_allreduce = b->o.with_allreduce,
+        .agree_round = b->o.agree_round,
         .invalidate_rank = b->o.invalidate_rank,
         .invalidate_iter = b->o.invalidate_iter,
         .faults = faults, .nfaults = b->o.nplan,

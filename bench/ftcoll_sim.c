@@ -66,6 +66,8 @@ static void usage(FILE *out)
         "  --order data-first|receives-first  LogP: a queued DATA goes before\n"
         "                                  receives (Algorithm 1; default), or\n"
         "                                  receives always first (flogsim's)\n"
+        "  --agree-round rd2|rd4|tree      agree, shrink: the failure-free round\n"
+        "                                  (rd2; docs/ulfm.md)\n"
         "  --seed S                        seed of the run (loopback jitter,\n"
         "                                  drops, start times, faults) (1)\n"
         "  --latency-ns, --jitter-ns, --send-cost-ns   network model\n"
@@ -616,6 +618,7 @@ static const struct option sim_options[] = {
     {"allreduce", required_argument, NULL, 297},
     {"schedule", no_argument, NULL, 298},
     {"order", required_argument, NULL, 299},
+    {"agree-round", required_argument, NULL, 310},
     {NULL, 0, NULL, 0},
 };
 
@@ -655,7 +658,7 @@ int main(int argc, char **argv)
     bool fault_seed_given = false, crash_window_given = false;
     bool order_given = false;
     bool tree_given = false, k_given = false, k_best = false;
-    bool input_given = false;
+    bool input_given = false, agree_round_given = false;
     const char *fail_flag = "--fail", *loopback_flag = NULL;
     const char *model_arg = NULL, *logp_flag = NULL;
 
@@ -734,6 +737,10 @@ int main(int argc, char **argv)
             else if (!ftc_sim_ulfm_parse_coll(v, &s.coll))
                 return bad(f, "expected reduce, bcast, allreduce, agree, "
                               "shrink or invalidate");
+        } else if (strcmp(f, "--agree-round") == 0) {
+            agree_round_given = true;
+            if (ftc_agree_round_parse(v, &s.agree_round) != FTC_OK)
+                return bad(f, "expected rd2, rd4 or tree");
         } else if (strcmp(f, "--algo") == 0) {
             if (ftc_algo_parse(v, &s.args.algo) != FTC_OK)
                 return bad(f, "expected corrected, tree or ftco");
@@ -960,7 +967,8 @@ int main(int argc, char **argv)
     if (s.random_crash > 0 && !crash_window_given)
         s.crash_window = default_crash_window(&s);
     const char *ulfm_flag = NULL, *ulfm_why =
-        ftc_sim_ulfm_prepare(&s, input_given, crash_window_given, &ulfm_flag);
+        ftc_sim_ulfm_prepare(&s, input_given, crash_window_given,
+                             agree_round_given, &ulfm_flag);
     if (ulfm_why != NULL)
         return bad(ulfm_flag, ulfm_why);
     if (per_rank < 0)

@@ -14,6 +14,7 @@
 
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/ftco.h"
+#include "ftcoll/mitigation.h"
 #include "sim_ftco.h"
 
 typedef enum ftc_input_kind {
@@ -109,6 +110,8 @@ typedef struct ftc_scenario {
      * passes DATA on before it reads its queue (set by sim_ftco.c for
      * ftco unless receives_first asks for flogsim's order). */
     bool data_sends_first, receives_first;
+    /* agree, shrink: the agreement's failure-free round (sim_ulfm.c). */
+    ftc_agree_round_t agree_round;
 } ftc_scenario_t;
 
 typedef struct ftc_rank_result {

@@ -12,9 +12,9 @@
  *                 AND of a set of inputs that holds every member outside
  *                 the failed set and no rank that failed before the call
  *                 (with --input allbut the value names its contributors);
- *   cost          agree with no failure at all: the early round's
- *                 2 p log2 p + 4 (n - p) messages (p: the largest power
- *                 of two <= n).
+ *   cost          agree with no failure at all: the failure-free round's
+ *                 messages (rd2: 2 p log2 p + 4 (n - p), p the largest
+ *                 power of two <= n; rd4 alike at radix 4; tree: 4 (n - 1)).
  * shrink, besides
  *   every rank that delivered holds the same (id 2, epoch 1) of size
  *   n - |failed set|, whose members are the ranks outside the failed set
@@ -64,8 +64,15 @@ bool ftc_sim_ulfm_parse_coll(const char *v, ftc_coll_t *coll)
 }
 
 const char *ftc_sim_ulfm_prepare(ftc_scenario_t *s, bool input_given,
-                                 bool window_given, const char **flag)
+                                 bool window_given, bool round_given,
+                                 const char **flag)
 {
+    if (round_given && s->coll != FTC_COLL_AGREE
+        && s->coll != FTC_COLL_SHRINK) {
+        *flag = "--agree-round";
+        return "the agreement's failure-free round goes with --coll agree "
+               "or shrink only";
+    }
     if (s->input == FTC_INPUT_ALLBUT
         && (s->args.dtype == FTC_FLOAT || s->args.dtype == FTC_DOUBLE)) {
         *flag = "--input";
@@ -101,6 +108,14 @@ int ftc_sim_ulfm_start(const ftc_scenario_t *s, uint32_t rank,
                        ftc_deliver_fn deliver, void *deliver_arg,
                        ftc_group_t **newgroup)
 {
+    if (s->coll == FTC_COLL_AGREE || s->coll == FTC_COLL_SHRINK) {
+        ftc_ulfm_params_t p;
+        ftc_ulfm_params_init(&p);
+        p.agree_round = s->agree_round;
+        int rc = ftc_group_set_ulfm_params(group, &p);
+        if (rc != FTC_OK)
+            return rc;
+    }
     if (s->coll == FTC_COLL_AGREE) {
         uint64_t v;
         memcpy(&v, in, sizeof(v));
@@ -239,16 +254,18 @@ static void check_value(const ftc_scenario_result_t *res,
                              ")", v, possible);
 }
 
-/* A failure-free agreement ends in its early round (docs/ulfm.md,
- * "Cost"): two recursive-doubling exchanges among the largest power of
- * two p <= n, the n - p others folded in and out by one message each way
- * per exchange: 2 p log2 p + 4 (n - p) messages. */
-#ifndef FTC_AGREE_EARLY_RADIX
-#define FTC_AGREE_EARLY_RADIX 2
-#endif
-static uint64_t early_round_messages(uint64_t n)
+/* A failure-free agreement ends in its failure-free round (docs/ulfm.md,
+ * "Cost"): rd2, two recursive-doubling exchanges among the largest power
+ * of two p <= n, the n - p others folded in and out by one message each
+ * way per exchange: 2 p log2 p + 4 (n - p) messages; rd4 the same with
+ * radix k = 4 (k - 1 partners per step, p the largest power of 4 <= n);
+ * tree, four waves of n - 1 messages. */
+static uint64_t failure_free_messages(ftc_agree_round_t round, uint64_t n)
 {
-    uint64_t k = FTC_AGREE_EARLY_RADIX < n ? FTC_AGREE_EARLY_RADIX : n;
+    if (round == FTC_AGREE_ROUND_TREE)
+        return 4 * (n - 1);
+    uint64_t radix = round == FTC_AGREE_ROUND_RD4 ? 4 : 2;
+    uint64_t k = radix < n ? radix : n;
     uint64_t p, lg;
     for (k = k < 2 ? 2 : k;; k--) {
         for (p = 1, lg = 0; p <= n / k; p *= k)
@@ -329,10 +346,12 @@ static void check_agreement(const ftc_scenario_t *s,
         check_value(res, ref, refv, rep);
     if (s->coll == FTC_COLL_AGREE && k == 0 && s->start_spread_ns == 0
         && res->totals.probes_sent == 0
-        && res->messages != early_round_messages(res->n))
+        && res->messages != failure_free_messages(s->agree_round, res->n))
         ftc_report_violation(rep, "cost: %" PRIu64 " messages with no failure,"
-                             " expected 2 p log2 p + 4 (n - p) = %" PRIu64,
-                             res->messages, early_round_messages(res->n));
+                             " expected %" PRIu64 " (--agree-round %s)",
+                             res->messages,
+                             failure_free_messages(s->agree_round, res->n),
+                             ftc_agree_round_name(s->agree_round));
 }
 
 static void check_invalidate(const ftc_scenario_t *s,

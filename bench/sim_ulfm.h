@@ -8,7 +8,9 @@
  * file.
  *
  *   agree       every rank calls ftc_init_agree with its input as a
- *               64-bit value (--input allbut: every bit but its own).
+ *               64-bit value (--input allbut: every bit but its own),
+ *               on its group set to the failure-free round of
+ *               --agree-round (so is shrink's).
  *   shrink      every rank calls ftc_init_shrink (new group id 2). A
  *               shrink needs a failure known before the call (or an
  *               invalidation): the ranks of --fail / --faults fail before
@@ -48,10 +50,12 @@ bool ftc_sim_ulfm_parse_coll(const char *v, ftc_coll_t *coll);
 /* ftcoll-sim's checks and defaults once the flags are parsed: agree and
  * shrink take a 64-bit value (uint64, count 1, band) and allbut input
  * unless input_given; a random crash window of four tree depths (the
- * agreement's four waves) unless window_given. Returns NULL, or why the
- * flags do not fit (then *flag names the flag). */
+ * agreement's four waves) unless window_given; --agree-round (round_given)
+ * with them only. Returns NULL, or why the flags do not fit (then *flag
+ * names the flag). */
 const char *ftc_sim_ulfm_prepare(ftc_scenario_t *s, bool input_given,
-                                 bool window_given, const char **flag);
+                                 bool window_given, bool round_given,
+                                 const char **flag);
 
 /* Start rank's part: returns the init call's result. out holds the
  * agreement's value; *newgroup gets the shrink's new group. */

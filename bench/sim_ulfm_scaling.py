@@ -16,7 +16,11 @@ on a violated property), and this script fails if any run did.
 
   bench/sim_ulfm_scaling.py [--sim build/bench/ftcoll-sim]
       [--sizes 1024,4096,...] [--crashes 0,1,10,1c,10c] [--runs 3]
-      [--big-runs 1] [--colls agree,shrink] [--csv FILE]
+      [--big-runs 1] [--colls agree,shrink] [--agree-round rd2|rd4|tree]
+      [--csv FILE]
+
+--agree-round passes the agreement's failure-free round to ftcoll-sim
+(default: ftcoll-sim's, rd2).
 
 --runs seeds per point up to 64K processes, --big-runs above (each
 1M-process run takes about a minute and 4 GB). Virtual time does not
@@ -29,11 +33,13 @@ import subprocess
 import sys
 
 
-def run_point(sim, coll, p, spec, runs):
+def run_point(sim, coll, p, spec, runs, agree_round=None):
     k, coord = crash_spec(spec)
     argv = [sim, "--coll", coll, "--model", "logp", "-L", "10", "-o", "1",
             "-n", str(p), "--crashes", str(k - coord), "--fault-root", "any",
             "--runs", str(runs), "--json", "--summary"]
+    if agree_round:
+        argv += ["--agree-round", agree_round]
     if coord:
         # The first coordinator (rank 0) crashes after its first send: a
         # new ballot, the agreement's worst single failure.
@@ -73,6 +79,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--big-runs", type=int, default=1)
     ap.add_argument("--colls", default="agree,shrink")
+    ap.add_argument("--agree-round", choices=("rd2", "rd4", "tree"))
     ap.add_argument("--csv")
     a = ap.parse_args()
     sizes = [int(x) for x in a.sizes.split(",")]
@@ -96,7 +103,8 @@ def main():
                 runs = a.runs if p <= 65536 else a.big_runs
                 if k == "0":
                     runs = 1  # deterministic: every seed gives the same run
-                argv, g, rss, rc = run_point(a.sim, c, p, k, runs)
+                argv, g, rss, rc = run_point(a.sim, c, p, k, runs,
+                                             a.agree_round)
                 failed += rc != 0
                 lat = g["reach"]["mean"]
                 row = (c, p, k, runs, lat, lat / math.log2(p),

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The ulfm agreement and the uniform allreduce beside the corrected
- * allreduce in the LogP simulator (backends/logp: L = 10, o = 1, g = 1,
- * so a receive costs o as a send does, which the loopback does not
- * charge), failure-free, one fresh world per measurement:
+ * The ulfm agreement, in each of its failure-free rounds (rd2, rd4,
+ * tree: ftc_group_set_ulfm_params), and the uniform allreduce beside the
+ * corrected allreduce in the LogP simulator (backends/logp: L = 10,
+ * o = 1, g = 1, so a receive costs o as a send does, which the loopback
+ * does not charge), failure-free, one fresh world per measurement:
  *
  *   measure_ulfm_logp [P ...]      (default 16 64 256 1024 4096 16384)
  *
- * prints a Markdown table of the last delivery's virtual time and the
- * messages, and the ratios to the allreduce (docs/ulfm.md). A measurement,
- * not a test: it exits 1 only if some rank did not deliver FTC_OK.
+ * prints two Markdown tables (docs/ulfm.md): the last delivery's
+ * virtual time, with the ratio to the allreduce's; and the messages, in
+ * all and per member. A measurement, not a test: it exits 1 only if some
+ * rank did not deliver FTC_OK.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -20,7 +22,11 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/mitigation.h"
 
-enum what { AGREE, ALLREDUCE, UNIFORM };
+/* What runs: the agreement in each round, then the allreduces. */
+enum what { AGREE_RD2, AGREE_RD4, AGREE_TREE, ALLREDUCE, UNIFORM, NWHAT };
+static const char *const what_name[NWHAT] = {
+    "agree rd2 (default)", "agree rd4", "agree tree", "allreduce",
+    "uniform allreduce"};
 
 static ftc_logp_world_t *world;
 static uint64_t last_t;
@@ -60,13 +66,20 @@ static bool run(uint32_t n, enum what what, uint64_t *t, uint64_t *msgs)
         ftc_logp_attach(world, r, ctx[r]);
         if (ftc_group_create(ctx[r], 7, 0, n, NULL, &g[r]) != FTC_OK)
             abort();
+        ftc_ulfm_params_t up;
+        ftc_ulfm_params_init(&up);
+        up.agree_round = what == AGREE_RD4    ? FTC_AGREE_ROUND_RD4
+                         : what == AGREE_TREE ? FTC_AGREE_ROUND_TREE
+                                              : FTC_AGREE_ROUND_RD2;
+        if (ftc_group_set_ulfm_params(g[r], &up) != FTC_OK)
+            abort();
     }
     last_t = 0;
     good = 0;
     for (uint32_t r = 0; r < n; r++) {
         in[r] = ~(UINT64_C(1) << (r % 64));
         int rc;
-        if (what == AGREE) {
+        if (what < ALLREDUCE) {
             rc = ftc_init_agree(g[r], in[r], &out[r], on_deliver, NULL, NULL);
         } else {
             ftc_coll_args_t a;
@@ -116,20 +129,48 @@ int main(int argc, char **argv)
         for (ns = 0; ns < sizeof(def) / sizeof(def[0]); ns++)
             sizes[ns] = def[ns];
     int bad = 0;
-    printf("| P | allreduce | messages | agree | messages | ratio | uniform "
-           "allreduce | messages | ratio |\n"
-           "|---|---|---|---|---|---|---|---|---|\n");
-    for (uint32_t i = 0; i < ns; i++) {
-        uint64_t t[3], m[3];
-        for (int w = AGREE; w <= UNIFORM; w++)
-            if (!run(sizes[i], (enum what)w, &t[w], &m[w]))
+    uint64_t (*t)[NWHAT] = calloc(ns, sizeof(*t));
+    uint64_t (*m)[NWHAT] = calloc(ns, sizeof(*m));
+    if (t == NULL || m == NULL)
+        abort();
+    for (uint32_t i = 0; i < ns; i++)
+        for (int w = 0; w < NWHAT; w++)
+            if (!run(sizes[i], (enum what)w, &t[i][w], &m[i][w]))
                 bad = 1;
-        printf("| %u | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64
-               " | %.2f | %" PRIu64 " | %" PRIu64 " | %.2f |\n",
-               sizes[i], t[ALLREDUCE], m[ALLREDUCE], t[AGREE], m[AGREE],
-               (double)t[AGREE] / (double)t[ALLREDUCE], t[UNIFORM], m[UNIFORM],
-               (double)t[UNIFORM] / (double)t[ALLREDUCE]);
+    printf("Latency (time units; ratio to the allreduce):\n\n| P |");
+    for (int w = 0; w < NWHAT; w++)
+        printf(" %s |", what_name[w]);
+    printf("\n|---|");
+    for (int w = 0; w < NWHAT; w++)
+        printf("---|");
+    printf("\n");
+    for (uint32_t i = 0; i < ns; i++) {
+        printf("| %u |", sizes[i]);
+        for (int w = 0; w < NWHAT; w++) {
+            if (w == ALLREDUCE)
+                printf(" %" PRIu64 " |", t[i][w]);
+            else
+                printf(" %" PRIu64 " (%.2f) |", t[i][w],
+                       (double)t[i][w] / (double)t[i][ALLREDUCE]);
+        }
+        printf("\n");
     }
+    printf("\nMessages (in all / per member):\n\n| P |");
+    for (int w = 0; w < NWHAT; w++)
+        printf(" %s |", what_name[w]);
+    printf("\n|---|");
+    for (int w = 0; w < NWHAT; w++)
+        printf("---|");
+    printf("\n");
+    for (uint32_t i = 0; i < ns; i++) {
+        printf("| %u |", sizes[i]);
+        for (int w = 0; w < NWHAT; w++)
+            printf(" %" PRIu64 " / %.1f |", m[i][w],
+                   (double)m[i][w] / (double)sizes[i]);
+        printf("\n");
+    }
+    free(t);
+    free(m);
     if (bad)
         fprintf(stderr, "some rank did not deliver FTC_OK\n");
     return bad;

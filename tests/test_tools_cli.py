@@ -187,6 +187,25 @@ def test_sim_ulfm(prog):
           and all(",agree,ulfm,logp,64," in x for x in rows[1:]),
           f"ftcoll-sim --coll agree --runs 3 --csv: {r.returncode}, "
           f"{len(rows)} lines")
+    # The agreement's failure-free round, chosen at run time: each one
+    # passes the checker, which counts its messages by its own formula.
+    for rnd in ("rd2", "rd4", "tree"):
+        rc, d = sim_json(prog, ["--coll", "agree", "-n", "8",
+                                "--agree-round", rnd])
+        check(rc == 0 and d is not None and d["violations"] == 0
+              and all(x["status"] == "FTC_OK" and x["value"] == [allbut8]
+                      for x in d["ranks"]),
+              f"ftcoll-sim --coll agree --agree-round {rnd}: checked ({rc})")
+    rc, d = sim_json(prog, ["--coll", "shrink", "-n", "6", "--fail", "2",
+                            "--crash", "4:1", "--agree-round", "tree"])
+    check(rc == 0 and d is not None and d["violations"] == 0,
+          f"ftcoll-sim --coll shrink --agree-round tree: checked ({rc})")
+    refuses([prog, "--agree-round", "tree"], "--agree-round", "ftcoll-sim",
+            " (the allreduce has no agreement)")
+    refuses([prog, "--coll", "invalidate", "--agree-round", "rd4"],
+            "--agree-round", "ftcoll-sim", " (invalidate)")
+    refuses([prog, "--coll", "agree", "--agree-round", "rd3"],
+            "--agree-round", "ftcoll-sim")
     refuses([prog, "--coll", "shrink", "-n", "4"], "--coll", "ftcoll-sim",
             " (shrink with no failure known before it)")
     refuses([prog, "--coll", "agreed"], "--coll", "ftcoll-sim")
@@ -285,6 +304,10 @@ def test_bench(prog, version):
     refuses([prog, "--coll", "agree", "--invalidate", "x"], "--invalidate",
             "ftcoll-bench")
     refuses([prog, "--with-allreduce"], "--with-allreduce", "ftcoll-bench")
+    refuses([prog, "--agree-round", "tree"], "--agree-round", "ftcoll-bench",
+            " (the allreduce has no agreement)")
+    refuses([prog, "--coll", "agree", "--agree-round", "rd8"],
+            "--agree-round", "ftcoll-bench")
     # One tree for the tree families (bench/bench_tree.h).
     refuses([prog, "--tree", "star"], "--tree", "ftcoll-bench")
     refuses([prog, "--tree", "lame"], "--tree", "ftcoll-bench",

@@ -10,11 +10,11 @@
  *                 so the value names its contributors: every member
  *                 outside the failed set contributed, bits of non-members
  *                 stay set, and every member in the failed set crashed;
- *   cost          with no failure, the early round's messages: two
- *                 recursive-doubling exchanges, 2 p log2 p + 4 (n - p)
- *                 with p the largest power of two <= n (at radix k,
- *                 FTC_AGREE_EARLY_RADIX: 2 p (k - 1) log_k p + 4 (n - p)
- *                 with p the largest power of k <= n).
+ *   cost          with no failure, the failure-free round's messages:
+ *                 two recursive-doubling exchanges, 2 p log2 p + 4 (n - p)
+ *                 with p the largest power of two <= n (rd2; rd4, radix
+ *                 k = 4: 2 p (k - 1) log_k p + 4 (n - p) with p the
+ *                 largest power of k <= n; tree: four waves of n - 1).
  *
  * Schedules: exhaustive for n <= 9 (no crash; every rank crashing before
  * the operation, right after each of its sends, or as it delivers; every
@@ -25,8 +25,10 @@
  * happened (a schedule whose crash could not fire is counted apart).
  *
  *   test_ulfm_properties [--max-n N] [--random RUNS] [--seed S]
+ *                        [--agree-round rd2|rd4|tree]
  *   test_ulfm_properties ... --expect-uniform-violation
  *   test_ulfm_properties --one N SEED DETECT r:k[,r:k...] [JITTER [NINV [NOPS]]]
+ *                        [--agree-round rd2|rd4|tree]
  * replays one schedule (k = 0: crashed before the operation; k = d: as it
  * delivers, before it sends anything more; NINV: ranks
  * 0..NINV-1 invalidate the group as the agreement starts, which random
@@ -35,7 +37,9 @@
  * schedules do a quarter of the time). A failure prints the --one line
  * that replays it. --expect-uniform-violation (last) turns the verdict
  * round, for the agreement's mutants (tests/meson.build): success only if
- * uniform agreement was violated.
+ * uniform agreement was violated. --agree-round sets the agreement's
+ * failure-free round on every rank's group (ftc_group_set_ulfm_params;
+ * default rd2), so one build checks each.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -87,6 +91,9 @@ typedef struct outcome {
     uint64_t messages;
 } outcome_t;
 
+/* The failure-free round every rank's group runs (--agree-round). */
+static ftc_agree_round_t agree_round = FTC_AGREE_ROUND_RD2;
+
 static rank_result_t *results;
 static ftc_lb_world_t *cur_world;
 static const struct schedule *cur_schedule; /* NULL: no crash to inject */
@@ -136,6 +143,8 @@ static void print_schedule(const schedule_t *s, FILE *f)
     }
     if (s->jitter_ns || s->ninv || s->nops == 2)
         fprintf(f, " %" PRIu64 " %u %u", s->jitter_ns, s->ninv, s->nops);
+    if (agree_round != FTC_AGREE_ROUND_RD2)
+        fprintf(f, " --agree-round %s", ftc_agree_round_name(agree_round));
     fputc('\n', f);
 }
 
@@ -156,13 +165,14 @@ static int uniform_violations;
 /* Messages of a failure-free agreement of n ranks (early.c): two rounds
  * of log_k p exchanges among the first p (the largest power of the radix
  * k <= n), k - 1 partners each, and per extra rank two messages in and
- * two out. */
-#ifndef FTC_AGREE_EARLY_RADIX
-#define FTC_AGREE_EARLY_RADIX 2
-#endif
+ * two out; in tree waves (agree.c), one message per member but the root
+ * in each of the four waves. */
 static uint64_t failure_free_messages(uint32_t n)
 {
-    uint64_t k = FTC_AGREE_EARLY_RADIX < n ? FTC_AGREE_EARLY_RADIX : n;
+    if (agree_round == FTC_AGREE_ROUND_TREE)
+        return 4 * (uint64_t)(n - 1);
+    uint64_t radix = agree_round == FTC_AGREE_ROUND_RD4 ? 4 : 2;
+    uint64_t k = radix < n ? radix : n;
     uint64_t p, l;
     for (k = k < 2 ? 2 : k;; k--) {
         for (p = 1, l = 0; p <= n / k; p *= k)
@@ -198,6 +208,7 @@ static outcome_t run_schedule(const schedule_t *s)
     cfg.seed = s->seed;
     ulfm_world_t world;
     ulfm_world_create(&lc, &cfg, 7, 0, &world);
+    ulfm_world_set_round(&world, agree_round);
     ftc_lb_world_t *w = world.lb;
     cur_world = w;
     ftc_group_t **g = world.g;
@@ -337,6 +348,7 @@ static void sends_per_rank(uint32_t n, uint64_t *sends)
     lc.n = n;
     ulfm_world_t world;
     ulfm_world_create(&lc, NULL, 7, 0, &world);
+    ulfm_world_set_round(&world, agree_round);
     ftc_lb_world_t *w = world.lb;
     cur_world = w;
     uint64_t *val = calloc(n, sizeof(*val));
@@ -476,8 +488,30 @@ static int parse_one(int argc, char **argv)
     return violations ? 1 : 0;
 }
 
+/* Takes --agree-round NAME out of argv, wherever it is (--one's
+ * arguments are positional); 2 if NAME is none of the rounds. */
+static int take_round(int *argc, char **argv)
+{
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--agree-round") != 0)
+            continue;
+        if (i + 1 >= *argc
+            || ftc_agree_round_parse(argv[i + 1], &agree_round) != FTC_OK) {
+            fprintf(stderr, "--agree-round: wants rd2, rd4 or tree\n");
+            return 2;
+        }
+        for (int j = i; j + 2 <= *argc; j++)
+            argv[j] = argv[j + 2];
+        *argc -= 2;
+        i--;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (take_round(&argc, argv) != 0)
+        return 2;
     if (argc > 1 && strcmp(argv[1], "--one") == 0)
         return parse_one(argc, argv);
     bool expect_uniform_violation =
@@ -496,6 +530,7 @@ int main(int argc, char **argv)
     for (uint32_t n = 1; n <= max_n; n++)
         exhaustive(n, &ex);
     random_runs(runs, seed, &rnd);
+    printf("agree round %s\n", ftc_agree_round_name(agree_round));
     printf("exhaustive n <= %u: %" PRIu64 " schedules, %" PRIu64
            " crashes injected, %" PRIu64 " happened, %" PRIu64
            " schedules with every crash happening, %" PRIu64

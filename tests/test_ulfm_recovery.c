@@ -23,6 +23,9 @@
  * input of the family's calls.
  *
  *   test_ulfm_recovery [--max-n N] [--random RUNS] [--seed S]
+ *                      [--agree-round rd2|rd4|tree]
+ * (the schedules' groups set to that failure-free round of the agreement;
+ * default rd2).
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -60,6 +63,10 @@ typedef struct rank_state {
     int32_t one;
     int32_t ar_in, ar_out;
 } rank_state_t;
+
+/* The agreement's failure-free round of the schedules' groups
+ * (--agree-round; the shrunk groups inherit it). */
+static ftc_agree_round_t agree_round = FTC_AGREE_ROUND_RD2;
 
 static rank_state_t *st;
 static int violations;
@@ -131,6 +138,7 @@ static void run_schedule(const schedule_t *s, uint64_t *sends_out)
         lc.detect_delay_ns = UINT64_MAX;
     ulfm_world_t world;
     ulfm_world_create(&lc, NULL, 3, 4, &world);
+    ulfm_world_set_round(&world, agree_round);
     ftc_lb_world_t *w = world.lb;
     ftc_group_t **g = world.g;
     const bool *before = world.before;
@@ -585,9 +593,11 @@ int main(int argc, char **argv)
     ulfm_args_t args = {.max_n = 7, .runs = 60, .seed = 1};
     int bad = ulfm_args_parse(argc, argv,
                               "[--max-n N (1 to 16)] [--random RUNS] "
-                              "[--seed S]", &args);
+                              "[--seed S] [--agree-round rd2|rd4|tree]",
+                              &args);
     if (bad)
         return bad;
+    agree_round = args.round;
     uint32_t max_n = args.max_n;
     uint64_t count = args.runs, seed = args.seed;
     test_local_calls();

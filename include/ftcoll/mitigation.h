@@ -25,6 +25,64 @@ extern "C" {
 #define FTC_ALGO_ULFM ((ftc_algo_t)4)
 
 /*
+ * The agreement's failure-free round, a run-time choice per group
+ * (docs/ulfm.md, "Choosing the failure-free round"). A uniform agreement
+ * needs two rounds in which every member hears from every member even
+ * when nothing fails (one to learn the value, one to learn that all
+ * learned it); these are three shapes of those two rounds, with the same
+ * guarantees (on a failure the same ballots take over). In the LogP model
+ * (L = 10, o = 1) at P = 1024:
+ *  - FTC_AGREE_ROUND_RD2 (default): recursive doubling, 2 log2 n
+ *    dependent steps, log2 n messages per member and round (240 time
+ *    units, 20 messages per member);
+ *  - FTC_AGREE_ROUND_RD4: exchanges of radix 4, 2 log4 n steps,
+ *    3 log4 n messages per member and round (150 units, 30 messages):
+ *    the lowest latency;
+ *  - FTC_AGREE_ROUND_TREE: four waves over a binomial tree (up, down, up,
+ *    down), 4 tree depths, 4 (n - 1) messages in all, under 4 per
+ *    member, O(1) (480 units): the fewest messages.
+ */
+typedef enum ftc_agree_round {
+    FTC_AGREE_ROUND_RD2 = 0,
+    FTC_AGREE_ROUND_RD4 = 1,
+    FTC_AGREE_ROUND_TREE = 2
+} ftc_agree_round_t;
+
+/* "rd2", "rd4", "tree" (NULL for another value). */
+const char *ftc_agree_round_name(ftc_agree_round_t round);
+/* The reverse: FTC_OK, or FTC_EINVAL for NULL or an unknown name. */
+int ftc_agree_round_parse(const char *name, ftc_agree_round_t *round);
+
+/* The family's parameters, per group (ftc_group_set_ulfm_params). */
+typedef struct ftc_ulfm_params {
+    size_t size;                    /* sizeof(ftc_ulfm_params_t); a smaller
+                                       (older) size that holds agree_round
+                                       gets defaults for the fields added
+                                       after it */
+    ftc_agree_round_t agree_round;  /* default FTC_AGREE_ROUND_RD2 */
+} ftc_ulfm_params_t;
+
+/* The defaults: recursive doubling. */
+void ftc_ulfm_params_init(ftc_ulfm_params_t *params);
+
+/*
+ * Set the family's parameters on group, as MPI_Comm_set_info sets hints
+ * on a communicator: every agreement and shrink started on it from now
+ * on (and the agreement of a uniform allreduce) runs with them, and the
+ * group a shrink or ftc_group_shrink_excluding creates from it inherits
+ * them. Local, no message. Every member must set the same before the
+ * same operation: the choice is part of each message's signature, and a
+ * member that hears from a peer with another choice ends that operation
+ * with FTC_EMISMATCH and tells every member, which ends it so too (never
+ * a hang; the ballots' guarantees do not hold across different choices).
+ * FTC_OK; FTC_EINVAL for a NULL group or params, a size too small to
+ * hold agree_round, or an agree_round that is none of the above;
+ * FTC_ENOMEM.
+ */
+int ftc_group_set_ulfm_params(ftc_group_t *group,
+                              const ftc_ulfm_params_t *params);
+
+/*
  * Agreement (MPI_Comm_iagree, with a 64-bit flag): every live member of
  * group contributes value; deliver runs once at every member that does
  * not fail, with coll FTC_COLL_AGREE, status FTC_OK, *result (also
@@ -41,8 +99,10 @@ extern "C" {
  *    every member in the failed set had failed. Hence every member alive
  *    at the end contributed.
  * It never ends with FTC_EPROC_FAILED: agreement is how a group gets past
- * failures. (It ends with FTC_ENOMEM if memory runs out on the way, and
- * with FTC_EEXCLUDED at a member the others declared failed.) result must stay valid until deliver. FTC_OK, or (nothing
+ * failures. (It ends with FTC_ENOMEM if memory runs out on the way,
+ * with FTC_EEXCLUDED at a member the others declared failed, and with
+ * FTC_EMISMATCH everywhere when members set different failure-free
+ * rounds, ftc_group_set_ulfm_params.) result must stay valid until deliver. FTC_OK, or (nothing
  * started, deliver never runs) FTC_EINVAL for a NULL group, result or
  * deliver, FTC_EEXCLUDED once the group declared this process failed,
  * FTC_ENOMEM. As with any collective, a refused call (but for a NULL

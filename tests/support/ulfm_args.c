@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "ulfm_args.h"
 
+#include "ftcoll/error.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,16 @@ int ulfm_args_parse(int argc, char **argv, const char *usage, ulfm_args_t *a)
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
         uint64_t v = 0;
+        if (strcmp(opt, "--agree-round") == 0) {
+            if (i + 1 >= argc
+                || ftc_agree_round_parse(argv[i + 1], &a->round) != FTC_OK) {
+                fprintf(stderr, "--agree-round: wants rd2, rd4 or tree\n"
+                                "usage: %s %s\n", argv[0], usage);
+                return 2;
+            }
+            i++;
+            continue;
+        }
         bool known = strcmp(opt, "--max-n") == 0
                      || strcmp(opt, "--random") == 0
                      || strcmp(opt, "--seed") == 0;

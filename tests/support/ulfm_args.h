@@ -1,19 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The command line both ulfm schedule tests take:
- *   [--max-n N] [--random RUNS] [--seed S]
+ *   [--max-n N] [--random RUNS] [--seed S] [--agree-round rd2|rd4|tree]
  * N, the largest n of the exhaustive schedules, is 1 to 16 (their crash
- * points are counted in arrays of 16); every value is a whole number.
+ * points are counted in arrays of 16); every other value but the round is
+ * a whole number. The round is the agreement's failure-free round, set on
+ * every rank's group (ftc_group_set_ulfm_params).
  */
 #ifndef FTC_TEST_ULFM_ARGS_H
 #define FTC_TEST_ULFM_ARGS_H
 
 #include <stdint.h>
 
+#include "ftcoll/mitigation.h"
+
 typedef struct ulfm_args {
     uint32_t max_n;
     uint64_t runs;       /* random schedules */
     uint64_t seed;
+    ftc_agree_round_t round;
 } ulfm_args_t;
 
 /* Parses argv[first..argc-1] over the defaults already in *a. On an

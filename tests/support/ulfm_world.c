@@ -26,6 +26,16 @@ void ulfm_world_create(const ftc_lb_config_t *lc, const ftc_config_t *cfg,
     }
 }
 
+void ulfm_world_set_round(ulfm_world_t *w, ftc_agree_round_t round)
+{
+    ftc_ulfm_params_t p;
+    ftc_ulfm_params_init(&p);
+    p.agree_round = round;
+    for (uint32_t r = 0; r < w->n; r++)
+        if (ftc_group_set_ulfm_params(w->g[r], &p) != FTC_OK)
+            abort();
+}
+
 void ulfm_world_inject(ulfm_world_t *w, const ulfm_crash_t *crash,
                        uint32_t ncrash)
 {

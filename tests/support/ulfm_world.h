@@ -17,6 +17,7 @@
 
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
+#include "ftcoll/mitigation.h"
 
 /* One crash of a schedule. */
 typedef struct ulfm_crash {
@@ -37,6 +38,10 @@ typedef struct ulfm_world {
  * ranks with group_id and epoch. */
 void ulfm_world_create(const ftc_lb_config_t *lc, const ftc_config_t *cfg,
                        uint32_t group_id, uint32_t epoch, ulfm_world_t *w);
+
+/* Sets the agreement's failure-free round on every rank's group (aborts
+ * if refused). */
+void ulfm_world_set_round(ulfm_world_t *w, ftc_agree_round_t round);
 
 /* Injects the schedule's crashes: k = 0 crashes the rank now (and marks
  * it in before[]), k > 0 after its k-th send. */

@@ -51,8 +51,9 @@
 
 
 /* Mutants the checker must reject (tests/meson.build builds them): 2
- * forgets, on leaving the early round, the value it accepted there. 0 in
- * the library. */
+ * forgets, on leaving the early round, the value it accepted there; 3
+ * delivers a ballot's proposal as it accepts it, with no ack wave and no
+ * decision (one round where uniformity needs two). 0 in the library. */
 #ifndef FTC_AGREE_MUTANT
 #define FTC_AGREE_MUTANT 0
 #endif
@@ -318,7 +319,12 @@ static void restart_gather(ftc_agree_t *a, ftc_idset_t *tell)
     ftc_idset_clear(&a->got_ack);
     ftc_idset_clear(&a->down);
     a->parent = live_parent(a);
-    /* Pull the new subtree along: the children we will wait on. */
+    /* Pull the new subtree along: the children we will wait on. Not in
+     * tree waves' first ballot: no member runs an early round there, and
+     * none is in a lower ballot than 0, so they need no telling (and the
+     * round keeps to four messages per member). */
+    if (a->radix == 1 && a->ballot == 0 && tell->n == 0)
+        return;
     (void)slots_done(a, to_logical(a, a->base.group->me), &a->got_gather,
                      tell);
     for (uint32_t i = 0; i < tell->n; i++) {
@@ -385,6 +391,8 @@ static void accept_proposal(ftc_agree_t *a, uint64_t value,
     a->phase = FTC_AGREE_ACKS;
     for (uint32_t i = 0; i < a->down.n; i++)
         send_propose(a, a->down.v[i]);
+    if (FTC_AGREE_MUTANT == 3)
+        decide(a, a->acc_value, a->acc_failed.v, a->acc_failed.n, NO_PARENT);
 }
 
 /* The coordinator's choice: the highest-ballot proposal accepted by
@@ -808,7 +816,15 @@ static int agree_start(ftc_group_t *g, ftc_coll_t coll, uint32_t variant,
         return FTC_ENOMEM;
     if (prepare != NULL)
         prepare(a, prepare_arg);
-    ftc_cop_setup(g, &args, coll, &a->base, &agree_vt, variant);
+    /* The failure-free round goes into the signature (the default adds
+     * nothing): a member that runs another one sees FTC_EMISMATCH from
+     * the first message it gets from this one, and tells every member. */
+    ftc_agree_round_t round = ftc_ulfm_group_round(g);
+    ftc_cop_setup(g, &args, coll, &a->base, &agree_vt,
+                  variant | (uint32_t)round << 8);
+    a->radix = round == FTC_AGREE_ROUND_TREE  ? 1
+               : round == FTC_AGREE_ROUND_RD4 ? 4
+                                              : 2;
     a->hooks = hooks;
     a->ready = ready;
     /* (Not ready: all ones, AND's identity, until the input comes.) */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The ulfm family's agreement operation: a failure-free early round of
- * two recursive-doubling exchanges (early.c), and behind it a
+ * two exchanges, recursive doubling or radix 4 (early.c), or none (the
+ * group's choice, ftc_group_set_ulfm_params), and behind it a
  * rotating-coordinator consensus over trees, with Paxos's "highest
  * accepted value" rule (agree.c), that decides a 64-bit AND and a failed
  * set (docs/ulfm.md).
@@ -11,6 +12,7 @@
 
 #include "algo/algo.h"
 #include "algo/ulfm/idset.h"
+#include "ftcoll/mitigation.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -48,6 +50,10 @@ struct ftc_agree {
     const ftc_agree_hooks_t *hooks;
     uint64_t input;
     bool ready;                 /* the input is known (see _deferred) */
+    /* The early round's radix, from the group's agree_round at the start:
+     * 2 (recursive doubling), 4, or 1 (no early round: the ballots decide
+     * from the start, in four tree waves). */
+    uint32_t radix;
     uint32_t ballot;            /* = its coordinator's group rank */
     /* The early round (phase FTC_AGREE_EARLY, early.c): round 1 or 2,
      * the next step to finish, the AND of everything received so far
@@ -103,7 +109,10 @@ int ftc_agree_start_deferred(ftc_group_t *g, ftc_coll_t coll, uint32_t variant,
 /* Give a deferred agreement its input (once; later calls do nothing). */
 void ftc_agree_contribute(ftc_agree_t *a, uint64_t value);
 
-/* ---- between agree.c and early.c ------------------------------------ */
+/* ---- between agree.c, early.c and family.c ---------------------------- */
+
+/* The failure-free round set on g (family.c; the default without one). */
+ftc_agree_round_t ftc_ulfm_group_round(const ftc_group_t *g);
 
 /* Send a message of the agreement with word in its header. */
 void ftc_agree_send(ftc_agree_t *a, uint32_t dest, uint8_t kind, uint32_t word,

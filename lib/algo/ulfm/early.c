@@ -37,12 +37,14 @@
  * r XOR 2^(s - 1) (when r < p); L + 1, the result to the extra member
  * (from r - p, at an extra member). The header's word is the step.
  *
- * The same with radix k > 2 (FTC_AGREE_EARLY_RADIX below, a build-time
- * choice): p is the largest power of k <= n, step s exchanges with the
- * k - 1 members whose base-k digit s - 1 differs, and up to k - 1 extra
- * members r + p, r + 2p, ... fold into r. The argument above holds as it
- * is: a member completes step s of round 2 only once every member of its
- * block of k^s (and their extras) accepted.
+ * The same with radix k > 2 (FTC_AGREE_ROUND_RD4: k = 4): p is the
+ * largest power of k <= n, step s exchanges with the k - 1 members whose
+ * base-k digit s - 1 differs, and up to k - 1 extra members r + p,
+ * r + 2p, ... fold into r. The argument above holds as it is: a member
+ * completes step s of round 2 only once every member of its block of k^s
+ * (and their extras) accepted. With FTC_AGREE_ROUND_TREE (radix 1 here)
+ * there is no early round: every member leaves it as it starts, and the
+ * ballots decide in four tree waves.
  */
 #include "algo/ulfm/agree.h"
 #include "algo/ulfm/kinds.h"
@@ -53,17 +55,11 @@
 #define FTC_AGREE_MUTANT 0
 #endif
 
-/* Radix of the exchanges: 2 is recursive doubling; k > 2 exchanges
- * with k - 1 partners at each step (the members that differ in one
- * base-k digit), so a round takes log_k p steps instead of log2 p, at
- * the price of (k - 1) log_k p messages per member instead of log2 p.
- * Fewer dependent steps suit hosts where members share cores, each step
- * waiting for its partners to be scheduled (docs/ulfm.md, "Cost"). */
-#ifndef FTC_AGREE_EARLY_RADIX
-#define FTC_AGREE_EARLY_RADIX 2
-#endif
-/* (1: no early round at all, the ballots decide from the start: four
- * tree waves, up and down twice. A build for measuring only.) */
+/* Radix of the exchanges (a->radix, the group's choice): 2 is recursive
+ * doubling; k > 2 exchanges with k - 1 partners at each step (the members
+ * that differ in one base-k digit), so a round takes log_k p steps
+ * instead of log2 p, at the price of (k - 1) log_k p messages per member
+ * instead of log2 p; 1 is no early round at all. */
 
 /* The round's shape at this member: radix k, the core's size p (the
  * largest power of k <= n) and log_k p = l. The members from p on are
@@ -90,7 +86,7 @@ static early_shape_t shape(const ftc_agree_t *a)
     /* No radix above n (one step with every other member is the most a
      * round can take in), and every step's partners must have a bit in
      * early_got1/2: (l + 2) (k - 1) <= 64. */
-    uint32_t k = FTC_AGREE_EARLY_RADIX < sh.n ? FTC_AGREE_EARLY_RADIX : sh.n;
+    uint32_t k = a->radix < sh.n ? a->radix : sh.n;
     if (k < 2)
         k = 2;
     for (shape_for(&sh, k); k > 2 && (sh.l + 2) * (k - 1) > 64;
@@ -145,7 +141,7 @@ static bool step_complete(const ftc_agree_t *a, const early_shape_t *sh,
 
 bool ftc_agree_early_partners(const ftc_agree_t *a, ftc_idset_t *out)
 {
-    if (FTC_AGREE_EARLY_RADIX == 1)
+    if (a->radix == 1)
         return true;
     early_shape_t sh = shape(a);
     for (uint32_t s = 0; s <= sh.l + 1; s++)
@@ -197,7 +193,7 @@ void ftc_agree_early_start(ftc_agree_t *a)
     /* A failure known now would have to be in the failed set: that is
      * the ballots' business. */
     if (ftc_group_failed(a->base.group, NULL, 0) > 0
-        || FTC_AGREE_EARLY_RADIX == 1)
+        || a->radix == 1)
         ftc_agree_leave_early(a);
 }
 

@@ -5,9 +5,10 @@
  * allreduce, so the entry offers none of those (ftc_init_allreduce with
  * FTC_ALGO_ULFM is FTC_ENOTSUP); they start from ftc_init_agree and
  * ftc_init_shrink. Invalidation is the core's group stop with
- * FTC_EINVALIDATED (core/stop.c); acknowledged failures are the family's
- * per-group state.
+ * FTC_EINVALIDATED (core/stop.c); the parameters set on a group and its
+ * acknowledged failures are the family's per-group state.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,13 +16,21 @@
 #include "algo/ulfm/agree.h"
 #include "ftcoll/mitigation.h"
 
-/* The family takes no parameters; the registry wants a struct that
- * starts with its size. */
-typedef struct ulfm_params {
-    size_t size;
-} ulfm_params_t;
+/* The family's parameters are per group (ftc_group_set_ulfm_params),
+ * not per call: its operations take no ftc_coll_args_t. The registry
+ * lists them for tools. */
+static const ftc_ulfm_params_t defaults = {
+    .size = sizeof(ftc_ulfm_params_t),
+    .agree_round = FTC_AGREE_ROUND_RD2,
+};
 
-static const ulfm_params_t defaults = {.size = sizeof(ulfm_params_t)};
+static const ftc_algo_param_info_t ulfm_param_info[] = {
+    {"agree_round", "rd2",
+     "the agreement's failure-free round, per group "
+     "(ftc_group_set_ulfm_params): rd2 (recursive doubling), rd4 (radix "
+     "4: the lowest latency), tree (four tree waves: O(1) messages per "
+     "member)"},
+};
 
 const ftc_algo_entry_t ftc_algo_ulfm = {
     .info = {
@@ -31,15 +40,118 @@ const ftc_algo_entry_t ftc_algo_ulfm = {
         .summary = "failure mitigation (MPI chapter 17): invalidate, "
                    "uniform agreement on a 64-bit AND and a failed set "
                    "despite any number of failures, shrink, failure ack",
-        .params_type = "none",
-        .params = NULL,
-        .nparams = 0,
+        .params_type = "ftc_ulfm_params_t",
+        .params = ulfm_param_info,
+        .nparams = sizeof(ulfm_param_info) / sizeof(ulfm_param_info[0]),
     },
-    .params_size = sizeof(ulfm_params_t),
+    .params_size = sizeof(ftc_ulfm_params_t),
     .params_default = &defaults,
     .check = NULL,
     .create = {NULL},
 };
+
+/* ---- per-group state: parameters and acknowledged failures ------------- */
+
+/* What the family keeps on a group (ftc_group_ext), made on first use. */
+typedef struct ulfm_group_state {
+    ftc_ulfm_params_t params;
+    ftc_idset_t acked;          /* ftc_group_failure_ack's */
+} ulfm_group_state_t;
+
+static void state_free(void *data)
+{
+    ulfm_group_state_t *st = data;
+    ftc_idset_free(&st->acked);
+    free(st);
+}
+
+static ulfm_group_state_t *state_find(const ftc_group_t *g)
+{
+    return ftc_group_ext_get(g, FTC_ALGO_ULFM);
+}
+
+/* The group's state, created with the defaults if it has none; NULL when
+ * out of memory. */
+static ulfm_group_state_t *state_get(ftc_group_t *g)
+{
+    ulfm_group_state_t *st = state_find(g);
+    if (st != NULL)
+        return st;
+    st = calloc(1, sizeof(*st));
+    if (st == NULL)
+        return NULL;
+    st->params = defaults;
+    if (ftc_group_ext_set(g, FTC_ALGO_ULFM, st, state_free) != FTC_OK) {
+        free(st);
+        return NULL;
+    }
+    return st;
+}
+
+static const char *const round_names[] = {
+    [FTC_AGREE_ROUND_RD2] = "rd2",
+    [FTC_AGREE_ROUND_RD4] = "rd4",
+    [FTC_AGREE_ROUND_TREE] = "tree",
+};
+#define NROUNDS (sizeof(round_names) / sizeof(round_names[0]))
+
+const char *ftc_agree_round_name(ftc_agree_round_t round)
+{
+    return (unsigned)round < NROUNDS ? round_names[round] : NULL;
+}
+
+int ftc_agree_round_parse(const char *name, ftc_agree_round_t *round)
+{
+    if (name == NULL || round == NULL)
+        return FTC_EINVAL;
+    for (unsigned i = 0; i < NROUNDS; i++)
+        if (strcmp(name, round_names[i]) == 0) {
+            *round = (ftc_agree_round_t)i;
+            return FTC_OK;
+        }
+    return FTC_EINVAL;
+}
+
+void ftc_ulfm_params_init(ftc_ulfm_params_t *params)
+{
+    if (params != NULL)
+        *params = defaults;
+}
+
+int ftc_group_set_ulfm_params(ftc_group_t *group,
+                              const ftc_ulfm_params_t *params)
+{
+    if (group == NULL || params == NULL
+        || params->size < offsetof(ftc_ulfm_params_t, agree_round)
+                              + sizeof(params->agree_round)
+        || (unsigned)params->agree_round >= NROUNDS)
+        return FTC_EINVAL;
+    ulfm_group_state_t *st = state_get(group);
+    if (st == NULL)
+        return FTC_ENOMEM;
+    st->params.agree_round = params->agree_round;
+    return FTC_OK;
+}
+
+ftc_agree_round_t ftc_ulfm_group_round(const ftc_group_t *g)
+{
+    const ulfm_group_state_t *st = state_find(g);
+    return st != NULL ? st->params.agree_round : defaults.agree_round;
+}
+
+/* A group made from from (shrink) runs with from's parameters: the
+ * members set them once per lineage. Nothing to copy for defaults. */
+static int params_inherit(const ftc_group_t *from, ftc_group_t *to)
+{
+    const ulfm_group_state_t *src = state_find(from);
+    if (src == NULL || src->params.agree_round == defaults.agree_round)
+        return FTC_OK;
+    ulfm_group_state_t *dst = state_get(to);
+    if (dst == NULL)
+        return FTC_ENOMEM;
+    dst->params = src->params;
+    return FTC_OK;
+}
 
 /* ---- agreement ---------------------------------------------------------- */
 
@@ -176,28 +288,14 @@ int ftc_group_is_invalidated(const ftc_group_t *group)
 
 /* ---- acknowledged failures ----------------------------------------------- */
 
-static void acked_free(void *data)
-{
-    ftc_idset_t *s = data;
-    ftc_idset_free(s);
-    free(s);
-}
-
 int ftc_group_failure_ack(ftc_group_t *group)
 {
     if (group == NULL)
         return FTC_EINVAL;
-    ftc_idset_t *acked = ftc_group_ext_get(group, FTC_ALGO_ULFM);
-    if (acked == NULL) {
-        acked = calloc(1, sizeof(*acked));
-        if (acked == NULL)
-            return FTC_ENOMEM;
-        int rc = ftc_group_ext_set(group, FTC_ALGO_ULFM, acked, acked_free);
-        if (rc != FTC_OK) {
-            free(acked);
-            return rc;
-        }
-    }
+    ulfm_group_state_t *st = state_get(group);
+    if (st == NULL)
+        return FTC_ENOMEM;
+    ftc_idset_t *acked = &st->acked;
     uint32_t k = ftc_group_failed(group, NULL, 0);
     uint32_t *now = k > 0 ? malloc(sizeof(uint32_t) * k) : NULL;
     if (k > 0 && now == NULL)
@@ -218,9 +316,10 @@ uint32_t ftc_group_failure_get_acked(const ftc_group_t *group, uint32_t *out,
 {
     if (group == NULL)
         return 0;
-    const ftc_idset_t *acked = ftc_group_ext_get(group, FTC_ALGO_ULFM);
-    if (acked == NULL)
+    const ulfm_group_state_t *st = state_find(group);
+    if (st == NULL)
         return 0;
+    const ftc_idset_t *acked = &st->acked;
     for (uint32_t i = 0; i < acked->n && i < max && out != NULL; i++)
         out[i] = acked->v[i];
     return acked->n;
@@ -260,6 +359,13 @@ static void shrink_decided(ftc_agree_t *a, uint64_t value,
                  ? FTC_EINVAL
                  : ftc_group_create_excluding(g, s->new_id, g->epoch + 1,
                                               failed, nfailed, s->newgroup);
+    if (rc == FTC_OK) {
+        rc = params_inherit(g, *s->newgroup);
+        if (rc != FTC_OK) {
+            ftc_group_destroy(*s->newgroup);
+            *s->newgroup = NULL;
+        }
+    }
     ftc_cop_complete(op, rc);
 }
 
@@ -335,5 +441,12 @@ int ftc_group_shrink_excluding(ftc_group_t *group, uint32_t new_id,
     int rc = ftc_group_create_excluding(group, new_id, group->epoch + 1, skip,
                                         d, newgroup);
     free(skip);
+    if (rc == FTC_OK) {
+        rc = params_inherit(group, *newgroup);
+        if (rc != FTC_OK) {
+            ftc_group_destroy(*newgroup);
+            *newgroup = NULL;
+        }
+    }
     return rc;
 }
