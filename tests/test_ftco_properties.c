@@ -32,10 +32,17 @@
  *      root's value at every live process, or, only when the root
  *      crashed, FTC_EROOT_FAILED at every live process;
  *   4. the injected crashes happened (the schedule was not vacuous).
+ * A stopped process counts as failed once the group excluded it; a
+ * healthy one may not be excluded, but in a world of two (the crashes
+ * leave the stopped one and one other: check_run), where either or both
+ * may be, and each is checked with the other counted failed.
  *
  * Failure detection: the loopback's transport reports (default), or with
  * --keepalive only the core's keepalive probes.
- * A violation prints the schedule that reproduces it.
+ * A violation prints the schedule that reproduces it (the first 20, or
+ * --show N); --mode one --crash ... --trace replays one and prints every
+ * message sent, every failure a process declares and every delivery, in
+ * virtual time.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -46,8 +53,12 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/ftco.h"
 #include "ftcoll_loopback.h"
+/* --trace: the messages' headers, and what a context counts as observed */
+#include "core/context.h"
+#include "wire/wire.h"
 /* --mutant: the exchange's rules, one dropped (lib/algo/ftco/exchange.h) */
 #include "algo/ftco/exchange.h"
+#include "algo/ftco/kinds.h"
 
 #define MAXF 8
 
@@ -74,6 +85,7 @@ typedef struct sched {
 } sched_t;
 
 typedef struct rank_out {
+    uint32_t rank;
     int calls;
     int status;
     int64_t val[2];
@@ -92,10 +104,81 @@ typedef struct run {
     uint64_t *sends;   /* per rank, after the run */
     uint64_t msgs, events;
     bool second;       /* the second operation is being checked */
+    int64_t also_gone; /* a live rank checked as failed (world of two) */
 } run_t;
 
 static uint64_t runs, failures, total_msgs;
 static const char *colls_arg = "reduce,bcast,allreduce";
+
+/* ---- --trace ------------------------------------------------------------ */
+
+/* The run being traced: the loopback's ops, wrapped to print what each
+ * rank sends and declares failed. One run at a time (--mode one). */
+static bool trace;
+static uint64_t show_max = 20;  /* failing schedules printed (--show) */
+static const run_t *trace_run;
+static ftc_transport_ops_t trace_ops;
+
+static uint32_t trace_rank(void *tp)
+{
+    for (uint32_t r = 0; trace_run != NULL && r < trace_run->s->n; r++)
+        if (ftc_lb_endpoint(trace_run->w, r) == tp)
+            return r;
+    return UINT32_MAX;
+}
+
+static double trace_now(void)
+{
+    return (double)ftc_lb_now(trace_run->w) / 1e9;
+}
+
+static const char *trace_kind(const ftc_wire_header_t *h)
+{
+    static const char *const family[] = {"?", "UP", "DOWN", "ACK",
+                                         "KEEPALIVE", "EXCH"};
+    static const char *const core[] = {"PROBE", "PROBE_ACK", "EXCLUDED",
+                                       "LEAVE", "ENDED", "STOPPED", "CREDIT"};
+    if (h->kind >= FTC_MSG_CORE_MIN && h->kind <= FTC_MSG_CORE_MAX)
+        return core[h->kind - FTC_MSG_CORE_MIN];
+    return h->kind <= FTCO_MSG_EXCH ? family[h->kind] : "?";
+}
+
+static int trace_send(void *tp, uint32_t dest, const void *buf, size_t len,
+                      void *cookie)
+{
+    uint32_t r = trace_rank(tp);
+    ftc_wire_header_t h;
+    bool dead = r != UINT32_MAX && ftc_lb_is_crashed(trace_run->w, r);
+    if (!dead && ftc_wire_decode(buf, len, 0, trace_run->s->n, &h) == FTC_OK)
+        printf("%12.6f  %u -> %u  %-9s flags %#06x aux %u seq %" PRIu64 "\n",
+               trace_now(), r, dest, trace_kind(&h), h.flags, h.aux, h.seq);
+    int rc = ftc_lb_ops()->send(tp, dest, buf, len, cookie);
+    if (!dead && r != UINT32_MAX && ftc_lb_is_crashed(trace_run->w, r))
+        printf("%12.6f  %u crashes\n", trace_now(), r);
+    return rc;
+}
+
+static void trace_peer_down(void *tp, uint32_t peer)
+{
+    uint32_t r = trace_rank(tp);
+    if (r == UINT32_MAX)
+        return;
+    const ftc_context_t *c = trace_run->ctx[r];
+    printf("%12.6f  %u declares %u failed (%u of its %u failures its own)\n",
+           trace_now(), r, peer, c->nfailed_observed, c->nfailed);
+    if (ftc_lb_ops()->peer_down != NULL)
+        ftc_lb_ops()->peer_down(tp, peer);
+}
+
+static const ftc_transport_ops_t *run_ops(void)
+{
+    if (!trace)
+        return ftc_lb_ops();
+    trace_ops = *ftc_lb_ops();
+    trace_ops.send = trace_send;
+    trace_ops.peer_down = trace_peer_down;
+    return &trace_ops;
+}
 
 static uint64_t mix(uint64_t x)
 {
@@ -113,6 +196,13 @@ static int64_t input_of(const sched_t *s, uint32_t r)
 static void on_deliver(const ftc_completion_t *c, void *arg)
 {
     rank_out_t *o = arg;
+    if (trace) {
+        printf("%12.6f  %u delivers: %s, listed failed:", trace_now(),
+               o->rank, ftc_strerror(c->status));
+        for (uint32_t i = 0; i < c->nfailed; i++)
+            printf(" %u", c->failed[i]);
+        printf("\n");
+    }
     o->calls++;
     o->status = c->status;
     free(o->failed);
@@ -197,8 +287,10 @@ static void run_sched(const sched_t *s, run_t *R)
     ftc_config_t cfg;
     ftc_config_init(&cfg);
     cfg.seed = s->seed;
+    trace_run = R;
     for (uint32_t r = 0; r < n; r++) {
-        if (ftc_context_create(r, n, ftc_lb_ops(), ftc_lb_endpoint(R->w, r),
+        R->res[r].rank = r;
+        if (ftc_context_create(r, n, run_ops(), ftc_lb_endpoint(R->w, r),
                                &cfg, &R->ctx[r]) != FTC_OK)
             abort();
         ftc_lb_attach(R->w, r, R->ctx[r]);
@@ -262,6 +354,7 @@ static void run_second(run_t *R)
     for (uint32_t r = 0; r < n; r++) {
         free(R->res[r].failed);
         memset(&R->res[r], 0, sizeof(R->res[r]));
+        R->res[r].rank = r;
         R->out[r][0] = R->out[r][1] = 0;
     }
     for (uint32_t r = 0; r < n; r++) {
@@ -300,10 +393,11 @@ static void run_free(run_t *R)
 /* Failed for the properties: crashed, or a slow rank the group excluded
  * (the crash it was taken for, at the moment it learnt it: what it
  * delivered before is what a process that crashed after delivering may
- * have seen). Only slow ranks may be excluded. */
+ * have seen). Only slow ranks may be excluded (but in a world of two:
+ * check_run). */
 static bool gone(const run_t *R, uint32_t r)
 {
-    if (ftc_lb_is_crashed(R->w, r))
+    if (ftc_lb_is_crashed(R->w, r) || (int64_t)r == R->also_gone)
         return true;
     /* In the second operation every excluded process is a failed one,
      * whatever excluded it (a slow one's verdicts may have evicted a
@@ -419,15 +513,74 @@ static int check(const run_t *R, char *msg, size_t len)
     return 0;
 }
 
+static bool is_slow(const sched_t *s, uint32_t r)
+{
+    for (uint32_t i = 0; i < s->nslow; i++)
+        if (s->slow[i] == r)
+            return true;
+    return false;
+}
+
+/* A world of two: the crashes left two processes running, one of them
+ * stopped. Neither end of a link slow one way can tell which end is at
+ * fault, and no rule under final suspicion can keep the healthy one
+ * (docs/ftco.md, "A world of two", proves it): the group may exclude
+ * either of the two, or both (each has observed most of the world
+ * failed: the crashes and the other one). What must hold, and is
+ * checked: two that both stay in the group agree (the ordinary check,
+ * when neither was excluded); when one or both were excluded, each
+ * delivered what the properties ask of it with the other counted
+ * failed (a healthy one that was excluded, too: what it delivered
+ * before is checked, as everywhere else). */
+static int check_run(run_t *R, char *msg, size_t len)
+{
+    const sched_t *s = R->s;
+    uint32_t pair[2], live = 0;
+    bool slow_live = false;
+    for (uint32_t r = 0; r < s->n; r++)
+        if (!ftc_lb_is_crashed(R->w, r)) {
+            if (live < 2)
+                pair[live] = r;
+            live++;
+            slow_live |= is_slow(s, r);
+        }
+    if (R->second || live != 2 || !slow_live
+        || (!ftc_context_is_excluded(R->ctx[pair[0]])
+            && !ftc_context_is_excluded(R->ctx[pair[1]])))
+        return check(R, msg, len);
+    for (int i = 0; i < 2; i++) {
+        R->also_gone = pair[1 - i];
+        int bad = check(R, msg, len);
+        R->also_gone = -1;
+        if (bad != 0) {
+            size_t l = strlen(msg);
+            snprintf(msg + l, len - l, " (world of two, %u counted failed)",
+                     pair[1 - i]);
+            return bad;
+        }
+    }
+    return 0;
+}
+
 static uint64_t run_one(const sched_t *s, uint64_t *sends_out)
 {
     uint64_t msgs;
     run_t R;
     char msg[256];
+    if (trace)
+        print_sched(s);
     run_sched(s, &R);
+    R.also_gone = -1;
     runs++;
     total_msgs += R.msgs;
-    int bad = check(&R, msg, sizeof(msg));
+    int bad = check_run(&R, msg, sizeof(msg));
+    if (trace)
+        for (uint32_t r = 0; r < s->n; r++)
+            printf("end: rank %u %s%s, delivered %d time(s)%s%s\n", r,
+                   ftc_lb_is_crashed(R.w, r) ? "crashed" : "running",
+                   ftc_context_is_excluded(R.ctx[r]) ? ", excluded" : "",
+                   R.res[r].calls, R.res[r].calls > 0 ? ": " : "",
+                   R.res[r].calls > 0 ? ftc_strerror(R.res[r].status) : "");
     if (bad == 0 && s->second) {
         run_second(&R);
         bad = check(&R, msg, sizeof(msg));
@@ -438,7 +591,7 @@ static uint64_t run_one(const sched_t *s, uint64_t *sends_out)
     }
     if (bad != 0) {
         failures++;
-        if (failures <= 20) {
+        if (failures <= show_max) {
             fprintf(stderr, "FAIL: %s\n", msg);
             print_sched(s);
         }
@@ -621,6 +774,8 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--slow") == 0 && v) slow_arg = argv[++i];
         else if (strcmp(a, "--crash") == 0 && v) one_crashes = argv[++i];
         else if (strcmp(a, "--rotate-root") == 0) rotate = true;
+        else if (strcmp(a, "--trace") == 0) trace = true;
+        else if (strcmp(a, "--show") == 0 && v) show_max = strtoull(argv[++i], NULL, 10);
         else if (strcmp(a, "--mutant") == 0 && v) {
             const char *mu = argv[++i];
             if (strcmp(mu, "keep-values") == 0)

@@ -307,10 +307,24 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
             ftc_ctx_settle(ctx);
             return FTC_OK;
         }
+        /* Its verdict on us, which we refute (we answered its probe
+         * long before): remembered as when we did not hold it failed
+         * yet, so that its "heard you" overturns it (core/cutoff.c). A
+         * stopped process that timed out a healthy one first and then
+         * gets its verdict, the counts of failures observed even, stayed
+         * live with a result that left the healthy one out. */
+        if (hdr.kind == FTC_MSG_EXCLUDED && hdr.aux == FTC_EXCLUDED_PROBE_EXPIRED
+            && ftc_cutoff_refutes(ctx, hdr.sender, ctx->ops.now(ctx->tp)))
+            ftc_cutoff_note_refuted(ctx, hdr.sender);
         ctx->counters.dropped_stale++;
-        if (hdr.kind != FTC_MSG_EXCLUDED) /* tell it again: we heard it */
+        if (hdr.kind != FTC_MSG_EXCLUDED) {
+            /* tell it again: we heard it. To its probe this is our
+             * answer, as a PROBE_ACK would be (handle_control). */
+            if (hdr.kind == FTC_MSG_PROBE)
+                ftc_cutoff_note_answer(ctx, hdr.sender, ctx->ops.now(ctx->tp));
             (void)ftc_ctx_send_control_ex(ctx, hdr.sender, FTC_MSG_EXCLUDED,
                                           NULL, 0, 0, FTC_EXCLUDED_HEARD_YOU);
+        }
         return FTC_ESTALE;
     }
     if (hdr.kind == FTC_MSG_EXCLUDED && hdr.aux == FTC_EXCLUDED_PROBE_EXPIRED

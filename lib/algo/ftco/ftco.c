@@ -599,6 +599,34 @@ static void send_down(ftco_op_t *o, uint32_t x)
 static void xchg_share(ftco_op_t *o);
 static void ack_children(ftco_op_t *o);
 
+/* What we deliver names these processes failed: the ranks an allreduce's
+ * result lists, or a bcast's root when there is no value. They are
+ * failed here too from now on (learnt, not observed: core/dispatch.c),
+ * as the corrected family adopts its result's list. Suspicion is final
+ * and the group's word on them is out: one of them that is only stopped
+ * must not stay live beside it, and it need not learn it from whoever
+ * judged it, who may have crashed since (a stopped root whose children
+ * timed it out, replaced it and crashed; its late value then reached the
+ * others, which had delivered FTC_EROOT_FAILED from the replacement). A
+ * late message of it now earns the core's "heard you" notice, which
+ * excludes it. */
+static void adopt_failed(ftco_op_t *o)
+{
+    ftc_context_t *ctx = o->base.group->ctx;
+    if (o->root_lost) {
+        if (o->me != 0)
+            ftc_ctx_declare_failed(ctx, world(o, 0));
+        return;
+    }
+    if (o->base.coll != FTC_COLL_ALLREDUCE)
+        return;
+    for (uint32_t i = 0; i < o->base.comp.nfailed; i++) {
+        uint32_t w = ftc_group_world_rank(o->base.group, o->base.comp.failed[i]);
+        if (w != ctx->rank)
+            ftc_ctx_declare_failed(ctx, w);
+    }
+}
+
 /* We have the value (or know there is none): deliver, pass it on. */
 static void accept_result(ftco_op_t *o, const ftco_rset_t *set,
                           const void *val, bool root_lost)
@@ -636,6 +664,8 @@ static void accept_result(ftco_op_t *o, const ftco_rset_t *set,
      * exchange's result being unique). */
     xchg_share(o);
     xchg_stop(o);
+    if (!op->delivered)
+        adopt_failed(o);
     ftc_cop_complete(op, root_lost ? FTC_EROOT_FAILED : FTC_OK);
     check_done(o);
 }
