@@ -119,6 +119,7 @@ typedef struct ftco_op {
     ftco_rset_t rx;         /* scratch: the set of the DATA being read */
     uint32_t me_pos;        /* our pre-order position */
     uint32_t dack_pending;
+    bool toack;             /* some entry may have F_TOACK (ack_children) */
     bool done;
 
     /* Per-message timeouts (ack_timeout_ns > 0): per peer (peers.h), a
@@ -145,7 +146,8 @@ static uint32_t gr(const ftco_op_t *o, uint32_t logical)
 
 static uint32_t world(const ftco_op_t *o, uint32_t logical)
 {
-    return ftc_group_world_rank(o->base.group, gr(o, logical));
+    /* (Inline for the identity group: every watch asks.) */
+    return ftc_group_world_of(o->base.group, gr(o, logical));
 }
 
 /* ---- per-peer state (peers.h) ----------------------------------------- */
@@ -356,12 +358,14 @@ static void settle_watches(ftco_op_t *o)
 {
     if (o->rechecks == 0)
         return;
+    uint32_t left = o->rechecks;
     o->rechecks = 0;
-    for (uint32_t e = 0; e < o->peers.count; e++) {
+    for (uint32_t e = 0; e < o->peers.count && left > 0; e++) {
         ftco_peer_t *pe = &o->peers.at[e];
         if (!pe->recheck)
             continue;
         pe->recheck = 0;
+        left--;
         if ((pe->flag & F_WATCH) && !needs_watch(o, pe->rank, pe->flag)) {
             pe->flag &= (uint8_t)~F_WATCH;
             ftc_monitor_release(o->base.group->ctx, world(o, pe->rank));
@@ -748,6 +752,11 @@ static void ack_children(ftco_op_t *o)
 {
     if (ack_waits_for_result(o) && !o->have_result)
         return; /* the result carries them (send_down) */
+    /* (No walk of the table when nobody was owed one since the last: it
+     * runs two or three times per operation.) */
+    if (!o->toack)
+        return;
+    o->toack = false; /* the walk clears every F_TOACK */
     bool sent_result = o->have_result && !o->root_lost
                        && o->base.coll == FTC_COLL_ALLREDUCE;
     for (uint32_t e = 0; e < o->peers.count; e++) {
@@ -1167,6 +1176,7 @@ static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
          * ack_children sends them once our DATA went up. */
         bool at_root = o->up < 0 && !o->xchg;
         fl_set(o, s, F_TOACK);
+        o->toack = true;
         try_up(o);
         if (at_root && !ack_waits_for_result(o) && (fl(o, s) & F_TOACK)) {
             fl_clr(o, s, F_TOACK);
