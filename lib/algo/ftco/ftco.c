@@ -324,9 +324,10 @@ static bool needs_watch(const ftco_op_t *o, uint32_t x, uint8_t flag)
  * no longer needed goes at the end of the event (settle_watches), not
  * at once: within one event the same peer often stops and starts being
  * waited on (the root takes a child's DATA, then sends it the result and
- * waits for its ACK), and a release and acquire of the monitor's watch
- * for nothing cost about 250 instructions per allreduce at n = 2. x is
- * entry e's rank, or e is -1 (no entry yet). */
+ * waits for its ACK), and released and acquired the monitor's watch for
+ * nothing: a clock read and the transport's unwatch and watch calls
+ * (tests/test_ftco_watch.c counts them). x is entry e's rank, or e is -1
+ * (no entry yet). */
 static void rewatch_at(ftco_op_t *o, int64_t e, uint32_t x)
 {
     uint8_t flag = e < 0 ? 0 : o->peers.at[e].flag;
