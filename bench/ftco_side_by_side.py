@@ -20,9 +20,10 @@ free  Fault-free 8-byte allreduce, p50 us: tree, corrected f=1 and ftco;
       and, in the same rounds, the transport's raw one-way latency between
       two processes (an n = 2 job of ftcoll-bench --coll none --pingpong,
       --wait block as the collectives here:
-      what one ACK costs on the wire; a job of its own, with a raw
-      endpoint of its own beside the backend's). The paper's claim: ftco - tree
-      <= one ACK latency. A job that fails at setup is retried (4 tries).
+      what one ACK costs on the wire, the floor; a job of its own, with a
+      raw endpoint of its own beside the backend's). The paper's claim:
+      ftco - tree <= one ACK latency, which is one ftcoll message: hop
+      below. A job that fails at setup is retried (4 tries).
       The raw p50 and mean both print: on shared memory most round trips
       find both processes running (sub-microsecond) and the rest wait
       for a descheduled one, which the collectives' p50 cannot avoid.
