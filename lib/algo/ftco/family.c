@@ -87,6 +87,9 @@ const ftc_algo_entry_t ftc_algo_ftco = {
     .params_size = sizeof(ftc_ftco_params_t),
     .params_default = &defaults,
     .check = check,
+    /* check reads the tree and the group's size only: a call like the
+     * group's last one skips it (api/call_memo.h). */
+    .check_pure = true,
     .create = {
         [FTC_COLL_REDUCE] = ftc_ftco_op_create,
         [FTC_COLL_BCAST] = ftc_ftco_op_create,

@@ -63,6 +63,7 @@
 #include "algo/ftco/exchange.h"
 #include "algo/ftco/ftco.h"
 #include "algo/ftco/kinds.h"
+#include "algo/ftco/node.h"
 #include "algo/ftco/partials.h"
 #include "algo/ftco/peers.h"
 #include "algo/ftco/preorder.h"
@@ -89,6 +90,8 @@ typedef struct ftco_op {
     ftc_tree_t tree;
     bool has_up, has_down;
     ftco_peers_t peers;     /* flags and deadlines of the ranks we touch */
+    bool any_failed;        /* some entry has F_FAILED (is_failed) */
+    uint32_t rechecks;      /* entries whose watch may go (rewatch_at) */
     uint32_t *dl, ndl, capdl; /* the Down set, in order of joining */
 
     /* Up: */
@@ -116,6 +119,7 @@ typedef struct ftco_op {
     ftco_rset_t rx;         /* scratch: the set of the DATA being read */
     uint32_t me_pos;        /* our pre-order position */
     uint32_t dack_pending;
+    bool toack;             /* some entry may have F_TOACK (ack_children) */
     bool done;
 
     /* Per-message timeouts (ack_timeout_ns > 0): per peer (peers.h), a
@@ -142,7 +146,8 @@ static uint32_t gr(const ftco_op_t *o, uint32_t logical)
 
 static uint32_t world(const ftco_op_t *o, uint32_t logical)
 {
-    return ftc_group_world_rank(o->base.group, gr(o, logical));
+    /* (Inline for the identity group: every watch asks.) */
+    return ftc_group_world_of(o->base.group, gr(o, logical));
 }
 
 /* ---- per-peer state (peers.h) ----------------------------------------- */
@@ -154,7 +159,7 @@ static uint8_t fl(const ftco_op_t *o, uint32_t x)
 }
 
 /* (Out of memory: the bits are lost, peers.nomem is set, and the
- * operation ends with FTC_ENOMEM when its event is handled: end_if_nomem.) */
+ * operation ends with FTC_ENOMEM when its event is handled: end_turn.) */
 static void fl_set(ftco_op_t *o, uint32_t x, uint8_t bits)
 {
     int64_t e = ftco_peers_get(&o->peers, x);
@@ -169,8 +174,21 @@ static void fl_clr(ftco_op_t *o, uint32_t x, uint8_t bits)
         o->peers.at[e].flag &= (uint8_t)~bits;
 }
 
-static void end_if_nomem(ftco_op_t *o)
+/* Whether x is failed. No look-up while the operation knows of no
+ * failure, the common case: every send asks. */
+static bool is_failed(const ftco_op_t *o, uint32_t x)
 {
+    return o->any_failed && (fl(o, x) & F_FAILED);
+}
+
+static void settle_watches(ftco_op_t *o);
+
+/* The end of an event's handling: the watches it no longer needs go
+ * (rewatch_at), and an operation out of memory ends (its bits were lost,
+ * peers.nomem is set). */
+static void end_turn(ftco_op_t *o)
+{
+    settle_watches(o);
     if (o->peers.nomem && !o->base.delivered)
         ftc_cop_complete(&o->base, FTC_ENOMEM);
 }
@@ -191,17 +209,13 @@ static uint32_t children_of(const ftco_op_t *o, uint32_t x, uint32_t *local,
     return ftc_tree_children(&o->tree, o->n, x, *list, cnt);
 }
 
-/* x's pre-order position (preorder.h), kept in its entry; UINT32_MAX
- * when out of memory (peers.nomem then ends the operation). */
-static uint32_t pos_of(ftco_op_t *o, uint32_t x)
+/* The pre-order position (preorder.h) of entry e's rank (not ours),
+ * kept in the entry; UINT32_MAX when out of memory (peers.nomem then
+ * ends the operation). */
+static uint32_t pos_at(ftco_op_t *o, int64_t e)
 {
-    if (x == o->me)
-        return o->me_pos;
-    int64_t e = ftco_peers_get(&o->peers, x);
-    if (e < 0)
-        return UINT32_MAX;
     if (o->peers.at[e].pos1 == 0) {
-        uint32_t p = ftco_preorder_pos(&o->tree, o->n, x);
+        uint32_t p = ftco_preorder_pos(&o->tree, o->n, o->peers.at[e].rank);
         if (p == UINT32_MAX) {
             o->peers.nomem = true;
             return p;
@@ -211,12 +225,21 @@ static uint32_t pos_of(ftco_op_t *o, uint32_t x)
     return o->peers.at[e].pos1 - 1;
 }
 
+/* x's pre-order position, the same way. */
+static uint32_t pos_of(ftco_op_t *o, uint32_t x)
+{
+    if (x == o->me)
+        return o->me_pos;
+    int64_t e = ftco_peers_get(&o->peers, x);
+    return e < 0 ? UINT32_MAX : pos_at(o, e);
+}
+
 /* ---- sending ---------------------------------------------------------- */
 
 static void send_msg(ftco_op_t *o, uint32_t to, uint8_t kind, uint16_t flags,
                      const void *a, size_t alen, const void *b, size_t blen)
 {
-    if (fl(o, to) & F_FAILED)
+    if (is_failed(o, to))
         return;
     ftc_wire_header_t hdr;
     ftc_cop_header(&o->base, &hdr, kind, 0);
@@ -231,6 +254,7 @@ static void send_msg(ftco_op_t *o, uint32_t to, uint8_t kind, uint16_t flags,
 }
 
 static void t_sent(ftco_op_t *o, uint32_t x);
+static void t_sent_at(ftco_op_t *o, int64_t e);
 
 /* A DATA: the contributor set's wire form (rset.h), then the value. */
 static void send_with_set(ftco_op_t *o, uint32_t to, uint8_t kind,
@@ -296,25 +320,57 @@ static bool needs_watch(const ftco_op_t *o, uint32_t x, uint8_t flag)
     return o->up_sent && !o->have_result;
 }
 
-static void rewatch(ftco_op_t *o, uint32_t x)
+/* What we wait on x for changed: watch it if we now need to. A watch
+ * no longer needed goes at the end of the event (settle_watches), not
+ * at once: within one event the same peer often stops and starts being
+ * waited on (the root takes a child's DATA, then sends it the result and
+ * waits for its ACK), and released and acquired the monitor's watch for
+ * nothing: a clock read and the transport's unwatch and watch calls
+ * (tests/test_ftco_watch.c counts them). x is entry e's rank, or e is -1
+ * (no entry yet). */
+static void rewatch_at(ftco_op_t *o, int64_t e, uint32_t x)
 {
-    /* One look-up for the whole decision: rewatch runs for every peer
-     * at every change of what we wait for. */
-    int64_t e = ftco_peers_find(&o->peers, x);
     uint8_t flag = e < 0 ? 0 : o->peers.at[e].flag;
     bool need = needs_watch(o, x, flag);
     bool have = (flag & F_WATCH) != 0;
     if (need == have)
         return;
     if (need) {
-        if (e >= 0)
-            o->peers.at[e].flag |= F_WATCH;
-        else
-            fl_set(o, x, F_WATCH);
+        if (e < 0)
+            e = ftco_peers_get(&o->peers, x);
+        if (e < 0)
+            return; /* (out of memory: the operation ends, end_turn) */
+        o->peers.at[e].flag |= F_WATCH;
         ftc_monitor_acquire(o->base.group->ctx, world(o, x), &o->base);
-    } else {
-        o->peers.at[e].flag &= (uint8_t)~F_WATCH;   /* have: e >= 0 */
-        ftc_monitor_release(o->base.group->ctx, world(o, x));
+    } else if (!o->peers.at[e].recheck) { /* have: e >= 0 */
+        o->peers.at[e].recheck = 1;
+        o->rechecks++;
+    }
+}
+
+static void rewatch(ftco_op_t *o, uint32_t x)
+{
+    rewatch_at(o, ftco_peers_find(&o->peers, x), x);
+}
+
+/* The watches this event stopped needing go now (rewatch_at says why
+ * not at once). */
+static void settle_watches(ftco_op_t *o)
+{
+    if (o->rechecks == 0)
+        return;
+    uint32_t left = o->rechecks;
+    o->rechecks = 0;
+    for (uint32_t e = 0; e < o->peers.count && left > 0; e++) {
+        ftco_peer_t *pe = &o->peers.at[e];
+        if (!pe->recheck)
+            continue;
+        pe->recheck = 0;
+        left--;
+        if ((pe->flag & F_WATCH) && !needs_watch(o, pe->rank, pe->flag)) {
+            pe->flag &= (uint8_t)~F_WATCH;
+            ftc_monitor_release(o->base.group->ctx, world(o, pe->rank));
+        }
     }
 }
 
@@ -356,26 +412,38 @@ static uint32_t distance_to(const ftco_op_t *o, uint32_t x)
     return d > 0 ? d : 1;
 }
 
-/* f_timeout(me, x): a busier and a farther receiver answers later. */
-static uint64_t f_timeout(const ftco_op_t *o, uint32_t x)
+/* f_timeout(me, x) for x of entry e: a busier and a farther receiver
+ * answers later. Kept in the entry (our parent's and children's come
+ * from the group's node at creation: node.h), as the tree walks it takes
+ * cost more than the rest of arming a timeout. */
+static uint64_t f_timeout(ftco_op_t *o, int64_t e)
 {
-    uint32_t kids = ftc_tree_children(&o->tree, o->n, x, NULL, 0);
-    return o->ack_timeout * (1 + (uint64_t)kids) * distance_to(o, x);
+    ftco_peer_t *pe = &o->peers.at[e];
+    if (pe->tunits != 0)
+        return o->ack_timeout * pe->tunits;
+    uint32_t kids = ftc_tree_children(&o->tree, o->n, pe->rank, NULL, 0);
+    uint64_t units = (1 + (uint64_t)kids) * distance_to(o, pe->rank);
+    if (units <= UINT32_MAX)
+        pe->tunits = (uint32_t)units;
+    return o->ack_timeout * units;
 }
 
-/* f_ETA(x): when x's DATA is due, a hop per level of its subtree. */
-static uint64_t f_eta(const ftco_op_t *o, uint32_t x)
+/* f_ETA(x) for x of entry e: when x's DATA is due, a hop per level of
+ * its subtree. Kept in the entry, as f_timeout. */
+static uint64_t f_eta(ftco_op_t *o, int64_t e)
 {
-    uint32_t size = ftc_tree_subtree_size(&o->tree, o->n, x);
-    return o->ack_timeout * (2 + ftc_bit_length32(size));
+    ftco_peer_t *pe = &o->peers.at[e];
+    if (pe->eta == 0)
+        pe->eta = (uint8_t)(2 + ftc_bit_length32(
+                                    ftc_tree_subtree_size(&o->tree, o->n,
+                                                          pe->rank)));
+    return o->ack_timeout * pe->eta;
 }
 
-static void t_arm(ftco_op_t *o, uint32_t x, uint64_t at, uint8_t state)
+/* When x of entry e is due, and for what. */
+static void t_arm(ftco_op_t *o, int64_t e, uint64_t at, uint8_t state)
 {
-    if (o->ack_timeout == 0 || (fl(o, x) & F_FAILED))
-        return;
-    int64_t e = ftco_peers_get(&o->peers, x);
-    if (e < 0)
+    if (o->ack_timeout == 0 || (o->peers.at[e].flag & F_FAILED))
         return;
     o->peers.at[e].deadline = at;
     o->peers.at[e].tstate = state;
@@ -388,21 +456,35 @@ static void t_arm(ftco_op_t *o, uint32_t x, uint64_t at, uint8_t state)
         ftc_cop_timer_arm(&o->base, at);
 }
 
+/* x's entry for a timeout, or -1 (no timeouts, or out of memory). */
+static int64_t t_entry(ftco_op_t *o, uint32_t x)
+{
+    return o->ack_timeout > 0 ? ftco_peers_get(&o->peers, x) : -1;
+}
+
 /* We sent x a DATA: its ACK may wait for x's own progress (a process
  * ACKs its children after its DATA went up), so a late ACK only makes us
  * ask x whether it is alive. */
-static void t_sent(ftco_op_t *o, uint32_t x)
+static void t_sent_at(ftco_op_t *o, int64_t e)
 {
     if (o->ack_timeout > 0)
-        t_arm(o, x, ftc_cop_now(&o->base) + f_timeout(o, x),
+        t_arm(o, e, ftc_cop_now(&o->base) + f_timeout(o, e),
               o->last_left ? T_DATA : T_DATA | T_PENDING);
+}
+
+static void t_sent(ftco_op_t *o, uint32_t x)
+{
+    int64_t e = t_entry(o, x);
+    if (e >= 0)
+        t_sent_at(o, e);
 }
 
 /* We sent x a KEEPALIVE, which x answers at once: in time, or it failed. */
 static void t_asked(ftco_op_t *o, uint32_t x)
 {
-    if (o->ack_timeout > 0)
-        t_arm(o, x, ftc_cop_now(&o->base) + f_timeout(o, x),
+    int64_t e = t_entry(o, x);
+    if (e >= 0)
+        t_arm(o, e, ftc_cop_now(&o->base) + f_timeout(o, e),
               o->last_left ? T_AWAIT : T_AWAIT | T_PENDING);
 }
 
@@ -415,7 +497,7 @@ static void ftco_on_sent(ftc_cop_t *op, uint32_t grank)
     uint32_t x = ftc_logical(grank, op->args.root, o->n);
     int64_t e = ftco_peers_find(&o->peers, x);
     if (e >= 0 && (o->peers.at[e].tstate & T_PENDING))
-        t_arm(o, x, ftc_cop_now(op) + f_timeout(o, x),
+        t_arm(o, e, ftc_cop_now(op) + f_timeout(o, e),
               (uint8_t)(o->peers.at[e].tstate & ~T_PENDING));
 }
 
@@ -433,19 +515,26 @@ static void exclude(ftco_op_t *o, uint32_t x)
 static void send_down(ftco_op_t *o, uint32_t x);
 static void add_down(ftco_op_t *o, uint32_t x, bool pull);
 
-/* Is x's part of the collection in: its DATA (up), or its gather answer. */
-static bool covered(ftco_op_t *o, uint32_t x)
+/* Is the part of the collection of entry e's rank in: its DATA (up),
+ * or its gather answer. */
+static bool covered(ftco_op_t *o, int64_t e)
 {
-    return ftco_rset_has(&o->parts.cover, pos_of(o, x));
+    return ftco_rset_has(&o->parts.cover, pos_at(o, e));
+}
+
+/* We no longer wait for the DATA of entry e's rank. */
+static void resolve_at(ftco_op_t *o, int64_t e)
+{
+    if (e < 0 || !(o->peers.at[e].flag & F_WAIT))
+        return;
+    o->peers.at[e].flag &= (uint8_t)~F_WAIT;
+    o->waiting--;
+    rewatch_at(o, e, o->peers.at[e].rank);
 }
 
 static void resolve(ftco_op_t *o, uint32_t x)
 {
-    if (!(fl(o, x) & F_WAIT))
-        return;
-    fl_clr(o, x, F_WAIT);
-    o->waiting--;
-    rewatch(o, x);
+    resolve_at(o, ftco_peers_find(&o->peers, x));
 }
 
 /* x failed: its children take its place in Down (Algorithm 4, line 11). */
@@ -468,7 +557,12 @@ static void expand(ftco_op_t *o, uint32_t x)
 
 static void add_down(ftco_op_t *o, uint32_t x, bool pull)
 {
-    if (x == o->me || (fl(o, x) & F_DOWN))
+    if (x == o->me)
+        return;
+    /* (The entry is made now: x joins Down, or it is out of memory.
+     * Nothing below inserts another before the last use of e.) */
+    int64_t e = ftco_peers_get(&o->peers, x);
+    if (e < 0 || (o->peers.at[e].flag & F_DOWN))
         return;
     if (o->ndl == o->capdl) {
         /* From the operation's memory, as the first list was (the old
@@ -486,22 +580,22 @@ static void add_down(ftco_op_t *o, uint32_t x, bool pull)
         o->dl = dl;
         o->capdl = cap;
     }
-    fl_set(o, x, F_DOWN);
+    o->peers.at[e].flag |= F_DOWN;
     o->dl[o->ndl++] = x;
-    if (fl(o, x) & F_FAILED) {
+    if (o->peers.at[e].flag & F_FAILED) {
         expand(o, x);
         return;
     }
-    if (o->collecting && !covered(o, x)) {
-        fl_set(o, x, F_WAIT);
+    if (o->collecting && !covered(o, e)) {
+        o->peers.at[e].flag |= F_WAIT;
         o->waiting++;
-        rewatch(o, x);
+        rewatch_at(o, e, x);
         if (pull) {
             send_msg(o, x, FTCO_MSG_KEEPALIVE,
                      o->acting_root ? FTCO_WF_GATHER : 0, NULL, 0, NULL, 0);
             t_asked(o, x);
         } else if (o->ack_timeout > 0) {
-            t_arm(o, x, ftc_cop_now(&o->base) + f_eta(o, x), T_ETA);
+            t_arm(o, e, ftc_cop_now(&o->base) + f_eta(o, e), T_ETA);
         }
     }
     if (o->have_result && o->has_down)
@@ -532,7 +626,7 @@ static void check_done(ftco_op_t *o)
     stop_waiting(o);
     for (uint32_t e = 0; e < o->peers.count; e++)
         if (o->peers.at[e].flag & F_WATCH)
-            rewatch(o, o->peers.at[e].rank);
+            rewatch_at(o, e, o->peers.at[e].rank);
     /* Stay to answer: a process re-routed to us, or pulled by a process
      * above a failed one, still needs our DATA or our value. */
     ftc_cop_linger(&o->base);
@@ -574,17 +668,19 @@ static void set_missing(ftco_op_t *o, const ftco_rset_t *set)
     o->base.comp.failed_count = (uint32_t)k;
 }
 
-static void send_down(ftco_op_t *o, uint32_t x)
+/* The value to the rank of entry e. Inserts no entry. */
+static void send_down_at(ftco_op_t *o, int64_t e)
 {
-    if (x == o->me || (fl(o, x) & (F_DACK | F_FAILED)))
+    ftco_peer_t *pe = &o->peers.at[e];
+    uint32_t x = pe->rank;
+    if (x == o->me || (pe->flag & (F_DACK | F_FAILED)))
         return;
     /* An ACK we owe x for its DATA rides on the value (FTCO_WF_ACK_UP):
      * one message instead of two. */
-    uint16_t acks = (fl(o, x) & F_TOACK) ? FTCO_WF_ACK_UP : 0;
-    fl_set(o, x, F_DACK);
-    fl_clr(o, x, F_SERVE | F_TOACK);
+    uint16_t acks = (pe->flag & F_TOACK) ? FTCO_WF_ACK_UP : 0;
+    pe->flag = (uint8_t)((pe->flag | F_DACK) & ~(F_SERVE | F_TOACK));
     o->dack_pending++;
-    rewatch(o, x);
+    rewatch_at(o, e, x);
     if (o->root_lost)
         send_msg(o, x, FTCO_MSG_DOWN, FTCO_WF_ROOT_LOST | acks, NULL, 0,
                  NULL, 0);
@@ -593,7 +689,16 @@ static void send_down(ftco_op_t *o, uint32_t x)
     else
         send_msg(o, x, FTCO_MSG_DOWN, acks, o->result, o->base.nbytes, NULL,
                  0);
-    t_sent(o, x);
+    t_sent_at(o, e);
+}
+
+static void send_down(ftco_op_t *o, uint32_t x)
+{
+    if (x == o->me)
+        return;
+    int64_t e = ftco_peers_get(&o->peers, x);
+    if (e >= 0)
+        send_down_at(o, e);
 }
 
 static void xchg_share(ftco_op_t *o);
@@ -653,7 +758,7 @@ static void accept_result(ftco_op_t *o, const ftco_rset_t *set,
         rewatch(o, (uint32_t)o->up);
     for (uint32_t e = 0; e < o->peers.count; e++)
         if (o->peers.at[e].flag & (F_DOWN | F_SERVE))
-            send_down(o, o->peers.at[e].rank);
+            send_down_at(o, e);
     /* ACKs held for the result and not carried by it (a DATA from a
      * process outside our Down set) go on their own. */
     if (ack_waits_for_result(o))
@@ -678,6 +783,11 @@ static void ack_children(ftco_op_t *o)
 {
     if (ack_waits_for_result(o) && !o->have_result)
         return; /* the result carries them (send_down) */
+    /* (No walk of the table when nobody was owed one since the last: it
+     * runs two or three times per operation.) */
+    if (!o->toack)
+        return;
+    o->toack = false; /* the walk clears every F_TOACK */
     bool sent_result = o->have_result && !o->root_lost
                        && o->base.coll == FTC_COLL_ALLREDUCE;
     for (uint32_t e = 0; e < o->peers.count; e++) {
@@ -1085,10 +1195,11 @@ static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
         int merged = ftco_partials_merge(&o->parts, set, val);
         if (merged < 0)
             o->peers.nomem = true;
-        if (merged > 0)
-            for (uint32_t i = 0; i < o->ndl; i++)
-                if ((fl(o, o->dl[i]) & F_WAIT) && covered(o, o->dl[i]))
-                    resolve(o, o->dl[i]);
+        for (uint32_t i = 0; merged > 0 && i < o->ndl; i++) {
+            int64_t e = ftco_peers_find(&o->peers, o->dl[i]);
+            if (e >= 0 && (o->peers.at[e].flag & F_WAIT) && covered(o, e))
+                resolve_at(o, e);
+        }
         /* The ACK is owed from now on. At the (acting) root, the DATA
          * that completes the collection is answered by the result in
          * this same turn, which carries the ACK (send_down); any other
@@ -1096,8 +1207,9 @@ static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
          * ack_children sends them once our DATA went up. */
         bool at_root = o->up < 0 && !o->xchg;
         fl_set(o, s, F_TOACK);
+        o->toack = true;
         try_up(o);
-        if (at_root && (fl(o, s) & F_TOACK) && !ack_waits_for_result(o)) {
+        if (at_root && !ack_waits_for_result(o) && (fl(o, s) & F_TOACK)) {
             fl_clr(o, s, F_TOACK);
             send_ack(o, s, FTCO_WF_ACK_UP);
         }
@@ -1157,10 +1269,13 @@ static void on_ack(ftco_op_t *o, uint32_t s, uint16_t flags)
         if (o->base.coll == FTC_COLL_REDUCE && !o->base.delivered)
             ftc_cop_complete(&o->base, FTC_OK);
     }
-    if ((flags & FTCO_WF_ACK_DOWN) && (fl(o, s) & F_DACK)) {
-        fl_clr(o, s, F_DACK);
-        o->dack_pending--;
-        rewatch(o, s);
+    if (flags & FTCO_WF_ACK_DOWN) {
+        int64_t e = ftco_peers_find(&o->peers, s);
+        if (e >= 0 && (o->peers.at[e].flag & F_DACK)) {
+            o->peers.at[e].flag &= (uint8_t)~F_DACK;
+            o->dack_pending--;
+            rewatch_at(o, e, s);
+        }
     }
     if ((flags & FTCO_WF_NOVALUE) && o->collecting
         && (fl(o, s) & F_WAIT)) {
@@ -1220,7 +1335,7 @@ static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
     }
 }
 
-static bool owes(const ftco_op_t *o, uint32_t x);
+static bool owes(const ftco_op_t *o, uint32_t x, uint8_t flag);
 static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
                           const uint8_t *payload, uint32_t s);
 
@@ -1229,15 +1344,25 @@ static void ftco_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
 {
     ftco_op_t *o = (ftco_op_t *)op;
     uint32_t s = ftc_logical(grank, op->args.root, o->n);
+    if (o->ack_timeout == 0) {
+        ftco_dispatch(o, hdr, payload, s);
+        end_turn(o);
+        return;
+    }
     int64_t e = ftco_peers_find(&o->peers, s);
-    if (o->ack_timeout > 0 && e >= 0 && o->peers.at[e].tstate >= T_DATA)
+    if (e >= 0 && o->peers.at[e].tstate >= T_DATA)
         o->peers.at[e].tstate = T_NONE; /* it answered */
     ftco_dispatch(o, hdr, payload, s);
     e = ftco_peers_find(&o->peers, s);
-    if (o->ack_timeout > 0 && (e < 0 || o->peers.at[e].tstate == T_NONE)
-        && !o->done && owes(o, s) && !(fl(o, s) & F_FAILED))
-        t_arm(o, s, ftc_cop_now(op) + f_timeout(o, s), T_ETA);
-    end_if_nomem(o);
+    uint8_t flag = e < 0 ? 0 : o->peers.at[e].flag;
+    if ((e < 0 || o->peers.at[e].tstate == T_NONE) && !o->done
+        && owes(o, s, flag) && !(flag & F_FAILED)) {
+        if (e < 0)
+            e = ftco_peers_get(&o->peers, s);
+        if (e >= 0)
+            t_arm(o, e, ftc_cop_now(op) + f_timeout(o, e), T_ETA);
+    }
+    end_turn(o);
 }
 
 static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
@@ -1292,10 +1417,11 @@ bad:
     op->group->ctx->counters.dropped_badmsg++;
 }
 
-/* Whether x still owes us an answer. */
-static bool owes(const ftco_op_t *o, uint32_t x)
+/* Whether x, whose entry's flag is flag (0 without one), still owes us
+ * an answer. */
+static bool owes(const ftco_op_t *o, uint32_t x, uint8_t flag)
 {
-    if ((fl(o, x) & (F_WAIT | F_DACK)) || xchg_waits(o, x))
+    if ((flag & (F_WAIT | F_DACK)) || xchg_waits(o, x))
         return true;
     return o->up >= 0 && x == (uint32_t)o->up && o->up_sent && !o->up_acked;
 }
@@ -1338,12 +1464,12 @@ static void ftco_on_timer(ftc_cop_t *op)
             continue;
         uint8_t st = pe->tstate;
         pe->tstate = T_NONE;
-        if ((pe->flag & F_FAILED) || !owes(o, x))
+        if ((pe->flag & F_FAILED) || !owes(o, x, pe->flag))
             continue;
         if (st == T_AWAIT && gather_target(o, pe->flag))
             continue; /* the monitor judges it (gather_target says why) */
         if (st == T_AWAIT
-            && now - pe->deadline <= f_timeout(o, x) / 2) {
+            && now - pe->deadline <= f_timeout(o, e) / 2) {
             exclude(o, x);
         } else {
             /* (A deadline long past means we were stalled ourselves, a
@@ -1354,7 +1480,7 @@ static void ftco_on_timer(ftc_cop_t *op)
             send_msg(o, x, FTCO_MSG_KEEPALIVE, FTCO_WF_PING, NULL, 0, NULL, 0);
             /* (send_msg inserts nobody: x has its entry.) */
             pe = &o->peers.at[e];
-            pe->deadline = now + f_timeout(o, x);
+            pe->deadline = now + f_timeout(o, e);
             pe->tstate = o->last_left ? T_AWAIT : T_AWAIT | T_PENDING;
         }
     }
@@ -1367,7 +1493,7 @@ static void ftco_on_timer(ftc_cop_t *op)
     }
     if (next != 0)
         ftc_cop_timer_arm(op, next);
-    end_if_nomem(o);
+    end_turn(o);
 }
 
 static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
@@ -1377,10 +1503,12 @@ static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
     if (fl(o, x) & F_FAILED)
         return;
     fl_set(o, x, F_FAILED);
+    o->any_failed = true;
     if (o->done) {
         /* Lingering: nothing is owed any more; whoever still needs us
          * asks, and is answered (on_up, on_keepalive). */
         rewatch(o, x);
+        settle_watches(o);
         return;
     }
     op->comp.stats.failures_detected++;
@@ -1401,7 +1529,7 @@ static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
         reroute_up(o);
     try_up(o);
     check_done(o);
-    end_if_nomem(o);
+    end_turn(o);
 }
 
 static void ftco_destroy(ftc_cop_t *op)
@@ -1436,7 +1564,13 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     uint32_t n = g->n;
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     size_t vb = nbytes > 0 ? nbytes : 1;
-    uint32_t cap = ftc_tree_children_guess(&p->tree, n) + 2;
+    /* Where we sit in the tree: the group's node (node.h), computed by
+     * the first operation on this tree and root. */
+    const ftco_node_t *nd = ftco_node_get(g, &p->tree,
+                                          ftc_logical(g->me, args->root, n));
+    if (nd == NULL)
+        return FTC_ENOMEM;
+    uint32_t cap = nd->guess + 2;
     /* A parent and the children, and room for a few re-routings. */
     uint32_t capdl = cap + 4, peers_expect = 2 * cap + 4;
     /* Everything a fault-free operation uses, in the one block the group
@@ -1456,7 +1590,7 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     uint32_t variant = (uint32_t)p->tree.kind << 24 ^ p->tree.k;
     ftc_cop_setup(g, args, coll, &o->base, &ftco_vt, variant);
     o->n = n;
-    o->me = ftc_logical(g->me, args->root, n);
+    o->me = nd->me;
     o->tree = p->tree;
     o->ack_timeout = p->ack_timeout_ns;
     o->has_up = coll != FTC_COLL_BCAST;
@@ -1468,10 +1602,9 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     ftco_span_t *spans = ftc_cop_alloc(&o->base, room_sets);
     o->up_val = ftc_cop_alloc(&o->base, vb);
     o->result = ftc_cop_alloc(&o->base, vb);
-    o->me_pos = ftco_preorder_pos(&o->tree, n, o->me);
+    o->me_pos = nd->pos;
     if (o->dl == NULL || peers_room == NULL || parts_room == NULL
         || spans == NULL || o->up_val == NULL || o->result == NULL
-        || o->me_pos == UINT32_MAX
         || ftco_peers_init(&o->peers, peers_expect, peers_room) != FTC_OK
         || ftco_partials_init(&o->parts, nbytes, cap, parts_room)
                != FTC_OK) {
@@ -1485,12 +1618,32 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
      * not a question per rank. */
     for (uint32_t i = 0; i < g->ctx->nfailed; i++) {
         int64_t fg = ftc_group_rank_of(g, g->ctx->failed[i]);
-        if (fg >= 0)
+        if (fg >= 0) {
             fl_set(o, ftc_logical((uint32_t)fg, args->root, n), F_FAILED);
+            o->any_failed = true;
+        }
     }
-    o->up = o->me == 0 ? -1 : ftc_tree_parent(&o->tree, n, o->me);
+    /* Our children's and parent's entries, with what the node knows of
+     * them: their positions, f_ETA and f_timeout (no tree walk for them
+     * later). */
+    for (uint32_t i = 0; i < nd->nkids; i++) {
+        const ftco_kid_t *c = &nd->kids[i];
+        int64_t e = ftco_peers_get(&o->peers, c->rank);
+        if (e < 0)
+            break; /* (out of memory: end_turn ends the operation) */
+        o->peers.at[e].pos1 = c->pos + 1;
+        o->peers.at[e].eta = (uint8_t)(2 + ftc_bit_length32(c->size));
+        /* f_timeout(me, child): (1 + its children) x distance 1. */
+        o->peers.at[e].tunits = c->nkids < UINT32_MAX ? c->nkids + 1 : 0;
+    }
+    o->up = nd->parent;
+    if (o->up >= 0) {
+        int64_t e = ftco_peers_get(&o->peers, (uint32_t)o->up);
+        if (e >= 0 && nd->parent_nkids < UINT32_MAX)
+            o->peers.at[e].tunits = nd->parent_nkids + 1;
+    }
     /* A multi-root allreduce starts on the roots' exchange (exchange.h). */
-    o->m = ftc_tree_root_count(&o->tree, n);
+    o->m = nd->roots;
     o->xchg = coll == FTC_COLL_ALLREDUCE && o->m >= 2 && o->me < o->m;
     if (o->xchg && ftco_exchange_init(&o->ex, o->m, nbytes) != FTC_OK) {
         ftco_destroy(&o->base);
@@ -1516,32 +1669,17 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         if (nbytes > 0)
             memcpy(o->result, args->sendbuf, nbytes);
     }
-    uint32_t local[64], *list;
-    uint32_t cnt = children_of(o, o->me, local, &list);
-    if (list == NULL) {
-        ftco_destroy(&o->base);
-        return FTC_ENOMEM;
-    }
-    /* Our children's positions follow ours, each after its elder
-     * siblings' subtrees: no walk up the tree for them. */
-    uint64_t next_pos = (uint64_t)o->me_pos + 1;
-    for (uint32_t i = 0; i < cnt; i++) {
-        int64_t e = ftco_peers_get(&o->peers, list[i]);
-        if (e >= 0)
-            o->peers.at[e].pos1 = (uint32_t)next_pos + 1;
-        next_pos += ftc_tree_subtree_size(&o->tree, n, list[i]);
-    }
-    for (uint32_t i = 0; i < cnt; i++)
-        if (!(o->xchg && list[i] < o->m)) /* the roots: the exchange's */
-            add_down(o, list[i], false);
-    if (list != local)
-        free(list);
+    for (uint32_t i = 0; i < nd->nkids; i++)
+        if (!(o->xchg && nd->kids[i].rank < o->m)) /* the roots: the
+                                                      exchange's */
+            add_down(o, nd->kids[i].rank, false);
     for (uint32_t r = 0; o->xchg && r < o->m; r++) {
         if (r == o->me)
             continue;
         rewatch(o, r);
-        if (o->ack_timeout > 0)
-            t_arm(o, r, ftc_cop_now(&o->base) + f_eta(o, r), T_ETA);
+        int64_t e = t_entry(o, r);
+        if (e >= 0)
+            t_arm(o, e, ftc_cop_now(&o->base) + f_eta(o, e), T_ETA);
     }
 
     if (!o->has_up && o->me == 0)
@@ -1550,14 +1688,14 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         try_up(o);
     if (o->up >= 0) {
         rewatch(o, (uint32_t)o->up);
-        if (fl(o, (uint32_t)o->up) & F_FAILED)
+        if (is_failed(o, (uint32_t)o->up))
             reroute_up(o);
     }
     /* A root known failed already will send us nothing. */
     for (uint32_t r = 0; o->xchg && r < o->m; r++)
         if (r != o->me && (fl(o, r) & F_FAILED))
             xchg_on_failed(o, r);
-    end_if_nomem(o);
+    end_turn(o);
     if (!o->base.finished)
         ftc_cop_replay_pending(&o->base);
     *out = &o->base;

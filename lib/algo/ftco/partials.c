@@ -114,6 +114,19 @@ int ftco_partials_merge(ftco_partials_t *p, const ftco_rset_t *set,
                         const void *val)
 {
     size_t vb = p->nbytes > 0 ? p->nbytes : 1;
+    if (p->count == 0 && p->cover.count == 0 && p->cap > 0) {
+        /* The first value (every operation's own input): nothing held to
+         * compare it with or drop, the cover is its set. */
+        if (set->count == 0)
+            return 0;
+        if (ftco_rset_copy(&p->sets[0], set) != FTC_OK
+            || ftco_rset_copy(&p->cover, set) != FTC_OK)
+            return FTC_ENOMEM;
+        if (p->nbytes > 0)
+            memcpy(p->vals, val, p->nbytes);
+        p->count = 1;
+        return 1;
+    }
     if (ftco_rset_subset(set, &p->cover))
         return 0;
     for (uint32_t i = 0; i < p->count; i++) {

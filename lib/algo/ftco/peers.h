@@ -25,8 +25,14 @@ typedef struct ftco_peer {
     uint32_t rank;     /* logical */
     uint8_t flag;      /* ftco.c's F_* */
     uint8_t tstate;    /* ftco.c's T_* */
+    uint8_t eta;       /* f_ETA(rank) / the timeout base; 0: not computed
+                          yet */
+    uint8_t recheck;   /* its watch may go: settled at the end of the
+                          event (ftco.c's settle_watches) */
     uint32_t pos1;     /* its pre-order position + 1 (preorder.h); 0:
                           not computed yet */
+    uint32_t tunits;   /* f_timeout(me, rank) / the timeout base; 0: not
+                          computed yet (or too large to keep) */
     uint64_t deadline; /* with tstate: when it is due */
 } ftco_peer_t;
 

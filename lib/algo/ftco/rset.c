@@ -17,14 +17,6 @@ void ftco_rset_free(ftco_rset_t *a)
     a->owned = false;
 }
 
-void ftco_rset_lend(ftco_rset_t *a, ftco_span_t *room, uint32_t cap)
-{
-    a->s = room;
-    a->count = 0;
-    a->cap = room != NULL ? cap : 0;
-    a->owned = false;
-}
-
 /* Room for need spans, the set's spans kept; a unchanged when out of
  * memory. Lent room is left, never freed, when it is too small. */
 static int reserve(ftco_rset_t *a, uint64_t need)
@@ -150,7 +142,7 @@ int ftco_rset_add(ftco_rset_t *a, uint32_t lo, uint32_t hi)
     return lo < hi ? ftco_rset_union(a, &b) : FTC_OK;
 }
 
-int ftco_rset_copy(ftco_rset_t *a, const ftco_rset_t *b)
+int ftco_rset_copy_any(ftco_rset_t *a, const ftco_rset_t *b)
 {
     if (a == b)
         return FTC_OK;

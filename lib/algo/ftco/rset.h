@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ftcoll/error.h"
+
 #pragma GCC visibility push(hidden)
 
 typedef struct ftco_span {
@@ -38,8 +40,16 @@ void ftco_rset_free(ftco_rset_t *a);
  * operation's memory, the stack): a set that stays within it never
  * calls malloc or free, and one that outgrows it moves to the heap. In
  * a fault-free operation every set is one span, so a span or two of
- * room make its sets free of allocation. */
-void ftco_rset_lend(ftco_rset_t *a, ftco_span_t *room, uint32_t cap);
+ * room make its sets free of allocation. (Inline: every operation lends
+ * a few.) */
+static inline void ftco_rset_lend(ftco_rset_t *a, ftco_span_t *room,
+                                  uint32_t cap)
+{
+    a->s = room;
+    a->count = 0;
+    a->cap = room != NULL ? cap : 0;
+    a->owned = false;
+}
 
 bool ftco_rset_has(const ftco_rset_t *a, uint32_t p);
 /* Every position of a is in b / a and b share none. */
@@ -53,7 +63,19 @@ uint64_t ftco_rset_missing(const ftco_rset_t *a, uint32_t n, uint32_t *out,
 /* a |= [lo, hi), a |= b, a = b: FTC_OK or FTC_ENOMEM (a unchanged). */
 int ftco_rset_add(ftco_rset_t *a, uint32_t lo, uint32_t hi);
 int ftco_rset_union(ftco_rset_t *a, const ftco_rset_t *b);
-int ftco_rset_copy(ftco_rset_t *a, const ftco_rset_t *b);
+int ftco_rset_copy_any(ftco_rset_t *a, const ftco_rset_t *b);
+/* a = b. Inline for a set of one span where a has room, a fault-free
+ * operation's every set (about nine copies per allreduce at n = 2): a
+ * call and a memcpy call of 8 bytes cost ~45 instructions a copy. */
+static inline int ftco_rset_copy(ftco_rset_t *a, const ftco_rset_t *b)
+{
+    if (b->count == 1 && a->cap >= 1) {
+        a->s[0] = b->s[0];
+        a->count = 1;
+        return FTC_OK;
+    }
+    return ftco_rset_copy_any(a, b);
+}
 
 /* Wire form: its size, and writing it to out (size bytes). */
 size_t ftco_rset_wire_size(const ftco_rset_t *a);

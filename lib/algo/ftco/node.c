@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The group's cache of ftco tree nodes (node.h).
+ */
+#include <stdlib.h>
+
+#include "ftcoll/error.h"
+#include "ftcoll/ftco.h"
+#include "algo/ftco/node.h"
+#include "algo/ftco/preorder.h"
+#include "topo/topo.h"
+
+/* Nodes a group keeps: one per (tree, root) in use. A stream uses one;
+ * a few roots in turn fit; beyond, the oldest is made again when asked. */
+enum { FTCO_NODES = 4 };
+
+typedef struct ftco_nodes {
+    const ftco_node_t *last;  /* the node found last: asked first */
+    uint32_t count, next;     /* next: the slot replaced when full */
+    ftco_node_t *at[FTCO_NODES];
+} ftco_nodes_t;
+
+static void nodes_free(void *p)
+{
+    ftco_nodes_t *c = p;
+    for (uint32_t i = 0; i < c->count; i++)
+        free(c->at[i]);
+    free(c);
+}
+
+static bool node_is(const ftco_node_t *nd, const ftc_tree_t *tree,
+                    uint32_t n, uint32_t me)
+{
+    return nd->me == me && nd->n == n && nd->tree.kind == tree->kind
+           && nd->tree.k == tree->k && nd->tree.L == tree->L
+           && nd->tree.o == tree->o && nd->tree.g == tree->g;
+}
+
+/* Computes me's node (malloc); NULL when out of memory. */
+static ftco_node_t *node_make(const ftc_tree_t *tree, uint32_t n, uint32_t me)
+{
+    uint32_t nkids = ftc_tree_children(tree, n, me, NULL, 0);
+    /* Both a child rank list and the node: the list is read once. */
+    ftco_node_t *nd = malloc(sizeof(*nd) + sizeof(ftco_kid_t) * (size_t)nkids);
+    uint32_t *list = malloc(sizeof(uint32_t) * (nkids > 0 ? nkids : 1));
+    uint32_t pos = ftco_preorder_pos(tree, n, me);
+    if (nd == NULL || list == NULL || pos == UINT32_MAX) {
+        free(nd);
+        free(list);
+        return NULL;
+    }
+    nd->tree = *tree;
+    nd->n = n;
+    nd->me = me;
+    nd->parent = me == 0 ? -1 : ftc_tree_parent(tree, n, me);
+    nd->parent_nkids = nd->parent < 0
+                           ? 0
+                           : ftc_tree_children(tree, n, (uint32_t)nd->parent,
+                                               NULL, 0);
+    nd->pos = pos;
+    nd->roots = ftc_tree_root_count(tree, n);
+    nd->guess = ftc_tree_children_guess(tree, n);
+    nd->nkids = ftc_tree_children(tree, n, me, list, nkids);
+    /* Our children's positions follow ours, each after its elder
+     * siblings' subtrees: no walk up the tree for them. */
+    uint64_t next = (uint64_t)pos + 1;
+    for (uint32_t i = 0; i < nd->nkids; i++) {
+        ftco_kid_t *c = &nd->kids[i];
+        c->rank = list[i];
+        c->pos = (uint32_t)next;
+        c->size = ftc_tree_subtree_size(tree, n, list[i]);
+        c->nkids = ftc_tree_children(tree, n, list[i], NULL, 0);
+        next += c->size;
+    }
+    free(list);
+    return nd;
+}
+
+const ftco_node_t *ftco_node_get(ftc_group_t *g, const ftc_tree_t *tree,
+                                 uint32_t me)
+{
+    ftco_nodes_t *c = ftc_group_ext_get(g, FTC_ALGO_FTCO);
+    if (c != NULL && c->last != NULL && node_is(c->last, tree, g->n, me))
+        return c->last;
+    if (c == NULL) {
+        c = calloc(1, sizeof(*c));
+        if (c == NULL)
+            return NULL;
+        if (ftc_group_ext_set(g, FTC_ALGO_FTCO, c, nodes_free) != FTC_OK) {
+            free(c);
+            return NULL;
+        }
+    }
+    for (uint32_t i = 0; i < c->count; i++)
+        if (node_is(c->at[i], tree, g->n, me))
+            return c->last = c->at[i];
+    ftco_node_t *nd = node_make(tree, g->n, me);
+    if (nd == NULL)
+        return NULL;
+    if (c->count < FTCO_NODES) {
+        c->at[c->count++] = nd;
+    } else {
+        /* (No operation holds the node replaced: node.h.) */
+        free(c->at[c->next]);
+        c->at[c->next] = nd;
+        c->next = (c->next + 1) % FTCO_NODES;
+    }
+    return c->last = nd;
+}

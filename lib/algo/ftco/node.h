@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A process's place in an ftco tree, kept by its group for the next
+ * operation: its parent, its pre-order position (preorder.h), the tree's
+ * roots, and its children with what an operation needs of each (its
+ * pre-order position, the size of its subtree for f_ETA, its own number
+ * of children for f_timeout).
+ *
+ * Why: all of it is a pure function of (tree, n, logical rank), and every
+ * operation computed it again (a walk up the tree for the position, the
+ * children and their subtree sizes: about 200 instructions per operation
+ * and rank at n = 2; docs/ftco.md, "Per-operation processing"). A stream
+ * of like operations, the common case, reads one node instead. As the
+ * other families' plan (algo/plan.h), a node is never invalidated:
+ * failures are an operation's own business (its peer table), and a new
+ * epoch is a new group.
+ *
+ * An operation reads its node while it is created only (it copies what
+ * it keeps into its peer table), so the group keeps a few nodes and
+ * replaces the oldest when a new tree or root comes: no operation holds
+ * a pointer into a node it could lose.
+ */
+#ifndef FTC_ALGO_FTCO_NODE_H
+#define FTC_ALGO_FTCO_NODE_H
+
+#include <stdint.h>
+
+#include "core/group.h"
+#include "ftcoll/topology.h"
+
+#pragma GCC visibility push(hidden)
+
+typedef struct ftco_kid {
+    uint32_t rank;  /* logical */
+    uint32_t pos;   /* its pre-order position */
+    uint32_t size;  /* its subtree's size, itself included */
+    uint32_t nkids; /* its own children */
+} ftco_kid_t;
+
+typedef struct ftco_node {
+    ftc_tree_t tree;
+    uint32_t n, me;         /* me is logical (the root is 0) */
+    int64_t parent;         /* logical, -1 at the root */
+    uint32_t parent_nkids;  /* the parent's children (0 at the root) */
+    uint32_t pos;           /* our pre-order position */
+    uint32_t roots;         /* ftc_tree_root_count */
+    uint32_t guess;         /* ftc_tree_children_guess: the op's sizes */
+    uint32_t nkids;
+    ftco_kid_t kids[];      /* in ftc_tree_children order */
+} ftco_node_t;
+
+/* Logical rank me's node in tree over g (g->n ranks), from g's cache or
+ * made and put there; NULL when out of memory. Valid until the next call
+ * on g. */
+const ftco_node_t *ftco_node_get(ftc_group_t *g, const ftc_tree_t *tree,
+                                 uint32_t me);
+
+#pragma GCC visibility pop
+
+#endif
