@@ -45,6 +45,7 @@
 #include "algo/corrected/bcast_part.h"
 #include "algo/corrected/exchange_part.h"
 #include "algo/corrected/reduce_part.h"
+#include "core/copy.h"
 #include "core/monitor.h"
 
 typedef struct allreduce_op {
@@ -172,7 +173,7 @@ static void accept(allreduce_op_t *a, uint8_t *blob, uint32_t len, bool stable)
         ftc_ctx_declare_failed(op->group->ctx, ftc_group_world_of(op->group, g));
     }
     if (st == FTC_OK && op->nbytes > 0)
-        memcpy(op->args.recvbuf, fails + 4ull * nf, op->nbytes);
+        ftc_copy_bytes(op->args.recvbuf, fails + 4ull * nf, op->nbytes);
     /* Round 0 of the exchange has no root: its value is everybody's. */
     op->comp.stats.retries = a->round > a->shift ? a->round - a->shift : 0;
     op->comp.stats.root = a->round >= a->shift ? root_of(a, a->round)
@@ -283,7 +284,7 @@ static void ar_reduce_done(ftc_reduce_part_t *rp, int status)
         if (nf > 0)
             memcpy(blob + BLOB_HEAD, rp->fails, 4ull * nf);
         if (status == FTC_OK && op->nbytes > 0)
-            memcpy(blob + BLOB_HEAD + 4ull * nf, rp->result, op->nbytes);
+            ftc_copy_bytes(blob + BLOB_HEAD + 4ull * nf, rp->result, op->nbytes);
     }
     if (ftc_bcast_part_start(&a->bp, op, &ar_bcast_hooks, a, a->round,
                              rp->root, blob, len) == FTC_OK)
@@ -652,7 +653,7 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         return FTC_ENOMEM;
     }
     if (a->base.nbytes > 0)
-        memcpy(a->input, args->sendbuf, a->base.nbytes);
+        ftc_copy_bytes(a->input, args->sendbuf, a->base.nbytes);
     a->root0 = args->root;
     a->shift = exchange ? 1 : 0;
     a->pulled_by = UINT32_MAX;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "algo/corrected/bcast_part.h"
+#include "core/copy.h"
 
 typedef struct bcast_op {
     ftc_cop_t base;
@@ -29,7 +30,7 @@ static void bcast_on_value(ftc_bcast_part_t *bp)
     if (op->delivered)
         return;
     if (op->nbytes > 0 && op->args.recvbuf != bp->blob)
-        memcpy(op->args.recvbuf, bp->blob, op->nbytes);
+        ftc_copy_bytes(op->args.recvbuf, bp->blob, op->nbytes);
     ftc_cop_complete(op, FTC_OK);
 }
 

@@ -4,6 +4,7 @@
 
 #include "algo/corrected/bcast_part.h"
 #include "algo/plan.h"
+#include "core/copy.h"
 
 enum { LEFT = 0, RIGHT = 1 };
 
@@ -173,7 +174,7 @@ int ftc_bcast_part_start(ftc_bcast_part_t *bp, ftc_cop_t *op,
             return FTC_ENOMEM;
         }
         if (len > 0)
-            memcpy(bp->blob, blob, len);
+            ftc_copy_bytes(bp->blob, blob, len);
         bp->len = len;
         bp->has = true;
         got_value(bp);
@@ -238,7 +239,7 @@ void ftc_bcast_part_on_msg(ftc_bcast_part_t *bp, const ftc_wire_header_t *hdr,
     if (bp->blob == NULL)
         return;
     if (hdr->payload_len > 0)
-        memcpy(bp->blob, payload, hdr->payload_len);
+        ftc_copy_bytes(bp->blob, payload, hdr->payload_len);
     bp->len = hdr->payload_len;
     bp->has = true;
     got_value(bp);

@@ -5,6 +5,7 @@
 
 #include "algo/corrected/exchange_part.h"
 #include "core/context.h"
+#include "core/copy.h"
 
 static uint32_t world_of(const ftc_exchange_part_t *xp, uint32_t grank)
 {
@@ -86,7 +87,7 @@ void ftc_exchange_part_on_msg(ftc_exchange_part_t *xp,
     if (xp->got[grank])
         return; /* a duplicate: the first copy is the input */
     if (xp->op->nbytes > 0)
-        memcpy(slot(xp, grank), payload, xp->op->nbytes);
+        ftc_copy_bytes(slot(xp, grank), payload, xp->op->nbytes);
     xp->got[grank] = 1;
     xp->pending--;
     if (xp->watching)
@@ -108,7 +109,7 @@ void ftc_exchange_part_reduce(ftc_exchange_part_t *xp, uint8_t *out)
     const ftc_coll_args_t *a = &xp->op->args;
     size_t nb = xp->op->nbytes;
     if (nb > 0) {
-        memcpy(out, xp->me == 0 ? xp->input : slot(xp, 0), nb);
+        ftc_copy_bytes(out, xp->me == 0 ? xp->input : slot(xp, 0), nb);
         for (uint32_t r = 1; r < xp->n; r++)
             (void)ftc_reduce_local(out, r == xp->me ? xp->input : slot(xp, r),
                                    a->count, a->dtype, a->op, a->user_fn,
