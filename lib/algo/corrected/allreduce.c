@@ -202,9 +202,11 @@ static void try_exchange_value(allreduce_op_t *a)
      * (cancelled, refused) then speaks first (ftc_cop_started). */
     if (ftc_cop_told_ended(op) != FTC_OK)
         return;
+    /* Built in the operation's memory (its room was reserved at
+     * creation), where the accepted value then refers to it: one copy
+     * fewer than building it on the stack for accept() to copy. */
     uint32_t len = BLOB_HEAD + (uint32_t)op->nbytes;
-    _Alignas(max_align_t) uint8_t small[256];
-    uint8_t *blob = len <= sizeof(small) ? small : ftc_cop_alloc(op, len);
+    uint8_t *blob = ftc_cop_alloc(op, len);
     if (blob == NULL) {
         ftc_cop_complete(op, FTC_ENOMEM);
         ftc_cop_finish(op);
@@ -221,7 +223,7 @@ static void try_exchange_value(allreduce_op_t *a)
     memcpy(blob + 8, &fc, 4);
     ftc_exchange_part_reduce(&a->xp, blob + BLOB_HEAD);
     a->base.comp.stats.root_subtree = 0;
-    accept(a, blob, len, blob != small);
+    accept(a, blob, len, true);
 }
 
 static void ar_on_root_failed(ftc_bcast_part_t *bp)
@@ -633,8 +635,8 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     bool exchange = params->allreduce == FTC_ALLREDUCE_EXCHANGE;
     /* Room for a failure-free run: input, the first round's parts (the
      * exchange, or reduce and broadcast). The value accepted is the
-     * broadcast part's or the exchange's own (accept(): not copied),
-     * except an exchange value small enough to be built on the stack. */
+     * broadcast part's or the one the exchange builds (accept(): not
+     * copied). */
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     size_t blob = BLOB_HEAD + nbytes; /* status, no failures, the value */
     size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1);

@@ -51,7 +51,8 @@ int ftc_exchange_part_start(ftc_exchange_part_t *xp, ftc_cop_t *op,
     }
     xp->got[g->me] = 1;
     xp->pending = g->n - 1;
-    for (uint32_t r = 0; r < g->n && !xp->missing; r++)
+    /* (Nothing known failed, the common case: no walk of the members.) */
+    for (uint32_t r = 0; r < g->n && !xp->missing && g->ctx->nfailed != 0; r++)
         if (r != g->me && ftc_group_member_failed(g, r))
             xp->missing = true;
     if (xp->missing)
@@ -90,8 +91,13 @@ void ftc_exchange_part_on_msg(ftc_exchange_part_t *xp,
         ftc_copy_bytes(slot(xp, grank), payload, xp->op->nbytes);
     xp->got[grank] = 1;
     xp->pending--;
-    if (xp->watching)
+    if (xp->watching) {
         ftc_monitor_release(ctx, world_of(xp, grank));
+        /* Every input is here: no watch is left for destroy to walk the
+         * members for (the operation lingers, and is destroyed later). */
+        if (xp->pending == 0)
+            xp->watching = false;
+    }
 }
 
 void ftc_exchange_part_on_failed(ftc_exchange_part_t *xp, uint32_t grank)
