@@ -605,11 +605,12 @@ static void ar_destroy(ftc_cop_t *op)
         ftc_exchange_part_destroy(&a->xp);
         ftc_exchange_part_free(&a->xp);
     }
+    /* The block is freed (or kept for the next operation, which clears
+     * it): release what the parts hold, without clearing them. */
     if (a->rp_live)
-        ftc_reduce_part_destroy(&a->rp);
+        ftc_reduce_part_release(&a->rp);
     if (a->bp_live)
-        ftc_bcast_part_destroy(&a->bp);
-    ftc_accepted_clear(&a->mine);
+        ftc_bcast_part_stop(&a->bp);
     ftc_cop_delete(op);
 }
 

@@ -82,7 +82,9 @@ static void bcast_on_probe(ftc_cop_t *op, uint32_t grank)
 
 static void bcast_destroy(ftc_cop_t *op)
 {
-    ftc_bcast_part_destroy(&((bcast_op_t *)op)->bp);
+    /* (Stopping releases all the part holds: its buffers are the
+     * operation's memory, freed next.) */
+    ftc_bcast_part_stop(&((bcast_op_t *)op)->bp);
     ftc_cop_delete(op);
 }
 

@@ -63,7 +63,7 @@ static void reduce_on_failed(ftc_cop_t *op, uint32_t grank)
 static void reduce_destroy(ftc_cop_t *op)
 {
     reduce_op_t *r = (reduce_op_t *)op;
-    ftc_reduce_part_destroy(&r->rp);
+    ftc_reduce_part_release(&r->rp);
     ftc_cop_delete(op);
 }
 

@@ -40,11 +40,6 @@ void ftc_accepted_refer(ftc_accepted_t *a, uint32_t round, uint8_t *blob,
     a->has = true;
 }
 
-void ftc_accepted_clear(ftc_accepted_t *a)
-{
-    memset(a, 0, sizeof(*a));
-}
-
 static uint32_t grank_of(const ftc_reduce_part_t *rp, uint32_t logical)
 {
     return ftc_physical(logical, rp->root, rp->n);
@@ -529,13 +524,21 @@ void ftc_reduce_part_abandon(ftc_reduce_part_t *rp)
     release_values(rp);
 }
 
-void ftc_reduce_part_destroy(ftc_reduce_part_t *rp)
+void ftc_reduce_part_release(ftc_reduce_part_t *rp)
 {
     /* Other buffers are the operation's memory and go with it; the
-     * failure list grows by realloc. */
+     * failure list grows by realloc (mostly there is none: no call). */
     release_waits(rp);
     release_values(rp);
-    free(rp->fails);
+    if (rp->fails != NULL) {
+        free(rp->fails);
+        rp->fails = NULL;
+    }
+}
+
+void ftc_reduce_part_destroy(ftc_reduce_part_t *rp)
+{
+    ftc_reduce_part_release(rp);
     memset(rp, 0, sizeof(*rp));
 }
 
