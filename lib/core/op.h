@@ -252,6 +252,13 @@ static inline size_t ftc_mem_round(size_t n)
     return (n + FTC_MEM_ALIGN - 1) & ~(size_t)(FTC_MEM_ALIGN - 1);
 }
 void *ftc_cop_new(ftc_group_t *g, size_t size, size_t space);
+/* The same, zeroing only the struct's first `zeroed` bytes (at least the
+ * ftc_cop_t): for a family whose struct ends in parts that their own
+ * start clears before anything reads them (the corrected allreduce's
+ * exchange, reduce and broadcast parts: zeroing them here too was half
+ * the memset of every operation). */
+void *ftc_cop_new_prefix(ftc_group_t *g, size_t size, size_t zeroed,
+                         size_t space);
 void *ftc_cop_alloc_chunk(ftc_cop_t *op, size_t n);
 /* n bytes (at least 1), aligned for any type; NULL when out of memory. */
 static inline void *ftc_cop_alloc(ftc_cop_t *op, size_t n)

@@ -39,6 +39,7 @@
  * the rules above make every later round keep a value accepted in round
  * 0 by any process still alive.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,10 +68,12 @@ typedef struct allreduce_op {
     bool pull_check;
     uint32_t pulled_by;     /* its sender (group rank), or UINT32_MAX */
     bool rp_live, bp_live, xp_live;
+    ftc_accepted_t mine;    /* what this process accepted (delivered) */
+    /* The parts, last: read only while live, and each start clears its
+     * own, so the operation's creation does not (ftc_cop_new_prefix). */
     ftc_exchange_part_t xp;
     ftc_reduce_part_t rp;
     ftc_bcast_part_t bp;
-    ftc_accepted_t mine;    /* what this process accepted (delivered) */
 } allreduce_op_t;
 
 /* The root of round r (r >= shift). */
@@ -646,7 +649,8 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     else
         space += ftc_reduce_part_space(args, nbytes, g, args->root)
                  + ftc_bcast_part_space(args, params, g, blob);
-    allreduce_op_t *a = ftc_cop_new(g, sizeof(*a), space);
+    allreduce_op_t *a = ftc_cop_new_prefix(g, sizeof(*a),
+                                           offsetof(allreduce_op_t, xp), space);
     if (a == NULL)
         return FTC_ENOMEM;
     ftc_corrected_op_setup(g, args, params, FTC_COLL_ALLREDUCE, &a->base, &allreduce_vt, &a->params);
