@@ -337,39 +337,70 @@ static void test_spin(void)
               && s.budget_ns == s.max_ns && warn[0] == '\0',
               "automatic, one rank: spin up to the automatic ceiling");
     CHECK_MSG(ftc_bk_spin_budget(&s) == s.max_ns, "the first wait spins fully");
-    ftc_bk_spin_adapt(&s, false);
+    ftc_bk_spin_adapt(&s, false, 0);
     CHECK_MSG(s.budget_ns == s.max_ns / 2, "a spin that ran out halves it");
-    for (int i = 0; i < 3; i++)
-        ftc_bk_spin_adapt(&s, false);
-    CHECK_MSG(s.budget_ns == s.max_ns / 16, "down to a sixteenth");
-    ftc_bk_spin_adapt(&s, false);
-    CHECK_MSG(s.budget_ns == 0, "then no spin");
-    int probes = 0, waits = 0;
-    for (; waits < 3 * (int)FTC_BK_SPIN_PROBE_EVERY; waits++) {
-        uint64_t b = ftc_bk_spin_budget(&s);
-        if (b > 0) {
-            CHECK_MSG(b == s.max_ns / 16, "a probe is short");
-            probes++;
-            ftc_bk_spin_adapt(&s, false);
-        }
+    for (int i = 0; i < 3; i++) {
+        (void)ftc_bk_spin_budget(&s);
+        ftc_bk_spin_adapt(&s, false, 0);
     }
-    CHECK_MSG(probes == 3 && s.budget_ns == 0,
-              "every %u-th wait probes (%d probes in %d waits)",
-              FTC_BK_SPIN_PROBE_EVERY, probes, waits);
+    CHECK_MSG(s.budget_ns == s.max_ns / 16, "down to a sixteenth");
+    (void)ftc_bk_spin_budget(&s);
+    ftc_bk_spin_adapt(&s, false, 0);
+    CHECK_MSG(s.budget_ns == 0, "then no spin");
+
+    /* Probes that run out: every 32nd wait, each twice as long as the
+     * last up to the ceiling, then at ever longer intervals. */
+    uint64_t want = s.max_ns / 16;
+    uint32_t every = FTC_BK_SPIN_PROBE_EVERY;
+    int probes = 0;
+    for (int round = 0; round < 12; round++) {
+        int waits = 0;
+        uint64_t b;
+        while ((b = ftc_bk_spin_budget(&s)) == 0)
+            waits++;
+        CHECK_MSG((uint32_t)waits + 1 == every && b == want,
+                  "probe %d after %d waits (want %u), %llu ns (want %llu)",
+                  round, waits + 1, every, (unsigned long long)b,
+                  (unsigned long long)want);
+        probes++;
+        ftc_bk_spin_adapt(&s, false, 0);
+        CHECK_MSG(s.budget_ns == 0, "a probe that ran out leaves no spin");
+        if (want < s.max_ns)
+            want = want * 2 > s.max_ns ? s.max_ns : want * 2;
+        else if (every < FTC_BK_SPIN_PROBE_RAREST)
+            every *= 2;
+    }
+    CHECK_MSG(probes == 12 && every == FTC_BK_SPIN_PROBE_RAREST,
+              "the probes' interval reaches its longest (%u)", every);
+
+    /* A probe that finds work after 9 us (a loopback TCP hop, longer
+     * than a sixteenth of the ceiling) restarts the spin long enough for
+     * it, and the probes start short and often again. */
     while (ftc_bk_spin_budget(&s) == 0) {
     }
-    ftc_bk_spin_adapt(&s, true);
-    CHECK_MSG(s.budget_ns == s.max_ns / 16, "a probe that found work restarts it");
-    ftc_bk_spin_adapt(&s, true);
-    CHECK_MSG(s.budget_ns == s.max_ns / 8, "a spin that found work doubles");
-    for (int i = 0; i < 20; i++)
-        ftc_bk_spin_adapt(&s, true);
+    ftc_bk_spin_adapt(&s, true, 9000);
+    CHECK_MSG(s.budget_ns == 18000, "a probe that found work after 9 us: "
+              "a spin of 18 us (%llu)", (unsigned long long)s.budget_ns);
+    CHECK_MSG(s.probe_ns == s.max_ns / 16 && s.probe_every == FTC_BK_SPIN_PROBE_EVERY,
+              "the probes start again short and often");
+    (void)ftc_bk_spin_budget(&s);
+    ftc_bk_spin_adapt(&s, true, 1000);
+    CHECK_MSG(s.budget_ns == 36000, "a spin that found work doubles");
+    for (int i = 0; i < 20; i++) {
+        (void)ftc_bk_spin_budget(&s);
+        ftc_bk_spin_adapt(&s, true, 500);
+    }
     CHECK_MSG(s.budget_ns == s.max_ns, "up to the ceiling");
+    s.budget_ns = 0;
+    while (ftc_bk_spin_budget(&s) == 0) {
+    }
+    ftc_bk_spin_adapt(&s, true, 200);
+    CHECK_MSG(s.budget_ns == s.max_ns / 16, "a quick find restarts at a sixteenth");
 
     CHECK_MSG(!ftc_bk_spin_init(&s, -1, cpus + 1, warn, sizeof(warn))
               && s.oversubscribed && s.max_ns == 0 && s.budget_ns == 0,
               "automatic, more ranks than CPUs: no spin");
-    ftc_bk_spin_adapt(&s, true);
+    ftc_bk_spin_adapt(&s, true, 1000);
     CHECK_MSG(s.budget_ns == 0 && ftc_bk_spin_budget(&s) == 0,
               "and it does not grow or probe one");
     ftc_bk_spin_idle(&s);   /* a yield: returns */

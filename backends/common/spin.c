@@ -57,7 +57,10 @@ bool ftc_bk_spin_init(ftc_bk_spin_t *s, int spin_us, uint32_t local_ranks,
     else
         s->max_ns = (uint64_t)spin_us * 1000u;
     s->budget_ns = s->max_ns;
+    s->probe_ns = s->max_ns / 16;
+    s->probe_every = FTC_BK_SPIN_PROBE_EVERY;
     s->unprobed = 0;
+    s->probing = false;
     if (spin_us > 0 && s->oversubscribed && warn != NULL) {
         snprintf(warn, warnlen,
                  "a spin of %d us is configured while %u ranks share %u "
@@ -71,28 +74,45 @@ bool ftc_bk_spin_init(ftc_bk_spin_t *s, int spin_us, uint32_t local_ranks,
 
 uint64_t ftc_bk_spin_budget(ftc_bk_spin_t *s)
 {
+    s->probing = false;
     if (s->budget_ns > 0 || s->max_ns == 0)
         return s->budget_ns;
-    if (++s->unprobed < FTC_BK_SPIN_PROBE_EVERY)
+    if (++s->unprobed < s->probe_every)
         return 0;
     s->unprobed = 0;
-    return s->max_ns / 16;
+    s->probing = true;
+    return s->probe_ns;
 }
 
-void ftc_bk_spin_adapt(ftc_bk_spin_t *s, bool found)
+void ftc_bk_spin_adapt(ftc_bk_spin_t *s, bool found, uint64_t waited_ns)
 {
     if (s->max_ns == 0)
         return;
     uint64_t floor = s->max_ns / 16;
     if (found) {
-        s->budget_ns = s->budget_ns < floor ? floor : s->budget_ns * 2;
-        if (s->budget_ns > s->max_ns)
-            s->budget_ns = s->max_ns;
+        /* Long enough for what this wait needed, twice over. */
+        uint64_t b = s->budget_ns * 2;
+        if (b < floor)
+            b = floor;
+        if (waited_ns < s->max_ns / 2 && b < waited_ns * 2)
+            b = waited_ns * 2;
+        else if (waited_ns >= s->max_ns / 2)
+            b = s->max_ns;
+        s->budget_ns = b > s->max_ns ? s->max_ns : b;
+        s->probe_ns = floor;
+        s->probe_every = FTC_BK_SPIN_PROBE_EVERY;
+    } else if (s->probing) {
+        if (s->probe_ns < s->max_ns)
+            s->probe_ns = s->probe_ns * 2 > s->max_ns ? s->max_ns
+                                                      : s->probe_ns * 2;
+        else if (s->probe_every < FTC_BK_SPIN_PROBE_RAREST)
+            s->probe_every *= 2;
     } else {
         s->budget_ns /= 2;
         if (s->budget_ns < floor)
             s->budget_ns = 0;
     }
+    s->probing = false;
 }
 
 void ftc_bk_spin_idle(const ftc_bk_spin_t *s)

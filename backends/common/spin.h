@@ -14,8 +14,17 @@
  * idle one sleeps at once. So does a rank on a machine whose other
  * tenants keep the peer off the CPU (every spin runs out there; a spin
  * of even 3 us per wait cost 6-7 us per 2-rank allreduce). Every
- * FTC_BK_SPIN_PROBE_EVERY-th wait without a spin tries a short one
- * (max_ns / 16), and one that finds work starts the budget again.
+ * FTC_BK_SPIN_PROBE_EVERY-th wait without a spin probes, and a probe
+ * that finds work starts the budget again at twice the time the work
+ * took to come, so that a spin is long enough for the hop it waits for.
+ * A probe that runs out makes the next one twice as long, up to max_ns,
+ * and once a full-length probe has run out the probes come half as often
+ * (down to one in FTC_BK_SPIN_PROBE_RAREST waits). Why: a hop over
+ * loopback TCP takes 5-25 us; a probe of max_ns / 16 (3 us) never caught
+ * one, so after one bad patch a 2-rank tree allreduce over UCX tcp slept
+ * on every hop for good (60 us blocking against 9 us spinning, on an idle
+ * machine). The doubling interval keeps the probes' cost on a machine
+ * whose other tenants keep the peer off the CPU below 0.1 us a wait.
  *
  * Oversubscribed (more ranks of the job on this host than CPUs this
  * process may run on; sched_getaffinity), the automatic budget is 0, and
@@ -35,11 +44,16 @@
 #define FTC_BK_SPIN_AUTO_NS 50000u
 /* Waits between two probing spins once the budget is 0. */
 #define FTC_BK_SPIN_PROBE_EVERY 32u
+/* The longest interval between probes, once full-length ones fail. */
+#define FTC_BK_SPIN_PROBE_RAREST 1024u
 
 typedef struct ftc_bk_spin {
     uint64_t max_ns;            /* the longest spin; 0: sleep at once */
     uint64_t budget_ns;         /* the spin of the waits to come */
+    uint64_t probe_ns;          /* the next probe's length */
+    uint32_t probe_every;       /* waits without a spin between probes */
     uint32_t unprobed;          /* waits without a spin since a probe */
+    bool probing;               /* the budget handed out is a probe */
     bool oversubscribed;        /* yield on an idle non-blocking call */
 } ftc_bk_spin_t;
 
@@ -66,8 +80,9 @@ bool ftc_bk_spin_init(ftc_bk_spin_t *s, int spin_us, uint32_t local_ranks,
  * once per wait, then ftc_bk_spin_adapt if it returned > 0. */
 uint64_t ftc_bk_spin_budget(ftc_bk_spin_t *s);
 
-/* After a wait's spin: found work within it, or ran out. */
-void ftc_bk_spin_adapt(ftc_bk_spin_t *s, bool found);
+/* After a wait's spin: found work within it after waited_ns, or ran
+ * out (found false; waited_ns is then ignored). */
+void ftc_bk_spin_adapt(ftc_bk_spin_t *s, bool found, uint64_t waited_ns);
 
 /* A non-blocking progress call found nothing to do: yield the CPU when
  * oversubscribed. */

@@ -515,13 +515,13 @@ static int wait_for_work(ftc_ofi_t *z, int timeout_ms)
         for (unsigned i = 1;; i++) {
             int n = pass(z, 0);
             if (n > 0) {
-                ftc_bk_spin_adapt(&z->spin, true);
+                ftc_bk_spin_adapt(&z->spin, true, ftc_bk_now_ns() - start);
                 return n;
             }
             if (i % COLLECT_CLOCK_PASSES == 0 && ftc_bk_now_ns() >= spin_end)
                 break;
         }
-        ftc_bk_spin_adapt(&z->spin, false);
+        ftc_bk_spin_adapt(&z->spin, false, 0);
     }
     for (;;) {
         uint64_t now = ftc_bk_now_ns();

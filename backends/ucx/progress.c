@@ -288,13 +288,13 @@ static int wait_and_pass(ftc_ucx_t *u, int timeout_ms)
         for (unsigned i = 1;; i++) {
             int n = pass(u);
             if (n > 0) {
-                ftc_bk_spin_adapt(&u->spin, true);
+                ftc_bk_spin_adapt(&u->spin, true, ftc_bk_now_ns() - start);
                 return n;
             }
             if (i % SPIN_CLOCK_EVERY == 0 && ftc_bk_now_ns() >= spin_end)
                 break;
         }
-        ftc_bk_spin_adapt(&u->spin, false);
+        ftc_bk_spin_adapt(&u->spin, false, 0);
     }
     for (;;) {
         uint64_t now = ftc_bk_now_ns();
