@@ -150,49 +150,17 @@ int ftc_cop_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n)
     return FTC_OK;
 }
 
-/* ftc_wire_signature, remembered for the group's last arguments. */
-static uint32_t group_signature(ftc_group_t *g, uint32_t coll, uint32_t algo,
-                                uint32_t root, uint32_t f, uint32_t dtype,
-                                uint32_t op, uint64_t count, uint32_t variant)
+/* The memo missed: hash, and remember what was hashed. */
+uint32_t ftc_group_signature_miss(ftc_group_t *g, const uint32_t in[7],
+                                  uint64_t count)
 {
-    const uint32_t *m = g->sig_memo.in;
-    /* Field by field: a memcmp call of 28 bytes cost more than these. */
-    if (g->sig_memo.valid && g->sig_memo.count == count && m[0] == coll
-        && m[1] == algo && m[2] == root && m[3] == f && m[4] == dtype
-        && m[5] == op && m[6] == variant)
-        return g->sig_memo.signature;
-    const uint32_t in[7] = {coll, algo, root, f, dtype, op, variant};
-    uint32_t sig = ftc_wire_signature(coll, algo, root, f, dtype, op, count,
-                                      variant);
-    memcpy(g->sig_memo.in, in, sizeof(in));
+    uint32_t sig = ftc_wire_signature(in[0], in[1], in[2], in[3], in[4],
+                                      in[5], count, in[6]);
+    memcpy(g->sig_memo.in, in, sizeof(g->sig_memo.in));
     g->sig_memo.count = count;
     g->sig_memo.signature = sig;
     g->sig_memo.valid = true;
     return sig;
-}
-
-int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
-                  ftc_cop_t *op, const ftc_cop_vtable_t *vt, uint32_t variant)
-{
-    op->vt = vt;
-    op->group = g;
-    op->coll = coll;
-    op->args = *args;
-    op->args.sendbuf = NULL;
-    /* The caller's struct is not ours to keep: a family that reads its
-     * parameters later points this at its own copy. */
-    op->args.params = NULL;
-    op->seq = g->next_seq;
-    op->nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
-    op->signature = group_signature(
-        g, (uint32_t)coll, (uint32_t)args->algo, args->root, args->f,
-        (uint32_t)args->dtype, coll == FTC_COLL_BCAST ? 0 : (uint32_t)args->op,
-        args->count,
-        variant ^ (args->checked ? 1u << 30 : 0) ^ (args->uniform ? 1u << 29 : 0));
-    op->comp.status = FTC_OK;
-    op->comp.recvbuf = args->recvbuf;
-    op->comp.stats.root = args->root;
-    return FTC_OK;
 }
 
 void ftc_cop_register(ftc_cop_t *op)

@@ -110,13 +110,53 @@ struct ftc_cop {
     size_t mem_block;        /* bytes of the block the op lives in */
 };
 
+/* ftc_wire_signature of in[0..6] (collective, algorithm, root, f,
+ * dtype, op, variant) and count, remembered as g's last (core/op.c). */
+uint32_t ftc_group_signature_miss(ftc_group_t *g, const uint32_t in[7],
+                                  uint64_t count);
+
 /* Common op set-up for ftc_init_*: the arguments and the signature,
  * which covers the generic arguments and variant, a digest of whatever
  * else the members must agree on (the family's parameters). args.params
  * is left NULL: a family that reads its parameters later keeps a copy
- * and points it there. */
-int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
-                  ftc_cop_t *op, const ftc_cop_vtable_t *vt, uint32_t variant);
+ * and points it there. Inline, with the group's signature memo (a stream
+ * of calls with the same arguments, the common case, pays eight
+ * comparisons instead of the hash's eight mixing rounds): every
+ * operation of every family runs it once, and as a call its prologue,
+ * epilogue and argument passing were a fifth of its cost. */
+static inline int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args,
+                                ftc_coll_t coll, ftc_cop_t *op,
+                                const ftc_cop_vtable_t *vt, uint32_t variant)
+{
+    op->vt = vt;
+    op->group = g;
+    op->coll = coll;
+    op->args = *args;
+    op->args.sendbuf = NULL;
+    /* The caller's struct is not ours to keep: a family that reads its
+     * parameters later points this at its own copy. */
+    op->args.params = NULL;
+    op->seq = g->next_seq;
+    op->nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
+    const uint32_t in[7] = {
+        (uint32_t)coll, (uint32_t)args->algo, args->root, args->f,
+        (uint32_t)args->dtype,
+        coll == FTC_COLL_BCAST ? 0 : (uint32_t)args->op,
+        variant ^ (args->checked ? 1u << 30 : 0)
+            ^ (args->uniform ? 1u << 29 : 0)};
+    const uint32_t *m = g->sig_memo.in;
+    /* Field by field: a memcmp call of 28 bytes cost more than these. */
+    if (g->sig_memo.valid && g->sig_memo.count == args->count
+        && m[0] == in[0] && m[1] == in[1] && m[2] == in[2] && m[3] == in[3]
+        && m[4] == in[4] && m[5] == in[5] && m[6] == in[6])
+        op->signature = g->sig_memo.signature;
+    else
+        op->signature = ftc_group_signature_miss(g, in, args->count);
+    op->comp.status = FTC_OK;
+    op->comp.recvbuf = args->recvbuf;
+    op->comp.stats.root = args->root;
+    return FTC_OK;
+}
 void ftc_cop_register(ftc_cop_t *op);
 
 /* op just started: end it if a peer already told us it ended; arm its
@@ -252,6 +292,13 @@ static inline size_t ftc_mem_round(size_t n)
     return (n + FTC_MEM_ALIGN - 1) & ~(size_t)(FTC_MEM_ALIGN - 1);
 }
 void *ftc_cop_new(ftc_group_t *g, size_t size, size_t space);
+/* The same, zeroing only the struct's first `zeroed` bytes (at least the
+ * ftc_cop_t): for a family whose struct ends in parts that their own
+ * start clears before anything reads them (the corrected allreduce's
+ * exchange, reduce and broadcast parts: zeroing them here too was half
+ * the memset of every operation). */
+void *ftc_cop_new_prefix(ftc_group_t *g, size_t size, size_t zeroed,
+                         size_t space);
 void *ftc_cop_alloc_chunk(ftc_cop_t *op, size_t n);
 /* n bytes (at least 1), aligned for any type; NULL when out of memory. */
 static inline void *ftc_cop_alloc(ftc_cop_t *op, size_t n)

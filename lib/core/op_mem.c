@@ -24,6 +24,12 @@ enum { MEM_CHUNK_MIN = 256 };
 
 void *ftc_cop_new(ftc_group_t *g, size_t size, size_t space)
 {
+    return ftc_cop_new_prefix(g, size, size, space);
+}
+
+void *ftc_cop_new_prefix(ftc_group_t *g, size_t size, size_t zeroed,
+                         size_t space)
+{
     size_t head = ftc_mem_round(size);
     space = ftc_mem_round(space);
     if (space > SIZE_MAX - head)
@@ -39,7 +45,9 @@ void *ftc_cop_new(ftc_group_t *g, size_t size, size_t space)
         if (block == NULL)
             return NULL;
     }
-    memset(block, 0, size);
+    if (zeroed < sizeof(ftc_cop_t))
+        zeroed = sizeof(ftc_cop_t);
+    memset(block, 0, zeroed < size ? zeroed : size);
     ftc_cop_t *op = (ftc_cop_t *)block;
     op->group = g;
     op->mem_block = total;

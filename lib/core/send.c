@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/copy.h"
 #include "core/segment.h"
 #include "core/send.h"
 
@@ -134,7 +135,7 @@ send_wire(ftc_context_t *ctx, uint32_t dest,
     uint8_t *p = rec->buf + FTC_WIRE_HEADER_SIZE;
     for (int i = 0; i < iovcnt; i++) {
         if (iov[i].len > 0)
-            memcpy(p, iov[i].base, iov[i].len);
+            ftc_copy_bytes(p, iov[i].base, iov[i].len);
         p += iov[i].len;
     }
     if (digest != NULL && ctx->cfg.auth)

@@ -39,12 +39,14 @@
  * the rules above make every later round keep a value accepted in round
  * 0 by any process still alive.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algo/corrected/bcast_part.h"
 #include "algo/corrected/exchange_part.h"
 #include "algo/corrected/reduce_part.h"
+#include "core/copy.h"
 #include "core/monitor.h"
 
 typedef struct allreduce_op {
@@ -66,10 +68,12 @@ typedef struct allreduce_op {
     bool pull_check;
     uint32_t pulled_by;     /* its sender (group rank), or UINT32_MAX */
     bool rp_live, bp_live, xp_live;
+    ftc_accepted_t mine;    /* what this process accepted (delivered) */
+    /* The parts, last: read only while live, and each start clears its
+     * own, so the operation's creation does not (ftc_cop_new_prefix). */
     ftc_exchange_part_t xp;
     ftc_reduce_part_t rp;
     ftc_bcast_part_t bp;
-    ftc_accepted_t mine;    /* what this process accepted (delivered) */
 } allreduce_op_t;
 
 /* The root of round r (r >= shift). */
@@ -172,7 +176,7 @@ static void accept(allreduce_op_t *a, uint8_t *blob, uint32_t len, bool stable)
         ftc_ctx_declare_failed(op->group->ctx, ftc_group_world_of(op->group, g));
     }
     if (st == FTC_OK && op->nbytes > 0)
-        memcpy(op->args.recvbuf, fails + 4ull * nf, op->nbytes);
+        ftc_copy_bytes(op->args.recvbuf, fails + 4ull * nf, op->nbytes);
     /* Round 0 of the exchange has no root: its value is everybody's. */
     op->comp.stats.retries = a->round > a->shift ? a->round - a->shift : 0;
     op->comp.stats.root = a->round >= a->shift ? root_of(a, a->round)
@@ -201,9 +205,11 @@ static void try_exchange_value(allreduce_op_t *a)
      * (cancelled, refused) then speaks first (ftc_cop_started). */
     if (ftc_cop_told_ended(op) != FTC_OK)
         return;
+    /* Built in the operation's memory (its room was reserved at
+     * creation), where the accepted value then refers to it: one copy
+     * fewer than building it on the stack for accept() to copy. */
     uint32_t len = BLOB_HEAD + (uint32_t)op->nbytes;
-    _Alignas(max_align_t) uint8_t small[256];
-    uint8_t *blob = len <= sizeof(small) ? small : ftc_cop_alloc(op, len);
+    uint8_t *blob = ftc_cop_alloc(op, len);
     if (blob == NULL) {
         ftc_cop_complete(op, FTC_ENOMEM);
         ftc_cop_finish(op);
@@ -220,7 +226,7 @@ static void try_exchange_value(allreduce_op_t *a)
     memcpy(blob + 8, &fc, 4);
     ftc_exchange_part_reduce(&a->xp, blob + BLOB_HEAD);
     a->base.comp.stats.root_subtree = 0;
-    accept(a, blob, len, blob != small);
+    accept(a, blob, len, true);
 }
 
 static void ar_on_root_failed(ftc_bcast_part_t *bp)
@@ -283,7 +289,7 @@ static void ar_reduce_done(ftc_reduce_part_t *rp, int status)
         if (nf > 0)
             memcpy(blob + BLOB_HEAD, rp->fails, 4ull * nf);
         if (status == FTC_OK && op->nbytes > 0)
-            memcpy(blob + BLOB_HEAD + 4ull * nf, rp->result, op->nbytes);
+            ftc_copy_bytes(blob + BLOB_HEAD + 4ull * nf, rp->result, op->nbytes);
     }
     if (ftc_bcast_part_start(&a->bp, op, &ar_bcast_hooks, a, a->round,
                              rp->root, blob, len) == FTC_OK)
@@ -602,11 +608,12 @@ static void ar_destroy(ftc_cop_t *op)
         ftc_exchange_part_destroy(&a->xp);
         ftc_exchange_part_free(&a->xp);
     }
+    /* The block is freed (or kept for the next operation, which clears
+     * it): release what the parts hold, without clearing them. */
     if (a->rp_live)
-        ftc_reduce_part_destroy(&a->rp);
+        ftc_reduce_part_release(&a->rp);
     if (a->bp_live)
-        ftc_bcast_part_destroy(&a->bp);
-    ftc_accepted_clear(&a->mine);
+        ftc_bcast_part_stop(&a->bp);
     ftc_cop_delete(op);
 }
 
@@ -632,8 +639,8 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     bool exchange = params->allreduce == FTC_ALLREDUCE_EXCHANGE;
     /* Room for a failure-free run: input, the first round's parts (the
      * exchange, or reduce and broadcast). The value accepted is the
-     * broadcast part's or the exchange's own (accept(): not copied),
-     * except an exchange value small enough to be built on the stack. */
+     * broadcast part's or the one the exchange builds (accept(): not
+     * copied). */
     size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     size_t blob = BLOB_HEAD + nbytes; /* status, no failures, the value */
     size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1);
@@ -642,7 +649,8 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     else
         space += ftc_reduce_part_space(args, nbytes, g, args->root)
                  + ftc_bcast_part_space(args, params, g, blob);
-    allreduce_op_t *a = ftc_cop_new(g, sizeof(*a), space);
+    allreduce_op_t *a = ftc_cop_new_prefix(g, sizeof(*a),
+                                           offsetof(allreduce_op_t, xp), space);
     if (a == NULL)
         return FTC_ENOMEM;
     ftc_corrected_op_setup(g, args, params, FTC_COLL_ALLREDUCE, &a->base, &allreduce_vt, &a->params);
@@ -652,7 +660,7 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         return FTC_ENOMEM;
     }
     if (a->base.nbytes > 0)
-        memcpy(a->input, args->sendbuf, a->base.nbytes);
+        ftc_copy_bytes(a->input, args->sendbuf, a->base.nbytes);
     a->root0 = args->root;
     a->shift = exchange ? 1 : 0;
     a->pulled_by = UINT32_MAX;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "algo/corrected/bcast_part.h"
+#include "core/copy.h"
 
 typedef struct bcast_op {
     ftc_cop_t base;
@@ -29,7 +30,7 @@ static void bcast_on_value(ftc_bcast_part_t *bp)
     if (op->delivered)
         return;
     if (op->nbytes > 0 && op->args.recvbuf != bp->blob)
-        memcpy(op->args.recvbuf, bp->blob, op->nbytes);
+        ftc_copy_bytes(op->args.recvbuf, bp->blob, op->nbytes);
     ftc_cop_complete(op, FTC_OK);
 }
 
@@ -81,7 +82,9 @@ static void bcast_on_probe(ftc_cop_t *op, uint32_t grank)
 
 static void bcast_destroy(ftc_cop_t *op)
 {
-    ftc_bcast_part_destroy(&((bcast_op_t *)op)->bp);
+    /* (Stopping releases all the part holds: its buffers are the
+     * operation's memory, freed next.) */
+    ftc_bcast_part_stop(&((bcast_op_t *)op)->bp);
     ftc_cop_delete(op);
 }
 

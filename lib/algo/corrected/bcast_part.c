@@ -4,6 +4,7 @@
 
 #include "algo/corrected/bcast_part.h"
 #include "algo/plan.h"
+#include "core/copy.h"
 
 enum { LEFT = 0, RIGHT = 1 };
 
@@ -93,8 +94,22 @@ static int64_t next_checked(ftc_bcast_part_t *bp, uint16_t *flag)
     }
 }
 
+/* Whether the correction has no target left after the one just taken,
+ * whatever arrives meanwhile: the checked sweep has covered the ring, the
+ * opportunistic one its distance (or the ring's end). */
+static bool sweep_covered(const ftc_bcast_part_t *bp)
+{
+    if (bp->corr == FTC_CORRECTION_OPPORTUNISTIC)
+        return bp->next_off > bp->d || (uint64_t)bp->me + bp->next_off >= bp->n;
+    return (uint64_t)bp->sent[LEFT] + bp->sent[RIGHT] >= bp->n - 1;
+}
+
 /* One correction send at a time: the next waits for the previous one's
- * completion, so corrections that arrive meanwhile can close a side. */
+ * completion, so corrections that arrive meanwhile can close a side.
+ * The last one has no next to wait for: it goes without a continuation,
+ * and the part is idle at once. That saves a timer turn per operation
+ * (arm at once, fire, settle, re-arm), and at n = 2 every correction is
+ * the last. */
 static void correct_step(ftc_bcast_part_t *bp)
 {
     if (!bp->correcting || bp->in_flight || bp->idle || bp->stopped)
@@ -107,6 +122,13 @@ static void correct_step(ftc_bcast_part_t *bp)
         t = next_checked(bp, &flag);
     if (t < 0) {
         go_idle(bp);
+        return;
+    }
+    if (sweep_covered(bp)) {
+        send_copy(bp, (uint32_t)t, FTC_CORR_MSG_CORRECT, flag, false);
+        /* (As a continuation would: not for an operation that ended.) */
+        if (!bp->op->finished)
+            go_idle(bp);
         return;
     }
     bp->in_flight = true;
@@ -173,7 +195,7 @@ int ftc_bcast_part_start(ftc_bcast_part_t *bp, ftc_cop_t *op,
             return FTC_ENOMEM;
         }
         if (len > 0)
-            memcpy(bp->blob, blob, len);
+            ftc_copy_bytes(bp->blob, blob, len);
         bp->len = len;
         bp->has = true;
         got_value(bp);
@@ -238,7 +260,7 @@ void ftc_bcast_part_on_msg(ftc_bcast_part_t *bp, const ftc_wire_header_t *hdr,
     if (bp->blob == NULL)
         return;
     if (hdr->payload_len > 0)
-        memcpy(bp->blob, payload, hdr->payload_len);
+        ftc_copy_bytes(bp->blob, payload, hdr->payload_len);
     bp->len = hdr->payload_len;
     bp->has = true;
     got_value(bp);

@@ -5,6 +5,7 @@
 
 #include "algo/corrected/exchange_part.h"
 #include "core/context.h"
+#include "core/copy.h"
 
 static uint32_t world_of(const ftc_exchange_part_t *xp, uint32_t grank)
 {
@@ -50,7 +51,8 @@ int ftc_exchange_part_start(ftc_exchange_part_t *xp, ftc_cop_t *op,
     }
     xp->got[g->me] = 1;
     xp->pending = g->n - 1;
-    for (uint32_t r = 0; r < g->n && !xp->missing; r++)
+    /* (Nothing known failed, the common case: no walk of the members.) */
+    for (uint32_t r = 0; r < g->n && !xp->missing && g->ctx->nfailed != 0; r++)
         if (r != g->me && ftc_group_member_failed(g, r))
             xp->missing = true;
     if (xp->missing)
@@ -86,11 +88,16 @@ void ftc_exchange_part_on_msg(ftc_exchange_part_t *xp,
     if (xp->got[grank])
         return; /* a duplicate: the first copy is the input */
     if (xp->op->nbytes > 0)
-        memcpy(slot(xp, grank), payload, xp->op->nbytes);
+        ftc_copy_bytes(slot(xp, grank), payload, xp->op->nbytes);
     xp->got[grank] = 1;
     xp->pending--;
-    if (xp->watching)
+    if (xp->watching) {
         ftc_monitor_release(ctx, world_of(xp, grank));
+        /* Every input is here: no watch is left for destroy to walk the
+         * members for (the operation lingers, and is destroyed later). */
+        if (xp->pending == 0)
+            xp->watching = false;
+    }
 }
 
 void ftc_exchange_part_on_failed(ftc_exchange_part_t *xp, uint32_t grank)
@@ -108,7 +115,7 @@ void ftc_exchange_part_reduce(ftc_exchange_part_t *xp, uint8_t *out)
     const ftc_coll_args_t *a = &xp->op->args;
     size_t nb = xp->op->nbytes;
     if (nb > 0) {
-        memcpy(out, xp->me == 0 ? xp->input : slot(xp, 0), nb);
+        ftc_copy_bytes(out, xp->me == 0 ? xp->input : slot(xp, 0), nb);
         for (uint32_t r = 1; r < xp->n; r++)
             (void)ftc_reduce_local(out, r == xp->me ? xp->input : slot(xp, r),
                                    a->count, a->dtype, a->op, a->user_fn,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "algo/corrected/reduce_part.h"
+#include "core/copy.h"
 
 typedef struct reduce_op {
     ftc_cop_t base;
@@ -21,7 +22,7 @@ static void reduce_done(ftc_reduce_part_t *rp, int status)
     ftc_cop_t *op = rp->op;
     if (rp->parent < 0 && status == FTC_OK) {
         if (op->nbytes > 0)
-            memcpy(op->args.recvbuf, rp->result, op->nbytes);
+            ftc_copy_bytes(op->args.recvbuf, rp->result, op->nbytes);
         op->comp.stats.root_subtree = rp->cand_child;
         /* Exactly the inputs the result misses (list: which, count: how
          * many; the bit scheme cannot tell). */
@@ -62,7 +63,7 @@ static void reduce_on_failed(ftc_cop_t *op, uint32_t grank)
 static void reduce_destroy(ftc_cop_t *op)
 {
     reduce_op_t *r = (reduce_op_t *)op;
-    ftc_reduce_part_destroy(&r->rp);
+    ftc_reduce_part_release(&r->rp);
     ftc_cop_delete(op);
 }
 
@@ -89,7 +90,7 @@ int ftc_reduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         return FTC_ENOMEM;
     }
     if (r->base.nbytes > 0)
-        memcpy(r->input, args->sendbuf, r->base.nbytes);
+        ftc_copy_bytes(r->input, args->sendbuf, r->base.nbytes);
     ftc_cop_register(&r->base);
     int rc = ftc_reduce_part_start(&r->rp, &r->base, reduce_done, 0, args->root,
                                    r->input, NULL);

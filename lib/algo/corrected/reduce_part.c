@@ -5,6 +5,7 @@
 #include "algo/corrected/reduce_part.h"
 #include "algo/plan.h"
 #include "core/context.h"
+#include "core/copy.h"
 
 int ftc_accepted_merge(ftc_cop_t *op, ftc_accepted_t *a, uint32_t round,
                        const uint8_t *blob, uint32_t len)
@@ -17,7 +18,7 @@ int ftc_accepted_merge(ftc_cop_t *op, ftc_accepted_t *a, uint32_t round,
     if (copy == NULL)
         return FTC_ENOMEM;
     if (len > 0)
-        memmove(copy, blob, len);
+        ftc_copy_bytes(copy, blob, len);
     if (copy != a->blob)
         a->cap = len;
     a->blob = copy;
@@ -37,11 +38,6 @@ void ftc_accepted_refer(ftc_accepted_t *a, uint32_t round, uint8_t *blob,
     a->len = len;
     a->round = round;
     a->has = true;
-}
-
-void ftc_accepted_clear(ftc_accepted_t *a)
-{
-    memset(a, 0, sizeof(*a));
 }
 
 static uint32_t grank_of(const ftc_reduce_part_t *rp, uint32_t logical)
@@ -204,13 +200,13 @@ static void root_try_decide(ftc_reduce_part_t *rp)
     bool group_is_all = rp->root_in_group && rp->ngroup + 1 == rp->n;
     if (rp->nchildren == 0 || group_is_all) {
         /* Everyone exchanged with me directly (or I am alone). */
-        memcpy(rp->result, rp->v, nb);
+        ftc_copy_bytes(rp->result, rp->v, nb);
         rp->cand_child = 0;
         finish(rp, FTC_OK);
         return;
     }
     if (rp->cand_has) {
-        memcpy(rp->result, rp->cand, nb);
+        ftc_copy_bytes(rp->result, rp->cand, nb);
         /* What the result misses: the subtree's list, and the root's own
          * up-correction losses only when its value is added. */
         if (!(rp->root_in_group && rp->cand_child <= rp->root_group_children)) {
@@ -346,7 +342,7 @@ int ftc_reduce_part_start(ftc_reduce_part_t *rp, ftc_cop_t *op,
     rp->group_pending = rp->ngroup;
     rp->child_pending = rp->nchildren;
     if (op->nbytes > 0)
-        memcpy(rp->v, input, op->nbytes);
+        ftc_copy_bytes(rp->v, input, op->nbytes);
     if (own_acc != NULL && own_acc->has
         && ftc_accepted_merge(op, &rp->acc, own_acc->round, own_acc->blob,
                               own_acc->len) != FTC_OK) {
@@ -455,7 +451,7 @@ void ftc_reduce_part_on_msg(ftc_reduce_part_t *rp, const ftc_wire_header_t *hdr,
             combine(rp, rp->cv, payload);
         } else {
             if (rp->op->nbytes > 0)
-                memcpy(rp->cv, payload, rp->op->nbytes);
+                ftc_copy_bytes(rp->cv, payload, rp->op->nbytes);
             rp->cv_has = true;
         }
         for (uint32_t i = 0; i < nfails; i++) {
@@ -477,7 +473,7 @@ void ftc_reduce_part_on_msg(ftc_reduce_part_t *rp, const ftc_wire_header_t *hdr,
             rp->cand_has = true;
             rp->cand_child = logical;
             if (rp->op->nbytes > 0)
-                memcpy(rp->cand, payload, rp->op->nbytes);
+                ftc_copy_bytes(rp->cand, payload, rp->op->nbytes);
             if (nfails > 0)
                 memcpy(cf, fails, sizeof(uint32_t) * nfails);
             rp->cand_fails = cf;
@@ -528,13 +524,21 @@ void ftc_reduce_part_abandon(ftc_reduce_part_t *rp)
     release_values(rp);
 }
 
-void ftc_reduce_part_destroy(ftc_reduce_part_t *rp)
+void ftc_reduce_part_release(ftc_reduce_part_t *rp)
 {
     /* Other buffers are the operation's memory and go with it; the
-     * failure list grows by realloc. */
+     * failure list grows by realloc (mostly there is none: no call). */
     release_waits(rp);
     release_values(rp);
-    free(rp->fails);
+    if (rp->fails != NULL) {
+        free(rp->fails);
+        rp->fails = NULL;
+    }
+}
+
+void ftc_reduce_part_destroy(ftc_reduce_part_t *rp)
+{
+    ftc_reduce_part_release(rp);
     memset(rp, 0, sizeof(*rp));
 }
 

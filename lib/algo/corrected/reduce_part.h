@@ -34,7 +34,6 @@ int ftc_accepted_merge(ftc_cop_t *op, ftc_accepted_t *a, uint32_t round,
  * later merge into a never writes over it (cap 0). */
 void ftc_accepted_refer(ftc_accepted_t *a, uint32_t round, uint8_t *blob,
                         uint32_t len);
-void ftc_accepted_clear(ftc_accepted_t *a);
 
 typedef struct ftc_reduce_part ftc_reduce_part_t;
 /* From this value size on a part's working values are not the
@@ -119,9 +118,13 @@ void ftc_reduce_part_on_failed(ftc_reduce_part_t *rp, uint32_t grank);
  * subtree cannot be used, and stop waiting. */
 void ftc_reduce_part_abandon(ftc_reduce_part_t *rp);
 
-/* Release watches and the working values (other buffers are the
- * operation's memory). */
+/* Release watches, the working values and the failure list (other
+ * buffers are the operation's memory), and clear rp for a later round. */
 void ftc_reduce_part_destroy(ftc_reduce_part_t *rp);
+/* The same without clearing: for an operation that is freed next, whose
+ * block nobody reads again (clearing ~250 bytes was a memset call per
+ * operation). */
+void ftc_reduce_part_release(ftc_reduce_part_t *rp);
 
 /* Bytes of operation memory ftc_reduce_part_start takes in a failure-free
  * round (an estimate: ftc_cop_alloc copes with more). */

@@ -14,6 +14,7 @@
 #include "algo/plan.h"
 #include "algo/tree/kinds.h"
 #include "algo/tree/tree.h"
+#include "core/copy.h"
 
 typedef struct tree_op {
     ftc_cop_t base;
@@ -76,7 +77,7 @@ static void down_deliver(tree_op_t *t, const uint8_t *value, bool failed)
                       op->nbytes);
     }
     if (!failed && op->nbytes > 0 && op->args.recvbuf != value)
-        memcpy(op->args.recvbuf, value, op->nbytes);
+        ftc_copy_bytes(op->args.recvbuf, value, op->nbytes);
     ftc_cop_complete(op, failed ? FTC_EPEER_FAILED : FTC_OK);
     ftc_cop_finish(op);
 }
@@ -113,7 +114,7 @@ static void up_try_finish(tree_op_t *t)
     /* root */
     if (op->coll == FTC_COLL_REDUCE) {
         if (!t->failure && op->nbytes > 0)
-            memcpy(op->args.recvbuf, t->acc, op->nbytes);
+            ftc_copy_bytes(op->args.recvbuf, t->acc, op->nbytes);
         ftc_cop_complete(op, t->failure ? FTC_EPEER_FAILED : FTC_OK);
         ftc_cop_finish(op);
     } else {
@@ -259,7 +260,7 @@ int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         return FTC_ENOMEM;
     }
     if (t->base.nbytes > 0 && (has_up || t->me == 0))
-        memcpy(t->acc, args->sendbuf, t->base.nbytes);
+        ftc_copy_bytes(t->acc, args->sendbuf, t->base.nbytes);
     t->up_pending = t->n_up;
     ftc_cop_register(&t->base);
     if (!has_up) {
