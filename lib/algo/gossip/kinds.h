@@ -29,13 +29,21 @@ enum {
                                          answer to a message: never
                                          answered in turn by another
                                          stopped one */
-    FTC_GOSSIP_WF_RECOVER = 1u << 13  /* a push carrying mass a failure
+    FTC_GOSSIP_WF_RECOVER = 1u << 13, /* a push carrying mass a failure
                                          displaced: by a delivered
                                          process iterating again after
                                          one, or by one still iterating
                                          that lost a neighbour. Only
                                          such a push wakes a delivered
                                          process (op.c, maybe_wake) */
+    FTC_GOSSIP_WF_UNSETTLED = 1u << 14 /* the sender has not delivered
+                                         and some neighbour has not yet
+                                         applied a message it sent since
+                                         its estimate last moved: mass
+                                         it pushed before is still on
+                                         the wire or ignored, and its
+                                         agreement says nothing yet
+                                         (op.c, all_settled) */
 };
 
 static inline bool ftc_gossip_msg_valid(const ftc_wire_header_t *hdr)
@@ -45,7 +53,8 @@ static inline bool ftc_gossip_msg_valid(const ftc_wire_header_t *hdr)
                & ~(unsigned)(FTC_GOSSIP_WF_DONE | FTC_GOSSIP_WF_SAW_DONE
                              | FTC_GOSSIP_WF_SYNC | FTC_GOSSIP_WF_WANT
                              | FTC_GOSSIP_WF_ANSWER
-                             | FTC_GOSSIP_WF_RECOVER))
+                             | FTC_GOSSIP_WF_RECOVER
+                             | FTC_GOSSIP_WF_UNSETTLED))
                   == 0;
 }
 
