@@ -295,17 +295,19 @@ static void test_runs(void)
 /* ---- bit flips in flows, the checksum off --------------------------------- */
 
 /* A flipped bit in a flow message reaches push-flow or PCF (the checksum
- * is off, headers are left alone). At one flip per 5000 messages every
- * run of these seeds still reaches the target; at one per 1000, a flip
- * in an exponent bit that spreads before the next good message
- * overwrites it can ruin the floating point (docs/gossip.md): there only
- * delivery and the end are asserted, and the accurate runs counted. */
+ * is off, headers are left alone). A flip in an exponent bit that
+ * spreads before the next good message overwrites it can ruin the
+ * floating point (docs/gossip.md): at one flip per 5000 messages that
+ * happens in a few runs in a hundred (ftcoll-sim --bitflips 0.0002,
+ * seeds 1-200: push-flow 8, PCF 2), so at most one of these eight seeds
+ * may miss the target; at one per 1000 only delivery and the end are
+ * asserted, and the accurate runs counted. */
 static void test_bit_flips(void)
 {
     ftc_algo_t algos[3] = {FTC_ALGO_PUSH_FLOW, FTC_ALGO_PCF, FTC_ALGO_PCF};
     for (unsigned a = 0; a < 3; a++) {
         uint64_t flips = 0;
-        uint32_t accurate = 0;
+        uint32_t accurate = 0, accurate_rare = 0;
         for (uint64_t seed = 1; seed <= 8; seed++)
             for (unsigned rate = 0; rate < 2; rate++) {
                 gc_run_t run;
@@ -315,7 +317,7 @@ static void test_bit_flips(void)
                 run.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
                 run.seed = seed;
                 run.flip_prob = rate == 0 ? 0.0002 : 0.001;
-                run.accuracy_recorded_only = rate == 1;
+                run.accuracy_recorded_only = true;
                 gc_outcome_t o;
                 gc_check(&run, &o);
                 flips += o.flipped;
@@ -329,16 +331,22 @@ static void test_bit_flips(void)
                     accurate += o.ok && o.max_rel_error <= 16 * 4 * 1e-14;
                     continue;
                 }
-                CHECK_MSG(o.ok, "%s%s, flips at %.4f, seed %llu: %s",
+                CHECK_MSG(o.ok, "%s%s, flips at %.4f, seed %llu: every live "
+                                "process delivers and ends: %s",
                           algo_name(run.algo),
                           a == 2 ? " (bit-flip tolerant)" : "", run.flip_prob,
                           (unsigned long long)seed, o.why);
+                accurate_rare += o.ok && o.max_rel_error <= 16 * 4 * 1e-14;
             }
         CHECK_MSG(flips > 0, "flips happened");
-        printf("  %s%s: %llu flips; at one per 1000 messages %u of 8 runs "
-               "accurate\n", algo_name(algos[a]),
+        CHECK_MSG(accurate_rare >= 7, "%s%s, flips at 0.0002: %u of 8 runs "
+                                      "reach the target (at least 7)",
+                  algo_name(algos[a]), a == 2 ? " (bit-flip tolerant)" : "",
+                  accurate_rare);
+        printf("  %s%s: %llu flips; %u of 8 runs accurate at one per 5000 "
+               "messages, %u of 8 at one per 1000\n", algo_name(algos[a]),
                a == 2 ? " (bit-flip tolerant)" : "", (unsigned long long)flips,
-               accurate);
+               accurate_rare, accurate);
     }
 }
 
@@ -713,9 +721,10 @@ static uint64_t slow_sweep(ftc_algo_t algo)
  * most of the mass is on the wire at any time. Asserted per run: the
  * checker's properties, that the loss happened, and that every process
  * passed the local test before the 20000-iteration cap (the report's
- * iterations below it). Half of push-flow's runs reached the cap before
- * the local test took mass in flight into account (docs/gossip.md, "the
- * local convergence test"). Returns the runs that failed. */
+ * iterations below it). PCF passes, and took fewer iterations once the
+ * local test saw the mass in flight; push-flow does not: its estimate
+ * keeps moving by 1e-10 per iteration on such links, whatever the test
+ * (docs/gossip.md, "Not built yet"). Returns the runs that failed. */
 static uint32_t long_links(ftc_algo_t algo, uint64_t seed0, uint32_t nruns)
 {
     uint32_t bad = 0;
