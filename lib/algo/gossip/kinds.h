@@ -37,13 +37,13 @@ enum {
                                          such a push wakes a delivered
                                          process (op.c, maybe_wake) */
     FTC_GOSSIP_WF_UNSETTLED = 1u << 14 /* the sender has not delivered
-                                         and some neighbour has not yet
-                                         applied a message it sent since
-                                         its estimate last moved: mass
-                                         it pushed before is still on
-                                         the wire or ignored, and its
-                                         agreement says nothing yet
-                                         (op.c, all_settled) */
+                                         and pushes of its that no
+                                         neighbour has echoed yet, made
+                                         while its estimate was
+                                         elsewhere, could still move the
+                                         aggregate: its agreement says
+                                         nothing yet (op.c,
+                                         neighbour_unsettled) */
 };
 
 static inline bool ftc_gossip_msg_valid(const ftc_wire_header_t *hdr)

@@ -54,10 +54,11 @@
  * 1e-15 target a partly drained one delivered its estimate to 1e-12 (the
  * estimate is a difference of flows divided by a weight that small).
  * Converged processes exchange about half a share per push, far above
- * this. Its limit: where links are ten or more periods long, most of the
- * mass is in flight, every process holds and receives a small part of
- * its share, and the test rarely counts (docs/gossip.md, "Not built
- * yet"): the period should exceed the round trip.
+ * this. Where links are ten or more periods long most of the mass is in
+ * flight and a process often holds little; what it pushed and nobody has
+ * applied yet is accounted for by the echoes (all_settled), and the
+ * period should still exceed the round trip (docs/gossip.md, "Links
+ * slower than the period").
  */
 #define RECEIVED_MIN (1.0 / 64)
 
@@ -189,6 +190,18 @@ static double deviation(const void *ctx, uint32_t iteration, float drift)
  */
 #define SETTLED_SHIFT 4.0
 
+/*
+ * What a process must have in flight to say UNSETTLED, relative to
+ * target: sixteen times what stops its own delivery. The flag stops
+ * every neighbour, and it is stale when it arrives (how the sender stood
+ * when it last picked us, a degree's worth of periods ago): at the
+ * threshold above, flags that flickered while every estimate still moved
+ * by 1e-15 held back an operation of example-dmgs-qr (n = 64, target
+ * 1e-15) until its 1500-iteration cap. The case the flag exists for
+ * parked 3.6 shares of weight 1e-9 off, far above either.
+ */
+#define UNSETTLED_SHIFT (16 * SETTLED_SHIFT)
+
 /* Whether the pushes our neighbours have not echoed yet can move the
  * aggregate by no more than SETTLED_SHIFT * target once they land: the
  * sum over them of the weight each moved times how far its ratio (our
@@ -205,14 +218,18 @@ static double deviation(const void *ctx, uint32_t iteration, float drift)
  * ignored, until 60 % of the weight of n = 8 was parked there, pushed
  * before the follower's estimate settled (docs/gossip.md, "the local
  * convergence test"). */
-static bool all_settled(const ftc_gossip_op_t *g)
+static bool settled_within(const ftc_gossip_op_t *g, double shift)
 {
     double offset = 0.0;
     for (uint32_t i = 0; i < g->nlinks; i++)
         if (g->links[i].alive)
             offset += ftc_gossip_echo_offset(&g->links[i].echo, deviation, g);
-    return offset <= SETTLED_SHIFT * g->target * g->weight_unit
-                          * g->base.group->n;
+    return offset <= shift * g->target * g->weight_unit * g->base.group->n;
+}
+
+static bool all_settled(const ftc_gossip_op_t *g)
+{
+    return settled_within(g, SETTLED_SHIFT);
 }
 
 /* Whether a live neighbour's latest message said UNSETTLED: its own
@@ -255,7 +272,7 @@ static void send_flagged(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push,
         hdr.flags |= FTC_GOSSIP_WF_SYNC;
     if (waiting_on(l))
         hdr.flags |= FTC_GOSSIP_WF_WANT;
-    if (!op->delivered && !all_settled(g))
+    if (!op->delivered && !settled_within(g, UNSETTLED_SHIFT))
         hdr.flags |= FTC_GOSSIP_WF_UNSETTLED;
     ftc_iov_t iov = {g->msg, msg_len(g->rules, g->m)};
     if (paced) {
