@@ -12,8 +12,10 @@
 
 enum {
     /* One exchange: push-sum's mass, push-flow's flow, PCF's tuple
-     * <f1, f2, c, r>. A push moved mass to the receiver; a sync (the
-     * SYNC flag) only restates the sender's flows, to end a link cleanly. */
+     * <f1, f2, c, r>, then the echo trailer (echo.h: the message's
+     * sequence number on the link and the receiver's it echoes). A push
+     * moved mass to the receiver; a sync (the SYNC flag) only restates
+     * the sender's flows, to end a link cleanly. */
     FTC_GOSSIP_MSG_FLOW = 1
 };
 
