@@ -19,6 +19,10 @@
  *   test_gossip --slow-sweep ALGO    n = 8 under loss, some processes
  *                                    answering late for a while (144
  *                                    schedules)
+ *   test_gossip --long-links ALGO SEED RUNS
+ *                                    n = 6 under loss, links 10 to 20
+ *                                    periods long: every process passes
+ *                                    the local test before the cap
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,17 +295,19 @@ static void test_runs(void)
 /* ---- bit flips in flows, the checksum off --------------------------------- */
 
 /* A flipped bit in a flow message reaches push-flow or PCF (the checksum
- * is off, headers are left alone). At one flip per 5000 messages every
- * run of these seeds still reaches the target; at one per 1000, a flip
- * in an exponent bit that spreads before the next good message
- * overwrites it can ruin the floating point (docs/gossip.md): there only
- * delivery and the end are asserted, and the accurate runs counted. */
+ * is off, headers are left alone). A flip in an exponent bit that
+ * spreads before the next good message overwrites it can ruin the
+ * floating point (docs/gossip.md): at one flip per 5000 messages that
+ * happens in a few runs in a hundred (ftcoll-sim --bitflips 0.0002,
+ * seeds 1-200: push-flow 8, PCF 2), so at most one of these eight seeds
+ * may miss the target; at one per 1000 only delivery and the end are
+ * asserted, and the accurate runs counted. */
 static void test_bit_flips(void)
 {
     ftc_algo_t algos[3] = {FTC_ALGO_PUSH_FLOW, FTC_ALGO_PCF, FTC_ALGO_PCF};
     for (unsigned a = 0; a < 3; a++) {
         uint64_t flips = 0;
-        uint32_t accurate = 0;
+        uint32_t accurate = 0, accurate_rare = 0;
         for (uint64_t seed = 1; seed <= 8; seed++)
             for (unsigned rate = 0; rate < 2; rate++) {
                 gc_run_t run;
@@ -311,7 +317,7 @@ static void test_bit_flips(void)
                 run.params.neighbours = FTC_NEIGHBOURS_HYPERCUBE;
                 run.seed = seed;
                 run.flip_prob = rate == 0 ? 0.0002 : 0.001;
-                run.accuracy_recorded_only = rate == 1;
+                run.accuracy_recorded_only = true;
                 gc_outcome_t o;
                 gc_check(&run, &o);
                 flips += o.flipped;
@@ -325,16 +331,22 @@ static void test_bit_flips(void)
                     accurate += o.ok && o.max_rel_error <= 16 * 4 * 1e-14;
                     continue;
                 }
-                CHECK_MSG(o.ok, "%s%s, flips at %.4f, seed %llu: %s",
+                CHECK_MSG(o.ok, "%s%s, flips at %.4f, seed %llu: every live "
+                                "process delivers and ends: %s",
                           algo_name(run.algo),
                           a == 2 ? " (bit-flip tolerant)" : "", run.flip_prob,
                           (unsigned long long)seed, o.why);
+                accurate_rare += o.ok && o.max_rel_error <= 16 * 4 * 1e-14;
             }
         CHECK_MSG(flips > 0, "flips happened");
-        printf("  %s%s: %llu flips; at one per 1000 messages %u of 8 runs "
-               "accurate\n", algo_name(algos[a]),
+        CHECK_MSG(accurate_rare >= 7, "%s%s, flips at 0.0002: %u of 8 runs "
+                                      "reach the target (at least 7)",
+                  algo_name(algos[a]), a == 2 ? " (bit-flip tolerant)" : "",
+                  accurate_rare);
+        printf("  %s%s: %llu flips; %u of 8 runs accurate at one per 5000 "
+               "messages, %u of 8 at one per 1000\n", algo_name(algos[a]),
                a == 2 ? " (bit-flip tolerant)" : "", (unsigned long long)flips,
-               accurate);
+               accurate_rare, accurate);
     }
 }
 
@@ -702,6 +714,51 @@ static uint64_t slow_sweep(ftc_algo_t algo)
     return runs;
 }
 
+/* ---- links ten to twenty periods long ------------------------------------- */
+
+/* 100 to 200 us links against the 10 us period, 5 % loss, full graph of
+ * 6 (ftcoll-sim --latency-ns 100000 --jitter-ns 100000 --loss 0.05 -n 6):
+ * most of the mass is on the wire at any time. Asserted per run: the
+ * checker's properties, that the loss happened, and that every process
+ * passed the local test before the 20000-iteration cap (the report's
+ * iterations below it). PCF passes, and took fewer iterations once the
+ * local test saw the mass in flight; push-flow does not: its estimate
+ * keeps moving by 1e-10 per iteration on such links, whatever the test
+ * (docs/gossip.md, "Not built yet"). Returns the runs that failed. */
+static uint32_t long_links(ftc_algo_t algo, uint64_t seed0, uint32_t nruns)
+{
+    uint32_t bad = 0;
+    for (uint64_t seed = seed0; seed < seed0 + nruns; seed++) {
+        gc_run_t run;
+        gc_run_init(&run, 6);
+        run.algo = algo;
+        run.seed = seed;
+        run.drop_prob = 0.05;
+        run.latency_ns = 100000;
+        run.jitter_ns = 100000;
+        CHECK_MSG(run.latency_ns >= 10 * run.params.period_ns,
+                  "links at least ten periods long");
+        gc_outcome_t o;
+        gc_check(&run, &o);
+        bool capped = o.max_iterations >= run.params.max_iterations;
+        bad += !o.ok || capped || o.dropped == 0;
+        CHECK_MSG(o.ok && o.dropped > 0,
+                  "%s n 6, 100-200 us links, 5%% loss, seed %llu: %s "
+                  "(%llu dropped)", algo_name(algo),
+                  (unsigned long long)seed, o.why,
+                  (unsigned long long)o.dropped);
+        CHECK_MSG(!capped,
+                  "%s n 6, 100-200 us links, 5%% loss, seed %llu: a process "
+                  "reached the %llu-iteration cap (%llu iterations)",
+                  algo_name(algo), (unsigned long long)seed,
+                  (unsigned long long)run.params.max_iterations,
+                  (unsigned long long)o.max_iterations);
+    }
+    printf("  %s: %u of %u runs failed or reached the cap\n", algo_name(algo),
+           bad, nruns);
+    return bad;
+}
+
 /* ---- PCF with many messages in flight per link ---------------------------- */
 
 /* Links three periods long (30 us +- 15 against a 10 us period): each
@@ -901,6 +958,9 @@ int main(int argc, char **argv)
         run.drop_prob = 0.05;
         run.params.target = 1e-14;
         expect_run(&run, "one slow schedule");
+    } else if (argc == 5 && strcmp(argv[1], "--long-links") == 0) {
+        (void)long_links(parse_algo(argv[2]), strtoull(argv[3], NULL, 10),
+                         (uint32_t)atoi(argv[4]));
     } else if (argc == 3 && strcmp(argv[1], "--slow-sweep") == 0) {
         uint64_t runs = slow_sweep(parse_algo(argv[2]));
         printf("slow sweep %s: %llu runs\n", argv[2], (unsigned long long)runs);
@@ -919,7 +979,8 @@ int main(int argc, char **argv)
         test_bit_flips();
     } else {
         fprintf(stderr, "usage: test_gossip [--exhaustive ALGO N [all] | --random "
-                        "ALGO N RUNS SEED [SHAPE] | --slow-sweep ALGO]\n");
+                        "ALGO N RUNS SEED [SHAPE] | --slow-sweep ALGO | "
+                        "--long-links ALGO SEED RUNS]\n");
         return 2;
     }
     return check_report();

@@ -10,6 +10,7 @@
 
 #include "ftcoll/gossip.h"
 #include "core/op.h"
+#include "algo/gossip/echo.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -26,12 +27,17 @@ typedef struct ftc_gossip_link {
                             the target, mass came from it, or any
                             message once it had delivered (op.c,
                             all_spoke) */
+    bool peer_unsettled; /* its latest message had UNSETTLED: it still
+                            waits for its own flow to land (op.c,
+                            all_settled) */
     bool leads;          /* PCF: this end (the lower rank) decides when
                             the passive flow is cancelled */
     bool heard_set;      /* PCF follower: heard holds this round's value */
     bool cancel_due;     /* PCF leader: the follower holds the negation of
                             our passive flow: cancel it as we next send */
     uint32_t r;          /* PCF: the link's round; flow r mod 2 is active */
+    ftc_gossip_echo_t echo; /* what of our flow the peer has applied
+                               (echo.h; op.c, all_settled) */
     double *f;           /* push-flow: f_ij (m); PCF: f_ij1, f_ij2 (2m) */
     double *cancelled;   /* PCF: passive flows absorbed into phi (m), for
                             the mass account only */
@@ -47,7 +53,7 @@ typedef struct ftc_gossip_rules {
     const char *name;
     uint32_t link_flows;     /* flow vectors per link: 0, 1 or 2 */
     bool tolerant;           /* loss and failures keep the mass */
-    /* Payload bytes of one message. */
+    /* Payload bytes of one message (the echo trailer comes after). */
     size_t (*payload_len)(uint32_t m);
     /* This process's current (s, w): its share of the mass. */
     void (*mass)(const ftc_gossip_op_t *g, double *e);
@@ -55,8 +61,11 @@ typedef struct ftc_gossip_rules {
      * this process's mass to l (the paper's "on send"), a sync does not. */
     void (*build)(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push,
                   uint8_t *out);
-    /* A message from l (payload_len bytes, already length-checked). */
-    void (*receive)(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
+    /* A message from l (payload_len bytes, already length-checked).
+     * Returns whether its flows were applied: false when they were
+     * ignored (PCF: a stale or corrupted round), so the message is not
+     * echoed as taken in. */
+    bool (*receive)(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
                     const uint8_t *payload);
     /* l's neighbour failed: exclude it (the flows to it set to zero). */
     void (*lose)(ftc_gossip_op_t *g, ftc_gossip_link_t *l);
@@ -83,6 +92,11 @@ struct ftc_gossip_op {
     double *written_off;         /* PCF: cancelled flows of lost links */
     double *est, *prev_est;      /* count each */
     double *scratch;             /* m */
+    double *history;             /* the estimates of the last history_len
+                                    iterations (count each; NaN: none),
+                                    for how far an unechoed push is from
+                                    the estimate now (op.c, deviation) */
+    uint32_t history_len;
     uint8_t *msg;                /* one payload */
     ftc_gossip_link_t *links;
     uint32_t nlinks, nalive;

@@ -12,8 +12,10 @@
 
 enum {
     /* One exchange: push-sum's mass, push-flow's flow, PCF's tuple
-     * <f1, f2, c, r>. A push moved mass to the receiver; a sync (the
-     * SYNC flag) only restates the sender's flows, to end a link cleanly. */
+     * <f1, f2, c, r>, then the echo trailer (echo.h: the message's
+     * sequence number on the link and the receiver's it echoes). A push
+     * moved mass to the receiver; a sync (the SYNC flag) only restates
+     * the sender's flows, to end a link cleanly. */
     FTC_GOSSIP_MSG_FLOW = 1
 };
 
@@ -29,13 +31,21 @@ enum {
                                          answer to a message: never
                                          answered in turn by another
                                          stopped one */
-    FTC_GOSSIP_WF_RECOVER = 1u << 13  /* a push carrying mass a failure
+    FTC_GOSSIP_WF_RECOVER = 1u << 13, /* a push carrying mass a failure
                                          displaced: by a delivered
                                          process iterating again after
                                          one, or by one still iterating
                                          that lost a neighbour. Only
                                          such a push wakes a delivered
                                          process (op.c, maybe_wake) */
+    FTC_GOSSIP_WF_UNSETTLED = 1u << 14 /* the sender has not delivered
+                                         and pushes of its that no
+                                         neighbour has echoed yet, made
+                                         while its estimate was
+                                         elsewhere, could still move the
+                                         aggregate: its agreement says
+                                         nothing yet (op.c,
+                                         neighbour_unsettled) */
 };
 
 static inline bool ftc_gossip_msg_valid(const ftc_wire_header_t *hdr)
@@ -45,7 +55,8 @@ static inline bool ftc_gossip_msg_valid(const ftc_wire_header_t *hdr)
                & ~(unsigned)(FTC_GOSSIP_WF_DONE | FTC_GOSSIP_WF_SAW_DONE
                              | FTC_GOSSIP_WF_SYNC | FTC_GOSSIP_WF_WANT
                              | FTC_GOSSIP_WF_ANSWER
-                             | FTC_GOSSIP_WF_RECOVER))
+                             | FTC_GOSSIP_WF_RECOVER
+                             | FTC_GOSSIP_WF_UNSETTLED))
                   == 0;
 }
 

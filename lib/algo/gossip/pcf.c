@@ -165,11 +165,11 @@ static bool same(const double *a, const double *b, uint32_t m)
     return memcmp(a, b, sizeof(double) * m) == 0;
 }
 
-static void lead_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
+static bool lead_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
                          const uint8_t *payload, uint32_t rj)
 {
     if (rj != l->r)
-        return; /* the follower has not seen our round yet: stale */
+        return false; /* the follower has not seen our round yet: stale */
     unsigned a = l->r & 1u, p = 1u - a;
     adopt(g, l, a, payload);
     double *theirs = g->scratch;
@@ -182,15 +182,17 @@ static void lead_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
      * pushes that arrive before then still count on the active flow. */
     if (opposite)
         l->cancel_due = true;
+    return true;
 }
 
-static void follow_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
+static bool follow_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
                            const uint8_t *payload, uint32_t rj)
 {
     if (rj == l->r + 1)
         next_round(g, l); /* the leader cancelled: we cancel the same */
     else if (rj != l->r)
-        return; /* corrupted: the leader is never behind or two ahead */
+        return false; /* corrupted: the leader is never behind or two
+                         ahead */
     unsigned a = l->r & 1u, p = 1u - a;
     adopt(g, l, a, payload);
     double *stated = g->scratch;
@@ -198,24 +200,29 @@ static void follow_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
     bool repeated = l->heard_set && same(stated, l->heard, g->m);
     memcpy(l->heard, stated, sizeof(double) * g->m);
     if (l->heard_set && !repeated)
-        return; /* one message's word against the last one's: wait */
+        return false; /* one message's word against the last one's: wait */
     l->heard_set = true;
     for (uint32_t k = 0; k < g->m; k++)
         stated[k] = -stated[k];
     set_flow(g, l, p, stated);
+    return true;
 }
 
-static void pcf_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
+/* Applied only when the round is right: a leader's stale-round message
+ * from its follower is ignored, and so must not be echoed as taken in,
+ * or the follower would think its pushes landed while the leader's round
+ * change is still on its way and will give them back (docs/gossip.md,
+ * "the local convergence test"). */
+static bool pcf_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
                         const uint8_t *payload)
 {
     uint32_t rr[2];
     memcpy(rr, payload + sizeof(double) * 2 * g->m, sizeof(rr));
     if (rr[1] != ~rr[0])
-        return; /* a flipped bit in the round: wait for the next message */
+        return false; /* a flipped bit in the round: wait for the next */
     if (l->leads)
-        lead_receive(g, l, payload, rr[0]);
-    else
-        follow_receive(g, l, payload, rr[0]);
+        return lead_receive(g, l, payload, rr[0]);
+    return follow_receive(g, l, payload, rr[0]);
 }
 
 static void pcf_lose(ftc_gossip_op_t *g, ftc_gossip_link_t *l)

@@ -40,7 +40,7 @@ static void pf_build(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push,
     memcpy(out, l->f, sizeof(double) * g->m);
 }
 
-static void pf_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
+static bool pf_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
                        const uint8_t *payload)
 {
     double v;
@@ -48,6 +48,7 @@ static void pf_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
         memcpy(&v, payload + sizeof(double) * k, sizeof(v));
         l->f[k] = -v;
     }
+    return true;
 }
 
 static void pf_lose(ftc_gossip_op_t *g, ftc_gossip_link_t *l)

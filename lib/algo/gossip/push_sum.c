@@ -32,7 +32,7 @@ static void ps_build(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push,
     memcpy(out, half, sizeof(double) * g->m);
 }
 
-static void ps_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
+static bool ps_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
                        const uint8_t *payload)
 {
     (void)l;
@@ -41,6 +41,7 @@ static void ps_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
         memcpy(&v, payload + sizeof(double) * k, sizeof(v));
         g->phi[k] += v;
     }
+    return true;
 }
 
 static void ps_lose(ftc_gossip_op_t *g, ftc_gossip_link_t *l)
