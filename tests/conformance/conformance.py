@@ -698,13 +698,14 @@ class Suite:
         # stopped rank, resumed once its peers exited, must have learnt
         # that it was excluded, on every backend (over UCX shared memory
         # only with a larger FIFO, UCX_MM_FIFO_SIZE above: docs/ucx.md).
-        # Over ZeroMQ the connections are made before the first operation
-        # (FTCOLL_ZMQ_CONNECT=eager): the notice of a peer that excludes
-        # the stopped process, having never talked to it, can only pass a
-        # connection whose handshake was done before the stop.
+        # Over ZeroMQ the connections are made on demand (the default):
+        # the notice of a peer that excludes the stopped process, having
+        # never talked to it, waits behind a handshake the stopped process
+        # cannot answer and is lost when that peer exits; the peers that
+        # talked to it tell it too, also those that learnt its failure
+        # from another member (lib/core/notice.c).
         quick = {"FTCOLL_SUSPECT_MS": "50", "FTCOLL_PROBE_MS": "100",
-                 "FTCOLL_PROBE_BACKOFF": "1", "FTCOLL_ZMQ_HEARTBEAT_MS": "0",
-                 "FTCOLL_ZMQ_CONNECT": "eager"}
+                 "FTCOLL_PROBE_BACKOFF": "1", "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
         # A bcast's stopped process is excluded by its parent, and its
         # notice comes from a peer that has exited by the time it resumes
         # (the ZeroMQ backend reads a lost peer's last messages before it
@@ -735,13 +736,14 @@ class Suite:
         # the late probes failed before the notices were read; shared
         # memory: UCX's keepalive filled its FIFO and the notices were
         # cancelled in the senders at exit: docs/ucx.md).
-        # Over ZeroMQ the connections are made before the first operation
-        # (FTCOLL_ZMQ_CONNECT=eager): the notice of a peer that excludes
-        # the stopped process, having never talked to it, can only pass a
-        # connection whose handshake was done before the stop.
+        # Over ZeroMQ the connections are made on demand (the default):
+        # the notice of a peer that excludes the stopped process, having
+        # never talked to it, waits behind a handshake the stopped process
+        # cannot answer and is lost when that peer exits; the peers that
+        # talked to it tell it too, also those that learnt its failure
+        # from another member (lib/core/notice.c).
         quick = {"FTCOLL_SUSPECT_MS": "50", "FTCOLL_PROBE_MS": "100",
-                 "FTCOLL_PROBE_BACKOFF": "1", "FTCOLL_ZMQ_HEARTBEAT_MS": "0",
-                 "FTCOLL_ZMQ_CONNECT": "eager"}
+                 "FTCOLL_PROBE_BACKOFF": "1", "FTCOLL_ZMQ_HEARTBEAT_MS": "0"}
 
         def by_keepalive():
             # A stopped process is alive: no backend reports it (ZMTP
