@@ -711,16 +711,26 @@ class Suite:
         # (the ZeroMQ backend reads a lost peer's last messages before it
         # reports the loss: backends/zmq/inbound.c), often after all its
         # operations' data (it learns at finalize: landed() above).
+        # A bcast's root (rank 0) is the exception to lazy connections:
+        # it needs nobody to run its first ten operations, so it may stop
+        # before its I/O thread has made a connection either way (its
+        # DATA never left, nobody sent to it); then only a connection to
+        # it made before the first operation carries a notice (lazily,
+        # about 4 in 10 root stops failed, with or without
+        # lib/core/notice.c: docs/ftco.md).
         for coll in ("allreduce", "bcast"):
             n, v = 6, self.rng.randint(0, 5)
             name = "stop %s ftco n=%d victim=%d (keepalive 50+100 ms)" % (
                 coll, n, v)
+            env = dict(quick)
+            if coll == "bcast" and v == 0:
+                env["FTCOLL_ZMQ_CONNECT"] = "eager"
 
-            def fn(coll=coll, n=n, v=v):
+            def fn(coll=coll, n=n, v=v, env=env):
                 args = ["--coll", coll, "--algo", "ftco", "-f", 0,
                         "--iters", 40, "--warmup", 0, "--quiet",
                         "--stop", "%d@10" % v]
-                job = self.run(n, args, ["--may-fail", str(v)], env=quick)
+                job = self.run(n, args, ["--may-fail", str(v)], env=env)
                 problems = self.check(job, n, coll, stops=[v], ops=40)
                 if not any(s["counters"]["probes_sent"]
                            for r, s in job.summary.items() if r != v):
