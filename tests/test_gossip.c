@@ -978,8 +978,9 @@ static int schedule_main(int argc, char **argv)
 /* The two schedules of the exhaustive PCF sweep with EXCLUDE_ALL (ring
  * of 6, rank 1 crashed before the operation, rank 0 after its 137th or
  * 138th send) in which rank 4 delivered 1.2 % off the survivors'
- * aggregate: rank 0's crash split a round of the link 0-5 between the
- * ends' cancelled flows (docs/gossip.md, "Faults"). */
+ * aggregate: the mass rank 0's exclusion displaced reached 5, 4 and 3
+ * but never the stopped rank 2, because 4, which had lost nobody, did
+ * not pass RECOVER on to the delivered 3 (docs/gossip.md, "Faults"). */
 static void ring6_schedules(void)
 {
     for (uint64_t k = 137; k <= 138; k++) {
