@@ -23,7 +23,7 @@
  *                                    n = 6 under loss, links 10 to 20
  *                                    periods long: every process passes
  *                                    the local test before the cap
- *   test_gossip --schedule ALGO N full|ring flows|all CRASH... [--trace]
+ *   test_gossip --schedule ALGO N full|ring flows|all [CRASH...] [--trace]
  *                                    one schedule of --exhaustive, its
  *                                    seed and all: CRASH is R:before or
  *                                    R@K (rank R crashed after its K-th
@@ -931,7 +931,7 @@ static void replay_schedule(gc_run_t *run, const char *what)
 
 static int schedule_main(int argc, char **argv)
 {
-    /* --schedule ALGO N SHAPE EXCLUSION CRASH... [--trace] */
+    /* --schedule ALGO N SHAPE EXCLUSION [CRASH...] [--trace] */
     ftc_algo_t algo = parse_algo(argv[2]);
     uint32_t n = (uint32_t)atoi(argv[3]);
     if (n < 2 || n > 64) {
@@ -1096,7 +1096,7 @@ int main(int argc, char **argv)
     } else if (argc == 3 && strcmp(argv[1], "--slow-sweep") == 0) {
         uint64_t runs = slow_sweep(parse_algo(argv[2]));
         printf("slow sweep %s: %llu runs\n", argv[2], (unsigned long long)runs);
-    } else if (argc >= 7 && strcmp(argv[1], "--schedule") == 0) {
+    } else if (argc >= 6 && strcmp(argv[1], "--schedule") == 0) {
         return schedule_main(argc, argv);
     } else if (argc == 2 && strcmp(argv[1], "--ring6-schedules") == 0) {
         ring6_schedules();
@@ -1117,7 +1117,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_gossip [--exhaustive ALGO N [all] | --random "
                         "ALGO N RUNS SEED [SHAPE] | --slow-sweep ALGO | "
                         "--long-links ALGO SEED RUNS | --schedule ALGO N "
-                        "full|ring flows|all CRASH... [--trace] | "
+                        "full|ring flows|all [CRASH...] [--trace] | "
                         "--ring6-schedules]\n");
         return 2;
     }
