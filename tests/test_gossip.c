@@ -23,10 +23,12 @@
  *                                    n = 6 under loss, links 10 to 20
  *                                    periods long: every process passes
  *                                    the local test before the cap
- *   test_gossip --schedule ALGO N full|ring flows|all [CRASH...] [--trace]
+ *   test_gossip --schedule ALGO N full|ring|hypercube flows|all [CRASH...]
+ *               [--trace] [--seed S]
  *                                    one schedule of --exhaustive, its
- *                                    seed and all: CRASH is R:before or
- *                                    R@K (rank R crashed after its K-th
+ *                                    seed (or S: an ftcoll-sim run's)
+ *                                    and all: CRASH is R:before or R@K
+ *                                    (rank R crashed after its K-th
  *                                    send); --trace prints each
  *                                    iteration's largest and smallest
  *                                    error of the live processes
@@ -931,7 +933,7 @@ static void replay_schedule(gc_run_t *run, const char *what)
 
 static int schedule_main(int argc, char **argv)
 {
-    /* --schedule ALGO N SHAPE EXCLUSION [CRASH...] [--trace] */
+    /* --schedule ALGO N SHAPE EXCLUSION [CRASH...] [--trace] [--seed S] */
     ftc_algo_t algo = parse_algo(argv[2]);
     uint32_t n = (uint32_t)atoi(argv[3]);
     if (n < 2 || n > 64) {
@@ -943,8 +945,11 @@ static int schedule_main(int argc, char **argv)
         shape = FTC_NEIGHBOURS_FULL;
     else if (strcmp(argv[4], "ring") == 0)
         shape = FTC_NEIGHBOURS_RING;
+    else if (strcmp(argv[4], "hypercube") == 0)
+        shape = FTC_NEIGHBOURS_HYPERCUBE;
     else {
-        fprintf(stderr, "test_gossip: SHAPE: full or ring, not '%s'\n", argv[4]);
+        fprintf(stderr, "test_gossip: SHAPE: full, ring or hypercube, not "
+                        "'%s'\n", argv[4]);
         return 2;
     }
     ftc_gossip_exclusion_t ex;
@@ -962,6 +967,17 @@ static int schedule_main(int argc, char **argv)
     for (int i = 6; i < argc; i++) {
         if (strcmp(argv[i], "--trace") == 0) {
             run.trace = stdout;
+            continue;
+        }
+        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+            /* ftcoll-sim's runs: its --seed, its crashes listed here */
+            char *end;
+            run.seed = strtoull(argv[++i], &end, 10);
+            if (*end != '\0' || end == argv[i]) {
+                fprintf(stderr, "test_gossip: --seed: a number, not '%s'\n",
+                        argv[i]);
+                return 2;
+            }
             continue;
         }
         if (run.ncrash == 2 || !parse_crash(argv[i], n, &run.crash[run.ncrash])) {
@@ -1117,7 +1133,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_gossip [--exhaustive ALGO N [all] | --random "
                         "ALGO N RUNS SEED [SHAPE] | --slow-sweep ALGO | "
                         "--long-links ALGO SEED RUNS | --schedule ALGO N "
-                        "full|ring flows|all [CRASH...] [--trace] | "
+                        "full|ring|hypercube flows|all [CRASH...] [--trace] "
+                        "[--seed S] | "
                         "--ring6-schedules]\n");
         return 2;
     }
