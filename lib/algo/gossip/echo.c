@@ -65,6 +65,15 @@ void ftc_gossip_echo_read(ftc_gossip_echo_t *e, const uint8_t *in,
     e->nunechoed -= gone;
 }
 
+bool ftc_gossip_echo_peek(const uint8_t *in, uint32_t *seq, uint32_t *echo)
+{
+    uint32_t w[3];
+    memcpy(w, in, sizeof(w));
+    *seq = w[0];
+    *echo = w[1];
+    return w[2] == ~(w[0] ^ w[1]);
+}
+
 void ftc_gossip_echo_drift(ftc_gossip_echo_t *e, double change)
 {
     /* A NaN or infinite change (no estimate, a corrupted flow) makes

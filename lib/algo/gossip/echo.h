@@ -62,6 +62,11 @@ void ftc_gossip_echo_write(ftc_gossip_echo_t *e, double weight,
 void ftc_gossip_echo_read(ftc_gossip_echo_t *e, const uint8_t *in,
                           bool applied);
 
+/* Read a message's trailer without taking it in: the sender's sequence
+ * number and its echo of ours. false when the check word does not match
+ * (a flipped bit). */
+bool ftc_gossip_echo_peek(const uint8_t *in, uint32_t *seq, uint32_t *echo);
+
 /* Our estimate moved by change (relative) this iteration: every push
  * still on the way is that much further from it. */
 void ftc_gossip_echo_drift(ftc_gossip_echo_t *e, double change);

@@ -252,6 +252,8 @@ static void send_flagged(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push,
                          unsigned extra_flags, bool paced)
 {
     ftc_cop_t *op = &g->base;
+    if (push && g->rules->may_push != NULL && !g->rules->may_push(g, l))
+        push = false;
     g->rules->mass(g, g->scratch);
     double before = g->scratch[g->m - 1];
     g->rules->build(g, l, push, g->msg);
