@@ -41,6 +41,7 @@ void ftc_gossip_echo_write(ftc_gossip_echo_t *e, double weight,
     e->sent++;
     if (weight != 0.0)
         remember(e, (float)fabs(weight), iteration);
+    e->told = e->applied;
     uint32_t w[3] = {e->sent, e->applied, ~(e->sent ^ e->applied)};
     memcpy(out, w, sizeof(w));
 }

@@ -39,6 +39,7 @@ typedef struct ftc_gossip_echo {
                            sequence number (the first is 1) */
     uint32_t applied;   /* the peer's sequence number of the latest message
                            from it whose flows we applied: what we echo */
+    uint32_t told;      /* applied as our latest message echoed it */
     uint32_t echoed;    /* the highest of our sequence numbers the peer has
                            echoed: it applied our flows up to that message */
     uint32_t nunechoed;

@@ -477,26 +477,56 @@ static bool test_passes(const ftc_gossip_op_t *g)
            && all_settled(g) && !neighbour_unsettled(g);
 }
 
+/* Whether a push to l would move mass now (push-flow paces its pushes
+ * to the link's round trip, gossip.h may_push). */
+static bool pushable(const ftc_gossip_op_t *g, const ftc_gossip_link_t *l)
+{
+    return g->rules->may_push == NULL || g->rules->may_push(g, l);
+}
+
+/* Whether a message to l would be of use now: a push that moves mass,
+ * or a sync that echoes a message of the neighbour's we applied since
+ * we last wrote to it (its own push may wait for that echo). */
+static bool ready_link(const ftc_gossip_op_t *g,
+                       const ftc_gossip_link_t *l)
+{
+    return pushable(g, l) || l->echo.applied != l->echo.told;
+}
+
+/* A partner among the eligible links, preferring one a push would move
+ * mass to: picking a link whose push must wait and sending it a sync
+ * would waste the iteration while another neighbour could take mass
+ * (push-flow on the hypercube with 1 us links took 360 iterations to
+ * 1e-14 at n = 64 instead of 214). Only when no eligible link may take
+ * a push does a sync go, and it still carries this process's echoes, so
+ * two ends that both wait for an echo cannot stall each other. */
 static ftc_gossip_link_t *choose(ftc_gossip_op_t *g, bool after_delivery)
 {
-    uint32_t eligible = 0;
+    uint32_t eligible = 0, ready = 0;
     for (uint32_t i = 0; i < g->nlinks; i++)
-        eligible += eligible_link(&g->links[i], after_delivery);
+        if (eligible_link(&g->links[i], after_delivery)) {
+            eligible++;
+            ready += ready_link(g, &g->links[i]);
+        }
     if (eligible == 0)
         return NULL;
+    bool need_ready = ready > 0;
     if (g->params.partner == FTC_PARTNER_ROUND_ROBIN) {
         for (uint32_t t = 0; t < g->nlinks; t++) {
             ftc_gossip_link_t *l = &g->links[g->rr];
             g->rr = (g->rr + 1) % g->nlinks;
-            if (eligible_link(l, after_delivery))
+            if (eligible_link(l, after_delivery)
+                && (!need_ready || ready_link(g, l)))
                 return l;
         }
         return NULL;
     }
-    uint64_t pick = ftc_cop_random_below(&g->base, eligible);
+    uint64_t pick = ftc_cop_random_below(&g->base, need_ready ? ready
+                                                              : eligible);
     for (uint32_t i = 0; i < g->nlinks; i++) {
         ftc_gossip_link_t *l = &g->links[i];
-        if (eligible_link(l, after_delivery)) {
+        if (eligible_link(l, after_delivery)
+            && (!need_ready || ready_link(g, l))) {
             if (pick == 0)
                 return l;
             pick--;
