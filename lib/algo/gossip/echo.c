@@ -41,7 +41,7 @@ void ftc_gossip_echo_write(ftc_gossip_echo_t *e, double weight,
     e->sent++;
     if (weight != 0.0)
         remember(e, (float)fabs(weight), iteration);
-    e->told = e->applied;
+    e->told = e->heard;
     uint32_t w[3] = {e->sent, e->applied, ~(e->sent ^ e->applied)};
     memcpy(out, w, sizeof(w));
 }
@@ -53,6 +53,8 @@ void ftc_gossip_echo_read(ftc_gossip_echo_t *e, const uint8_t *in,
     memcpy(w, in, sizeof(w));
     if (w[2] != ~(w[0] ^ w[1]))
         return;
+    if (w[0] > e->heard)
+        e->heard = w[0];
     if (applied)
         e->applied = w[0];
     if (w[1] > e->sent || w[1] <= e->echoed)

@@ -39,7 +39,11 @@ typedef struct ftc_gossip_echo {
                            sequence number (the first is 1) */
     uint32_t applied;   /* the peer's sequence number of the latest message
                            from it whose flows we applied: what we echo */
-    uint32_t told;      /* applied as our latest message echoed it */
+    uint32_t heard;     /* the peer's sequence number of the latest
+                           message from it, applied or not */
+    uint32_t told;      /* heard as it was when we last wrote to the peer:
+                           while it differs, the peer has spoken since and
+                           waits for our answer (op.c, ready_link) */
     uint32_t echoed;    /* the highest of our sequence numbers the peer has
                            echoed: it applied our flows up to that message */
     uint32_t nunechoed;

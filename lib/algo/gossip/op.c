@@ -485,12 +485,13 @@ static bool pushable(const ftc_gossip_op_t *g, const ftc_gossip_link_t *l)
 }
 
 /* Whether a message to l would be of use now: a push that moves mass,
- * or a sync that echoes a message of the neighbour's we applied since
- * we last wrote to it (its own push may wait for that echo). */
+ * or a sync answering a message the neighbour sent since we last wrote
+ * to it: its own push may wait for our echo, or it wrote before it saw
+ * our latest push, which may have been lost (push-flow, gossip.h). */
 static bool ready_link(const ftc_gossip_op_t *g,
                        const ftc_gossip_link_t *l)
 {
-    return pushable(g, l) || l->echo.applied != l->echo.told;
+    return pushable(g, l) || l->echo.heard != l->echo.told;
 }
 
 /* A partner among the eligible links, preferring one a push would move
