@@ -36,6 +36,8 @@ typedef struct ftc_gossip_link {
     bool cancel_due;     /* PCF leader: the follower holds the negation of
                             our passive flow: cancel it as we next send */
     uint32_t r;          /* PCF: the link's round; flow r mod 2 is active */
+    uint64_t wrote_at;   /* our iteration when we last wrote to it (op.c,
+                            ready_link) */
     uint32_t pushed_seq; /* push-flow: the sequence number (echo.h) of our
                             latest message that pushed on this link */
     uint32_t peer_pushed_seq; /* push-flow: the peer's pushed_seq as its
