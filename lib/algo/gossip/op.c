@@ -21,8 +21,9 @@
  * displaced (maybe_wake), for a bounded time; the messages that merely
  * move its estimate never make it push on its own again. They used to,
  * whenever the estimate moved by more than the target, and push-flow's
- * estimates keep moving by that much where links hold several messages
- * each way (every crossing adopts a stale flow): delivered processes
+ * estimates kept moving by that much where links hold several messages
+ * each way (every crossing adopted a stale flow, before push_flow.c
+ * resolved crossings at the link's lower rank): delivered processes
  * pushed to everyone and woke each other until they gave up at
  * 2 * max_iterations, a storm of 40 000 messages per process in the
  * simulator with 20 us links and up to a million in a libfabric job.
@@ -549,9 +550,9 @@ static ftc_gossip_link_t *choose(ftc_gossip_op_t *g, bool after_delivery)
  * have not delivered yet rely on the recovering ones to reach it), at
  * least twice the local test's window. Once as long was too short on a
  * path: a ring of 6 cut open by a failure ended its recoveries while the
- * far end still converged, and delivered 1.4e-12 off. Push-flow's test
- * may never pass again where links hold several messages each way; the
- * bound ends the recovery all the same. */
+ * far end still converged, and delivered 1.4e-12 off. A test that does
+ * not pass again (push-flow's, where links held several messages each
+ * way, before crossings resolved) still ends the recovery by the bound. */
 static uint64_t recovery_span(const ftc_gossip_op_t *g)
 {
     uint64_t first = g->delivered_at > g->stable_needed ? g->delivered_at
@@ -693,8 +694,8 @@ static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
     /* A delivered process answers a neighbour that still waits for it,
      * unless it waits for that neighbour itself: then its next iteration
      * tells the neighbour, and an answer now could cross that
-     * iteration's push and undo it (push-flow's receiver adopts whatever
-     * flow arrives last). A stopped process answers a push with a push:
+     * iteration's push and undo it (a push-flow crossing costs the
+     * higher rank its push, push_flow.c). A stopped process answers a push with a push:
      * a neighbour iterating again after a late failure then gets mass
      * back instead of pumping its own into processes that keep it, and
      * hears back, so it can settle. */
