@@ -734,9 +734,9 @@ static uint64_t slow_sweep(ftc_algo_t algo)
  * checker's properties, that the loss happened, and that every process
  * passed the local test before the 20000-iteration cap (the report's
  * iterations below it). PCF passes, and took fewer iterations once the
- * local test saw the mass in flight; push-flow does not: its estimate
- * keeps moving by 1e-10 per iteration on such links, whatever the test
- * (docs/gossip.md, "Not built yet"). Returns the runs that failed. */
+ * local test saw the mass in flight; push-flow passes since a crossing
+ * resolves to the link's lower rank (test_gossip_crossing.c asserts it
+ * with the held weight too). Returns the runs that failed. */
 static uint32_t long_links(ftc_algo_t algo, uint64_t seed0, uint32_t nruns)
 {
     uint32_t bad = 0;

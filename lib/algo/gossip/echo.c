@@ -41,6 +41,7 @@ void ftc_gossip_echo_write(ftc_gossip_echo_t *e, double weight,
     e->sent++;
     if (weight != 0.0)
         remember(e, (float)fabs(weight), iteration);
+    e->told = e->heard;
     uint32_t w[3] = {e->sent, e->applied, ~(e->sent ^ e->applied)};
     memcpy(out, w, sizeof(w));
 }
@@ -52,6 +53,8 @@ void ftc_gossip_echo_read(ftc_gossip_echo_t *e, const uint8_t *in,
     memcpy(w, in, sizeof(w));
     if (w[2] != ~(w[0] ^ w[1]))
         return;
+    if (w[0] > e->heard)
+        e->heard = w[0];
     if (applied)
         e->applied = w[0];
     if (w[1] > e->sent || w[1] <= e->echoed)
@@ -63,6 +66,15 @@ void ftc_gossip_echo_read(ftc_gossip_echo_t *e, const uint8_t *in,
     memmove(e->unechoed, e->unechoed + gone,
             sizeof(e->unechoed[0]) * (e->nunechoed - gone));
     e->nunechoed -= gone;
+}
+
+bool ftc_gossip_echo_peek(const uint8_t *in, uint32_t *seq, uint32_t *echo)
+{
+    uint32_t w[3];
+    memcpy(w, in, sizeof(w));
+    *seq = w[0];
+    *echo = w[1];
+    return w[2] == ~(w[0] ^ w[1]);
 }
 
 void ftc_gossip_echo_drift(ftc_gossip_echo_t *e, double change)

@@ -39,6 +39,11 @@ typedef struct ftc_gossip_echo {
                            sequence number (the first is 1) */
     uint32_t applied;   /* the peer's sequence number of the latest message
                            from it whose flows we applied: what we echo */
+    uint32_t heard;     /* the peer's sequence number of the latest
+                           message from it, applied or not */
+    uint32_t told;      /* heard as it was when we last wrote to the peer:
+                           while it differs, the peer has spoken since and
+                           waits for our answer (op.c, ready_link) */
     uint32_t echoed;    /* the highest of our sequence numbers the peer has
                            echoed: it applied our flows up to that message */
     uint32_t nunechoed;
@@ -61,6 +66,11 @@ void ftc_gossip_echo_write(ftc_gossip_echo_t *e, double weight,
  * restates it). */
 void ftc_gossip_echo_read(ftc_gossip_echo_t *e, const uint8_t *in,
                           bool applied);
+
+/* Read a message's trailer without taking it in: the sender's sequence
+ * number and its echo of ours. false when the check word does not match
+ * (a flipped bit). */
+bool ftc_gossip_echo_peek(const uint8_t *in, uint32_t *seq, uint32_t *echo);
 
 /* Our estimate moved by change (relative) this iteration: every push
  * still on the way is that much further from it. */

@@ -36,6 +36,12 @@ typedef struct ftc_gossip_link {
     bool cancel_due;     /* PCF leader: the follower holds the negation of
                             our passive flow: cancel it as we next send */
     uint32_t r;          /* PCF: the link's round; flow r mod 2 is active */
+    uint64_t wrote_at;   /* our iteration when we last wrote to it (op.c,
+                            ready_link) */
+    uint32_t pushed_seq; /* push-flow: the sequence number (echo.h) of our
+                            latest message that pushed on this link */
+    uint32_t peer_pushed_seq; /* push-flow: the peer's pushed_seq as its
+                                 latest message we applied stated it */
     ftc_gossip_echo_t echo; /* what of our flow the peer has applied
                                (echo.h; op.c, all_settled) */
     double *f;           /* push-flow: f_ij (m); PCF: f_ij1, f_ij2 (2m) */
@@ -61,6 +67,10 @@ typedef struct ftc_gossip_rules {
      * this process's mass to l (the paper's "on send"), a sync does not. */
     void (*build)(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push,
                   uint8_t *out);
+    /* Whether a push to l may move mass now; false: the message goes as
+     * a sync (push-flow: our last push there is not echoed yet). NULL:
+     * always. */
+    bool (*may_push)(const ftc_gossip_op_t *g, const ftc_gossip_link_t *l);
     /* A message from l (payload_len bytes, already length-checked).
      * Returns whether its flows were applied: false when they were
      * ignored (PCF: a stale or corrupted round), so the message is not

@@ -21,8 +21,9 @@
  * displaced (maybe_wake), for a bounded time; the messages that merely
  * move its estimate never make it push on its own again. They used to,
  * whenever the estimate moved by more than the target, and push-flow's
- * estimates keep moving by that much where links hold several messages
- * each way (every crossing adopts a stale flow): delivered processes
+ * estimates kept moving by that much where links hold several messages
+ * each way (every crossing adopted a stale flow, before push_flow.c
+ * resolved crossings at the link's lower rank): delivered processes
  * pushed to everyone and woke each other until they gave up at
  * 2 * max_iterations, a storm of 40 000 messages per process in the
  * simulator with 20 us links and up to a million in a libfabric job.
@@ -252,10 +253,13 @@ static void send_flagged(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push,
                          unsigned extra_flags, bool paced)
 {
     ftc_cop_t *op = &g->base;
+    if (push && g->rules->may_push != NULL && !g->rules->may_push(g, l))
+        push = false;
     g->rules->mass(g, g->scratch);
     double before = g->scratch[g->m - 1];
     g->rules->build(g, l, push, g->msg);
     g->rules->mass(g, g->scratch);
+    l->wrote_at = g->iterations;
     ftc_gossip_echo_write(&l->echo,
                           g->have_est && before > 0.0
                               ? before - g->scratch[g->m - 1] : 0.0,
@@ -475,26 +479,64 @@ static bool test_passes(const ftc_gossip_op_t *g)
            && all_settled(g) && !neighbour_unsettled(g);
 }
 
+/* Whether a push to l would move mass now (push-flow paces its pushes
+ * to the link's round trip, gossip.h may_push). */
+static bool pushable(const ftc_gossip_op_t *g, const ftc_gossip_link_t *l)
+{
+    return g->rules->may_push == NULL || g->rules->may_push(g, l);
+}
+
+/* Whether a message to l would be of use now: a push that moves mass;
+ * a sync answering a message the neighbour sent since we last wrote to
+ * it (its own push may wait for our echo, or it wrote before it saw our
+ * latest push, which the loss may have taken: push-flow, push_flow.c);
+ * or a sync to a link we have not written to for a degree's worth of
+ * iterations, which repeats what a lost message said. Without the last,
+ * a push-flow link whose push and answer were both lost went silent for
+ * good on a full graph, where some other link is nearly always ready:
+ * 523 of the 1152 deliveries of the slow sweep (test_gossip
+ * --slow-sweep push-flow) came at the 20000-iteration cap. */
+static bool ready_link(const ftc_gossip_op_t *g,
+                       const ftc_gossip_link_t *l)
+{
+    return pushable(g, l) || l->echo.heard != l->echo.told
+           || g->iterations - l->wrote_at >= g->nlinks;
+}
+
+/* A partner among the eligible links, preferring one a push would move
+ * mass to: picking a link whose push must wait and sending it a sync
+ * would waste the iteration while another neighbour could take mass
+ * (push-flow on the hypercube with 1 us links took 360 iterations to
+ * 1e-14 at n = 64 instead of 214). Only when no eligible link may take
+ * a push does a sync go, and it still carries this process's echoes, so
+ * two ends that both wait for an echo cannot stall each other. */
 static ftc_gossip_link_t *choose(ftc_gossip_op_t *g, bool after_delivery)
 {
-    uint32_t eligible = 0;
+    uint32_t eligible = 0, ready = 0;
     for (uint32_t i = 0; i < g->nlinks; i++)
-        eligible += eligible_link(&g->links[i], after_delivery);
+        if (eligible_link(&g->links[i], after_delivery)) {
+            eligible++;
+            ready += ready_link(g, &g->links[i]);
+        }
     if (eligible == 0)
         return NULL;
+    bool need_ready = ready > 0;
     if (g->params.partner == FTC_PARTNER_ROUND_ROBIN) {
         for (uint32_t t = 0; t < g->nlinks; t++) {
             ftc_gossip_link_t *l = &g->links[g->rr];
             g->rr = (g->rr + 1) % g->nlinks;
-            if (eligible_link(l, after_delivery))
+            if (eligible_link(l, after_delivery)
+                && (!need_ready || ready_link(g, l)))
                 return l;
         }
         return NULL;
     }
-    uint64_t pick = ftc_cop_random_below(&g->base, eligible);
+    uint64_t pick = ftc_cop_random_below(&g->base, need_ready ? ready
+                                                              : eligible);
     for (uint32_t i = 0; i < g->nlinks; i++) {
         ftc_gossip_link_t *l = &g->links[i];
-        if (eligible_link(l, after_delivery)) {
+        if (eligible_link(l, after_delivery)
+            && (!need_ready || ready_link(g, l))) {
             if (pick == 0)
                 return l;
             pick--;
@@ -508,9 +550,9 @@ static ftc_gossip_link_t *choose(ftc_gossip_op_t *g, bool after_delivery)
  * have not delivered yet rely on the recovering ones to reach it), at
  * least twice the local test's window. Once as long was too short on a
  * path: a ring of 6 cut open by a failure ended its recoveries while the
- * far end still converged, and delivered 1.4e-12 off. Push-flow's test
- * may never pass again where links hold several messages each way; the
- * bound ends the recovery all the same. */
+ * far end still converged, and delivered 1.4e-12 off. A test that does
+ * not pass again (push-flow's, where links held several messages each
+ * way, before crossings resolved) still ends the recovery by the bound. */
 static uint64_t recovery_span(const ftc_gossip_op_t *g)
 {
     uint64_t first = g->delivered_at > g->stable_needed ? g->delivered_at
@@ -662,8 +704,8 @@ static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
     /* A delivered process answers a neighbour that still waits for it,
      * unless it waits for that neighbour itself: then its next iteration
      * tells the neighbour, and an answer now could cross that
-     * iteration's push and undo it (push-flow's receiver adopts whatever
-     * flow arrives last). A stopped process answers a push with a push:
+     * iteration's push and undo it (a push-flow crossing costs the
+     * higher rank its push, push_flow.c). A stopped process answers a push with a push:
      * a neighbour iterating again after a late failure then gets mass
      * back instead of pumping its own into processes that keep it, and
      * hears back, so it can settle. */
