@@ -88,3 +88,8 @@ bool ftc_cutoff_overturned(const ftc_context_t *ctx, uint32_t peer)
     const ftc_probe_answer_t *a = answer_find(ctx, peer);
     return a != NULL && a->refuted;
 }
+
+bool ftc_cutoff_answered_since(const ftc_context_t *ctx)
+{
+    return ctx->round_trip_seen && ctx->round_trip_at > ctx->last_failure_at;
+}

@@ -291,6 +291,7 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
          * group that way (core/cutoff.c). */
         if (hdr.kind == FTC_MSG_EXCLUDED
             && (uint64_t)ctx->nfailed_observed * 2 > (uint64_t)ctx->size - 1
+            && !ftc_cutoff_answered_since(ctx)
             && !(hdr.aux == FTC_EXCLUDED_PROBE_EXPIRED
                  && ftc_cutoff_refutes(ctx, hdr.sender,
                                        ctx->ops.now(ctx->tp)))) {
@@ -344,6 +345,8 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
         return FTC_OK;
     }
     /* Every segment counts: a peer streaming a large value is alive. */
+    if (hdr.kind == FTC_MSG_PROBE_ACK)
+        ftc_monitor_probe_answered(ctx, hdr.sender);
     ftc_monitor_heard(ctx, hdr.sender);
 
     uint8_t *whole = NULL;
