@@ -288,7 +288,9 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
          * dropped could evict healthy ones on its way out. Failures
          * learned from others do not count: a process that hears them is
          * not cut off, and a deaf process's own suspicions reach the
-         * group that way (core/cutoff.c). */
+         * group that way (core/cutoff.c). Nor does the count when a
+         * probe of ours was answered promptly since our last verdict:
+         * a third process hears us (core/cutoff.c). */
         if (hdr.kind == FTC_MSG_EXCLUDED
             && (uint64_t)ctx->nfailed_observed * 2 > (uint64_t)ctx->size - 1
             && !ftc_cutoff_answered_since(ctx)
