@@ -52,9 +52,10 @@ static const ftc_knob_t knobs[] = {
      "peer is reported unreachable (connect_retries)."},
     {"FTCOLL_ZMQ_CONNECT", "lazy",
      "eager: connect to every peer when the peers are set and wait for "
-     "the handshakes (a stopped process still receives its exclusion "
-     "notice); lazy: on the first send to, or watch of, a peer "
-     "(eager_connect)."},
+     "the handshakes (a stopped process receives an exclusion notice "
+     "from any peer); lazy: on the first send to, or watch of, a peer "
+     "(a stopped process receives it from the peers that had sent to "
+     "it) (eager_connect)."},
     {"FTCOLL_ZMQ_GRACE_MS", "2",
      "Delay between a lost connection and its report to the core, for a "
      "peer that never connected to this rank (disconnect_grace_ms); a "

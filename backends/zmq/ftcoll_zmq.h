@@ -149,7 +149,9 @@ typedef struct ftc_zmq_config {
      * (SIGSTOP): an exclusion notice then reaches it, to read when it
      * resumes. Made only on demand (0, the default), a connection to a
      * stopped process cannot finish its handshake, and what is sent on
-     * it is dropped when the sender exits. n - 1 connections per rank. */
+     * it is dropped when the sender exits; the notice then comes from
+     * the peers that had sent to it before it stopped, which the core
+     * has tell it (lib/core/notice.c). n - 1 connections per rank. */
     int eager_connect;
 } ftc_zmq_config_t;
 

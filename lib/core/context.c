@@ -9,8 +9,10 @@
 
 #include "core/group.h"
 #include "core/monitor.h"
+#include "core/notice.h"
 #include "core/segment.h"
 #include "core/send.h"
+#include "core/talked.h"
 
 
 void ftc_config_init(ftc_config_t *cfg)
@@ -101,6 +103,8 @@ void ftc_context_destroy(ftc_context_t *ctx)
     ftc_pending_free_list(ctx->orphans);
     free(ctx->watches);
     free(ctx->answers);
+    ftc_talked_free(ctx);
+    ftc_notice_free(ctx);
     free(ctx->fail_queue);
     free(ctx->failed);
     free(ctx->timed_out);
@@ -151,10 +155,10 @@ void ftc_context_counters(const ftc_context_t *ctx, ftc_counters_t *out)
         *out = ctx->counters;
 }
 
-void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r)
+/* Record r failed, for good, and tell the backend, the monitor and the
+ * operations (at the next settle). r is valid and not failed yet. */
+static void declare(ftc_context_t *ctx, uint32_t r)
 {
-    if (r >= ctx->size || r == ctx->rank || ftc_context_is_failed(ctx, r))
-        return;
     if (ctx->nfailed == ctx->capfailed) {
         uint32_t cap = ctx->capfailed ? ctx->capfailed * 2 : 8;
         uint32_t *a = realloc(ctx->failed, sizeof(uint32_t) * cap);
@@ -185,12 +189,23 @@ void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r)
     ctx->fail_queue[ctx->fail_queue_len++] = r;
 }
 
+void ftc_ctx_declare_failed(ftc_context_t *ctx, uint32_t r)
+{
+    if (r >= ctx->size || r == ctx->rank || ftc_context_is_failed(ctx, r))
+        return;
+    declare(ctx, r);
+    /* Learnt from another member: r may be a stopped process that only
+     * we, of those who talk to it, can still tell (core/notice.c). After
+     * peer_down, which may drop what the backend still queues for r. */
+    ftc_notice_learnt(ctx, r);
+}
+
 void ftc_ctx_declare_observed_failed(ftc_context_t *ctx, uint32_t r)
 {
     if (r >= ctx->size || r == ctx->rank || ftc_context_is_failed(ctx, r))
         return;
     ctx->nfailed_observed++;
-    ftc_ctx_declare_failed(ctx, r);
+    declare(ctx, r);
 }
 
 bool ftc_ctx_timed_out(const ftc_context_t *ctx, uint32_t r)

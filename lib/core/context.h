@@ -59,6 +59,15 @@ typedef struct ftc_probe_answer {
                                failed (core/cutoff.c) */
 } ftc_probe_answer_t;
 
+/* The peers this process has sent to (core/talked.c): world ranks + 1
+ * (0: an empty slot) in an open-addressed table of 2^(32 - shift)
+ * slots, at most half full; NULL until the first send. */
+typedef struct ftc_talked {
+    uint32_t *keys;
+    uint32_t n;
+    uint32_t shift;
+} ftc_talked_t;
+
 /* One outstanding send that the backend completes later (core/send.c). */
 typedef struct ftc_send_link {
     struct ftc_send_link *prev, *next;
@@ -114,6 +123,13 @@ struct ftc_context {
      * long before says the peer does not hear us (core/cutoff.c). */
     ftc_probe_answer_t *answers;
     uint32_t nanswers, capanswers;
+
+    /* Who gets an exclusion notice (core/notice.c): the peers this
+     * process talks to, and those it has told they were excluded (few:
+     * a list). */
+    ftc_talked_t talked;
+    uint32_t *told;
+    uint32_t ntold, captold;
 
     /* Outstanding sends, so destroy can free them: the sentinel of a
      * circular list. */

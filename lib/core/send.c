@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "core/copy.h"
+#include "core/notice.h"
 #include "core/segment.h"
 #include "core/send.h"
+#include "core/talked.h"
 
 
 typedef struct ftc_send_rec {
@@ -168,6 +170,7 @@ send_wire(ftc_context_t *ctx, uint32_t dest,
         ftc_ctx_declare_observed_failed(ctx, dest);
         return FTC_ETRANSPORT;
     }
+    ftc_talked_note(ctx, dest);
     ctx->counters.msgs_sent++;
     ctx->counters.bytes_sent += len;
     return FTC_OK;
@@ -274,6 +277,8 @@ int ftc_ctx_send_control_op(ftc_context_t *ctx, uint32_t dest,
     int rc = ctx_send_raw(ctx, dest, &hdr, NULL, 0, NULL, &inline_done);
     if (rc == FTC_OK && kind == FTC_MSG_PROBE)
         ctx->counters.probes_sent++;
+    if (rc == FTC_OK && kind == FTC_MSG_EXCLUDED)
+        ftc_notice_note_told(ctx, dest);
     return rc;
 }
 

@@ -116,6 +116,10 @@ struct ftc_gossip_op {
     uint64_t delivered_at;       /* iterations when it delivered */
     uint64_t woke_at;            /* iterations when it last woke */
     uint32_t wakes_left;         /* wakes a RECOVER push may still cause */
+    bool displaced;              /* took in a RECOVER push before it
+                                    delivered: its own pushes carry mass
+                                    a failure displaced, and say so
+                                    (op.c, gossip_on_timer) */
     bool watching_root;
     uint32_t lost;
 };

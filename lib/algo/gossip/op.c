@@ -557,12 +557,22 @@ static void gossip_on_timer(ftc_cop_t *op)
             send_to(g, l, !l->peer_done);
     } else {
         /* A process that lost a neighbour holds mass the failure
-         * displaced; its neighbours may have delivered meanwhile and
-         * must spread it again (RECOVER), or it converges with them
-         * alone to a value that is no aggregate. */
+         * displaced, and so does one that took in a RECOVER push; its
+         * neighbours may have delivered meanwhile and must spread it
+         * again (RECOVER), or it converges with them alone to a value
+         * that is no aggregate. Passing the flag on matters where the
+         * failure's neighbour is not next to every delivered process:
+         * on a ring of 6 cut to the path 2-3-4-5 by crashes of 1 and 0,
+         * 5 lost 0 and pushed RECOVER to 4, but 4 had lost nobody, so
+         * its pushes did not wake the delivered 3, 3 never pushed to 2
+         * (stopped, holding a quarter of the survivors' weight at the
+         * old value), and 3, 4 and 5 agreed 1.2 % off the survivors'
+         * aggregate (docs/gossip.md, "Faults"). */
         l = choose(g, false);
         if (l != NULL)
-            send_flagged(g, l, true, g->lost > 0 ? FTC_GOSSIP_WF_RECOVER : 0,
+            send_flagged(g, l, true,
+                         g->lost > 0 || g->displaced ? FTC_GOSSIP_WF_RECOVER
+                                                     : 0,
                          true);
     }
     ftc_cop_timer_arm(op, ftc_cop_now(op) + g->params.period_ns);
@@ -690,8 +700,11 @@ static void gossip_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         send_flagged(g, l, false, FTC_GOSSIP_WF_ANSWER, false);
     else if (op->delivered && !g->ticking && !answer && (want || push))
         send_flagged(g, l, push, FTC_GOSSIP_WF_ANSWER, false);
-    if (hdr->flags & FTC_GOSSIP_WF_RECOVER)
+    if (hdr->flags & FTC_GOSSIP_WF_RECOVER) {
+        if (!op->delivered)
+            g->displaced = true;
         maybe_wake(g, false);
+    }
     maybe_stop(g);
 }
 
