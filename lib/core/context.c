@@ -172,6 +172,7 @@ static void declare(ftc_context_t *ctx, uint32_t r)
             sizeof(uint32_t) * (ctx->nfailed - at));
     ctx->failed[at] = r;
     ctx->nfailed++;
+    ctx->last_failure_at = ctx->ops.now(ctx->tp);
     if (ctx->ops.peer_down != NULL)
         ctx->ops.peer_down(ctx->tp, r);
     ftc_segment_peer_down(ctx, r);

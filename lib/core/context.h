@@ -37,6 +37,11 @@ typedef struct ftc_watch {
     uint32_t backoff;
     uint64_t window;
     uint64_t series_at;     /* when the series' first probe went out */
+    /* Probes sent to peer and not answered yet, and when the last went
+     * out: an answer to the only one outstanding, within its first wait,
+     * is a prompt round trip (core/cutoff.c, "a third process"). */
+    uint32_t probes_out;
+    uint64_t probe_at;
     /* Another member claims the peer failed (core/monitor.c,
      * ftc_monitor_verify): one of refs is the claim's, and the series
      * is one probe long. */
@@ -81,6 +86,13 @@ struct ftc_context {
      * out, its transport reported it), not learned from others: "mutual
      * suspicion" weighs these (core/dispatch.c). */
     uint32_t nfailed_observed;
+    /* When this process last declared a peer failed (own or learnt), and
+     * when a probe of its own was last answered within its first wait:
+     * a prompt round trip after every failure we hold says we are not
+     * the cut-off side (core/cutoff.c, "a third process"). */
+    uint64_t last_failure_at;
+    uint64_t round_trip_at;
+    bool round_trip_seen;
     /* Of those, the ones this process's own keepalive timed out (no
      * transport report): a word that rests on a timeout alone may come
      * from a process cut off from the group (core/monitor.c,

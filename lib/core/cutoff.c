@@ -36,6 +36,16 @@
  * which a deaf one never sends, since it receives nothing. So a refutation
  * is remembered, and a "heard you" notice from the refuted peer overturns
  * it: this process leaves, as a slow process must.
+ *
+ * "Mutual suspicion" (core/dispatch.c) takes "most of my peers failed, by
+ * my own timeouts" for "I am the one cut off"; beside real crashes that
+ * count misleads. With two crashed and one stopped process at n = 5, the
+ * healthy process that timed out all three holds 3 of 4 failed, and the
+ * stopped one's refutation notice, arriving late, made it leave as well.
+ * A third process tells: a cut-off process completes no round trip (it
+ * hears nobody, or nobody hears it in time), so a probe of ours answered
+ * within its first wait, after every failure we declared, says that a
+ * peer we hold live hears us and is heard; then we stay.
  */
 #include <stdlib.h>
 
@@ -87,4 +97,9 @@ bool ftc_cutoff_overturned(const ftc_context_t *ctx, uint32_t peer)
 {
     const ftc_probe_answer_t *a = answer_find(ctx, peer);
     return a != NULL && a->refuted;
+}
+
+bool ftc_cutoff_answered_since(const ftc_context_t *ctx)
+{
+    return ctx->round_trip_seen && ctx->round_trip_at > ctx->last_failure_at;
 }

@@ -32,6 +32,12 @@ void ftc_cutoff_note_refuted(ftc_context_t *ctx, uint32_t peer);
  * (its messages were slow, not the peer deaf). */
 bool ftc_cutoff_overturned(const ftc_context_t *ctx, uint32_t peer);
 
+/* Whether a probe of ours was answered promptly (within its first wait,
+ * core/monitor.c) after the last failure this process declared: a peer
+ * it does not hold failed hears it and is heard, so it is not the side
+ * cut off, however many of the group it observed failed. */
+bool ftc_cutoff_answered_since(const ftc_context_t *ctx);
+
 #pragma GCC visibility pop
 
 #endif

@@ -288,9 +288,12 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
          * dropped could evict healthy ones on its way out. Failures
          * learned from others do not count: a process that hears them is
          * not cut off, and a deaf process's own suspicions reach the
-         * group that way (core/cutoff.c). */
+         * group that way (core/cutoff.c). Nor does the count when a
+         * probe of ours was answered promptly since our last verdict:
+         * a third process hears us (core/cutoff.c). */
         if (hdr.kind == FTC_MSG_EXCLUDED
             && (uint64_t)ctx->nfailed_observed * 2 > (uint64_t)ctx->size - 1
+            && !ftc_cutoff_answered_since(ctx)
             && !(hdr.aux == FTC_EXCLUDED_PROBE_EXPIRED
                  && ftc_cutoff_refutes(ctx, hdr.sender,
                                        ctx->ops.now(ctx->tp)))) {
@@ -344,6 +347,8 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
         return FTC_OK;
     }
     /* Every segment counts: a peer streaming a large value is alive. */
+    if (hdr.kind == FTC_MSG_PROBE_ACK)
+        ftc_monitor_probe_answered(ctx, hdr.sender);
     ftc_monitor_heard(ctx, hdr.sender);
 
     uint8_t *whole = NULL;

@@ -139,6 +139,8 @@ void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
     w->backoff = 0;
     w->window = 0;
     w->series_at = 0;
+    w->probes_out = 0;
+    w->probe_at = 0;
     w->deadline = sat_add(ctx->ops.now(ctx->tp), ctx->cfg.suspect_timeout_ns);
     w->group_id = op->group->id;
     w->epoch = op->group->epoch;
@@ -216,6 +218,22 @@ void ftc_monitor_heard(ftc_context_t *ctx, uint32_t peer)
     }
 }
 
+void ftc_monitor_probe_answered(ftc_context_t *ctx, uint32_t peer)
+{
+    ftc_watch_t *w = watch_find(ctx, peer);
+    if (w == NULL || w->probes_out == 0)
+        return;
+    /* Channels keep order, so this answers the oldest probe out; only
+     * the answer to the last one sent times a round trip. */
+    if (--w->probes_out != 0 || !w->probing)
+        return;
+    uint64_t now = ctx->ops.now(ctx->tp);
+    if (now >= w->probe_at && now - w->probe_at <= ctx->cfg.probe_timeout_ns) {
+        ctx->round_trip_at = now;
+        ctx->round_trip_seen = true;
+    }
+}
+
 /* Send w's peer a probe that waits window: about the oldest operation
  * of the watch's group still waiting for its result. */
 static void probe_send(ftc_context_t *ctx, ftc_watch_t *w, uint64_t now,
@@ -223,6 +241,8 @@ static void probe_send(ftc_context_t *ctx, ftc_watch_t *w, uint64_t now,
 {
     w->probing = true;
     w->window = window;
+    w->probes_out++;
+    w->probe_at = now;
     w->deadline = sat_add(now, window);
     ftc_watch_t about = *w;
     uint32_t word = 0;

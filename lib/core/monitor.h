@@ -21,6 +21,10 @@ void ftc_monitor_release(ftc_context_t *ctx, uint32_t peer);
 void ftc_monitor_verify(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op);
 /* Any message from peer shows it is alive. */
 void ftc_monitor_heard(ftc_context_t *ctx, uint32_t peer);
+/* peer answered a probe of ours (a PROBE_ACK, before ftc_monitor_heard):
+ * if it answered the one probe outstanding within the first wait, note a
+ * prompt round trip (core/cutoff.c, "a third process"). */
+void ftc_monitor_probe_answered(ftc_context_t *ctx, uint32_t peer);
 /* Probe or declare expired watches. */
 void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now);
 /* The earliest watch deadline (UINT64_MAX: none). Inline: every settle
