@@ -111,6 +111,18 @@ static bool run(uint32_t n, enum what what, uint64_t *t, uint64_t *msgs)
     return ok;
 }
 
+/* A table's title, then its header row: P and one column per run kind. */
+static void table_header(const char *title)
+{
+    printf("%s:\n\n| P |", title);
+    for (int w = 0; w < NWHAT; w++)
+        printf(" %s |", what_name[w]);
+    printf("\n|---|");
+    for (int w = 0; w < NWHAT; w++)
+        printf("---|");
+    printf("\n");
+}
+
 int main(int argc, char **argv)
 {
     static const uint32_t def[] = {16, 64, 256, 1024, 4096, 16384};
@@ -137,13 +149,7 @@ int main(int argc, char **argv)
         for (int w = 0; w < NWHAT; w++)
             if (!run(sizes[i], (enum what)w, &t[i][w], &m[i][w]))
                 bad = 1;
-    printf("Latency (time units; ratio to the allreduce):\n\n| P |");
-    for (int w = 0; w < NWHAT; w++)
-        printf(" %s |", what_name[w]);
-    printf("\n|---|");
-    for (int w = 0; w < NWHAT; w++)
-        printf("---|");
-    printf("\n");
+    table_header("Latency (time units; ratio to the allreduce)");
     for (uint32_t i = 0; i < ns; i++) {
         printf("| %u |", sizes[i]);
         for (int w = 0; w < NWHAT; w++) {
@@ -155,13 +161,8 @@ int main(int argc, char **argv)
         }
         printf("\n");
     }
-    printf("\nMessages (in all / per member):\n\n| P |");
-    for (int w = 0; w < NWHAT; w++)
-        printf(" %s |", what_name[w]);
-    printf("\n|---|");
-    for (int w = 0; w < NWHAT; w++)
-        printf("---|");
     printf("\n");
+    table_header("Messages (in all / per member)");
     for (uint32_t i = 0; i < ns; i++) {
         printf("| %u |", sizes[i]);
         for (int w = 0; w < NWHAT; w++)

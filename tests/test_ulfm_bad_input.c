@@ -30,20 +30,6 @@
 #include "ftcoll_loopback.h"
 #include "ulfm_world.h"
 
-typedef struct tally {
-    int calls;
-    int status;
-    uint32_t nfailed;
-} tally_t;
-
-static void on_tally(const ftc_completion_t *c, void *arg)
-{
-    tally_t *t = arg;
-    t->calls++;
-    t->status = c->status;
-    t->nfailed = c->nfailed;
-}
-
 static int give_up(void *arg)
 {
     (void)arg;
@@ -74,10 +60,10 @@ static void test_not_a_member(void)
      * final); rank 1's agreement reaches it, and rank 1 learns that it
      * was excluded. */
     ftc_transport_peer_failed(w.ctx[0], 1);
-    tally_t t[N] = {{0}};
+    ulfm_tally_t t[N] = {{0}};
     uint64_t v[N];
     for (uint32_t r = 0; r < N; r++)
-        CHECK_OK(ftc_init_agree(w.g[r], ~(UINT64_C(1) << r), &v[r], on_tally,
+        CHECK_OK(ftc_init_agree(w.g[r], ~(UINT64_C(1) << r), &v[r], ulfm_on_tally,
                                 &t[r], NULL));
     ftc_lb_run(w.lb, UINT64_MAX);
     CHECK_EQ(t[1].calls, 1);
@@ -90,10 +76,10 @@ static void test_not_a_member(void)
     /* From then on rank 1 is not in the group: every call says so, and
      * none starts anything. */
     ftc_group_t *ng = NULL;
-    tally_t late = {0};
-    CHECK_RC(ftc_init_agree(w.g[1], 1, &v[1], on_tally, &late, NULL),
+    ulfm_tally_t late = {0};
+    CHECK_RC(ftc_init_agree(w.g[1], 1, &v[1], ulfm_on_tally, &late, NULL),
              FTC_EEXCLUDED);
-    CHECK_RC(ftc_init_shrink(w.g[1], 2, &ng, on_tally, &late, NULL),
+    CHECK_RC(ftc_init_shrink(w.g[1], 2, &ng, ulfm_on_tally, &late, NULL),
              FTC_EEXCLUDED);
     CHECK_RC(ftc_group_invalidate(w.g[1]), FTC_EEXCLUDED);
     uint64_t one = 1;
@@ -119,11 +105,11 @@ static void test_id_collision(void)
     ftc_group_t *other = NULL;
     CHECK_OK(ftc_group_create(w.ctx[0], 5, 1, N, NULL, &other));
     ftc_group_t *ng[N] = {NULL};
-    tally_t t[N] = {{0}};
-    CHECK_RC(ftc_init_shrink(w.g[0], 5, &ng[0], on_tally, &t[0], NULL),
+    ulfm_tally_t t[N] = {{0}};
+    CHECK_RC(ftc_init_shrink(w.g[0], 5, &ng[0], ulfm_on_tally, &t[0], NULL),
              FTC_EINVAL);
     for (uint32_t r = 1; r < N - 1; r++)
-        CHECK_OK(ftc_init_shrink(w.g[r], 5, &ng[r], on_tally, &t[r], NULL));
+        CHECK_OK(ftc_init_shrink(w.g[r], 5, &ng[r], ulfm_on_tally, &t[r], NULL));
     ftc_lb_run(w.lb, UINT64_MAX);
     CHECK_EQ(t[0].calls, 0);
     for (uint32_t r = 1; r < N - 1; r++) {
@@ -146,10 +132,10 @@ static void test_nothing_to_shrink(void)
     ulfm_world_t w;
     world(N, &w);
     ftc_group_t *ng[N] = {NULL};
-    tally_t t[N] = {{0}};
+    ulfm_tally_t t[N] = {{0}};
     /* Nobody knows of a failure: an error of class ARG everywhere. */
     for (uint32_t r = 0; r < N; r++)
-        CHECK_RC(ftc_init_shrink(w.g[r], 2, &ng[r], on_tally, &t[r], NULL),
+        CHECK_RC(ftc_init_shrink(w.g[r], 2, &ng[r], ulfm_on_tally, &t[r], NULL),
                  FTC_EINVAL);
     ftc_lb_run(w.lb, UINT64_MAX);
     for (uint32_t r = 0; r < N; r++)
@@ -158,9 +144,9 @@ static void test_nothing_to_shrink(void)
      * shrink ends with FTC_EPEER_INVALID instead of waiting. */
     ftc_lb_crash(w.lb, 3);
     ftc_transport_peer_failed(w.ctx[0], 3);
-    CHECK_OK(ftc_init_shrink(w.g[0], 2, &ng[0], on_tally, &t[0], NULL));
+    CHECK_OK(ftc_init_shrink(w.g[0], 2, &ng[0], ulfm_on_tally, &t[0], NULL));
     for (uint32_t r = 1; r < N - 1; r++)
-        CHECK_RC(ftc_init_shrink(w.g[r], 2, &ng[r], on_tally, &t[r], NULL),
+        CHECK_RC(ftc_init_shrink(w.g[r], 2, &ng[r], ulfm_on_tally, &t[r], NULL),
                  FTC_EINVAL);
     ftc_lb_run(w.lb, UINT64_MAX);
     CHECK_EQ(t[0].calls, 1);

@@ -38,20 +38,6 @@ static const ftc_agree_round_t rounds[] = {
     FTC_AGREE_ROUND_RD2, FTC_AGREE_ROUND_RD4, FTC_AGREE_ROUND_TREE};
 #define NROUNDS (sizeof(rounds) / sizeof(rounds[0]))
 
-typedef struct tally {
-    int calls;
-    int status;
-    uint32_t nfailed;
-} tally_t;
-
-static void on_tally(const ftc_completion_t *c, void *arg)
-{
-    tally_t *t = arg;
-    t->calls++;
-    t->status = c->status;
-    t->nfailed = c->nfailed;
-}
-
 static void world(uint32_t n, ulfm_world_t *w)
 {
     ftc_lb_config_t lc;
@@ -72,14 +58,14 @@ static int set_round(ftc_group_t *g, ftc_agree_round_t round)
  * that takes no part) with every bit but the rank's own; t and v get
  * the outcomes. The messages it took. */
 static uint64_t agree_all(ftc_lb_world_t *lb, ftc_group_t **g, uint32_t n,
-                          tally_t *t, uint64_t *v)
+                          ulfm_tally_t *t, uint64_t *v)
 {
     uint64_t before = ftc_lb_messages_sent(lb);
     for (uint32_t r = 0; r < n; r++) {
-        t[r] = (tally_t){0};
+        t[r] = (ulfm_tally_t){0};
         v[r] = 0;
         if (g[r] != NULL)
-            CHECK_OK(ftc_init_agree(g[r], ~(UINT64_C(1) << r), &v[r], on_tally,
+            CHECK_OK(ftc_init_agree(g[r], ~(UINT64_C(1) << r), &v[r], ulfm_on_tally,
                                     &t[r], NULL));
     }
     CHECK_MSG(ftc_lb_run(lb, EVENT_BOUND) < EVENT_BOUND,
@@ -104,7 +90,7 @@ static void test_mismatch(uint32_t n, ftc_agree_round_t common,
     world(n, &w);
     ulfm_world_set_round(&w, common);
     CHECK_OK(set_round(w.g[odd_rank], odd));
-    tally_t t[MAX_N];
+    ulfm_tally_t t[MAX_N];
     uint64_t v[MAX_N];
     (void)agree_all(w.lb, w.g, n, t, v);
     for (uint32_t r = 0; r < n; r++) {
@@ -160,7 +146,7 @@ static void test_costs(void)
             world(n, &w);
             if (which >= 0)
                 ulfm_world_set_round(&w, round);
-            tally_t t[MAX_N];
+            ulfm_tally_t t[MAX_N];
             uint64_t v[MAX_N];
             uint64_t m = agree_all(w.lb, w.g, n, t, v);
             CHECK_MSG(m == expected_messages(round, n),
@@ -198,12 +184,12 @@ static void test_inherit(ftc_agree_round_t round)
     for (uint32_t r = 0; r < N; r++)
         if (r != DEAD)
             ftc_transport_peer_failed(w.ctx[r], DEAD);
-    tally_t t[N];
+    ulfm_tally_t t[N];
     ftc_group_t *ng[N] = {0};
     for (uint32_t r = 0; r < N; r++) {
-        t[r] = (tally_t){0};
+        t[r] = (ulfm_tally_t){0};
         if (r != DEAD)
-            CHECK_OK(ftc_init_shrink(w.g[r], 5, &ng[r], on_tally, &t[r], NULL));
+            CHECK_OK(ftc_init_shrink(w.g[r], 5, &ng[r], ulfm_on_tally, &t[r], NULL));
     }
     CHECK(ftc_lb_run(w.lb, EVENT_BOUND) < EVENT_BOUND);
     for (uint32_t r = 0; r < N; r++)
@@ -258,10 +244,10 @@ static void test_uniform(ftc_agree_round_t round, bool mismatch)
         CHECK_OK(set_round(w.g[N - 1], round == FTC_AGREE_ROUND_TREE
                                            ? FTC_AGREE_ROUND_RD2
                                            : FTC_AGREE_ROUND_TREE));
-    tally_t t[N];
+    ulfm_tally_t t[N];
     uint64_t in[N], out[N];
     for (uint32_t r = 0; r < N; r++) {
-        t[r] = (tally_t){0};
+        t[r] = (ulfm_tally_t){0};
         in[r] = 1;
         out[r] = 0;
         ftc_coll_args_t a;
@@ -272,7 +258,7 @@ static void test_uniform(ftc_agree_round_t round, bool mismatch)
         a.count = 1;
         a.sendbuf = &in[r];
         a.recvbuf = &out[r];
-        a.deliver = on_tally;
+        a.deliver = ulfm_on_tally;
         a.deliver_arg = &t[r];
         a.uniform = 1;
         CHECK_OK(ftc_init_allreduce(w.g[r], &a, NULL));
@@ -313,7 +299,7 @@ static void test_bad_input(void)
     CHECK_OK(ftc_group_set_ulfm_params(w.g[0], &p));
     /* A refused call changed nothing: rank 0 still runs rd2, as rank 1
      * does, so an agreement between them works. */
-    tally_t t[2];
+    ulfm_tally_t t[2];
     uint64_t v[2];
     (void)agree_all(w.lb, w.g, 2, t, v);
     CHECK_RC(t[0].status, FTC_OK);

@@ -85,3 +85,11 @@ void ulfm_world_destroy(ulfm_world_t *w)
     free(w->before);
     *w = (ulfm_world_t){0};
 }
+
+void ulfm_on_tally(const ftc_completion_t *c, void *arg)
+{
+    ulfm_tally_t *t = arg;
+    t->calls++;
+    t->status = c->status;
+    t->nfailed = c->nfailed;
+}

@@ -60,6 +60,16 @@ bool ulfm_crash_has(const ulfm_crash_t *crash, uint32_t ncrash, uint32_t rank);
 uint32_t ulfm_fresh_rank(uint64_t *x, const ulfm_crash_t *crash,
                          uint32_t ncrash, uint32_t n);
 
+/* What a deliver callback saw: how often it ran, and the last status
+ * and failed count. ulfm_on_tally is the callback, its arg the tally. */
+typedef struct ulfm_tally {
+    int calls;
+    int status;
+    uint32_t nfailed;
+} ulfm_tally_t;
+
+void ulfm_on_tally(const ftc_completion_t *c, void *arg);
+
 /* Destroys the contexts (and with them their groups), then the world. */
 void ulfm_world_destroy(ulfm_world_t *w);
 
