@@ -7,8 +7,10 @@
  * its Down set (its children at first), sends the aggregate to its Up (its
  * parent at first), then ACKs the children. Down (bcast, allreduce): a
  * process that has the value delivers it, sends it to its Down set and
- * ACKs its Up. Every DATA is ACKed; the sender watches the receiver until
- * the ACK (or, going up in an allreduce, the result) arrives. In an
+ * ACKs its Up. Every DATA is ACKed but an allreduce's result to a leaf,
+ * which nobody would act on (down_needs_no_ack); the sender watches the
+ * receiver until the ACK (or, going up in an allreduce, the result)
+ * arrives. In an
  * allreduce the ACK of an UP rides on the result when the two would go
  * together (ack_waits_for_result; docs/ftco.md, "ACKs carried by the
  * result").
@@ -428,16 +430,24 @@ static uint64_t f_timeout(ftco_op_t *o, int64_t e)
     return o->ack_timeout * units;
 }
 
-/* f_ETA(x) for x of entry e: when x's DATA is due, a hop per level of
- * its subtree. Kept in the entry, as f_timeout. */
-static uint64_t f_eta(ftco_op_t *o, int64_t e)
+/* f_ETA(x) for x of entry e in units of the timeout base: 2 + the bit
+ * length of its subtree's size, so 3 exactly when x is a leaf. Kept in
+ * the entry (our children's come from the group's node: node.h). */
+static uint8_t eta_units(ftco_op_t *o, int64_t e)
 {
     ftco_peer_t *pe = &o->peers.at[e];
     if (pe->eta == 0)
         pe->eta = (uint8_t)(2 + ftc_bit_length32(
                                     ftc_tree_subtree_size(&o->tree, o->n,
                                                           pe->rank)));
-    return o->ack_timeout * pe->eta;
+    return pe->eta;
+}
+
+/* f_ETA(x) for x of entry e: when x's DATA is due, a hop per level of
+ * its subtree. Kept in the entry, as f_timeout. */
+static uint64_t f_eta(ftco_op_t *o, int64_t e)
+{
+    return o->ack_timeout * eta_units(o, e);
 }
 
 /* When x of entry e is due, and for what. */
@@ -668,6 +678,21 @@ static void set_missing(ftco_op_t *o, const ftco_rset_t *set)
     o->base.comp.failed_count = (uint32_t)k;
 }
 
+/* Whether the allreduce's result to entry e's rank goes without an ACK
+ * (FTCO_WF_NO_ACK; docs/ftco.md, "No ACK from a leaf"): x is a leaf of
+ * the tree and not one of its roots. The ACK of a DOWN tells its sender
+ * that x holds the value, which the sender uses only when x fails: x's
+ * children then join its Down set (expand). A leaf has none, so the
+ * sender would never act on the ACK; and a leaf that stops is found by
+ * the next allreduce, whose collection waits for its DATA. A bcast keeps
+ * the ACK (nobody waits for a bcast leaf otherwise: it is what finds a
+ * stopped one), and so do the roots of a multi-root tree (xchg_share
+ * needs the wait). */
+static bool down_needs_no_ack(ftco_op_t *o, int64_t e)
+{
+    return o->base.coll == FTC_COLL_ALLREDUCE && o->peers.at[e].rank >= o->m && eta_units(o, e) == 3;
+}
+
 /* The value to the rank of entry e. Inserts no entry. */
 static void send_down_at(ftco_op_t *o, int64_t e)
 {
@@ -678,8 +703,14 @@ static void send_down_at(ftco_op_t *o, int64_t e)
     /* An ACK we owe x for its DATA rides on the value (FTCO_WF_ACK_UP):
      * one message instead of two. */
     uint16_t acks = (pe->flag & F_TOACK) ? FTCO_WF_ACK_UP : 0;
-    pe->flag = (uint8_t)((pe->flag | F_DACK) & ~(F_SERVE | F_TOACK));
-    o->dack_pending++;
+    pe->flag &= (uint8_t)~(F_SERVE | F_TOACK);
+    bool no_ack = down_needs_no_ack(o, e);
+    if (no_ack) {
+        acks |= FTCO_WF_NO_ACK;
+    } else {
+        pe->flag |= F_DACK;
+        o->dack_pending++;
+    }
     rewatch_at(o, e, x);
     if (o->root_lost)
         send_msg(o, x, FTCO_MSG_DOWN, FTCO_WF_ROOT_LOST | acks, NULL, 0,
@@ -689,7 +720,8 @@ static void send_down_at(ftco_op_t *o, int64_t e)
     else
         send_msg(o, x, FTCO_MSG_DOWN, acks, o->result, o->base.nbytes, NULL,
                  0);
-    t_sent_at(o, e);
+    if (!no_ack)
+        t_sent_at(o, e);
 }
 
 static void send_down(ftco_op_t *o, uint32_t x)
@@ -1242,7 +1274,8 @@ static void on_down(ftco_op_t *o, uint32_t s, const ftc_wire_header_t *hdr,
     /* The value goes on to the children first, then the ACK to the
      * sender (the paper's order: the ACK overlaps the next hop instead of
      * delaying it). ACK what arrived even when we do not take it: the
-     * sender waits for it. */
+     * sender waits for it, unless it said it does not (FTCO_WF_NO_ACK:
+     * down_needs_no_ack). */
     /* The value from Up: nothing more owed. (It carries the ACK of our
      * DATA, FTCO_WF_ACK_UP, when that was still owed: the value says
      * more, so a DOWN from Up counts as one either way.) */
@@ -1257,7 +1290,8 @@ static void on_down(ftco_op_t *o, uint32_t s, const ftc_wire_header_t *hdr,
         accept_result(o, set, val, false);
     else
         accept_result(o, NULL, val, false);
-    send_ack(o, s, FTCO_WF_ACK_DOWN);
+    if (!(hdr->flags & FTCO_WF_NO_ACK))
+        send_ack(o, s, FTCO_WF_ACK_DOWN);
 }
 
 static void on_ack(ftco_op_t *o, uint32_t s, uint16_t flags)
