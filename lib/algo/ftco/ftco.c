@@ -687,10 +687,17 @@ static void set_missing(ftco_op_t *o, const ftco_rset_t *set)
  * the next allreduce, whose collection waits for its DATA. A bcast keeps
  * the ACK (nobody waits for a bcast leaf otherwise: it is what finds a
  * stopped one), and so do the roots of a multi-root tree (xchg_share
- * needs the wait). */
+ * needs the wait). So do per-message timeouts: there a leaf's late ACK
+ * is also the sender's own evidence that it is the one cut off (a root
+ * whose messages are late times out its leaves and so holds most of the
+ * group failed by its own timeouts, which makes it accept its exclusion:
+ * core/dispatch.c); without it a slow root of the multi-root 3-nomial
+ * tree at n = 5 kept a result the others did not share (the checker's
+ * ftco-exchange-stopped-each-exhaustive-f2). */
 static bool down_needs_no_ack(ftco_op_t *o, int64_t e)
 {
-    return o->base.coll == FTC_COLL_ALLREDUCE && o->peers.at[e].rank >= o->m && eta_units(o, e) == 3;
+    return o->base.coll == FTC_COLL_ALLREDUCE && o->ack_timeout == 0
+           && o->peers.at[e].rank >= o->m && eta_units(o, e) == 3;
 }
 
 /* The value to the rank of entry e. Inserts no entry. */
