@@ -46,6 +46,15 @@ typedef struct rank_state {
     bool final_seen;
     bool still_ticking;
     double *mass, *x, *wo;      /* m each */
+    double *cancelled_failed;   /* m: PCF (EXCLUDE_FLOWS), what it had
+                                   cancelled on every link that failed (a
+                                   crashed neighbour or a cut), excluded
+                                   (written off) or not: a process that had
+                                   stopped before the failure never learns
+                                   of it (cancelled_on_failed_links) */
+    double *wo_check;           /* m: PCF (EXCLUDE_FLOWS), what it had
+                                   cancelled on the links it excluded: its
+                                   written_off must be that */
     double identity_residual;   /* relative */
 } rank_state_t;
 
@@ -151,6 +160,44 @@ static void on_tick(const ftc_gossip_op_t *g, void *arg)
         C->trace_min[i] = e;
 }
 
+/* PCF's value after failures (docs/gossip.md, "Faults"): what a survivor
+ * had cancelled with a neighbour whose link failed (the neighbour crashed,
+ * or the link was cut) stays cancelled, whether or not the survivor learned
+ * of the failure. One that had delivered and stopped before its neighbour
+ * failed watches nobody, never hears of it and keeps the link as it was;
+ * what it cancelled there is matched by nothing a survivor holds, exactly
+ * as if it had written it off, and its flows on the link (recent exchanges,
+ * at the converged ratio) stay out of its mass. So c sums, over the links
+ * that failed, what this process cancelled on each (pcf.c keeps that record
+ * when it excludes the neighbour), from the failures themselves and not from
+ * who noticed them or from the process's own written_off; and wo_check
+ * gets what the excluded links had cancelled, which written_off must equal:
+ * nothing else is written off. With EXCLUDE_ALL nothing is: the survivors'
+ * aggregate is the value. */
+static void cancelled_on_failed_links(const ftc_gossip_final_t *fin,
+                                      double *c, double *wo_check)
+{
+    uint32_t m = fin->m, me = fin->rank;
+    for (uint32_t k = 0; k < m; k++)
+        c[k] = wo_check[k] = 0.0;
+    if (fin->written_off == NULL
+        || fin->op->params.exclusion == FTC_GOSSIP_EXCLUDE_ALL)
+        return;
+    for (uint32_t i = 0; i < fin->nlinks; i++) {
+        const ftc_gossip_link_t *l = &fin->links[i];
+        if (l->cancelled == NULL)
+            continue;
+        if (!l->alive)
+            for (uint32_t k = 0; k < m; k++)
+                wo_check[k] += l->cancelled[k];
+        if (!ftc_lb_is_crashed(cur->w, l->peer)
+            && !ftc_lb_is_cut(cur->w, me, l->peer))
+            continue;
+        for (uint32_t k = 0; k < m; k++)
+            c[k] += l->cancelled[k];
+    }
+}
+
 static void on_final(const ftc_gossip_final_t *fin, void *arg)
 {
     (void)arg;
@@ -167,6 +214,7 @@ static void on_final(const ftc_gossip_final_t *fin, void *arg)
     memcpy(s->x, fin->x, sizeof(double) * m);
     if (fin->written_off != NULL)
         memcpy(s->wo, fin->written_off, sizeof(double) * m);
+    cancelled_on_failed_links(fin, s->cancelled_failed, s->wo_check);
     if (fin->op->rules->outflow == NULL)
         return;
     double *t = calloc(m, sizeof(double)), *sum = calloc(m, sizeof(double)),
@@ -347,6 +395,8 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
         rs->mass = calloc(m, sizeof(double));
         rs->x = calloc(m, sizeof(double));
         rs->wo = calloc(m, sizeof(double));
+        rs->cancelled_failed = calloc(m, sizeof(double));
+        rs->wo_check = calloc(m, sizeof(double));
         for (uint32_t k = 0; k < count; k++) {
             double v = run->mixed_signs ? 2.0 * unit(&s) - 1.0 : 1.0 + unit(&s);
             if (run->dtype == FTC_FLOAT) {
@@ -606,8 +656,10 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
                     if (!live[q] || comp[q] != comp[r])
                         continue;
                     for (uint32_t k = 0; k < count; k++)
-                        v[k] += (long double)C.rs[q].in[k] - C.rs[q].wo[k];
-                    w += (long double)C.rs[q].x[m - 1] - C.rs[q].wo[m - 1];
+                        v[k] += (long double)C.rs[q].in[k]
+                                - C.rs[q].cancelled_failed[k];
+                    w += (long double)C.rs[q].x[m - 1]
+                         - C.rs[q].cancelled_failed[m - 1];
                 }
                 if (run->params.aggregate == FTC_GOSSIP_AVERAGE && w > 0)
                     for (uint32_t k = 0; k < count; k++)
@@ -618,7 +670,8 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
                 for (uint32_t q = 0; q < n; q++)
                     if (live[q] && comp[q] == comp[r])
                         wabs += fabsl((long double)C.rs[q].x[m - 1])
-                                + fabsl((long double)C.rs[q].wo[m - 1]);
+                                + fabsl((long double)C.rs[q]
+                                            .cancelled_failed[m - 1]);
                 if (w > 0 && run->params.aggregate == FTC_GOSSIP_AVERAGE)
                     kappa = (double)(wabs / w);
             }
@@ -674,6 +727,18 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
             for (uint32_t k = 0; k < m; k++)
                 if (rs->wo[k] != 0.0)
                     fail(out, "rank %u wrote off mass without a failure", r);
+        /* ... and PCF writes off only what it had cancelled on the links
+         * it excluded (the record pcf.c keeps), so the mass account's value
+         * above, computed from those records, is the one it promises. */
+        if (run->algo == FTC_ALGO_PCF && !run->accuracy_recorded_only)
+            for (uint32_t k = 0; k < m; k++) {
+                double d = fabs(rs->wo[k] - rs->wo_check[k]);
+                double sc = fabs(rs->wo[k]) + fabs(rs->wo_check[k]);
+                if (!(d <= 1e-9 * sc))
+                    fail(out, "rank %u wrote off %.17g, but had cancelled "
+                              "%.17g on the links it excluded", r, rs->wo[k],
+                         rs->wo_check[k]);
+            }
         total_x[0] += rs->x[0];
         total_mass[0] += rs->mass[0];
         abs_x += fabsl((long double)rs->x[0]);
@@ -686,7 +751,8 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
     for (uint32_t r = 0; r < n; r++) {
         free(C.rs[r].in), free(C.rs[r].out), free(C.rs[r].in_f);
         free(C.rs[r].out_f), free(C.rs[r].mass), free(C.rs[r].x);
-        free(C.rs[r].wo);
+        free(C.rs[r].wo), free(C.rs[r].cancelled_failed);
+        free(C.rs[r].wo_check);
     }
     free(C.rs), free(C.groups), free(ctx), free(live), free(crashed_before);
     free(cand), free(in_set), free(comp), free(comp_c), free(cut_done);
