@@ -56,6 +56,8 @@ typedef struct rank_state {
                                    cancelled on the links it excluded: its
                                    written_off must be that */
     double identity_residual;   /* relative */
+    uint32_t unnoticed;         /* its links to a crashed neighbour it
+                                   never excluded */
 } rank_state_t;
 
 typedef struct checker {
@@ -210,6 +212,9 @@ static void on_final(const ftc_gossip_final_t *fin, void *arg)
     uint32_t m = fin->m;
     s->final_seen = true;
     s->still_ticking = fin->op->ticking;
+    for (uint32_t i = 0; i < fin->nlinks; i++)
+        s->unnoticed += fin->links[i].alive
+                        && ftc_lb_is_crashed(cur->w, fin->links[i].peer);
     memcpy(s->mass, fin->mass, sizeof(double) * m);
     memcpy(s->x, fin->x, sizeof(double) * m);
     if (fin->written_off != NULL)
@@ -526,6 +531,9 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
         if (run->dtype == FTC_FLOAT)
             for (uint32_t k = 0; k < count; k++)
                 C.rs[r].out[k] = C.rs[r].out_f[k];
+    if (run->plant_rel != 0.0 && run->plant_rank < n)
+        for (uint32_t k = 0; k < count; k++)
+            C.rs[run->plant_rank].out[k] *= 1.0 + run->plant_rel;
     for (uint32_t r = 0; r < n; r++) {
         ftc_counters_t cnt;
         ftc_context_counters(ctx[r], &cnt);
@@ -739,6 +747,7 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
                               "%.17g on the links it excluded", r, rs->wo[k],
                          rs->wo_check[k]);
             }
+        out->unnoticed_failed_links += rs->unnoticed;
         total_x[0] += rs->x[0];
         total_mass[0] += rs->mass[0];
         abs_x += fabsl((long double)rs->x[0]);
