@@ -58,6 +58,11 @@ typedef struct rank_state {
     double identity_residual;   /* relative */
     uint32_t unnoticed;         /* its links to a crashed neighbour it
                                    never excluded */
+    uint32_t nlinks;            /* PCF runs with failures: each link's */
+    uint32_t *peer, *round;     /* neighbour, round and */
+    double *link_cancelled;     /* what was cancelled on it (m each), at
+                                   the end or, for a crashed rank, as it
+                                   crashed (cancellations_agree) */
 } rank_state_t;
 
 typedef struct checker {
@@ -215,6 +220,20 @@ static void on_final(const ftc_gossip_final_t *fin, void *arg)
     for (uint32_t i = 0; i < fin->nlinks; i++)
         s->unnoticed += fin->links[i].alive
                         && ftc_lb_is_crashed(cur->w, fin->links[i].peer);
+    if (fin->written_off != NULL && s->peer == NULL
+        && (cur->run->ncrash > 0 || cur->run->ncut > 0)) {
+        s->nlinks = fin->nlinks;
+        s->peer = calloc(fin->nlinks ? fin->nlinks : 1, sizeof(uint32_t));
+        s->round = calloc(fin->nlinks ? fin->nlinks : 1, sizeof(uint32_t));
+        s->link_cancelled = calloc((size_t)(fin->nlinks ? fin->nlinks : 1) * m,
+                                   sizeof(double));
+        for (uint32_t i = 0; i < fin->nlinks; i++) {
+            s->peer[i] = fin->links[i].peer;
+            s->round[i] = fin->links[i].r;
+            memcpy(s->link_cancelled + (size_t)i * m, fin->links[i].cancelled,
+                   sizeof(double) * m);
+        }
+    }
     memcpy(s->mass, fin->mass, sizeof(double) * m);
     memcpy(s->x, fin->x, sizeof(double) * m);
     if (fin->written_off != NULL)
@@ -344,6 +363,54 @@ static void fail(gc_outcome_t *out, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(out->why, sizeof(out->why), fmt, ap);
     va_end(ap);
+}
+
+/* The records the value above is computed from, against the other end's.
+ * PCF's rounds (pcf.c) cancel on both ends of a link exactly opposite
+ * values: the leader its passive flow, the follower the negation it
+ * adopted, so where both ends' records stand at the same round they are
+ * exact negations of each other (a sum of negated values rounds to the
+ * negated sum). A crashed neighbour's record is as it crashed; where the
+ * rounds differ by one (a round change in flight at the crash or the
+ * cut) the two differ by that round's passive flow, which no end keeps,
+ * and the pair is only counted. So a process that recorded anything but
+ * what it cancelled with its neighbour on a failed link (its live flows,
+ * say) is caught wherever the rounds agree, whatever its own written_off
+ * says. */
+static void cancellations_agree(const checker_t *C, const bool *live,
+                                const bool *cut_done, gc_outcome_t *out)
+{
+    const gc_run_t *run = C->run;
+    uint32_t m = C->m;
+    for (uint32_t r = 0; r < run->n; r++) {
+        const rank_state_t *a = &C->rs[r];
+        if (!live[r] || a->peer == NULL)
+            continue;
+        for (uint32_t i = 0; i < a->nlinks; i++) {
+            uint32_t q = a->peer[i];
+            if (live[q] && !cut_edge(run, cut_done, r, q))
+                continue;
+            const rank_state_t *b = &C->rs[q];
+            uint32_t j = 0;
+            while (b->peer != NULL && j < b->nlinks && b->peer[j] != r)
+                j++;
+            if (b->peer == NULL || j == b->nlinks)
+                continue; /* crashed before the operation: nothing */
+            if (a->round[i] != b->round[j]) {
+                out->cancel_pairs_skipped++;
+                continue;
+            }
+            out->cancel_pairs_checked++;
+            const double *ca = a->link_cancelled + (size_t)i * m;
+            const double *cb = b->link_cancelled + (size_t)j * m;
+            for (uint32_t k = 0; k < m; k++)
+                if (ca[k] != -cb[k])
+                    fail(out, "rank %u recorded %.17g as cancelled with "
+                              "failed neighbour %u, which had cancelled "
+                              "%.17g in the same round %u", r, ca[k], q,
+                         cb[k], a->round[i]);
+        }
+    }
 }
 
 typedef struct start {
@@ -752,6 +819,9 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
         total_mass[0] += rs->mass[0];
         abs_x += fabsl((long double)rs->x[0]);
     }
+    if (run->algo == FTC_ALGO_PCF && !run->accuracy_recorded_only
+        && run->params.exclusion != FTC_GOSSIP_EXCLUDE_ALL)
+        cancellations_agree(&C, live, cut_done, out);
     if (push_sum && !faults && count > 0
         && !(fabsl(total_x[0] - total_mass[0]) <= 1e-12L * abs_x))
         fail(out, "push-sum lost mass: inputs %.17Lg, masses %.17Lg",
@@ -761,7 +831,8 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
         free(C.rs[r].in), free(C.rs[r].out), free(C.rs[r].in_f);
         free(C.rs[r].out_f), free(C.rs[r].mass), free(C.rs[r].x);
         free(C.rs[r].wo), free(C.rs[r].cancelled_failed);
-        free(C.rs[r].wo_check);
+        free(C.rs[r].wo_check), free(C.rs[r].peer), free(C.rs[r].round);
+        free(C.rs[r].link_cancelled);
     }
     free(C.rs), free(C.groups), free(ctx), free(live), free(crashed_before);
     free(cand), free(in_set), free(comp), free(comp_c), free(cut_done);

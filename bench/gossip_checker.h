@@ -115,6 +115,11 @@ typedef struct gc_outcome {
                                     that a survivor never excluded (it had
                                     stopped before the crash, and watched
                                     nobody) */
+    uint32_t cancel_pairs_checked; /* PCF: failed links whose two ends'
+                                    records of what they cancelled were
+                                    compared (same round) ... */
+    uint32_t cancel_pairs_skipped; /* ... and those whose rounds differ
+                                    by a round change in flight */
 } gc_outcome_t;
 
 /* splitmix64: the next value of the stream *s. The checker draws its

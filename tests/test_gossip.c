@@ -1054,9 +1054,11 @@ static void unnoticed_failures(void)
         gc_outcome_t o;
         gc_check(&run, &o);
         printf("  %s: %s, max_rel_error %.3g, %u links to a crashed "
-               "neighbour never excluded%s%s\n", what, o.ok ? "ok" : "FAILED",
-               o.max_rel_error, o.unnoticed_failed_links, o.ok ? "" : ": ",
-               o.ok ? "" : o.why);
+               "neighbour never excluded, %u failed links' records "
+               "compared (%u a round apart)%s%s\n", what,
+               o.ok ? "ok" : "FAILED", o.max_rel_error,
+               o.unnoticed_failed_links, o.cancel_pairs_checked,
+               o.cancel_pairs_skipped, o.ok ? "" : ": ", o.ok ? "" : o.why);
         CHECK_MSG(o.crashed == 2 && o.missed_crashes == 0,
                   "%s: both crashes happened", what);
         CHECK_MSG(o.late_failure, "%s: a crash after the first delivery",
@@ -1064,6 +1066,8 @@ static void unnoticed_failures(void)
         CHECK_MSG(o.unnoticed_failed_links > 0,
                   "%s: a stopped survivor never excluded its crashed "
                   "neighbour", what);
+        CHECK_MSG(o.cancel_pairs_checked > 0,
+                  "%s: the two ends' records of a failed link compared", what);
         CHECK_MSG(o.ok, "%s: %s", what, o.why);
         for (int sign = -1; sign <= 1; sign += 2) {
             run.plant_rank = 0;
