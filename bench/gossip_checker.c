@@ -13,14 +13,19 @@
  *     hold some that crashed during it (a process that converged before a
  *     failure keeps what it delivered). PCF may also deliver the value its
  *     mass account implies: the survivors' inputs less what they had
- *     cancelled with a failed neighbour (its guarantee, docs/gossip.md).
+ *     cancelled on the links that failed, whether or not they learned of
+ *     the failure (its guarantee, docs/gossip.md;
+ *     cancelled_on_failed_links).
  *     Push-sum is not held to this under loss or failures (it does not
  *     tolerate them; only 1 is asserted);
  *  3. mass conservation: for push-flow and PCF, at every live process,
  *     input = mass + what it records as sent to its live neighbours +
  *     what it wrote off with failed ones, to rounding; for push-sum
  *     without loss or failures, the live masses sum to the inputs; and
- *     nothing is written off in a run without failures.
+ *     nothing is written off in a run without failures. PCF writes off
+ *     what its excluded links had cancelled and nothing else, and the two
+ *     ends of a failed link agree on what they cancelled where their
+ *     rounds agree (cancellations_agree).
  */
 #include <math.h>
 #include <stdarg.h>
