@@ -61,6 +61,7 @@
 #include "algo/algo.h"
 #include "core/context.h"
 #include "algo/ftco/exchange.h"
+#include "algo/ftco/gather_roots.h"
 #include "algo/ftco/ftco.h"
 #include "algo/ftco/kinds.h"
 #include "algo/ftco/node.h"
@@ -555,6 +556,30 @@ static void expand(ftco_op_t *o, uint32_t x)
         free(list);
 }
 
+/* A replacement root's gather KEEPALIVE to x. In a multi-root allreduce
+ * it names the roots we count failed (gather_roots.h): x, answering,
+ * holds them failed too, so that if we fail its succession does not lead
+ * it to one of them, which may hold the exchange's result while we
+ * delivered one without it (docs/ftco.md, "The roots' exchange", rule 7).
+ * Nothing is added without failures (no gather), nor on single trees. */
+static void send_gather(ftco_op_t *o, uint32_t x)
+{
+    uint32_t local[64], *roots = local, k = 0;
+    if (o->m >= 2 && o->base.coll == FTC_COLL_ALLREDUCE && o->any_failed) {
+        if (o->m > 64 && (roots = malloc(sizeof(uint32_t) * o->m)) == NULL) {
+            o->peers.nomem = true;
+            return;
+        }
+        for (uint32_t r = 0; r < o->m; r++)
+            if (r != o->me && is_failed(o, r))
+                roots[k++] = r;
+    }
+    send_msg(o, x, FTCO_MSG_KEEPALIVE, FTCO_WF_GATHER, roots,
+             sizeof(uint32_t) * k, NULL, 0);
+    if (roots != local)
+        free(roots);
+}
+
 static void add_down(ftco_op_t *o, uint32_t x, bool pull)
 {
     if (x == o->me)
@@ -591,8 +616,10 @@ static void add_down(ftco_op_t *o, uint32_t x, bool pull)
         o->waiting++;
         rewatch_at(o, e, x);
         if (pull) {
-            send_msg(o, x, FTCO_MSG_KEEPALIVE,
-                     o->acting_root ? FTCO_WF_GATHER : 0, NULL, 0, NULL, 0);
+            if (o->acting_root)
+                send_gather(o, x);
+            else
+                send_msg(o, x, FTCO_MSG_KEEPALIVE, 0, NULL, 0, NULL, 0);
             t_asked(o, x);
         } else if (o->ack_timeout > 0) {
             t_arm(o, e, ftc_cop_now(&o->base) + f_eta(o, e), T_ETA);
@@ -1335,6 +1362,31 @@ static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
     }
 }
 
+/* Rule 7 (docs/ftco.md, "The roots' exchange"): we answered gatherer
+ * s, so we take the value from s only; s counts these roots failed, and
+ * delivers (or may already have delivered) a result without their
+ * values. Should s fail, our succession must not lead us to one of them:
+ * a root that s counted failed may be alive, only stopped, and hold the
+ * exchange's result, sent (late) to a failed root's children in its
+ * place, or to whoever re-routes to it. So they are failed here too from
+ * now on (learnt, as adopt_failed does with what a result lists: the
+ * group's word on them is out), and a late message of one earns the
+ * core's "heard you", which makes it leave. A process that holds the
+ * value already answered s with it (s adopts it) and learns nothing. */
+static void learn_gather_roots(ftco_op_t *o, uint32_t s,
+                               const uint8_t *payload, size_t len)
+{
+    if (!o->committed || o->up != (int64_t)s || o->have_result)
+        return;
+    ftc_context_t *ctx = o->base.group->ctx;
+    uint32_t k = (uint32_t)(len / sizeof(uint32_t));
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t r = ftco_gather_roots_at(payload, i);
+        if (r != o->me && !is_failed(o, r))
+            ftc_ctx_declare_failed(ctx, world(o, r));
+    }
+}
+
 static bool owes(const ftco_op_t *o, uint32_t x, uint8_t flag);
 static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
                           const uint8_t *payload, uint32_t s);
@@ -1403,7 +1455,12 @@ static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
         on_ack(o, s, hdr->flags);
         return;
     case FTCO_MSG_KEEPALIVE:
+        if ((hdr->flags & FTCO_WF_GATHER)
+            && ftco_gather_roots_count(payload, len, o->m) < 0)
+            break;
         on_keepalive(o, s, hdr->flags);
+        if (hdr->flags & FTCO_WF_GATHER)
+            learn_gather_roots(o, s, payload, len);
         return;
     case FTCO_MSG_EXCH:
         if (op->coll != FTC_COLL_ALLREDUCE)
