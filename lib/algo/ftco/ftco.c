@@ -574,7 +574,7 @@ static void send_gather(ftco_op_t *o, uint32_t x)
             if (r != o->me && is_failed(o, r))
                 roots[k++] = r;
     }
-    send_msg(o, x, FTCO_MSG_KEEPALIVE, FTCO_WF_GATHER, roots,
+    send_msg(o, x, FTCO_MSG_KEEPALIVE, FTCO_WF_GATHER, k > 0 ? roots : NULL,
              sizeof(uint32_t) * k, NULL, 0);
     if (roots != local)
         free(roots);
@@ -1376,7 +1376,9 @@ static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
 static void learn_gather_roots(ftco_op_t *o, uint32_t s,
                                const uint8_t *payload, size_t len)
 {
-    if (!o->committed || o->up != (int64_t)s || o->have_result)
+    if (!o->committed || o->up != (int64_t)s || o->have_result
+        || o->base.coll != FTC_COLL_ALLREDUCE
+        || ftco_exchange_mutant == FTCO_MUTANT_NO_GATHER_ROOTS)
         return;
     ftc_context_t *ctx = o->base.group->ctx;
     uint32_t k = (uint32_t)(len / sizeof(uint32_t));
@@ -1553,6 +1555,24 @@ static void ftco_on_timer(ftc_cop_t *op)
     end_turn(o);
 }
 
+/* Rule 7, kept while we gather: root x failed after our gather went out,
+ * so what we deliver will count it failed, and those who answered (or
+ * will answer) the gather must hold it failed before any of them can
+ * receive our result (learn_gather_roots). The gather goes again, naming
+ * it, before anything of this turn can complete the collection; an
+ * answer sent again is a duplicate, which the partials drop. */
+static void regather_on_root_failed(ftco_op_t *o, uint32_t x)
+{
+    if (!o->acting_root || !o->collecting || x >= o->m || o->m < 2
+        || o->base.coll != FTC_COLL_ALLREDUCE)
+        return;
+    for (uint32_t i = 0; i < o->ndl; i++) {
+        uint32_t d = o->dl[i];
+        if (d != x && !is_failed(o, d))
+            send_gather(o, d);
+    }
+}
+
 static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
 {
     ftco_op_t *o = (ftco_op_t *)op;
@@ -1579,6 +1599,7 @@ static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
     }
     fl_clr(o, x, F_SERVE | F_PULLED | F_TOACK);
     rewatch(o, x);
+    regather_on_root_failed(o, x);
     if (fl(o, x) & F_DOWN)
         expand(o, x);
     xchg_on_failed(o, x);
