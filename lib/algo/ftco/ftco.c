@@ -40,7 +40,10 @@
  * and rank 0 gathers from every root), when it answers a gather, when it
  * becomes the acting root, when another root's UP reaches it, and when it
  * takes a result; a root that left never delivers from the exchange, and
- * whoever gathers adopts a result any root already holds.
+ * whoever gathers adopts a result any root already holds. A gather
+ * names the roots its sender counts failed, and whoever answers it holds
+ * them failed too (gather_roots.h), so that if the gatherer fails no
+ * succession leads to a root whose result it left out.
  * So an exchange's result and a gathered one never both reach live
  * processes (docs/ftco.md, "The roots' exchange", argues it).
  *
