@@ -564,23 +564,38 @@ static void expand(ftco_op_t *o, uint32_t x)
  * holds them failed too, so that if we fail its succession does not lead
  * it to one of them, which may hold the exchange's result while we
  * delivered one without it (docs/ftco.md, "The roots' exchange", rule 7).
- * Nothing is added without failures (no gather), nor on single trees. */
-static void send_gather(ftco_op_t *o, uint32_t x)
+ * Nothing is added without failures (no gather), nor on single trees.
+ * Cold: only failures lead here, and inlined into add_down it made the
+ * compiler inline more into the fault-free path's try_up (a 280-byte
+ * frame on every call: 4 instructions per message more at n = 2). */
+__attribute__((cold)) static void send_gather(ftco_op_t *o, uint32_t x)
 {
-    uint32_t local[64], *roots = local, k = 0;
+    uint32_t k = 0, *roots = NULL;
     if (o->m >= 2 && o->base.coll == FTC_COLL_ALLREDUCE && o->any_failed) {
-        if (o->m > 64 && (roots = malloc(sizeof(uint32_t) * o->m)) == NULL) {
+        for (uint32_t r = 0; r < o->m; r++)
+            k += r != o->me && is_failed(o, r);
+        if (k > 0 && (roots = malloc(sizeof(uint32_t) * k)) == NULL) {
             o->peers.nomem = true;
             return;
         }
-        for (uint32_t r = 0; r < o->m; r++)
+        k = 0;
+        for (uint32_t r = 0; r < o->m && roots != NULL; r++)
             if (r != o->me && is_failed(o, r))
                 roots[k++] = r;
     }
-    send_msg(o, x, FTCO_MSG_KEEPALIVE, FTCO_WF_GATHER, k > 0 ? roots : NULL,
+    send_msg(o, x, FTCO_MSG_KEEPALIVE, FTCO_WF_GATHER, roots,
              sizeof(uint32_t) * k, NULL, 0);
-    if (roots != local)
-        free(roots);
+    free(roots);
+}
+
+/* The KEEPALIVE that pulls x into our Down set: a gather when we
+ * replace the root. Cold, as send_gather: only failures pull. */
+__attribute__((cold)) static void send_pull(ftco_op_t *o, uint32_t x)
+{
+    if (o->acting_root)
+        send_gather(o, x);
+    else
+        send_msg(o, x, FTCO_MSG_KEEPALIVE, 0, NULL, 0, NULL, 0);
 }
 
 static void add_down(ftco_op_t *o, uint32_t x, bool pull)
@@ -619,10 +634,7 @@ static void add_down(ftco_op_t *o, uint32_t x, bool pull)
         o->waiting++;
         rewatch_at(o, e, x);
         if (pull) {
-            if (o->acting_root)
-                send_gather(o, x);
-            else
-                send_msg(o, x, FTCO_MSG_KEEPALIVE, 0, NULL, 0, NULL, 0);
+            send_pull(o, x);
             t_asked(o, x);
         } else if (o->ack_timeout > 0) {
             t_arm(o, e, ftc_cop_now(&o->base) + f_eta(o, e), T_ETA);
@@ -952,8 +964,13 @@ static void xchg_stop(ftco_op_t *o)
 }
 
 /* Our tree's value is computed: it goes to every other root, starting
- * with the next one, so that no root is everyone's first receiver. */
-static void xchg_publish(ftco_op_t *o)
+ * with the next one, so that no root is everyone's first receiver.
+ * Never inlined: inlined into try_up with send_with_set inside it, its
+ * 256-byte buffer joined try_up's frame on every tree, the single ones
+ * included (the compiler's growth budget grows with this file: 4
+ * instructions per message more at n = 2, bench/callgrind_core.sh). It
+ * runs once per operation at a root of a multi-root tree. */
+__attribute__((noinline)) static void xchg_publish(ftco_op_t *o)
 {
     if (ftco_exchange_put(&o->ex, o->me, &o->up_set, o->up_val) < 0) {
         o->peers.nomem = true;
@@ -1376,7 +1393,7 @@ static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
  * group's word on them is out), and a late message of one earns the
  * core's "heard you", which makes it leave. A process that holds the
  * value already answered s with it (s adopts it) and learns nothing. */
-static void learn_gather_roots(ftco_op_t *o, uint32_t s,
+__attribute__((cold)) static void learn_gather_roots(ftco_op_t *o, uint32_t s,
                                const uint8_t *payload, size_t len)
 {
     if (!o->committed || o->up != (int64_t)s || o->have_result
@@ -1564,7 +1581,8 @@ static void ftco_on_timer(ftc_cop_t *op)
  * receive our result (learn_gather_roots). The gather goes again, naming
  * it, before anything of this turn can complete the collection; an
  * answer sent again is a duplicate, which the partials drop. */
-static void regather_on_root_failed(ftco_op_t *o, uint32_t x)
+__attribute__((cold)) static void regather_on_root_failed(ftco_op_t *o,
+                                                       uint32_t x)
 {
     if (!o->acting_root || !o->collecting || x >= o->m || o->m < 2
         || o->base.coll != FTC_COLL_ALLREDUCE)
