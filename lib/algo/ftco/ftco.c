@@ -565,10 +565,9 @@ static void expand(ftco_op_t *o, uint32_t x)
  * it to one of them, which may hold the exchange's result while we
  * delivered one without it (docs/ftco.md, "The roots' exchange", rule 7).
  * Nothing is added without failures (no gather), nor on single trees.
- * Cold: only failures lead here, and inlined into add_down it made the
- * compiler inline more into the fault-free path's try_up (a 280-byte
- * frame on every call: 4 instructions per message more at n = 2). */
-__attribute__((cold)) static void send_gather(ftco_op_t *o, uint32_t x)
+ * Cold, as the other sends of rule 7: only failures lead here. */
+__attribute__((cold))
+static void send_gather(ftco_op_t *o, uint32_t x)
 {
     uint32_t k = 0, *roots = NULL;
     if (o->m >= 2 && o->base.coll == FTC_COLL_ALLREDUCE && o->any_failed) {
@@ -590,7 +589,8 @@ __attribute__((cold)) static void send_gather(ftco_op_t *o, uint32_t x)
 
 /* The KEEPALIVE that pulls x into our Down set: a gather when we
  * replace the root. Cold, as send_gather: only failures pull. */
-__attribute__((cold)) static void send_pull(ftco_op_t *o, uint32_t x)
+__attribute__((cold))
+static void send_pull(ftco_op_t *o, uint32_t x)
 {
     if (o->acting_root)
         send_gather(o, x);
@@ -970,7 +970,8 @@ static void xchg_stop(ftco_op_t *o)
  * included (the compiler's growth budget grows with this file: 4
  * instructions per message more at n = 2, bench/callgrind_core.sh). It
  * runs once per operation at a root of a multi-root tree. */
-__attribute__((noinline)) static void xchg_publish(ftco_op_t *o)
+__attribute__((noinline))
+static void xchg_publish(ftco_op_t *o)
 {
     if (ftco_exchange_put(&o->ex, o->me, &o->up_set, o->up_val) < 0) {
         o->peers.nomem = true;
@@ -1393,7 +1394,8 @@ static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
  * group's word on them is out), and a late message of one earns the
  * core's "heard you", which makes it leave. A process that holds the
  * value already answered s with it (s adopts it) and learns nothing. */
-__attribute__((cold)) static void learn_gather_roots(ftco_op_t *o, uint32_t s,
+__attribute__((cold))
+static void learn_gather_roots(ftco_op_t *o, uint32_t s,
                                const uint8_t *payload, size_t len)
 {
     if (!o->committed || o->up != (int64_t)s || o->have_result
@@ -1581,8 +1583,8 @@ static void ftco_on_timer(ftc_cop_t *op)
  * receive our result (learn_gather_roots). The gather goes again, naming
  * it, before anything of this turn can complete the collection; an
  * answer sent again is a duplicate, which the partials drop. */
-__attribute__((cold)) static void regather_on_root_failed(ftco_op_t *o,
-                                                       uint32_t x)
+__attribute__((cold))
+static void regather_on_root_failed(ftco_op_t *o, uint32_t x)
 {
     if (!o->acting_root || !o->collecting || x >= o->m || o->m < 2
         || o->base.coll != FTC_COLL_ALLREDUCE)
