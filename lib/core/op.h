@@ -63,6 +63,10 @@ struct ftc_cop {
     ftc_coll_t coll;
     ftc_coll_args_t args;   /* sendbuf is not used after init */
     uint32_t signature;
+    /* args' built-in reduction kernel (NULL for FTC_USER; a
+     * broadcast reduces nothing, and its signature has no operator),
+     * chosen once with the signature (ftc_cop_reduce). */
+    ftc_reduce_kernel_fn reduce_kernel;
     /* Family flags every message of the operation carries
      * (ftc_cop_header), for what the family says about all of them. */
     uint16_t wire_flags;
@@ -111,7 +115,8 @@ struct ftc_cop {
 };
 
 /* ftc_wire_signature of in[0..6] (collective, algorithm, root, f,
- * dtype, op, variant) and count, remembered as g's last (core/op.c). */
+ * dtype, op, variant) and count, remembered as g's last with the
+ * reduction kernel (core/op.c). */
 uint32_t ftc_group_signature_miss(ftc_group_t *g, const uint32_t in[7],
                                   uint64_t count);
 
@@ -152,12 +157,28 @@ static inline int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args,
         op->signature = g->sig_memo.signature;
     else
         op->signature = ftc_group_signature_miss(g, in, args->count);
+    op->reduce_kernel = g->sig_memo.kernel;
     op->comp.status = FTC_OK;
     op->comp.recvbuf = args->recvbuf;
     op->comp.stats.root = args->root;
     return FTC_OK;
 }
 void ftc_cop_register(ftc_cop_t *op);
+
+/* inout = inout OP in, element-wise over op's count, with op's operator
+ * and datatype (checked when it was created). The built-in kernel
+ * chosen with its signature is called directly; only FTC_USER goes
+ * through ftc_reduce_local. */
+static inline void ftc_cop_reduce(const ftc_cop_t *op, void *inout,
+                                  const void *in)
+{
+    if (op->reduce_kernel != NULL)
+        op->reduce_kernel(inout, in, op->args.count);
+    else
+        (void)ftc_reduce_local(inout, in, op->args.count, op->args.dtype,
+                               op->args.op, op->args.user_fn,
+                               op->args.user_arg);
+}
 
 /* op just started: end it if a peer already told us it ended; arm its
  * timeout (args.timeout_ns). */

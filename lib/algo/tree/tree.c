@@ -141,9 +141,7 @@ static void tree_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
             ftc_monitor_release(ctx, ftc_group_world_of(op->group, grank));
             if (hdr->flags & FTC_TREE_WF_SUBTREE_FAILED)
                 t->failure = true;
-            (void)ftc_reduce_local(t->acc, payload, op->args.count,
-                                   op->args.dtype, op->args.op,
-                                   op->args.user_fn, op->args.user_arg);
+            ftc_cop_reduce(op, t->acc, payload);
             up_try_finish(t);
             return;
         }
