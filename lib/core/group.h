@@ -58,6 +58,7 @@ struct ftc_group {
          * in[4]; NULL for FTC_USER), which the operation's reductions
          * call (ftc_cop_reduce). */
         ftc_reduce_kernel_fn kernel;
+        size_t nbytes;          /* count times in[4]'s size */
     } sig_memo;
     /* Operations that ended with a usage error, remembered so a peer
      * still waiting in one learns it from a probe instead of hanging. */

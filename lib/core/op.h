@@ -115,10 +115,22 @@ struct ftc_cop {
 };
 
 /* ftc_wire_signature of in[0..6] (collective, algorithm, root, f,
- * dtype, op, variant) and count, remembered as g's last with the
- * reduction kernel (core/op.c). */
+ * dtype, op, variant) and count, remembered as g's last with the value's
+ * size and the reduction kernel (core/op.c). */
 uint32_t ftc_group_signature_miss(ftc_group_t *g, const uint32_t in[7],
                                   uint64_t count);
+
+/* count times the element size of args, for the space of an operation
+ * about to be created: the group's signature memo has it when the count
+ * and datatype are its last operation's, as in a stream of like calls. */
+static inline size_t ftc_cop_value_bytes(const ftc_group_t *g,
+                                         const ftc_coll_args_t *args)
+{
+    if (g->sig_memo.valid && g->sig_memo.count == args->count
+        && g->sig_memo.in[4] == (uint32_t)args->dtype)
+        return g->sig_memo.nbytes;
+    return (size_t)args->count * ftc_dtype_size(args->dtype);
+}
 
 /* Common op set-up for ftc_init_*: the arguments and the signature,
  * which covers the generic arguments and variant, a digest of whatever
@@ -142,7 +154,6 @@ static inline int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args,
      * parameters later points this at its own copy. */
     op->args.params = NULL;
     op->seq = g->next_seq;
-    op->nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     const uint32_t in[7] = {
         (uint32_t)coll, (uint32_t)args->algo, args->root, args->f,
         (uint32_t)args->dtype,
@@ -157,6 +168,8 @@ static inline int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args,
         op->signature = g->sig_memo.signature;
     else
         op->signature = ftc_group_signature_miss(g, in, args->count);
+    /* (the count and datatype are in what the memo compares) */
+    op->nbytes = g->sig_memo.nbytes;
     op->reduce_kernel = g->sig_memo.kernel;
     op->comp.status = FTC_OK;
     op->comp.recvbuf = args->recvbuf;

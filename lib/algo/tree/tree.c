@@ -207,7 +207,7 @@ int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                        ftc_cop_t **out)
 {
     const ftc_tree_params_t *params = tree_params;
-    size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
+    size_t nbytes = ftc_cop_value_bytes(g, args);
     ftc_tree_t up = {.kind = FTC_TREE_BINOMIAL};
     size_t nup = ftc_tree_children_guess(&up, g->n);
     size_t space = ftc_mem_round(nup) + ftc_mem_round(nbytes > 0 ? nbytes : 1);
