@@ -79,6 +79,11 @@ typedef struct gc_run {
                                     it (or the mass account): bit flips
                                     at a rate the floating point does not
                                     survive (docs/gossip.md) */
+    double plant_rel;            /* tests of the checker itself: after the
+                                    run, plant_rank's result is moved by
+                                    this much relative to it, a wrong
+                                    answer the checks must catch (0: none) */
+    uint32_t plant_rank;
 } gc_run_t;
 
 typedef struct gc_outcome {
@@ -106,6 +111,15 @@ typedef struct gc_outcome {
     double max_err_vs_all;       /* largest error of a live process's
                                     value against the aggregate over
                                     every process (OK statuses) */
+    uint32_t unnoticed_failed_links; /* PCF: links to a crashed neighbour
+                                    that a survivor never excluded (it had
+                                    stopped before the crash, and watched
+                                    nobody) */
+    uint32_t cancel_pairs_checked; /* PCF: failed links whose two ends'
+                                    records of what they cancelled were
+                                    compared (same round) ... */
+    uint32_t cancel_pairs_skipped; /* ... and those whose rounds differ
+                                    by a round change in flight */
 } gc_outcome_t;
 
 /* splitmix64: the next value of the stream *s. The checker draws its

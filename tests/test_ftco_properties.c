@@ -789,9 +789,12 @@ int main(int argc, char **argv)
                 ftco_exchange_mutant = FTCO_MUTANT_KEEP_VALUES;
             else if (strcmp(mu, "no-commit") == 0)
                 ftco_exchange_mutant = FTCO_MUTANT_NO_COMMIT;
+            else if (strcmp(mu, "no-gather-roots") == 0)
+                ftco_exchange_mutant = FTCO_MUTANT_NO_GATHER_ROOTS;
             else {
                 fprintf(stderr, "test_ftco_properties: --mutant: unknown "
-                                "'%s' (keep-values, no-commit)\n", mu);
+                                "'%s' (keep-values, no-commit, "
+                                "no-gather-roots)\n", mu);
                 return 2;
             }
         }

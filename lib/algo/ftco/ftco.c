@@ -42,7 +42,10 @@
  * and rank 0 gathers from every root), when it answers a gather, when it
  * becomes the acting root, when another root's UP reaches it, and when it
  * takes a result; a root that left never delivers from the exchange, and
- * whoever gathers adopts a result any root already holds.
+ * whoever gathers adopts a result any root already holds. A gather
+ * names the roots its sender counts failed, and whoever answers it holds
+ * them failed too (gather_roots.h), so that if the gatherer fails no
+ * succession leads to a root whose result it left out.
  * So an exchange's result and a gathered one never both reach live
  * processes (docs/ftco.md, "The roots' exchange", argues it).
  *
@@ -63,6 +66,7 @@
 #include "algo/algo.h"
 #include "core/context.h"
 #include "algo/ftco/exchange.h"
+#include "algo/ftco/gather_roots.h"
 #include "algo/ftco/ftco.h"
 #include "algo/ftco/kinds.h"
 #include "algo/ftco/node.h"
@@ -565,6 +569,45 @@ static void expand(ftco_op_t *o, uint32_t x)
         free(list);
 }
 
+/* A replacement root's gather KEEPALIVE to x. In a multi-root allreduce
+ * it names the roots we count failed (gather_roots.h): x, answering,
+ * holds them failed too, so that if we fail its succession does not lead
+ * it to one of them, which may hold the exchange's result while we
+ * delivered one without it (docs/ftco.md, "The roots' exchange", rule 7).
+ * Nothing is added without failures (no gather), nor on single trees.
+ * Cold, as the other sends of rule 7: only failures lead here. */
+__attribute__((cold))
+static void send_gather(ftco_op_t *o, uint32_t x)
+{
+    uint32_t k = 0, *roots = NULL;
+    if (o->m >= 2 && o->base.coll == FTC_COLL_ALLREDUCE && o->any_failed) {
+        for (uint32_t r = 0; r < o->m; r++)
+            k += r != o->me && is_failed(o, r);
+        if (k > 0 && (roots = malloc(sizeof(uint32_t) * k)) == NULL) {
+            o->peers.nomem = true;
+            return;
+        }
+        k = 0;
+        for (uint32_t r = 0; r < o->m && roots != NULL; r++)
+            if (r != o->me && is_failed(o, r))
+                roots[k++] = r;
+    }
+    send_msg(o, x, FTCO_MSG_KEEPALIVE, FTCO_WF_GATHER, roots,
+             sizeof(uint32_t) * k, NULL, 0);
+    free(roots);
+}
+
+/* The KEEPALIVE that pulls x into our Down set: a gather when we
+ * replace the root. Cold, as send_gather: only failures pull. */
+__attribute__((cold))
+static void send_pull(ftco_op_t *o, uint32_t x)
+{
+    if (o->acting_root)
+        send_gather(o, x);
+    else
+        send_msg(o, x, FTCO_MSG_KEEPALIVE, 0, NULL, 0, NULL, 0);
+}
+
 static void add_down(ftco_op_t *o, uint32_t x, bool pull)
 {
     if (x == o->me)
@@ -601,8 +644,7 @@ static void add_down(ftco_op_t *o, uint32_t x, bool pull)
         o->waiting++;
         rewatch_at(o, e, x);
         if (pull) {
-            send_msg(o, x, FTCO_MSG_KEEPALIVE,
-                     o->acting_root ? FTCO_WF_GATHER : 0, NULL, 0, NULL, 0);
+            send_pull(o, x);
             t_asked(o, x);
         } else if (o->ack_timeout > 0) {
             t_arm(o, e, ftc_cop_now(&o->base) + f_eta(o, e), T_ETA);
@@ -961,7 +1003,13 @@ static void xchg_stop(ftco_op_t *o)
 }
 
 /* Our tree's value is computed: it goes to every other root, starting
- * with the next one, so that no root is everyone's first receiver. */
+ * with the next one, so that no root is everyone's first receiver.
+ * Never inlined: inlined into try_up with send_with_set inside it, its
+ * 256-byte buffer joined try_up's frame on every tree, the single ones
+ * included (the compiler's growth budget grows with this file: 4
+ * instructions per message more at n = 2, bench/callgrind_core.sh). It
+ * runs once per operation at a root of a multi-root tree. */
+__attribute__((noinline))
 static void xchg_publish(ftco_op_t *o)
 {
     if (ftco_exchange_put(&o->ex, o->me, &o->up_set, o->up_val) < 0) {
@@ -1376,6 +1424,34 @@ static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
     }
 }
 
+/* Rule 7 (docs/ftco.md, "The roots' exchange"): we answered gatherer
+ * s, so we take the value from s only; s counts these roots failed, and
+ * delivers (or may already have delivered) a result without their
+ * values. Should s fail, our succession must not lead us to one of them:
+ * a root that s counted failed may be alive, only stopped, and hold the
+ * exchange's result, sent (late) to a failed root's children in its
+ * place, or to whoever re-routes to it. So they are failed here too from
+ * now on (learnt, as adopt_failed does with what a result lists: the
+ * group's word on them is out), and a late message of one earns the
+ * core's "heard you", which makes it leave. A process that holds the
+ * value already answered s with it (s adopts it) and learns nothing. */
+__attribute__((cold))
+static void learn_gather_roots(ftco_op_t *o, uint32_t s,
+                               const uint8_t *payload, size_t len)
+{
+    if (!o->committed || o->up != (int64_t)s || o->have_result
+        || o->base.coll != FTC_COLL_ALLREDUCE
+        || ftco_exchange_mutant == FTCO_MUTANT_NO_GATHER_ROOTS)
+        return;
+    ftc_context_t *ctx = o->base.group->ctx;
+    uint32_t k = (uint32_t)(len / sizeof(uint32_t));
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t r = ftco_gather_roots_at(payload, i);
+        if (r != o->me && !is_failed(o, r))
+            ftc_ctx_declare_failed(ctx, world(o, r));
+    }
+}
+
 static bool owes(const ftco_op_t *o, uint32_t x, uint8_t flag);
 static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
                           const uint8_t *payload, uint32_t s);
@@ -1444,7 +1520,12 @@ static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
         on_ack(o, s, hdr->flags);
         return;
     case FTCO_MSG_KEEPALIVE:
+        if ((hdr->flags & FTCO_WF_GATHER)
+            && ftco_gather_roots_count(payload, len, o->m) < 0)
+            break;
         on_keepalive(o, s, hdr->flags);
+        if (hdr->flags & FTCO_WF_GATHER)
+            learn_gather_roots(o, s, payload, len);
         return;
     case FTCO_MSG_EXCH:
         if (op->coll != FTC_COLL_ALLREDUCE)
@@ -1537,6 +1618,25 @@ static void ftco_on_timer(ftc_cop_t *op)
     end_turn(o);
 }
 
+/* Rule 7, kept while we gather: root x failed after our gather went out,
+ * so what we deliver will count it failed, and those who answered (or
+ * will answer) the gather must hold it failed before any of them can
+ * receive our result (learn_gather_roots). The gather goes again, naming
+ * it, before anything of this turn can complete the collection; an
+ * answer sent again is a duplicate, which the partials drop. */
+__attribute__((cold))
+static void regather_on_root_failed(ftco_op_t *o, uint32_t x)
+{
+    if (!o->acting_root || !o->collecting || x >= o->m || o->m < 2
+        || o->base.coll != FTC_COLL_ALLREDUCE)
+        return;
+    for (uint32_t i = 0; i < o->ndl; i++) {
+        uint32_t d = o->dl[i];
+        if (d != x && !is_failed(o, d))
+            send_gather(o, d);
+    }
+}
+
 static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
 {
     ftco_op_t *o = (ftco_op_t *)op;
@@ -1563,6 +1663,7 @@ static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
     }
     fl_clr(o, x, F_SERVE | F_PULLED | F_TOACK);
     rewatch(o, x);
+    regather_on_root_failed(o, x);
     if (fl(o, x) & F_DOWN)
         expand(o, x);
     xchg_on_failed(o, x);

@@ -28,7 +28,10 @@ enum {
     FTCO_WF_ACK_UP = 1u << 8,     /* ACK of an UP */
     FTCO_WF_ACK_DOWN = 1u << 9,   /* ACK of a DOWN */
     FTCO_WF_NOVALUE = 1u << 10,   /* ACK of a bcast gather: no value here */
-    FTCO_WF_GATHER = 1u << 11,    /* KEEPALIVE of a replacement root */
+    FTCO_WF_GATHER = 1u << 11,    /* KEEPALIVE of a replacement root;
+                                     multi-root allreduce: its payload
+                                     names the roots it counts failed
+                                     (gather_roots.h) */
     FTCO_WF_ROOT_LOST = 1u << 12, /* bcast DOWN: the root's value reached
                                      no live process; no value */
     FTCO_WF_PING = 1u << 13,      /* KEEPALIVE of a per-message timeout:

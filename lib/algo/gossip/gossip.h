@@ -46,7 +46,9 @@ typedef struct ftc_gossip_link {
                                (echo.h; op.c, all_settled) */
     double *f;           /* push-flow: f_ij (m); PCF: f_ij1, f_ij2 (2m) */
     double *cancelled;   /* PCF: passive flows absorbed into phi (m), for
-                            the mass account only */
+                            the mass account only; kept when the
+                            neighbour is excluded, as the record of what
+                            was written off with it */
     double *heard;       /* PCF follower: the leader's passive flow as its
                             last message of this round stated it (m) */
 } ftc_gossip_link_t;
