@@ -416,7 +416,9 @@ static void anchor_aging_pushes(ftc_gossip_op_t *g)
             if ((uint32_t)g->iterations - u->iteration + 1 != g->history_len)
                 continue;
             double d = deviation(g, u->iteration, u->drift);
-            float up = nextafterf((float)d, INFINITY); /* never below d */
+            /* Rounded to float, never below d (the library links no
+             * libm): a float is within 2^-24 of the double it rounds. */
+            float up = (float)(d * (1.0 + 0x1p-22));
             if (d == d && up < u->drift)
                 u->drift = up;
         }
