@@ -539,7 +539,9 @@ static bool ready_link(const ftc_gossip_op_t *g,
 
 /* Whether a neighbour has waited too long for our echo: it wrote to us
  * since we last wrote to it, and that was more than OVERDUE_DEGREES
- * degrees' worth of iterations ago. Random partners leave some link
+ * degrees' worth of iterations ago, and at least OVERDUE_MIN (half the
+ * estimate history: on graphs of small degree the echo nearly always
+ * comes sooner, and the partner choice there stays as it was). Random partners leave some link
  * unpicked for a long time: on the full graph of 128 (125 live
  * neighbours, two crashed) one link in a few thousand went more than
  * 1000 iterations unwritten. Its neighbour kept counting the pushes we
@@ -552,12 +554,13 @@ static bool ready_link(const ftc_gossip_op_t *g,
  * without global synchronisation"). Writing first to such a link
  * bounds the echo's wait. */
 #define OVERDUE_DEGREES 3
+#define OVERDUE_MIN 128
 
 static bool echo_overdue(const ftc_gossip_op_t *g, const ftc_gossip_link_t *l)
 {
-    return l->echo.heard != l->echo.told
-           && g->iterations - l->wrote_at
-                  >= OVERDUE_DEGREES * (uint64_t)g->nlinks;
+    uint64_t gap = g->iterations - l->wrote_at;
+    return l->echo.heard != l->echo.told && gap >= OVERDUE_MIN
+           && gap >= OVERDUE_DEGREES * (uint64_t)g->nlinks;
 }
 
 /* A partner among the eligible links, preferring one a push would move
