@@ -442,12 +442,16 @@ static void convergence_step(ftc_gossip_op_t *g)
         g->received = false;
         g->stable_count = 0;
         g->have_est = false;
-        for (uint32_t i = 0; i < g->nlinks; i++)
-            ftc_gossip_echo_drift(&g->links[i].echo, INFINITY);
+        /* The pushes' drift bridges the gap when an estimate returns
+         * (below); only before the first estimate is it unbounded. */
+        if (!g->had_est)
+            for (uint32_t i = 0; i < g->nlinks; i++)
+                ftc_gossip_echo_drift(&g->links[i].echo, INFINITY);
         history_record(g, false);
         return;
     }
-    if (g->have_est) {
+    double err = INFINITY;
+    if (g->had_est) {
         double change = 0.0, size = 0.0;
         for (uint32_t k = 0; k < count; k++) {
             double d = fabs(g->est[k] - g->prev_est[k]);
@@ -456,9 +460,21 @@ static void convergence_step(ftc_gossip_op_t *g)
             change = d > change || d != d ? d : change;
             size = s > size ? s : size;
         }
-        double err = size > 0.0 ? change / size : change;
-        for (uint32_t i = 0; i < g->nlinks; i++)
-            ftc_gossip_echo_drift(&g->links[i].echo, err);
+        err = size > 0.0 ? change / size : change;
+    }
+    /* The change since the last estimate there was, across iterations
+     * without one too: a push's distance from the estimate now is at
+     * most its distance from that one plus this. Counting such an
+     * iteration as an infinite change, as before, left every push then
+     * unechoed infinitely far once it outlived the history: PCF's
+     * exclusion of a crashed neighbour's flows leaves some process
+     * without positive weight for an iteration now and then, and on the
+     * full graph of 256 a few such pushes at any time kept every
+     * process from delivering before the cap (docs/gossip.md, "Mass in
+     * flight"). */
+    for (uint32_t i = 0; i < g->nlinks; i++)
+        ftc_gossip_echo_drift(&g->links[i].echo, err);
+    if (g->have_est) {
         if (!(err <= g->target)) {
             g->err = err;
             g->stable_count = 0;
@@ -470,11 +486,10 @@ static void convergence_step(ftc_gossip_op_t *g)
         }
     } else {
         g->err = INFINITY;
-        for (uint32_t i = 0; i < g->nlinks; i++)
-            ftc_gossip_echo_drift(&g->links[i].echo, INFINITY);
     }
     memcpy(g->prev_est, g->est, sizeof(double) * count);
     g->have_est = true;
+    g->had_est = true;
     history_record(g, true);
     anchor_aging_pushes(g);
     g->received = false;
