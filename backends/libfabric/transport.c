@@ -207,17 +207,18 @@ static struct fi_info *base_hints(const char *provider, const char *domain,
 
 /*
  * The same pools cost a process's survivors time when it dies: rxm
- * zeroes 17 MB of receive and 17 MB of transmit buffers, every page of it
- * resident, and a SIGKILLed rank's kernel frees them (exit_mmap, ~9,400
- * pages) before it closes the process's files and wakes its parent and
- * pidfds. Traced here (perf, sched/kmem/sock tracepoints, n = 8, load
- * ~10): 7.9 ms of the 10.4 from the signal to the exit notification went
- * to freeing 38 MB; with 4 KiB buffers the process holds 13 MB and the
- * same step took 1.3 ms. A message above FI_OFI_RXM_BUFFER_SIZE goes by
- * rxm's segmentation or rendezvous protocol instead of eager: the core's
- * control messages are far below 4 KiB, bulk payloads above 16 KiB took
- * those protocols anyway. Documented in fi_rxm(7); set under the same
- * conditions as the receive count, never over the user's value.
+ * writes 17 MB of receive and 17 MB of transmit buffers, every page of it
+ * resident, and a SIGKILLed rank's kernel frees them (exit_mmap) before
+ * it closes the process's files and wakes its parent and pidfds, which
+ * is how local peers learn of the death. Traced here (perf tracepoints,
+ * n = 8, load 11-13): the exit needs 3.5-3.6 ms of CPU with 16 KiB
+ * buffers, 1.75-1.8 with 4 KiB. The price: a message above
+ * FI_OFI_RXM_BUFFER_SIZE goes by rxm's segmentation protocol instead of
+ * eager, 3.5-4.7 times slower over tcp for 4-16 KiB payloads; the core's
+ * control messages and small collectives are far below it
+ * (docs/libfabric.md, "A killed rank's exit, and rxm's pools").
+ * Documented in fi_rxm(7); set under the same conditions as the receive
+ * count, never over the user's value.
  */
 #define RXM_BUFFER_SIZE "4096"
 
