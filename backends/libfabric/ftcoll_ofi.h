@@ -15,12 +15,8 @@
  * tcp or none is asked for, and the variable is unset: with rxm's 4096
  * its receive buffer pool grows by 17 MB, zeroed, inside fi_cq_read the
  * first time it must hold a message (hundreds of ms here; see
- * docs/libfabric.md, "Connections and rxm's buffers"). Under the same
- * conditions it sets FI_OFI_RXM_BUFFER_SIZE=4096 (rxm's 16 KiB pools make
- * a killed rank's exit, and so its peers' exit monitor, take twice as
- * long; messages above 4 KiB go by rxm's slower segmentation protocol:
- * docs/libfabric.md, "A killed rank's exit, and rxm's pools"). libfabric
- * reads both once, at the process's first fi_getinfo.
+ * docs/libfabric.md, "Connections and rxm's buffers"). libfabric reads it
+ * once, at the process's first fi_getinfo.
  *
  * Addresses. Every rank's fi_getname() address travels, in a fixed-size
  * blob that also names the provider, through an out-of-band allgather

@@ -204,26 +204,16 @@ static struct fi_info *base_hints(const char *provider, const char *domain,
  * verbs;ofi_rxm and others keep rxm's defaults.
  */
 #define RXM_MSG_RX_SIZE "256"
-
-/*
- * The same pools cost a process's survivors time when it dies: rxm
- * writes 17 MB of receive and 17 MB of transmit buffers, every page of it
- * resident, and a SIGKILLed rank's kernel frees them (exit_mmap) before
- * it closes the process's files and wakes its parent and pidfds, which
- * is how local peers learn of the death. Traced here (perf tracepoints,
- * n = 8, load 11-13): the exit needs 3.5-3.6 ms of CPU with 16 KiB
- * buffers, 1.75-1.8 with 4 KiB. The price: a message above
- * FI_OFI_RXM_BUFFER_SIZE goes by rxm's segmentation protocol instead of
- * eager, 3.5-4.7 times slower over tcp for 4-16 KiB payloads; the core's
- * control messages and small collectives are far below it
- * (docs/libfabric.md, "A killed rank's exit, and rxm's pools").
- * Documented in fi_rxm(7); set under the same conditions as the receive
- * count, never over the user's value.
- */
-#define RXM_BUFFER_SIZE "4096"
+/* FI_OFI_RXM_BUFFER_SIZE stays rxm's 16 KiB on purpose. Its pools are
+ * most of what a SIGKILLed rank's kernel frees before the pidfds of its
+ * local peers fire, and 4 KiB halves that exit's CPU time (3.5 -> 1.8 ms
+ * traced), but messages above the buffer size then take rxm's
+ * segmentation protocol, 3.5-4.7 times slower for 4-16 KiB payloads over
+ * tcp, and the end-to-end gain was lost in scheduling noise under load
+ * (docs/libfabric.md, "A killed rank's exit, and rxm's pools"). A job
+ * that wants the faster exit sets the variable itself. */
 
 static bool g_rxm_env_set;   /* we set FI_OFI_RXM_MSG_RX_SIZE */
-static bool g_rxm_buf_set;   /* we set FI_OFI_RXM_BUFFER_SIZE */
 
 static void tune_provider_env(const char *provider)
 {
@@ -236,12 +226,10 @@ static void tune_provider_env(const char *provider)
                            : getenv("FI_PROVIDER");
     if (want != NULL && *want != '\0' && strstr(want, "tcp") == NULL)
         return;
-    if (getenv("FI_OFI_RXM_MSG_RX_SIZE") == NULL)
-        g_rxm_env_set =
-            setenv("FI_OFI_RXM_MSG_RX_SIZE", RXM_MSG_RX_SIZE, 0) == 0;
-    if (getenv("FI_OFI_RXM_BUFFER_SIZE") == NULL)
-        g_rxm_buf_set =
-            setenv("FI_OFI_RXM_BUFFER_SIZE", RXM_BUFFER_SIZE, 0) == 0;
+    if (getenv("FI_OFI_RXM_MSG_RX_SIZE") != NULL)
+        return;
+    g_rxm_env_set =
+        setenv("FI_OFI_RXM_MSG_RX_SIZE", RXM_MSG_RX_SIZE, 0) == 0;
 }
 
 static int getinfo(const char *node, const char *service, struct fi_info *h,
@@ -673,7 +661,7 @@ static int open_all(ftc_ofi_t *z)
     snprintf(z->describe, sizeof(z->describe),
              "provider=%s fabric=%s domain=%s inject=%zu fi_source=%s "
              "wait_fd=%s mr_local=%s%s rx=%ux%zu tx=%u zcopy_min=%zu "
-             "pid_monitor=%s connect=%s%s%s",
+             "pid_monitor=%s connect=%s%s",
              z->provider, info->fabric_attr->name, info->domain_attr->name,
              z->inject_size, z->has_source ? "yes" : "no",
              z->cq_fd >= 0 ? "yes" : "no", z->mr_local ? "yes" : "no",
@@ -682,9 +670,6 @@ static int open_all(ftc_ofi_t *z)
              z->cfg.eager_connect ? "eager" : "lazy",
              g_rxm_env_set && strstr(z->provider, "ofi_rxm") != NULL
                  ? " FI_OFI_RXM_MSG_RX_SIZE=" RXM_MSG_RX_SIZE
-                 : "",
-             g_rxm_buf_set && strstr(z->provider, "ofi_rxm") != NULL
-                 ? " FI_OFI_RXM_BUFFER_SIZE=" RXM_BUFFER_SIZE
                  : "");
     return FTC_OK;
 }
