@@ -28,12 +28,13 @@
  * latency + jitter + send cost of now; a bound keeps a huge latency from
  * costing a huge ring (later events wait in the calendar's heap). */
 #define LB_MAX_WINDOW (UINT64_C(1) << 16)
-/* ... and at least this wide, so that the wake-ups of processes that work
- * in periods of some microseconds (the gossip family's 10 us iterations)
- * go straight into the ring too: in the heap, each cost a push and a pop
- * of O(log n) cache misses in a large simulation. The order of events is
- * the same whatever the window (calendar.h). */
-#define LB_MIN_WINDOW (UINT64_C(1) << 14)
+/* ... and at least this wide (a ring of 16384 buckets, 256 KiB), so that
+ * the wake-ups of processes that work in periods of some microseconds (the
+ * gossip family's 10 us iterations) go straight into the ring too: in the
+ * heap, each cost a push and a pop of O(log n) cache misses in a large
+ * simulation. The order of events is the same whatever the window
+ * (calendar.h). */
+#define LB_MIN_WINDOW UINT64_C(12000)
 
 enum {
     LB_EV_ARRIVE,      /* msg reaches rank; peer = source */
@@ -249,8 +250,9 @@ static int lb_send(void *tp, uint32_t dest, const void *buf, size_t len,
         if (at != soonest)
             w->delays_vary = 1;
         if (w->delays_vary) {
-            /* A pair missing from the map last sent at most latency_ns
-             * before an earlier time: its messages arrive by soonest. */
+            /* A pair missing from the map has sent only before delays
+             * varied, each message to arrive latency_ns after its send:
+             * by soonest. */
             uint64_t last;
             if (ftc_lb_map_get(&w->last_arrival, ep->rank, dest, &last))
                 at = max_u64(at, last);
