@@ -8,6 +8,7 @@ void ftc_lb_msg_pool_init(ftc_lb_msg_pool_t *p)
 {
     for (size_t c = 0; c < FTC_LB_MSG_CLASSES; c++)
         p->free[c] = NULL;
+    p->kept = 0;
 }
 
 void ftc_lb_msg_pool_fini(ftc_lb_msg_pool_t *p)
@@ -18,6 +19,7 @@ void ftc_lb_msg_pool_fini(ftc_lb_msg_pool_t *p)
             p->free[c] = m->next_free;
             free(m);
         }
+    p->kept = 0;
 }
 
 /* The smallest class whose buffers hold len bytes, or FTC_LB_MSG_CLASSES. */
@@ -37,6 +39,7 @@ ftc_lb_msg_t *ftc_lb_msg_get(ftc_lb_msg_pool_t *p, size_t len)
     if (c < FTC_LB_MSG_CLASSES && p->free[c] != NULL) {
         m = p->free[c];
         p->free[c] = m->next_free;
+        p->kept -= (size_t)1 << (FTC_LB_MSG_MIN_SHIFT + c);
     } else {
         size_t room = c < FTC_LB_MSG_CLASSES
                           ? (size_t)1 << (FTC_LB_MSG_MIN_SHIFT + c)
@@ -57,10 +60,14 @@ void ftc_lb_msg_release(ftc_lb_msg_pool_t *p, ftc_lb_msg_t *m)
 {
     if (m == NULL)
         return;
-    if (m->cls >= FTC_LB_MSG_CLASSES) {
+    size_t room = m->cls < FTC_LB_MSG_CLASSES
+                      ? (size_t)1 << (FTC_LB_MSG_MIN_SHIFT + m->cls)
+                      : 0;
+    if (room == 0 || p->kept + room > FTC_LB_MSG_KEEP_BYTES) {
         free(m);
         return;
     }
+    p->kept += room;
     m->next_free = p->free[m->cls];
     p->free[m->cls] = m;
 }

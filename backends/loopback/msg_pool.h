@@ -5,9 +5,11 @@
  * Buffers come in power-of-two size classes and go back to their class's
  * free list when the message is handed over or dropped, so that a run in
  * its steady state allocates nothing per message (DESIGN.md's rule for
- * hot paths) and reuses buffers that are still in cache. Messages larger
- * than the largest class get a buffer of their own. Internal to the
- * loopback backend.
+ * hot paths) and reuses buffers that are still in cache. The free lists
+ * hold at most FTC_LB_MSG_KEEP_BYTES in all: a flood of large messages
+ * must not leave its buffers behind (tests/test_hostile.c bounds what a
+ * flood may keep). Messages larger than the largest class get a buffer of
+ * their own. Internal to the loopback backend.
  */
 #ifndef FTC_LB_MSG_POOL_H
 #define FTC_LB_MSG_POOL_H
@@ -19,6 +21,9 @@
 #define FTC_LB_MSG_MIN_SHIFT 6
 #define FTC_LB_MSG_MAX_SHIFT 16
 #define FTC_LB_MSG_CLASSES (FTC_LB_MSG_MAX_SHIFT - FTC_LB_MSG_MIN_SHIFT + 1)
+/* Payload bytes the free lists keep at most: 2048 buffers of a 128-byte
+ * class, a gossip message's. */
+#define FTC_LB_MSG_KEEP_BYTES ((size_t)256 * 1024)
 
 typedef struct ftc_lb_msg {
     struct ftc_lb_msg *next_free;  /* on its class's free list */
@@ -30,6 +35,7 @@ typedef struct ftc_lb_msg {
 
 typedef struct ftc_lb_msg_pool {
     ftc_lb_msg_t *free[FTC_LB_MSG_CLASSES];
+    size_t kept;                   /* payload bytes on the free lists */
 } ftc_lb_msg_pool_t;
 
 void ftc_lb_msg_pool_init(ftc_lb_msg_pool_t *p);
