@@ -128,8 +128,6 @@ typedef struct ftco_op {
     bool last_left;         /* the last send_msg has left already */
     uint64_t value_eta;     /* when the value from Up is due (f_ETA of
                                the result, from our start) */
-    bool replaying;         /* handling the messages kept before our
-                               start (ftc_cop_replay_pending) */
 } ftco_op_t;
 
 enum {
@@ -1314,14 +1312,9 @@ static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
 {
     ftc_cop_t *op = &o->base;
     if (flags & FTCO_WF_PING) {
-        /* A KEEPALIVE kept from before our start was answered when it
-         * came (family.c, answer_early), as the paper's late process
-         * answers KEEPALIVEs and keeps only DATA (Algorithm 5): answering
-         * each again at the start sent a neighbour that had waited long
-         * one ACK per f_timeout of its wait in one burst, which held its
-         * own answers back past its neighbours' timeouts. */
-        if (!o->replaying)
-            send_ack(o, s, 0);
+        /* (One that came before our start was answered then and not
+         * kept: family.c, answered_early_only.) */
+        send_ack(o, s, 0);
         return;
     }
     if (o->have_result && !(op->coll == FTC_COLL_REDUCE)) {
@@ -1765,11 +1758,8 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         if (r != o->me && (fl(o, r) & F_FAILED))
             xchg_on_failed(o, r);
     end_turn(o);
-    if (!o->base.finished) {
-        o->replaying = true;
+    if (!o->base.finished)
         ftc_cop_replay_pending(&o->base);
-        o->replaying = false;
-    }
     *out = &o->base;
     return FTC_OK;
 }
