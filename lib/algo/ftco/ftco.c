@@ -1499,6 +1499,22 @@ static bool gather_target(const ftco_op_t *o, uint8_t flags)
            && (flags & F_WAIT);
 }
 
+/* Whether x is the Up a bcast process waits on for the value. It is
+ * KEEPALIVEd as the paper does (awaits_value), but an unanswered
+ * KEEPALIVE does not exclude it: the monitor judges it, as a bcast
+ * gather's targets (gather_target), for the same reason. A process whose
+ * own messages are late timed out its live Up, then the next one up,
+ * became the replacement root, and delivered FTC_EROOT_FAILED where the
+ * others had the value (test_ftco_properties --slow each --ack-timeout-ns
+ * 20000 --colls bcast: n = 4, 3-ary, root crashed after one send, rank 3
+ * slow). The monitor's verdict comes a probe series later, and a live Up
+ * refutes it. In a reduce or allreduce the value's wait keeps the
+ * paper's timeouts. */
+static bool bcast_value_wait(const ftco_op_t *o, uint32_t x)
+{
+    return o->base.coll == FTC_COLL_BCAST && awaits_value(o, x);
+}
+
 static void ftco_on_timer(ftc_cop_t *op)
 {
     ftco_op_t *o = (ftco_op_t *)op;
@@ -1517,7 +1533,7 @@ static void ftco_on_timer(ftc_cop_t *op)
             continue;
         if (st == T_AWAIT && gather_target(o, pe->flag))
             continue; /* the monitor judges it (gather_target says why) */
-        if (st == T_AWAIT
+        if (st == T_AWAIT && !bcast_value_wait(o, x)
             && now - pe->deadline <= f_timeout(o, e) / 2) {
             exclude(o, x);
         } else {
