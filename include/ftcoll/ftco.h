@@ -45,7 +45,7 @@ typedef struct ftc_ftco_params {
      * declares the receiver failed, for good (it is told it was
      * excluded); a child whose DATA has not come by its expected
      * arrival, ack_timeout_ns x (2 + log2 of its subtree's size), and
-     * (bcast, allreduce) a parent whose value has not come by
+     * (allreduce) a parent whose value has not come by
      * ack_timeout_ns x (2 + log2 n) after this process started, are sent
      * KEEPALIVEs, one per timeout, until it comes. Pick it well above a
      * round trip (a third above it at least: the timeout to a leaf is

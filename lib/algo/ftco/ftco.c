@@ -1454,15 +1454,23 @@ bad:
     op->group->ctx->counters.dropped_badmsg++;
 }
 
-/* Whether x is our Up and we still wait for the value from it: with
- * per-message timeouts Up is KEEPALIVEd until the value arrives, as the
- * paper's Algorithm 4 KEEPALIVEs every neighbour that has not sent its
- * DATA (x not in Arrived) once its f_ETA passed, Up included (its DATA
- * is the result). */
+/* Whether x is our Up and we still wait for the value from it, in an
+ * allreduce: with per-message timeouts Up is KEEPALIVEd until the value
+ * arrives, as the paper's Algorithm 4 KEEPALIVEs every neighbour that
+ * has not sent its DATA (x not in Arrived) once its f_ETA passed, Up
+ * included (its DATA is the result). Not in a bcast: there the monitor
+ * judges the wait for the value, as it judges a bcast gather's targets
+ * (gather_target), because a process whose own messages are late timed
+ * out its live Up, then the next one, became the replacement root and
+ * delivered FTC_EROOT_FAILED where the others had the value
+ * (test_ftco_properties --slow each --ack-timeout-ns 20000 --colls bcast:
+ * n = 4, 3-ary, root crashed after one send, rank 3 slow); and
+ * KEEPALIVEs that exclude nobody would go to a dead Up once per
+ * f_timeout until the monitor's verdict, tens of thousands of them. */
 static bool awaits_value(const ftco_op_t *o, uint32_t x)
 {
     return o->ack_timeout > 0 && o->up >= 0 && x == (uint32_t)o->up
-           && o->base.coll != FTC_COLL_REDUCE && !o->base.delivered
+           && o->base.coll == FTC_COLL_ALLREDUCE && !o->base.delivered
            && !o->done;
 }
 
@@ -1499,22 +1507,6 @@ static bool gather_target(const ftco_op_t *o, uint8_t flags)
            && (flags & F_WAIT);
 }
 
-/* Whether x is the Up a bcast process waits on for the value. It is
- * KEEPALIVEd as the paper does (awaits_value), but an unanswered
- * KEEPALIVE does not exclude it: the monitor judges it, as a bcast
- * gather's targets (gather_target), for the same reason. A process whose
- * own messages are late timed out its live Up, then the next one up,
- * became the replacement root, and delivered FTC_EROOT_FAILED where the
- * others had the value (test_ftco_properties --slow each --ack-timeout-ns
- * 20000 --colls bcast: n = 4, 3-ary, root crashed after one send, rank 3
- * slow). The monitor's verdict comes a probe series later, and a live Up
- * refutes it. In a reduce or allreduce the value's wait keeps the
- * paper's timeouts. */
-static bool bcast_value_wait(const ftco_op_t *o, uint32_t x)
-{
-    return o->base.coll == FTC_COLL_BCAST && awaits_value(o, x);
-}
-
 static void ftco_on_timer(ftc_cop_t *op)
 {
     ftco_op_t *o = (ftco_op_t *)op;
@@ -1533,7 +1525,7 @@ static void ftco_on_timer(ftc_cop_t *op)
             continue;
         if (st == T_AWAIT && gather_target(o, pe->flag))
             continue; /* the monitor judges it (gather_target says why) */
-        if (st == T_AWAIT && !bcast_value_wait(o, x)
+        if (st == T_AWAIT
             && now - pe->deadline <= f_timeout(o, e) / 2) {
             exclude(o, x);
         } else {
@@ -1753,7 +1745,7 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     /* The value from Up is due one tree's f_ETA after our start (the
      * paper's second f_ETA of an allreduce, "the final result"); past
      * it, Up is KEEPALIVEd until the value comes (awaits_value). */
-    if (o->ack_timeout > 0 && o->up >= 0 && coll != FTC_COLL_REDUCE) {
+    if (o->ack_timeout > 0 && o->up >= 0 && coll == FTC_COLL_ALLREDUCE) {
         o->value_eta = ftc_cop_now(&o->base)
                        + o->ack_timeout * (2 + (uint64_t)ftc_bit_length32(n));
         int64_t e = t_entry(o, (uint32_t)o->up);
