@@ -13,14 +13,19 @@
  *     hold some that crashed during it (a process that converged before a
  *     failure keeps what it delivered). PCF may also deliver the value its
  *     mass account implies: the survivors' inputs less what they had
- *     cancelled with a failed neighbour (its guarantee, docs/gossip.md).
+ *     cancelled on the links that failed, whether or not they learned of
+ *     the failure (its guarantee, docs/gossip.md;
+ *     cancelled_on_failed_links).
  *     Push-sum is not held to this under loss or failures (it does not
  *     tolerate them; only 1 is asserted);
  *  3. mass conservation: for push-flow and PCF, at every live process,
  *     input = mass + what it records as sent to its live neighbours +
  *     what it wrote off with failed ones, to rounding; for push-sum
  *     without loss or failures, the live masses sum to the inputs; and
- *     nothing is written off in a run without failures.
+ *     nothing is written off in a run without failures. PCF writes off
+ *     what its excluded links had cancelled and nothing else, and the two
+ *     ends of a failed link agree on what they cancelled where their
+ *     rounds agree (cancellations_agree).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -46,7 +51,23 @@ typedef struct rank_state {
     bool final_seen;
     bool still_ticking;
     double *mass, *x, *wo;      /* m each */
+    double *cancelled_failed;   /* m: PCF (EXCLUDE_FLOWS), what it had
+                                   cancelled on every link that failed (a
+                                   crashed neighbour or a cut), excluded
+                                   (written off) or not: a process that had
+                                   stopped before the failure never learns
+                                   of it (cancelled_on_failed_links) */
+    double *wo_check;           /* m: PCF (EXCLUDE_FLOWS), what it had
+                                   cancelled on the links it excluded: its
+                                   written_off must be that */
     double identity_residual;   /* relative */
+    uint32_t unnoticed;         /* its links to a crashed neighbour it
+                                   never excluded */
+    uint32_t nlinks;            /* PCF runs with failures: each link's */
+    uint32_t *peer, *round;     /* neighbour, round and */
+    double *link_cancelled;     /* what was cancelled on it (m each), at
+                                   the end or, for a crashed rank, as it
+                                   crashed (cancellations_agree) */
 } rank_state_t;
 
 typedef struct checker {
@@ -103,6 +124,16 @@ static void on_deliver(const ftc_completion_t *c, void *arg)
         r->delivered_twice = true;
     r->delivered++;
     r->status = c->status;
+    /* A drawn crash whose send had not come yet lands here. Crashing only
+     * marks the endpoint dead, so this is safe inside the callback: what
+     * the rank sends after it is dropped. */
+    uint32_t me = (uint32_t)(r - cur->rs);
+    for (uint32_t i = 0; i < cur->run->ncrash; i++) {
+        const gc_crash_t *k = &cur->run->crash[i];
+        if (k->rank == me && !k->before
+            && (cur->run->crash_or_at_delivery >> i & 1u))
+            ftc_lb_crash(cur->w, me);
+    }
     cur->sent_at_last_delivery = ftc_lb_messages_sent(cur->w);
     if (!cur->any_delivered) {
         cur->any_delivered = true;
@@ -151,6 +182,44 @@ static void on_tick(const ftc_gossip_op_t *g, void *arg)
         C->trace_min[i] = e;
 }
 
+/* PCF's value after failures (docs/gossip.md, "Faults"): what a survivor
+ * had cancelled with a neighbour whose link failed (the neighbour crashed,
+ * or the link was cut) stays cancelled, whether or not the survivor learned
+ * of the failure. One that had delivered and stopped before its neighbour
+ * failed watches nobody, never hears of it and keeps the link as it was;
+ * what it cancelled there is matched by nothing a survivor holds, exactly
+ * as if it had written it off, and its flows on the link (recent exchanges,
+ * at the converged ratio) stay out of its mass. So c sums, over the links
+ * that failed, what this process cancelled on each (pcf.c keeps that record
+ * when it excludes the neighbour), from the failures themselves and not from
+ * who noticed them or from the process's own written_off; and wo_check
+ * gets what the excluded links had cancelled, which written_off must equal:
+ * nothing else is written off. With EXCLUDE_ALL nothing is: the survivors'
+ * aggregate is the value. */
+static void cancelled_on_failed_links(const ftc_gossip_final_t *fin,
+                                      double *c, double *wo_check)
+{
+    uint32_t m = fin->m, me = fin->rank;
+    for (uint32_t k = 0; k < m; k++)
+        c[k] = wo_check[k] = 0.0;
+    if (fin->written_off == NULL
+        || fin->op->params.exclusion == FTC_GOSSIP_EXCLUDE_ALL)
+        return;
+    for (uint32_t i = 0; i < fin->nlinks; i++) {
+        const ftc_gossip_link_t *l = &fin->links[i];
+        if (l->cancelled == NULL)
+            continue;
+        if (!l->alive)
+            for (uint32_t k = 0; k < m; k++)
+                wo_check[k] += l->cancelled[k];
+        if (!ftc_lb_is_crashed(cur->w, l->peer)
+            && !ftc_lb_is_cut(cur->w, me, l->peer))
+            continue;
+        for (uint32_t k = 0; k < m; k++)
+            c[k] += l->cancelled[k];
+    }
+}
+
 static void on_final(const ftc_gossip_final_t *fin, void *arg)
 {
     (void)arg;
@@ -163,10 +232,28 @@ static void on_final(const ftc_gossip_final_t *fin, void *arg)
     uint32_t m = fin->m;
     s->final_seen = true;
     s->still_ticking = fin->op->ticking;
+    for (uint32_t i = 0; i < fin->nlinks; i++)
+        s->unnoticed += fin->links[i].alive
+                        && ftc_lb_is_crashed(cur->w, fin->links[i].peer);
+    if (fin->written_off != NULL && s->peer == NULL
+        && (cur->run->ncrash > 0 || cur->run->ncut > 0)) {
+        s->nlinks = fin->nlinks;
+        s->peer = calloc(fin->nlinks ? fin->nlinks : 1, sizeof(uint32_t));
+        s->round = calloc(fin->nlinks ? fin->nlinks : 1, sizeof(uint32_t));
+        s->link_cancelled = calloc((size_t)(fin->nlinks ? fin->nlinks : 1) * m,
+                                   sizeof(double));
+        for (uint32_t i = 0; i < fin->nlinks; i++) {
+            s->peer[i] = fin->links[i].peer;
+            s->round[i] = fin->links[i].r;
+            memcpy(s->link_cancelled + (size_t)i * m, fin->links[i].cancelled,
+                   sizeof(double) * m);
+        }
+    }
     memcpy(s->mass, fin->mass, sizeof(double) * m);
     memcpy(s->x, fin->x, sizeof(double) * m);
     if (fin->written_off != NULL)
         memcpy(s->wo, fin->written_off, sizeof(double) * m);
+    cancelled_on_failed_links(fin, s->cancelled_failed, s->wo_check);
     if (fin->op->rules->outflow == NULL)
         return;
     double *t = calloc(m, sizeof(double)), *sum = calloc(m, sizeof(double)),
@@ -293,6 +380,54 @@ static void fail(gc_outcome_t *out, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The records the value above is computed from, against the other end's.
+ * PCF's rounds (pcf.c) cancel on both ends of a link exactly opposite
+ * values: the leader its passive flow, the follower the negation it
+ * adopted, so where both ends' records stand at the same round they are
+ * exact negations of each other (a sum of negated values rounds to the
+ * negated sum). A crashed neighbour's record is as it crashed; where the
+ * rounds differ by one (a round change in flight at the crash or the
+ * cut) the two differ by that round's passive flow, which no end keeps,
+ * and the pair is only counted. So a process that recorded anything but
+ * what it cancelled with its neighbour on a failed link (its live flows,
+ * say) is caught wherever the rounds agree, whatever its own written_off
+ * says. */
+static void cancellations_agree(const checker_t *C, const bool *live,
+                                const bool *cut_done, gc_outcome_t *out)
+{
+    const gc_run_t *run = C->run;
+    uint32_t m = C->m;
+    for (uint32_t r = 0; r < run->n; r++) {
+        const rank_state_t *a = &C->rs[r];
+        if (!live[r] || a->peer == NULL)
+            continue;
+        for (uint32_t i = 0; i < a->nlinks; i++) {
+            uint32_t q = a->peer[i];
+            if (live[q] && !cut_edge(run, cut_done, r, q))
+                continue;
+            const rank_state_t *b = &C->rs[q];
+            uint32_t j = 0;
+            while (b->peer != NULL && j < b->nlinks && b->peer[j] != r)
+                j++;
+            if (b->peer == NULL || j == b->nlinks)
+                continue; /* crashed before the operation: nothing */
+            if (a->round[i] != b->round[j]) {
+                out->cancel_pairs_skipped++;
+                continue;
+            }
+            out->cancel_pairs_checked++;
+            const double *ca = a->link_cancelled + (size_t)i * m;
+            const double *cb = b->link_cancelled + (size_t)j * m;
+            for (uint32_t k = 0; k < m; k++)
+                if (ca[k] != -cb[k])
+                    fail(out, "rank %u recorded %.17g as cancelled with "
+                              "failed neighbour %u, which had cancelled "
+                              "%.17g in the same round %u", r, ca[k], q,
+                         cb[k], a->round[i]);
+        }
+    }
+}
+
 typedef struct start {
     uint64_t at;
     uint32_t rank;
@@ -347,6 +482,8 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
         rs->mass = calloc(m, sizeof(double));
         rs->x = calloc(m, sizeof(double));
         rs->wo = calloc(m, sizeof(double));
+        rs->cancelled_failed = calloc(m, sizeof(double));
+        rs->wo_check = calloc(m, sizeof(double));
         for (uint32_t k = 0; k < count; k++) {
             double v = run->mixed_signs ? 2.0 * unit(&s) - 1.0 : 1.0 + unit(&s);
             if (run->dtype == FTC_FLOAT) {
@@ -476,6 +613,9 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
         if (run->dtype == FTC_FLOAT)
             for (uint32_t k = 0; k < count; k++)
                 C.rs[r].out[k] = C.rs[r].out_f[k];
+    if (run->plant_rel != 0.0 && run->plant_rank < n)
+        for (uint32_t k = 0; k < count; k++)
+            C.rs[run->plant_rank].out[k] *= 1.0 + run->plant_rel;
     for (uint32_t r = 0; r < n; r++) {
         ftc_counters_t cnt;
         ftc_context_counters(ctx[r], &cnt);
@@ -606,8 +746,10 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
                     if (!live[q] || comp[q] != comp[r])
                         continue;
                     for (uint32_t k = 0; k < count; k++)
-                        v[k] += (long double)C.rs[q].in[k] - C.rs[q].wo[k];
-                    w += (long double)C.rs[q].x[m - 1] - C.rs[q].wo[m - 1];
+                        v[k] += (long double)C.rs[q].in[k]
+                                - C.rs[q].cancelled_failed[k];
+                    w += (long double)C.rs[q].x[m - 1]
+                         - C.rs[q].cancelled_failed[m - 1];
                 }
                 if (run->params.aggregate == FTC_GOSSIP_AVERAGE && w > 0)
                     for (uint32_t k = 0; k < count; k++)
@@ -618,7 +760,8 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
                 for (uint32_t q = 0; q < n; q++)
                     if (live[q] && comp[q] == comp[r])
                         wabs += fabsl((long double)C.rs[q].x[m - 1])
-                                + fabsl((long double)C.rs[q].wo[m - 1]);
+                                + fabsl((long double)C.rs[q]
+                                            .cancelled_failed[m - 1]);
                 if (w > 0 && run->params.aggregate == FTC_GOSSIP_AVERAGE)
                     kappa = (double)(wabs / w);
             }
@@ -674,10 +817,26 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
             for (uint32_t k = 0; k < m; k++)
                 if (rs->wo[k] != 0.0)
                     fail(out, "rank %u wrote off mass without a failure", r);
+        /* ... and PCF writes off only what it had cancelled on the links
+         * it excluded (the record pcf.c keeps), so the mass account's value
+         * above, computed from those records, is the one it promises. */
+        if (run->algo == FTC_ALGO_PCF && !run->accuracy_recorded_only)
+            for (uint32_t k = 0; k < m; k++) {
+                double d = fabs(rs->wo[k] - rs->wo_check[k]);
+                double sc = fabs(rs->wo[k]) + fabs(rs->wo_check[k]);
+                if (!(d <= 1e-9 * sc))
+                    fail(out, "rank %u wrote off %.17g, but had cancelled "
+                              "%.17g on the links it excluded", r, rs->wo[k],
+                         rs->wo_check[k]);
+            }
+        out->unnoticed_failed_links += rs->unnoticed;
         total_x[0] += rs->x[0];
         total_mass[0] += rs->mass[0];
         abs_x += fabsl((long double)rs->x[0]);
     }
+    if (run->algo == FTC_ALGO_PCF && !run->accuracy_recorded_only
+        && run->params.exclusion != FTC_GOSSIP_EXCLUDE_ALL)
+        cancellations_agree(&C, live, cut_done, out);
     if (push_sum && !faults && count > 0
         && !(fabsl(total_x[0] - total_mass[0]) <= 1e-12L * abs_x))
         fail(out, "push-sum lost mass: inputs %.17Lg, masses %.17Lg",
@@ -686,7 +845,9 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
     for (uint32_t r = 0; r < n; r++) {
         free(C.rs[r].in), free(C.rs[r].out), free(C.rs[r].in_f);
         free(C.rs[r].out_f), free(C.rs[r].mass), free(C.rs[r].x);
-        free(C.rs[r].wo);
+        free(C.rs[r].wo), free(C.rs[r].cancelled_failed);
+        free(C.rs[r].wo_check), free(C.rs[r].peer), free(C.rs[r].round);
+        free(C.rs[r].link_cancelled);
     }
     free(C.rs), free(C.groups), free(ctx), free(live), free(crashed_before);
     free(cand), free(in_set), free(comp), free(comp_c), free(cut_done);

@@ -49,6 +49,11 @@ typedef struct gc_run {
                                     reaches the algorithm */
     uint32_t ncrash;
     gc_crash_t crash[GC_MAX_CRASH];
+    uint32_t crash_or_at_delivery; /* bit i: crash[i] also lands at its
+                                    rank's delivery if the rank delivers
+                                    before that send (a rank sends little
+                                    after it delivers, so a drawn send
+                                    could never come) */
     uint64_t suspect_ns, probe_ns; /* the keepalive (0: the core's
                                     defaults); a cut link is found only by
                                     it, so a run with cuts wants a few
@@ -79,6 +84,11 @@ typedef struct gc_run {
                                     it (or the mass account): bit flips
                                     at a rate the floating point does not
                                     survive (docs/gossip.md) */
+    double plant_rel;            /* tests of the checker itself: after the
+                                    run, plant_rank's result is moved by
+                                    this much relative to it, a wrong
+                                    answer the checks must catch (0: none) */
+    uint32_t plant_rank;
 } gc_run_t;
 
 typedef struct gc_outcome {
@@ -106,6 +116,15 @@ typedef struct gc_outcome {
     double max_err_vs_all;       /* largest error of a live process's
                                     value against the aggregate over
                                     every process (OK statuses) */
+    uint32_t unnoticed_failed_links; /* PCF: links to a crashed neighbour
+                                    that a survivor never excluded (it had
+                                    stopped before the crash, and watched
+                                    nobody) */
+    uint32_t cancel_pairs_checked; /* PCF: failed links whose two ends'
+                                    records of what they cancelled were
+                                    compared (same round) ... */
+    uint32_t cancel_pairs_skipped; /* ... and those whose rounds differ
+                                    by a round change in flight */
 } gc_outcome_t;
 
 /* splitmix64: the next value of the stream *s. The checker draws its

@@ -3,7 +3,10 @@
  * The group's last checked call (lib/api/call_memo.h): after a call that
  * passed, a call that differs from it in one argument, one byte of the
  * family parameters, its buffers or its callback is checked and refused
- * as it would be on a fresh group, and a call like it is accepted. Over a
+ * as it would be on a fresh group, and a call like it is accepted; the
+ * same for every argument changed alone after a call that the entry
+ * point's quick path (lib/api/collective.c, init_quick) takes, and for
+ * an invalidated group. Over a
  * transport that drops everything (only the calls' return codes count).
  *
  * Last line: "N passed, M failed".
@@ -13,6 +16,7 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/corrected.h"
 #include "ftcoll/tree.h"
+#include "ftcoll/mitigation.h"
 #include "check.h"
 #include "null_transport.h"
 
@@ -105,9 +109,85 @@ static void test_algo(ftc_algo_t algo)
     ftc_context_destroy(ctx);
 }
 
+/* One argument changed after a good call: refused with the code a fresh
+ * group (no call kept) gives it, whether the good call was kept with
+ * its parameters or without. */
+typedef void (*mutate_fn)(ftc_coll_args_t *a);
+
+static void bad_algo(ftc_coll_args_t *a) { a->algo = (ftc_algo_t)999; }
+static void bad_mismatch(ftc_coll_args_t *a)
+{
+    a->dtype = FTC_DOUBLE;
+    a->op = FTC_BXOR;           /* not defined on floating point */
+}
+static void bad_uniform(ftc_coll_args_t *a) { a->uniform = 2; }
+static void bad_size_big(ftc_coll_args_t *a) { a->size = sizeof(*a) + 8; }
+static void bad_size_small(ftc_coll_args_t *a) { a->size = 4; }
+static void bad_root(ftc_coll_args_t *a) { a->root = 7; }
+static void bad_f(ftc_coll_args_t *a) { a->f = 9; }
+static void bad_op(ftc_coll_args_t *a) { a->op = (ftc_op_t)-1; }
+static void bad_user(ftc_coll_args_t *a) { a->op = FTC_USER; }
+static void bad_count(ftc_coll_args_t *a) { a->count = UINT64_MAX; }
+static void bad_send(ftc_coll_args_t *a) { a->sendbuf = NULL; }
+static void bad_recv(ftc_coll_args_t *a) { a->recvbuf = NULL; }
+static void bad_deliver(ftc_coll_args_t *a) { a->deliver = NULL; }
+
+static int fresh_rc(ftc_algo_t algo, mutate_fn bad)
+{
+    ftc_context_t *ctx;
+    ftc_group_t *g;
+    if (ftc_context_create(0, 4, &ftc_test_null_ops, NULL, NULL, &ctx) != 0)
+        return 0;
+    int rc = 0;
+    if (ftc_group_create(ctx, 1, 0, 4, NULL, &g) == FTC_OK) {
+        ftc_coll_args_t a;
+        good_args(&a, algo, NULL);
+        bad(&a);
+        rc = ftc_init_allreduce(g, &a, NULL);
+    }
+    ftc_context_destroy(ctx);
+    return rc;
+}
+
+static void test_one_change(ftc_algo_t algo)
+{
+    static const mutate_fn bad[] = {
+        bad_algo, bad_mismatch, bad_uniform, bad_size_big, bad_size_small,
+        bad_root, bad_f, bad_op, bad_user, bad_count, bad_send, bad_recv,
+        bad_deliver,
+    };
+    ftc_context_t *ctx;
+    ftc_group_t *g;
+    if (!CHECK_OK(ftc_context_create(0, 4, &ftc_test_null_ops, NULL,
+                                     NULL, &ctx))
+        || !CHECK_OK(ftc_group_create(ctx, 1, 0, 4, NULL, &g)))
+        return;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int want = fresh_rc(algo, bad[i]);
+        CHECK(want < 0);
+        ftc_coll_args_t a;
+        good_args(&a, algo, NULL);
+        CHECK_OK(ftc_init_allreduce(g, &a, NULL));
+        CHECK_OK(ftc_init_allreduce(g, &a, NULL));     /* kept, and like it */
+        bad[i](&a);
+        CHECK_RC(ftc_init_allreduce(g, &a, NULL), want);
+        bad[i](&a);                                     /* again, now */
+        CHECK_RC(ftc_init_allreduce(g, &a, NULL), want);
+    }
+    /* A group that stopped taking calls: its status, not a start. */
+    ftc_coll_args_t a;
+    good_args(&a, algo, NULL);
+    CHECK_OK(ftc_init_allreduce(g, &a, NULL));
+    CHECK_OK(ftc_group_invalidate(g));
+    CHECK_RC(ftc_init_allreduce(g, &a, NULL), FTC_EINVALIDATED);
+    ftc_context_destroy(ctx);
+}
+
 int main(void)
 {
     test_algo(FTC_ALGO_CORRECTED);
     test_algo(FTC_ALGO_TREE);
+    test_one_change(FTC_ALGO_CORRECTED);
+    test_one_change(FTC_ALGO_TREE);
     return check_report();
 }

@@ -35,6 +35,10 @@
  *   test_gossip --ring6-schedules    the two schedules of the ring of 6
  *                                    that once delivered 1.2 % off
  *                                    (docs/gossip.md, "Faults")
+ *   test_gossip --unnoticed-failures two PCF runs on the 64-hypercube
+ *                                    whose late crash the stopped
+ *                                    neighbours never learned of, and a
+ *                                    wrong value planted in each
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -1013,6 +1017,69 @@ static void ring6_schedules(void)
     }
 }
 
+/* PCF (EXCLUDE_FLOWS) on the 64-hypercube after an early and a late crash,
+ * two of ftcoll-sim's two-crash runs (--crash-window 250, seeds 26 and
+ * 19): most of the late-crashed rank's neighbours had delivered and
+ * stopped, watch nobody and never exclude it. The checker once took PCF's
+ * value from the survivors' written-off flows alone and found rank 0 2.5e-5
+ * and 4.3e-12 off; every process holds the value of what each survivor
+ * cancelled on the failed links, noticed or not (docs/gossip.md,
+ * "Faults"). Asserted: both crashes happened, the second after the first
+ * delivery, some survivor never excluded its crashed neighbour, the
+ * checker's properties hold; and the same run with rank 0's result moved by
+ * 1e-10 (about 30 times the tolerance) fails the accuracy check, so the
+ * value the checker now takes does not let a wrong one through. */
+static void unnoticed_failures(void)
+{
+    static const struct {
+        uint64_t seed;
+        gc_crash_t late, early;
+    } cases[] = {
+        {26, {49, false, 244}, {9, false, 70}},
+        {19, {33, false, 214}, {46, false, 130}},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        gc_run_t run;
+        schedule_base(&run, FTC_ALGO_PCF, 64, FTC_NEIGHBOURS_HYPERCUBE,
+                      FTC_GOSSIP_EXCLUDE_FLOWS);
+        run.seed = cases[i].seed;
+        run.ncrash = 2;
+        run.crash[0] = cases[i].late;
+        run.crash[1] = cases[i].early;
+        char what[96];
+        snprintf(what, sizeof(what), "seed %llu, %u@%llu %u@%llu",
+                 (unsigned long long)run.seed, run.crash[0].rank,
+                 (unsigned long long)run.crash[0].after, run.crash[1].rank,
+                 (unsigned long long)run.crash[1].after);
+        gc_outcome_t o;
+        gc_check(&run, &o);
+        printf("  %s: %s, max_rel_error %.3g, %u links to a crashed "
+               "neighbour never excluded, %u failed links' records "
+               "compared (%u a round apart)%s%s\n", what,
+               o.ok ? "ok" : "FAILED", o.max_rel_error,
+               o.unnoticed_failed_links, o.cancel_pairs_checked,
+               o.cancel_pairs_skipped, o.ok ? "" : ": ", o.ok ? "" : o.why);
+        CHECK_MSG(o.crashed == 2 && o.missed_crashes == 0,
+                  "%s: both crashes happened", what);
+        CHECK_MSG(o.late_failure, "%s: a crash after the first delivery",
+                  what);
+        CHECK_MSG(o.unnoticed_failed_links > 0,
+                  "%s: a stopped survivor never excluded its crashed "
+                  "neighbour", what);
+        CHECK_MSG(o.cancel_pairs_checked > 0,
+                  "%s: the two ends' records of a failed link compared", what);
+        CHECK_MSG(o.ok, "%s: %s", what, o.why);
+        for (int sign = -1; sign <= 1; sign += 2) {
+            run.plant_rank = 0;
+            run.plant_rel = sign * 1e-10;
+            gc_check(&run, &o);
+            CHECK_MSG(!o.ok && strstr(o.why, "rank 0: relative error") != NULL,
+                      "%s: rank 0's result moved by %+.0e is caught (%s)", what,
+                      run.plant_rel, o.ok ? "passed" : o.why);
+        }
+    }
+}
+
 /* ---- seeded random schedules for large n -------------------------------- */
 
 static uint64_t random_runs(ftc_algo_t algo, uint32_t n, uint32_t nruns,
@@ -1116,6 +1183,8 @@ int main(int argc, char **argv)
         return schedule_main(argc, argv);
     } else if (argc == 2 && strcmp(argv[1], "--ring6-schedules") == 0) {
         ring6_schedules();
+    } else if (argc == 2 && strcmp(argv[1], "--unnoticed-failures") == 0) {
+        unnoticed_failures();
     } else if (argc == 1) {
         test_bad_input();
         test_shapes();
@@ -1135,7 +1204,7 @@ int main(int argc, char **argv)
                         "--long-links ALGO SEED RUNS | --schedule ALGO N "
                         "full|ring|hypercube flows|all [CRASH...] [--trace] "
                         "[--seed S] | "
-                        "--ring6-schedules]\n");
+                        "--ring6-schedules | --unnoticed-failures]\n");
         return 2;
     }
     return check_report();

@@ -116,6 +116,55 @@ static uint64_t places(const ftc_coll_args_t *args)
     return 1 + (uint64_t)checked + (uint64_t)uniform;
 }
 
+/* The end of every call: a refused one still takes its places in the
+ * group's sequence, since the peers started (or will start) this
+ * operation: they learn that it ended (FTC_EPEER_INVALID) instead of
+ * waiting on this process for ever (docs/semantics.md, "Usage errors
+ * between peers"). */
+static int init_end(ftc_group_t *g, int rc, ftc_cop_t *op, uint64_t my_seq,
+                    uint64_t nplaces, uint64_t *seq)
+{
+    if (rc != FTC_OK) {
+        while (g->next_seq < my_seq + nplaces)
+            ftc_group_refused(g, rc);
+        ftc_ctx_after_init(g->ctx);
+        return rc;
+    }
+    ftc_cop_started(op);
+    if (seq != NULL)
+        *seq = my_seq;
+    ftc_ctx_after_init(g->ctx);
+    return FTC_OK;
+}
+
+/* A call like the group's last one that passed (api/call_memo.h), of
+ * this library's struct, neither checked nor uniform, on a small value,
+ * on a group that takes calls, with its buffers and callback given: the
+ * stream of like collectives an application makes. It is started here
+ * with only what can differ from that call tested; anything else (NULL
+ * here) goes the whole way, init_checked, which finds the same verdict
+ * or the error. */
+static inline const ftc_call_memo_t *
+init_quick(ftc_group_t *g, const ftc_coll_args_t *args, ftc_coll_t coll,
+           const void **params)
+{
+    if (g == NULL || args == NULL || args->size != sizeof(*args)
+        || (args->checked | args->uniform) != 0 || args->deliver == NULL)
+        return NULL;
+    const ftc_call_memo_t *m = ftc_call_memo_find(g, args, coll, params);
+    if (m == NULL || m->nbytes >= FTC_AWAY_MIN_BYTES || g->ctx->excluded
+        || g->destroying || g->stopped != 0)
+        return NULL;
+    if (args->count > 0) {
+        bool is_root = g->me == args->root;
+        if ((coll != FTC_COLL_BCAST || is_root) && args->sendbuf == NULL)
+            return NULL;
+        if ((coll != FTC_COLL_REDUCE || is_root) && args->recvbuf == NULL)
+            return NULL;
+    }
+    return m;
+}
+
 /* Starting a collective on a large value takes this process time in
  * proportion to its size (copies, the first sends): time it reads
  * nothing, which the failure monitor must not count as the peers'
@@ -123,6 +172,14 @@ static uint64_t places(const ftc_coll_args_t *args)
 static int init_common(ftc_group_t *g, const ftc_coll_args_t *args,
                        ftc_coll_t coll, uint64_t *seq)
 {
+    const void *params;
+    const ftc_call_memo_t *m = init_quick(g, args, coll, &params);
+    if (m != NULL) {
+        ftc_cop_t *op = NULL;
+        uint64_t my_seq = g->next_seq;
+        int rc = m->entry->create[coll](g, args, params, coll, &op);
+        return init_end(g, rc, op, my_seq, 1, seq);
+    }
     if (g == NULL || args == NULL
         || args->size < FTC_COLL_ARGS_SIZE_MIN
         || args->size > sizeof(ftc_coll_args_t)
@@ -177,21 +234,7 @@ static int init_checked(ftc_group_t *g, const ftc_coll_args_t *args,
         rc = checked   ? ftc_checked_start(g, args, coll, ftc_algo_start, &op)
              : uniform ? ftc_uniform_start(g, args, coll, ftc_algo_start, &op)
                        : ftc_algo_create(&call, g, args, coll, &op);
-    if (rc != FTC_OK) {
-        /* The peers started (or will start) this operation: it takes its
-         * place in the sequence here too, and they learn that it ended
-         * (FTC_EPEER_INVALID), instead of waiting on this process for
-         * ever (docs/semantics.md, "Usage errors between peers"). */
-        while (g->next_seq < my_seq + places(args))
-            ftc_group_refused(g, rc);
-        ftc_ctx_after_init(g->ctx);
-        return rc;
-    }
-    ftc_cop_started(op);
-    if (seq != NULL)
-        *seq = my_seq;
-    ftc_ctx_after_init(g->ctx);
-    return FTC_OK;
+    return init_end(g, rc, op, my_seq, places(args), seq);
 }
 
 int ftc_init_reduce(ftc_group_t *group, const ftc_coll_args_t *args,

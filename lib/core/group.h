@@ -7,6 +7,7 @@
 #define FTC_CORE_GROUP_H
 
 #include "core/context.h"
+#include "util/reduce_kernel.h"
 #include "wire/wire.h"
 
 #pragma GCC visibility push(hidden)
@@ -53,6 +54,11 @@ struct ftc_group {
         uint64_t count;
         uint32_t signature;
         bool valid;
+        /* The built-in kernel of its operator on its datatype (in[5],
+         * in[4]; NULL for FTC_USER), which the operation's reductions
+         * call (ftc_cop_reduce). */
+        ftc_reduce_kernel_fn kernel;
+        size_t nbytes;          /* count times in[4]'s size */
     } sig_memo;
     /* Operations that ended with a usage error, remembered so a peer
      * still waiting in one learns it from a probe instead of hanging. */

@@ -159,6 +159,9 @@ uint32_t ftc_group_signature_miss(ftc_group_t *g, const uint32_t in[7],
     memcpy(g->sig_memo.in, in, sizeof(g->sig_memo.in));
     g->sig_memo.count = count;
     g->sig_memo.signature = sig;
+    ftc_dtype_t dtype = (ftc_dtype_t)in[4];
+    g->sig_memo.kernel = ftc_reduce_kernel((ftc_op_t)in[5], dtype);
+    g->sig_memo.nbytes = (size_t)count * ftc_dtype_size(dtype);
     g->sig_memo.valid = true;
     return sig;
 }

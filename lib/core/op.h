@@ -63,6 +63,10 @@ struct ftc_cop {
     ftc_coll_t coll;
     ftc_coll_args_t args;   /* sendbuf is not used after init */
     uint32_t signature;
+    /* args' built-in reduction kernel (NULL for FTC_USER; a
+     * broadcast reduces nothing, and its signature has no operator),
+     * chosen once with the signature (ftc_cop_reduce). */
+    ftc_reduce_kernel_fn reduce_kernel;
     /* Family flags every message of the operation carries
      * (ftc_cop_header), for what the family says about all of them. */
     uint16_t wire_flags;
@@ -111,9 +115,22 @@ struct ftc_cop {
 };
 
 /* ftc_wire_signature of in[0..6] (collective, algorithm, root, f,
- * dtype, op, variant) and count, remembered as g's last (core/op.c). */
+ * dtype, op, variant) and count, remembered as g's last with the value's
+ * size and the reduction kernel (core/op.c). */
 uint32_t ftc_group_signature_miss(ftc_group_t *g, const uint32_t in[7],
                                   uint64_t count);
+
+/* count times the element size of args, for the space of an operation
+ * about to be created: the group's signature memo has it when the count
+ * and datatype are its last operation's, as in a stream of like calls. */
+static inline size_t ftc_cop_value_bytes(const ftc_group_t *g,
+                                         const ftc_coll_args_t *args)
+{
+    if (g->sig_memo.valid && g->sig_memo.count == args->count
+        && g->sig_memo.in[4] == (uint32_t)args->dtype)
+        return g->sig_memo.nbytes;
+    return (size_t)args->count * ftc_dtype_size(args->dtype);
+}
 
 /* Common op set-up for ftc_init_*: the arguments and the signature,
  * which covers the generic arguments and variant, a digest of whatever
@@ -137,7 +154,6 @@ static inline int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args,
      * parameters later points this at its own copy. */
     op->args.params = NULL;
     op->seq = g->next_seq;
-    op->nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
     const uint32_t in[7] = {
         (uint32_t)coll, (uint32_t)args->algo, args->root, args->f,
         (uint32_t)args->dtype,
@@ -152,12 +168,30 @@ static inline int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args,
         op->signature = g->sig_memo.signature;
     else
         op->signature = ftc_group_signature_miss(g, in, args->count);
+    /* (the count and datatype are in what the memo compares) */
+    op->nbytes = g->sig_memo.nbytes;
+    op->reduce_kernel = g->sig_memo.kernel;
     op->comp.status = FTC_OK;
     op->comp.recvbuf = args->recvbuf;
     op->comp.stats.root = args->root;
     return FTC_OK;
 }
 void ftc_cop_register(ftc_cop_t *op);
+
+/* inout = inout OP in, element-wise over op's count, with op's operator
+ * and datatype (checked when it was created). The built-in kernel
+ * chosen with its signature is called directly; only FTC_USER goes
+ * through ftc_reduce_local. */
+static inline void ftc_cop_reduce(const ftc_cop_t *op, void *inout,
+                                  const void *in)
+{
+    if (op->reduce_kernel != NULL)
+        op->reduce_kernel(inout, in, op->args.count);
+    else
+        (void)ftc_reduce_local(inout, in, op->args.count, op->args.dtype,
+                               op->args.op, op->args.user_fn,
+                               op->args.user_arg);
+}
 
 /* op just started: end it if a peer already told us it ended; arm its
  * timeout (args.timeout_ns). */

@@ -20,11 +20,12 @@
  */
 #include "ftcoll/datatype.h"
 #include "ftcoll/error.h"
+#include "util/reduce_kernel.h"
 
 #include <stdbool.h>
 #include <string.h>
 
-typedef void (*kernel_fn)(void *inout, const void *in, uint64_t count);
+typedef ftc_reduce_kernel_fn kernel_fn;
 
 static bool is_aligned(const void *p, size_t align)
 {
@@ -216,6 +217,13 @@ int ftc_op_check(ftc_op_t op, ftc_dtype_t dtype, ftc_user_op_fn user_fn)
     if (op == FTC_USER)
         return user_fn != NULL ? FTC_OK : FTC_EINVAL;
     return kernels[op][dtype] != NULL ? FTC_OK : FTC_EMISMATCH;
+}
+
+ftc_reduce_kernel_fn ftc_reduce_kernel(ftc_op_t op, ftc_dtype_t dtype)
+{
+    if (!op_valid(op) || !dtype_valid(dtype) || op == FTC_USER)
+        return NULL;
+    return kernels[op][dtype];
 }
 
 int ftc_reduce_local(void *inout, const void *in, uint64_t count,

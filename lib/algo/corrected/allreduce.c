@@ -641,7 +641,7 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
      * exchange, or reduce and broadcast). The value accepted is the
      * broadcast part's or the one the exchange builds (accept(): not
      * copied). */
-    size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
+    size_t nbytes = ftc_cop_value_bytes(g, args);
     size_t blob = BLOB_HEAD + nbytes; /* status, no failures, the value */
     size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1);
     if (exchange)

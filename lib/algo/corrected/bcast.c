@@ -100,7 +100,7 @@ static const ftc_cop_vtable_t bcast_vt = {
 int ftc_bcast_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                         const ftc_corrected_params_t *params, ftc_cop_t **out)
 {
-    size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
+    size_t nbytes = ftc_cop_value_bytes(g, args);
     bcast_op_t *b = ftc_cop_new(g, sizeof(*b),
                                ftc_bcast_part_space(args, params, g, nbytes));
     if (b == NULL)

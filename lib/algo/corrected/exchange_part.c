@@ -112,14 +112,12 @@ void ftc_exchange_part_on_failed(ftc_exchange_part_t *xp, uint32_t grank)
 
 void ftc_exchange_part_reduce(ftc_exchange_part_t *xp, uint8_t *out)
 {
-    const ftc_coll_args_t *a = &xp->op->args;
     size_t nb = xp->op->nbytes;
     if (nb > 0) {
         ftc_copy_bytes(out, xp->me == 0 ? xp->input : slot(xp, 0), nb);
         for (uint32_t r = 1; r < xp->n; r++)
-            (void)ftc_reduce_local(out, r == xp->me ? xp->input : slot(xp, r),
-                                   a->count, a->dtype, a->op, a->user_fn,
-                                   a->user_arg);
+            ftc_cop_reduce(xp->op, out,
+                           r == xp->me ? xp->input : slot(xp, r));
     }
     /* Complete: every later copy is a duplicate, never stored. */
     ftc_exchange_part_free(xp);

@@ -77,7 +77,7 @@ static const ftc_cop_vtable_t reduce_vt = {
 int ftc_reduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                          const ftc_corrected_params_t *params, ftc_cop_t **out)
 {
-    size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
+    size_t nbytes = ftc_cop_value_bytes(g, args);
     size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1)
                    + ftc_reduce_part_space(args, nbytes, g, args->root);
     reduce_op_t *r = ftc_cop_new(g, sizeof(*r), space);

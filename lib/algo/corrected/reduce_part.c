@@ -52,9 +52,7 @@ static uint32_t world_of(const ftc_reduce_part_t *rp, uint32_t logical)
 
 static void combine(ftc_reduce_part_t *rp, uint8_t *inout, const uint8_t *in)
 {
-    const ftc_coll_args_t *a = &rp->op->args;
-    (void)ftc_reduce_local(inout, in, a->count, a->dtype, a->op, a->user_fn,
-                           a->user_arg);
+    ftc_cop_reduce(rp->op, inout, in);
 }
 
 /* false when out of memory: the list would then not be exact. */

@@ -71,9 +71,11 @@ enum {
     FTCO_MUTANT_NONE = 0,
     FTCO_MUTANT_KEEP_VALUES = 1, /* rank 0 falls back on the values it
                                     holds and asks no root that sent one */
-    FTCO_MUTANT_NO_COMMIT = 2    /* a root that answered a gather (its DATA
+    FTCO_MUTANT_NO_COMMIT = 2,   /* a root that answered a gather (its DATA
                                     goes to the gatherer all the same) may
                                     still deliver from the exchange */
+    FTCO_MUTANT_NO_GATHER_ROOTS = 3 /* whoever answers a gather ignores the
+                                       roots it names (gather_roots.h) */
 };
 extern int ftco_exchange_mutant;
 

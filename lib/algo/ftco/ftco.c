@@ -7,8 +7,10 @@
  * its Down set (its children at first), sends the aggregate to its Up (its
  * parent at first), then ACKs the children. Down (bcast, allreduce): a
  * process that has the value delivers it, sends it to its Down set and
- * ACKs its Up. Every DATA is ACKed; the sender watches the receiver until
- * the ACK (or, going up in an allreduce, the result) arrives. In an
+ * ACKs its Up. Every DATA is ACKed but an allreduce's result to a leaf,
+ * which nobody would act on (down_needs_no_ack); the sender watches the
+ * receiver until the ACK (or, going up in an allreduce, the result)
+ * arrives. In an
  * allreduce the ACK of an UP rides on the result when the two would go
  * together (ack_waits_for_result; docs/ftco.md, "ACKs carried by the
  * result").
@@ -40,7 +42,10 @@
  * and rank 0 gathers from every root), when it answers a gather, when it
  * becomes the acting root, when another root's UP reaches it, and when it
  * takes a result; a root that left never delivers from the exchange, and
- * whoever gathers adopts a result any root already holds.
+ * whoever gathers adopts a result any root already holds. A gather
+ * names the roots its sender counts failed, and whoever answers it holds
+ * them failed too (gather_roots.h), so that if the gatherer fails no
+ * succession leads to a root whose result it left out.
  * So an exchange's result and a gathered one never both reach live
  * processes (docs/ftco.md, "The roots' exchange", argues it).
  *
@@ -61,6 +66,7 @@
 #include "algo/algo.h"
 #include "core/context.h"
 #include "algo/ftco/exchange.h"
+#include "algo/ftco/gather_roots.h"
 #include "algo/ftco/ftco.h"
 #include "algo/ftco/kinds.h"
 #include "algo/ftco/node.h"
@@ -448,16 +454,24 @@ static uint64_t f_timeout(ftco_op_t *o, int64_t e)
     return o->ack_timeout * units;
 }
 
-/* f_ETA(x) for x of entry e: when x's DATA is due, a hop per level of
- * its subtree. Kept in the entry, as f_timeout. */
-static uint64_t f_eta(ftco_op_t *o, int64_t e)
+/* f_ETA(x) for x of entry e in units of the timeout base: 2 + the bit
+ * length of its subtree's size, so 3 exactly when x is a leaf. Kept in
+ * the entry (our children's come from the group's node: node.h). */
+static uint8_t eta_units(ftco_op_t *o, int64_t e)
 {
     ftco_peer_t *pe = &o->peers.at[e];
     if (pe->eta == 0)
         pe->eta = (uint8_t)(2 + ftc_bit_length32(
                                     ftc_tree_subtree_size(&o->tree, o->n,
                                                           pe->rank)));
-    return o->ack_timeout * pe->eta;
+    return pe->eta;
+}
+
+/* f_ETA(x) for x of entry e: when x's DATA is due, a hop per level of
+ * its subtree. Kept in the entry, as f_timeout. */
+static uint64_t f_eta(ftco_op_t *o, int64_t e)
+{
+    return o->ack_timeout * eta_units(o, e);
 }
 
 /* When x of entry e is due, and for what. */
@@ -575,6 +589,45 @@ static void expand(ftco_op_t *o, uint32_t x)
         free(list);
 }
 
+/* A replacement root's gather KEEPALIVE to x. In a multi-root allreduce
+ * it names the roots we count failed (gather_roots.h): x, answering,
+ * holds them failed too, so that if we fail its succession does not lead
+ * it to one of them, which may hold the exchange's result while we
+ * delivered one without it (docs/ftco.md, "The roots' exchange", rule 7).
+ * Nothing is added without failures (no gather), nor on single trees.
+ * Cold, as the other sends of rule 7: only failures lead here. */
+__attribute__((cold))
+static void send_gather(ftco_op_t *o, uint32_t x)
+{
+    uint32_t k = 0, *roots = NULL;
+    if (o->m >= 2 && o->base.coll == FTC_COLL_ALLREDUCE && o->any_failed) {
+        for (uint32_t r = 0; r < o->m; r++)
+            k += r != o->me && is_failed(o, r);
+        if (k > 0 && (roots = malloc(sizeof(uint32_t) * k)) == NULL) {
+            o->peers.nomem = true;
+            return;
+        }
+        k = 0;
+        for (uint32_t r = 0; r < o->m && roots != NULL; r++)
+            if (r != o->me && is_failed(o, r))
+                roots[k++] = r;
+    }
+    send_msg(o, x, FTCO_MSG_KEEPALIVE, FTCO_WF_GATHER, roots,
+             sizeof(uint32_t) * k, NULL, 0);
+    free(roots);
+}
+
+/* The KEEPALIVE that pulls x into our Down set: a gather when we
+ * replace the root. Cold, as send_gather: only failures pull. */
+__attribute__((cold))
+static void send_pull(ftco_op_t *o, uint32_t x)
+{
+    if (o->acting_root)
+        send_gather(o, x);
+    else
+        send_msg(o, x, FTCO_MSG_KEEPALIVE, 0, NULL, 0, NULL, 0);
+}
+
 static void add_down(ftco_op_t *o, uint32_t x, bool pull)
 {
     if (x == o->me)
@@ -611,8 +664,7 @@ static void add_down(ftco_op_t *o, uint32_t x, bool pull)
         o->waiting++;
         rewatch_at(o, e, x);
         if (pull) {
-            send_msg(o, x, FTCO_MSG_KEEPALIVE,
-                     o->acting_root ? FTCO_WF_GATHER : 0, NULL, 0, NULL, 0);
+            send_pull(o, x);
             t_asked(o, x);
         } else if (o->ack_timeout > 0) {
             t_arm(o, e, ftc_cop_now(&o->base) + f_eta(o, e), T_ETA);
@@ -688,6 +740,28 @@ static void set_missing(ftco_op_t *o, const ftco_rset_t *set)
     o->base.comp.failed_count = (uint32_t)k;
 }
 
+/* Whether the allreduce's result to entry e's rank goes without an ACK
+ * (FTCO_WF_NO_ACK; docs/ftco.md, "No ACK from a leaf"): x is a leaf of
+ * the tree and not one of its roots. The ACK of a DOWN tells its sender
+ * that x holds the value, which the sender uses only when x fails: x's
+ * children then join its Down set (expand). A leaf has none, so the
+ * sender would never act on the ACK; and a leaf that stops is found by
+ * the next allreduce, whose collection waits for its DATA. A bcast keeps
+ * the ACK (nobody waits for a bcast leaf otherwise: it is what finds a
+ * stopped one), and so do the roots of a multi-root tree (xchg_share
+ * needs the wait). So do per-message timeouts: there a leaf's late ACK
+ * is also the sender's own evidence that it is the one cut off (a root
+ * whose messages are late times out its leaves and so holds most of the
+ * group failed by its own timeouts, which makes it accept its exclusion:
+ * core/dispatch.c); without it a slow root of the multi-root 3-nomial
+ * tree at n = 5 kept a result the others did not share (the checker's
+ * ftco-exchange-stopped-each-exhaustive-f2). */
+static bool down_needs_no_ack(ftco_op_t *o, int64_t e)
+{
+    return o->base.coll == FTC_COLL_ALLREDUCE && o->ack_timeout == 0
+           && o->peers.at[e].rank >= o->m && eta_units(o, e) == 3;
+}
+
 /* The value to the rank of entry e. Inserts no entry. */
 static void send_down_at(ftco_op_t *o, int64_t e)
 {
@@ -698,8 +772,14 @@ static void send_down_at(ftco_op_t *o, int64_t e)
     /* An ACK we owe x for its DATA rides on the value (FTCO_WF_ACK_UP):
      * one message instead of two. */
     uint16_t acks = (pe->flag & F_TOACK) ? FTCO_WF_ACK_UP : 0;
-    pe->flag = (uint8_t)((pe->flag | F_DACK) & ~(F_SERVE | F_TOACK));
-    o->dack_pending++;
+    pe->flag &= (uint8_t)~(F_SERVE | F_TOACK);
+    bool no_ack = down_needs_no_ack(o, e);
+    if (no_ack) {
+        acks |= FTCO_WF_NO_ACK;
+    } else {
+        pe->flag |= F_DACK;
+        o->dack_pending++;
+    }
     rewatch_at(o, e, x);
     if (o->root_lost)
         send_msg(o, x, FTCO_MSG_DOWN, FTCO_WF_ROOT_LOST | acks, NULL, 0,
@@ -709,7 +789,8 @@ static void send_down_at(ftco_op_t *o, int64_t e)
     else
         send_msg(o, x, FTCO_MSG_DOWN, acks, o->result, o->base.nbytes, NULL,
                  0);
-    t_sent_at(o, e);
+    if (!no_ack)
+        t_sent_at(o, e);
 }
 
 static void send_down(ftco_op_t *o, uint32_t x)
@@ -942,7 +1023,13 @@ static void xchg_stop(ftco_op_t *o)
 }
 
 /* Our tree's value is computed: it goes to every other root, starting
- * with the next one, so that no root is everyone's first receiver. */
+ * with the next one, so that no root is everyone's first receiver.
+ * Never inlined: inlined into try_up with send_with_set inside it, its
+ * 256-byte buffer joined try_up's frame on every tree, the single ones
+ * included (the compiler's growth budget grows with this file: 4
+ * instructions per message more at n = 2, bench/callgrind_core.sh). It
+ * runs once per operation at a root of a multi-root tree. */
+__attribute__((noinline))
 static void xchg_publish(ftco_op_t *o)
 {
     if (ftco_exchange_put(&o->ex, o->me, &o->up_set, o->up_val) < 0) {
@@ -1262,7 +1349,8 @@ static void on_down(ftco_op_t *o, uint32_t s, const ftc_wire_header_t *hdr,
     /* The value goes on to the children first, then the ACK to the
      * sender (the paper's order: the ACK overlaps the next hop instead of
      * delaying it). ACK what arrived even when we do not take it: the
-     * sender waits for it. */
+     * sender waits for it, unless it said it does not (FTCO_WF_NO_ACK:
+     * down_needs_no_ack). */
     /* The value from Up: nothing more owed. (It carries the ACK of our
      * DATA, FTCO_WF_ACK_UP, when that was still owed: the value says
      * more, so a DOWN from Up counts as one either way.) */
@@ -1277,7 +1365,8 @@ static void on_down(ftco_op_t *o, uint32_t s, const ftc_wire_header_t *hdr,
         accept_result(o, set, val, false);
     else
         accept_result(o, NULL, val, false);
-    send_ack(o, s, FTCO_WF_ACK_DOWN);
+    if (!(hdr->flags & FTCO_WF_NO_ACK))
+        send_ack(o, s, FTCO_WF_ACK_DOWN);
 }
 
 static void on_ack(ftco_op_t *o, uint32_t s, uint16_t flags)
@@ -1354,6 +1443,34 @@ static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
          * and send our DATA there too when it is. */
         fl_set(o, s, F_PULLED);
         send_ack(o, s, 0);
+    }
+}
+
+/* Rule 7 (docs/ftco.md, "The roots' exchange"): we answered gatherer
+ * s, so we take the value from s only; s counts these roots failed, and
+ * delivers (or may already have delivered) a result without their
+ * values. Should s fail, our succession must not lead us to one of them:
+ * a root that s counted failed may be alive, only stopped, and hold the
+ * exchange's result, sent (late) to a failed root's children in its
+ * place, or to whoever re-routes to it. So they are failed here too from
+ * now on (learnt, as adopt_failed does with what a result lists: the
+ * group's word on them is out), and a late message of one earns the
+ * core's "heard you", which makes it leave. A process that holds the
+ * value already answered s with it (s adopts it) and learns nothing. */
+__attribute__((cold))
+static void learn_gather_roots(ftco_op_t *o, uint32_t s,
+                               const uint8_t *payload, size_t len)
+{
+    if (!o->committed || o->up != (int64_t)s || o->have_result
+        || o->base.coll != FTC_COLL_ALLREDUCE
+        || ftco_exchange_mutant == FTCO_MUTANT_NO_GATHER_ROOTS)
+        return;
+    ftc_context_t *ctx = o->base.group->ctx;
+    uint32_t k = (uint32_t)(len / sizeof(uint32_t));
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t r = ftco_gather_roots_at(payload, i);
+        if (r != o->me && !is_failed(o, r))
+            ftc_ctx_declare_failed(ctx, world(o, r));
     }
 }
 
@@ -1440,7 +1557,12 @@ static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
         on_ack(o, s, hdr->flags);
         return;
     case FTCO_MSG_KEEPALIVE:
+        if ((hdr->flags & FTCO_WF_GATHER)
+            && ftco_gather_roots_count(payload, len, o->m) < 0)
+            break;
         on_keepalive(o, s, hdr->flags);
+        if (hdr->flags & FTCO_WF_GATHER)
+            learn_gather_roots(o, s, payload, len);
         return;
     case FTCO_MSG_EXCH:
         if (op->coll != FTC_COLL_ALLREDUCE)
@@ -1553,6 +1675,25 @@ static void ftco_on_timer(ftc_cop_t *op)
     end_turn(o);
 }
 
+/* Rule 7, kept while we gather: root x failed after our gather went out,
+ * so what we deliver will count it failed, and those who answered (or
+ * will answer) the gather must hold it failed before any of them can
+ * receive our result (learn_gather_roots). The gather goes again, naming
+ * it, before anything of this turn can complete the collection; an
+ * answer sent again is a duplicate, which the partials drop. */
+__attribute__((cold))
+static void regather_on_root_failed(ftco_op_t *o, uint32_t x)
+{
+    if (!o->acting_root || !o->collecting || x >= o->m || o->m < 2
+        || o->base.coll != FTC_COLL_ALLREDUCE)
+        return;
+    for (uint32_t i = 0; i < o->ndl; i++) {
+        uint32_t d = o->dl[i];
+        if (d != x && !is_failed(o, d))
+            send_gather(o, d);
+    }
+}
+
 static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
 {
     ftco_op_t *o = (ftco_op_t *)op;
@@ -1579,6 +1720,7 @@ static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
     }
     fl_clr(o, x, F_SERVE | F_PULLED | F_TOACK);
     rewatch(o, x);
+    regather_on_root_failed(o, x);
     if (fl(o, x) & F_DOWN)
         expand(o, x);
     xchg_on_failed(o, x);

@@ -46,7 +46,9 @@ typedef struct ftc_gossip_link {
                                (echo.h; op.c, all_settled) */
     double *f;           /* push-flow: f_ij (m); PCF: f_ij1, f_ij2 (2m) */
     double *cancelled;   /* PCF: passive flows absorbed into phi (m), for
-                            the mass account only */
+                            the mass account only; kept when the
+                            neighbour is excluded, as the record of what
+                            was written off with it */
     double *heard;       /* PCF follower: the leader's passive flow as its
                             last message of this round stated it (m) */
 } ftc_gossip_link_t;
@@ -119,6 +121,8 @@ struct ftc_gossip_op {
     double weight_unit;          /* a process's share of the weight: 1
                                     for an average, 1/n for a sum */
     bool have_est;
+    bool had_est;                /* prev_est holds the last estimate there
+                                    was (op.c, convergence_step) */
     bool ticking;                /* iterating (its timer armed) */
     bool gave_up;                /* stopped at 2 * max_iterations */
     bool recovering;             /* delivered, iterating again after a

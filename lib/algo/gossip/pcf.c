@@ -241,7 +241,10 @@ static void pcf_lose(ftc_gossip_op_t *g, ftc_gossip_link_t *l)
              * off. */
             g->written_off[k] += l->cancelled[k];
         }
-        l->cancelled[k] = 0.0;
+        /* l->cancelled stays as the record of what was cancelled with the
+         * failed neighbour: the link is dead, no flow counts on it any
+         * more, and the checker computes the promised value from these
+         * records (bench/gossip_checker.c). */
     }
 }
 

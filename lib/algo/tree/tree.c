@@ -141,9 +141,7 @@ static void tree_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
             ftc_monitor_release(ctx, ftc_group_world_of(op->group, grank));
             if (hdr->flags & FTC_TREE_WF_SUBTREE_FAILED)
                 t->failure = true;
-            (void)ftc_reduce_local(t->acc, payload, op->args.count,
-                                   op->args.dtype, op->args.op,
-                                   op->args.user_fn, op->args.user_arg);
+            ftc_cop_reduce(op, t->acc, payload);
             up_try_finish(t);
             return;
         }
@@ -209,7 +207,7 @@ int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                        ftc_cop_t **out)
 {
     const ftc_tree_params_t *params = tree_params;
-    size_t nbytes = (size_t)args->count * ftc_dtype_size(args->dtype);
+    size_t nbytes = ftc_cop_value_bytes(g, args);
     ftc_tree_t up = {.kind = FTC_TREE_BINOMIAL};
     size_t nup = ftc_tree_children_guess(&up, g->n);
     size_t space = ftc_mem_round(nup) + ftc_mem_round(nbytes > 0 ? nbytes : 1);
