@@ -3,8 +3,9 @@
  * The ftco family (Margolin & Barak, docs/ftco.md) over real processes:
  * copy this to start with it.
  *
- *   ftcoll-run -n 8 --kill 3@3:'waiting to be killed' -- \
- *       ftco_zmq [--iters N] [--victim RANK@ITER] [--ack-timeout-ms T]
+ *   ftcoll-run -n 8 --kill 3@3:'allreduce 6: waiting' \
+ *       --stop 5@5:'allreduce 12: waiting' -- \
+ *       ftco_zmq [--iters N] [--wait RANK@ITER]... [--ack-timeout-ms T]
  *
  * A stream of N allreduces of doubles on a multi-root k-nomial tree, k
  * picked for the group's size by ftc_tree_knomial_best_k, with the
@@ -27,16 +28,22 @@
  * and "exact" only when the result equals the sum over the ranks it
  * counts. It exits 0 only when every result was exact.
  *
- * With --victim R@I, rank R prints "waiting to be killed" as it comes to
- * allreduce I and waits there, without calling into ftcoll, for a signal:
- * the launcher's --kill R@R:'waiting to be killed' SIGKILLs it. So the
- * kill is tied to the stream's progress, never to a time: it lands at
- * allreduce I on any machine, and allreduce I and every later one miss
- * rank R while the survivors go on. examples/ftco_zmq.sh runs that and
- * checks the printed lines.
+ * With --wait R@I, rank R prints "allreduce I: waiting for a signal" as
+ * it comes to allreduce I and waits there, without calling into ftcoll,
+ * for the launcher's signal: --kill R@R:'allreduce I: waiting' SIGKILLs
+ * it, --stop R@R:'...' SIGSTOPs it. So a fault is tied to the stream's
+ * progress, never to a time: it lands at allreduce I on any machine, and
+ * allreduce I and every later one miss rank R while the survivors go on.
+ * A killed rank the transport reports at once; a stopped one stays
+ * connected and silent, and it is the per-message timeouts below that
+ * exclude it. ftcoll-run resumes a stopped rank once every other rank
+ * has exited: it then goes on with allreduce I, learns that the group
+ * excluded it (FTC_EEXCLUDED) and exits. examples/ftco_zmq.sh runs one
+ * kill and one stop and checks the printed lines.
  */
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +61,31 @@
 
 /* 2^r must stay exact and distinct in a double's 53-bit mantissa. */
 #define MAX_RANKS 52u
+#define MAX_WAITS 8
+
+/* Set when this process is resumed after a stop. */
+static volatile sig_atomic_t continued;
+
+static void on_sigcont(int sig)
+{
+    (void)sig;
+    continued = 1;
+}
+
+/*
+ * Wait for the launcher's signal without calling into ftcoll, so that it
+ * never lands in the middle of a send: a SIGKILL ends the process in
+ * here, a SIGSTOP stops it here, and the SIGCONT that resumes it returns.
+ * false if nothing came within a minute.
+ */
+static bool wait_for_signal(void)
+{
+    for (int waited = 0; waited < 600 && !continued; waited++) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return continued;
+}
 
 typedef struct result {
     bool done;
@@ -101,18 +133,20 @@ static void list_ranks(const bool *in, uint32_t n, bool want, char *buf,
 int main(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: ftco_zmq [--iters N] [--victim RANK@ITER] "
+        "usage: ftco_zmq [--iters N] [--wait RANK@ITER]... "
         "[--ack-timeout-ms T]\n"
         "       ftco_zmq -h|--help | -V|--version\n";
     static const struct option opts[] = {
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {"iters", required_argument, NULL, 'i'},
-        {"victim", required_argument, NULL, 'v'},
+        {"wait", required_argument, NULL, 'w'},
         {"ack-timeout-ms", required_argument, NULL, 'a'},
         {NULL, 0, NULL, 0},
     };
-    long iters = 20, victim = -1, victim_iter = -1, ack_timeout_ms = 500;
+    long iters = 20, ack_timeout_ms = 500;
+    long wait_rank[MAX_WAITS], wait_iter[MAX_WAITS];
+    int nwaits = 0;
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
@@ -142,14 +176,20 @@ int main(int argc, char **argv)
                     ack_timeout_ms = v;
             }
             break;
-        case 'v':
-            if (sscanf(optarg, "%ld@%ld%n", &victim, &victim_iter, &tail)
-                    != 2
-                || optarg[tail] != '\0' || victim < 0 || victim_iter < 0) {
-                fprintf(stderr, "ftco_zmq: --victim wants RANK@ITER, both "
+        case 'w':
+            if (nwaits == MAX_WAITS) {
+                fprintf(stderr, "ftco_zmq: --wait: at most %d\n", MAX_WAITS);
+                return 2;
+            }
+            if (sscanf(optarg, "%ld@%ld%n", &wait_rank[nwaits],
+                       &wait_iter[nwaits], &tail) != 2
+                || optarg[tail] != '\0' || wait_rank[nwaits] < 0
+                || wait_iter[nwaits] < 0) {
+                fprintf(stderr, "ftco_zmq: --wait wants RANK@ITER, both "
                                 ">= 0, got '%s'\n", optarg);
                 return 2;
             }
+            nwaits++;
             break;
         case ':':
             fprintf(stderr, "ftco_zmq: %s needs a value\n%s",
@@ -179,10 +219,24 @@ int main(int argc, char **argv)
                         "exact in a double), got -n %u\n", MAX_RANKS, n);
         return 2;
     }
-    if (victim >= (long)n) {
-        fprintf(stderr, "ftco_zmq: --victim %ld: no such rank (n = %u)\n",
-                victim, n);
-        return 2;
+    long my_wait = -1; /* the allreduce this rank waits at, if any */
+    for (int w = 0; w < nwaits; w++) {
+        if (wait_rank[w] >= (long)n) {
+            fprintf(stderr, "ftco_zmq: --wait %ld@%ld: no such rank (n = "
+                            "%u)\n", wait_rank[w], wait_iter[w], n);
+            return 2;
+        }
+        if (wait_rank[w] == (long)rank)
+            my_wait = wait_iter[w];
+    }
+    if (my_wait >= 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_sigcont;
+        sa.sa_flags = SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGCONT, &sa, NULL) != 0)
+            return fail("sigaction", "cannot watch SIGCONT");
     }
     uint64_t token = ftc_bootstrap_job_token(boot);
     uint8_t key[16];
@@ -258,18 +312,14 @@ int main(int argc, char **argv)
                "L = %d, o = %d), ack timeout %ld ms\n", n, k, LOGP_L, LOGP_O,
                ack_timeout_ms);
 
-    bool ok = true;
+    bool ok = true, excluded = false;
     for (long i = 0; i < iters && ok; i++) {
-        if ((long)rank == victim && i == victim_iter) {
-            /* Wait for the launcher's SIGKILL without calling into ftcoll,
-             * so that the signal never lands in the middle of a send. */
-            printf("allreduce %ld: waiting to be killed\n", i);
+        if (i == my_wait) {
+            printf("allreduce %ld: waiting for a signal\n", i);
             fflush(stdout);
-            for (int waited = 0; waited < 600; waited++) {
-                struct timespec ts = {0, 100 * 1000 * 1000};
-                nanosleep(&ts, NULL);
-            }
-            return fail("--victim", "waited 60 s: nothing killed this rank");
+            if (!wait_for_signal())
+                return fail("--wait", "a minute passed: no signal came");
+            printf("allreduce %ld: resumed after a stop\n", i);
         }
         double in[2] = {ldexp(1.0, (int)rank), value_of(rank, i)};
         double out[2] = {0, 0};
@@ -290,6 +340,14 @@ int main(int argc, char **argv)
             return fail("ftc_init_allreduce", ftc_strerror(rc));
         while (!r.done)
             ftc_zmq_progress(z, -1);
+        if (r.status == FTC_EEXCLUDED && continued) {
+            /* Stopped too long: the others declared this process failed
+             * and went on without it. Its part in the group is over. */
+            printf("allreduce %ld: excluded by the group while stopped\n",
+                   i);
+            excluded = true;
+            break;
+        }
         if (r.status != FTC_OK) {
             printf("allreduce %ld: %s\n", i, ftc_strerror(r.status));
             ok = false;
@@ -322,16 +380,21 @@ int main(int argc, char **argv)
             ok = false;
         }
     }
-    printf("done: %s\n", ok ? "every result exact" : "a result was wrong");
+    printf("done: %s\n", excluded ? "excluded"
+                         : ok    ? "every result exact"
+                                 : "a result was wrong");
 
     /* Leave together: finalize delivers once every other member has
-     * finalized or failed (allreduce_zmq.c says why). */
-    result_t fin = {0};
-    rc = ftc_group_finalize(group, on_deliver, &fin);
-    if (rc != FTC_OK)
-        return fail("ftc_group_finalize", ftc_strerror(rc));
-    while (!fin.done)
-        ftc_zmq_progress(z, -1);
+     * finalized or failed (allreduce_zmq.c says why). An excluded process
+     * is no member any more: nobody waits for it. */
+    if (!excluded) {
+        result_t fin = {0};
+        rc = ftc_group_finalize(group, on_deliver, &fin);
+        if (rc != FTC_OK)
+            return fail("ftc_group_finalize", ftc_strerror(rc));
+        while (!fin.done)
+            ftc_zmq_progress(z, -1);
+    }
     ftc_context_destroy(ctx);
     ftc_zmq_destroy(z);
     return ok ? 0 : 1;

@@ -1,16 +1,17 @@
 #!/bin/sh
 # The ftco family over real processes (examples/ftco_zmq.c says what the
-# program does): 8 ranks under ftcoll-run run 20 allreduces of doubles;
-# rank 3 is SIGKILLed by the launcher when it reaches allreduce 6 (it says
-# so and waits: the kill is tied to the stream's progress, not to a time).
+# program does): 8 ranks under ftcoll-run run 20 allreduces of doubles.
+# Rank 3 is SIGKILLed by the launcher when it reaches allreduce 6, and
+# rank 5 SIGSTOPped when it reaches allreduce 12 (each says so and waits:
+# the faults are tied to the stream's progress, never to a time).
 #
 #   sh examples/ftco_zmq.sh [BUILD_DIR]        (default: build)
 #
 # Asserts from the printed lines: every survivor ends with every result
 # exact (the exact sum over the ranks it counts), the survivors' results
-# of each allreduce agree and name the same ranks, the victim died of
-# SIGKILL, and some allreduce misses it. Builds nothing; exit status 0
-# only when all of that holds.
+# of each allreduce agree and name the same ranks, rank 3 died of SIGKILL
+# and rank 5 was stopped, and the allreduces from 6 (12) on miss rank 3
+# (5). Builds nothing; exit status 0 only when all of that holds.
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -22,34 +23,43 @@ if [ ! -x "$run" ] || [ ! -x "$prog" ]; then
     exit 1
 fi
 
-n=8 iters=20 victim=3 at=6
+n=8 iters=20 killed=3 kill_at=6 stopped=5 stop_at=12
+out=
 die() {
     echo "$out"
     echo "ftco_zmq: $*" >&2
     exit 1
 }
 
+status=0
 out=$("$run" -n $n --timeout 120 \
-      --kill "$victim@$victim:allreduce $at: waiting to be killed" -- \
-      "$prog" --iters $iters --victim $victim@$at 2>&1) \
-    || die "a survivor failed or did not end (ftcoll-run's status $?)"
+      --kill "$killed@$killed:allreduce $kill_at: waiting for a signal" \
+      --stop "$stopped@$stopped:allreduce $stop_at: waiting for a signal" -- \
+      "$prog" --iters $iters --wait $killed@$kill_at \
+      --wait $stopped@$stop_at 2>&1) || status=$?
+[ $status -eq 0 ] \
+    || die "a survivor failed or did not end (ftcoll-run's status $status)"
 
-# The kill happened, as planned: ftcoll-run says how each rank ended.
-echo "$out" | grep -q "^ftcoll-run: rank $victim was killed by SIGKILL" \
-    || die "rank $victim was not killed by SIGKILL"
+# The faults happened, as planned: ftcoll-run says what it did and how
+# each rank ended.
+echo "$out" | grep -q "^ftcoll-run: rank $killed was killed by SIGKILL" \
+    || die "rank $killed was not killed by SIGKILL"
+echo "$out" | grep -q "^ftcoll-run: stopped rank $stopped at" \
+    || die "rank $stopped was not stopped"
 
 # Every survivor ended with every result exact.
-survivors=$((n - 1))
-ended=$(echo "$out" | grep -c '^\[[0-9]*\] done: every result exact$' \
-        || true)
+survivors=$((n - 2))
+others="^\[\($killed\|$stopped\)\] "
+ended=$(echo "$out" | grep -v "$others" \
+        | grep -c '^\[[0-9]*\] done: every result exact$' || true)
 [ "$ended" -eq "$survivors" ] \
     || die "$ended of $survivors survivors ended with every result exact"
 
 # Each allreduce: one line per survivor, all the same but for the rank
-# (the victim's own lines, before it died, are left out).
+# (the victims' own lines are left out).
 i=0
 while [ $i -lt $iters ]; do
-    lines=$(echo "$out" | grep -v "^\[$victim\] " \
+    lines=$(echo "$out" | grep -v "$others" \
             | sed -n "s/^\[[0-9]*\] allreduce $i: //p")
     count=$(echo "$lines" | grep -c ': exact$' || true)
     distinct=$(echo "$lines" | sort -u | wc -l)
@@ -59,13 +69,23 @@ while [ $i -lt $iters ]; do
     i=$((i + 1))
 done
 
-# Some allreduce misses the victim (from allreduce $at on, all must).
-missed=$(echo "$out" | sed -n "s/^\[0\] allreduce [0-9]*: .* misses //p" \
-         | grep -c "^\(.*,\)\{0,1\}$victim\(,.*\)\{0,1\}: exact$" || true)
-[ "$missed" -ge $((iters - at)) ] \
-    || die "only $missed allreduces miss rank $victim"
+# The allreduces the faults came at, and every later one, miss the
+# victims (the results are the same everywhere: rank 0's will do).
+misses() {
+    echo "$out" | sed -n "s/^\[0\] allreduce \([0-9]*\): .* misses \(.*\): exact$/\1 ,\2,/p" \
+        | awk -v r=",$1," -v from="$2" \
+              'index($2, r) { if ($1 >= from) later++; else early++ }
+               END { print later + 0, early + 0 }'
+}
+set -- $(misses $killed $kill_at)
+[ "$1" -eq $((iters - kill_at)) ] && [ "$2" -eq 0 ] \
+    || die "$1 allreduces from $kill_at on miss rank $killed (and $2 before)"
+set -- $(misses $stopped $stop_at)
+[ "$1" -eq $((iters - stop_at)) ] && [ "$2" -eq 0 ] \
+    || die "$1 allreduces from $stop_at on miss rank $stopped (and $2 before)"
 
 echo "$out"
 echo "ftco_zmq: the $survivors survivors agree on all $iters allreduces," \
-     "each exact over the ranks it counts; rank $victim was SIGKILLed at" \
-     "allreduce $at and $missed results miss it"
+     "each exact over the ranks it counts; rank $killed was SIGKILLed at" \
+     "allreduce $kill_at and rank $stopped SIGSTOPped at $stop_at, and" \
+     "every allreduce from there on misses them"
