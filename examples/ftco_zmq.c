@@ -23,7 +23,7 @@
  * contribution the result misses (ftc_completion_t.failed); every other
  * rank's is in it, once. So each survivor prints, per allreduce,
  *
- *   allreduce 5: 2^r sum 247 value 39.5 counts 0,1,2,4,5,6,7 misses 3: exact
+ *   allreduce 12: 2^r sum 215 value 44.00 counts 0,1,2,4,6,7 misses 3,5: exact
  *
  * and "exact" only when the result equals the sum over the ranks it
  * counts. It exits 0 only when every result was exact.
@@ -277,10 +277,10 @@ int main(int argc, char **argv)
      * values directly instead of going through one root and back. The
      * radix comes from the LogP model: L, the wire latency, and o, the
      * per-message CPU overhead, in any one unit. Only their ratio
-     * matters; measure it on your network (on one host over ZeroMQ a
-     * message's latency is some ten times its overhead). For P = 65,536,
-     * L = 10, o = 1 it picks the paper's k = 9. Groups of one or two have
-     * no choice to make: the tree is the trivial one.
+     * matters: measure it on your network. L = 10, o = 1 is the paper's
+     * setting, for which at P = 65,536 the helper picks the paper's
+     * k = 9. Groups of one or two have no choice to make: the tree is the
+     * trivial one.
      */
     enum { LOGP_L = 10, LOGP_O = 1 };
     uint32_t k = 2;
@@ -293,7 +293,7 @@ int main(int argc, char **argv)
     /*
      * The per-message timeouts (the paper's Appendix A). A process killed
      * outright is reported by the transport in milliseconds (ZeroMQ sees
-     * its connection drop), whatever this is. The timeouts are for the
+     * its connections close), whatever this is. The timeouts are for the
      * process that hangs without dying (stopped, swapped out, deadlocked):
      * a DATA or KEEPALIVE not acknowledged within this base times the
      * receiver's fan-out and tree distance declares the receiver failed,
@@ -301,10 +301,13 @@ int main(int argc, char **argv)
      * answer, not from the typical round trip: well above the worst round
      * trip plus the longest time a process may be descheduled on a busy
      * host (a healthy process that answers late is excluded, and ends its
-     * later operations with FTC_EEXCLUDED). Tens of microseconds fit a
-     * dedicated cluster; on a shared or oversubscribed one, hundreds of
-     * milliseconds. A hung process then costs a few bases, independent of
-     * the group's size; a fault-free run costs nothing for a large base.
+     * later operations with FTC_EEXCLUDED). A dedicated cluster can go
+     * down to a few times its worst round trip; a shared or
+     * oversubscribed host wants hundreds of milliseconds (the 500 ms
+     * default here holds on two cores loaded far past their count). A
+     * hung process then costs a few bases (on real processes 2 to 4 at
+     * n = 8 and 16, docs/ftco.md), independent of the group's size, and
+     * a large base costs a fault-free run nothing.
      */
     fp.ack_timeout_ns = (uint64_t)ack_timeout_ms * 1000000u;
     if (rank == 0)
