@@ -12,6 +12,7 @@
 
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
+#include "ftcoll/ftco.h"
 #include "wire/wire.h"
 #include "algo/corrected/kinds.h"
 #include "check.h"
@@ -381,6 +382,35 @@ static void test_known_failed_and_cancel(void)
     world_fini(&W);
 }
 
+/* f < n for every family, those that ignore f included: f is part of
+ * the signature the members compare (core/op.h), and a group of one
+ * takes f = 0 (docs/api.md). */
+static void test_f_below_n_everywhere(void)
+{
+    world_t W;
+    world_init(&W, 1000);
+    uint32_t me[1] = {0};
+    ftc_group_t *one = NULL;
+    CHECK(ftc_group_create(W.ctx[0], 11, 0, 1, me, &one) == FTC_OK);
+    ftc_algo_t algos[3] = {FTC_ALGO_CORRECTED, FTC_ALGO_TREE, FTC_ALGO_FTCO};
+    for (int i = 0; i < 3; i++) {
+        ftc_coll_args_t a = make_args(&W, 0, i, 0);
+        a.algo = algos[i];
+        CHECK(a.f == 1);
+        CHECK_MSG(ftc_init_allreduce(one, &a, NULL) == FTC_EINVAL,
+                  "f = 1 on a group of one");
+        a.f = 0;
+        CHECK_MSG(ftc_init_allreduce(one, &a, NULL) == FTC_OK,
+                  "f = 0 on a group of one");
+        ftc_lb_run(W.w, 1000000);
+        CHECK(W.slots[0][i].delivered == 1);
+        CHECK(W.slots[0][i].status == FTC_OK);
+        CHECK(W.out[0][i] == W.in[0][i]);
+    }
+    ftc_group_destroy(one);
+    world_fini(&W);
+}
+
 int main(void)
 {
     test_errors();
@@ -389,5 +419,6 @@ int main(void)
     test_bad_messages();
     test_mismatch();
     test_known_failed_and_cancel();
+    test_f_below_n_everywhere();
     return check_report();
 }
