@@ -1652,6 +1652,25 @@ static void regather_on_root_failed(ftco_op_t *o, uint32_t x)
     }
 }
 
+/* Whether x, now failed, was sent our allreduce result without an ACK
+ * (down_needs_no_ack) while it is in our Down set: we are done and did
+ * not wait on it, so its children, which would have been pushed the
+ * result had we waited for the ACK, are pushed it now. They need no push
+ * to deliver (they re-route up themselves), but a sender that is stopped
+ * (its messages late) needs the way to them: its late result earns it
+ * the survivors' "heard you", which makes it accept its exclusion, as
+ * the wait for the ACK made it before (docs/ftco.md, "No ACK of the
+ * result"; the checker's ftco-stopped-each-keepalive-f2-allreduce, a
+ * stopped root whose inner child replaced it and crashed). Cold: only
+ * failures lead here. */
+__attribute__((cold))
+static bool unacknowledged_failed(ftco_op_t *o, uint32_t x)
+{
+    return (fl(o, x) & F_DOWN) && o->have_result && !o->root_lost
+           && o->base.coll == FTC_COLL_ALLREDUCE && o->ack_timeout == 0
+           && x >= o->m;
+}
+
 static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
 {
     ftco_op_t *o = (ftco_op_t *)op;
@@ -1662,9 +1681,13 @@ static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
     o->any_failed = true;
     if (o->done) {
         /* Lingering: nothing is owed any more; whoever still needs us
-         * asks, and is answered (on_up, on_keepalive). */
+         * asks, and is answered (on_up, on_keepalive). But x's children
+         * are sent the result we sent x without an ACK, should we learn
+         * of x's failure now (unacknowledged_failed). */
+        if (unacknowledged_failed(o, x))
+            expand(o, x);
         rewatch(o, x);
-        settle_watches(o);
+        end_turn(o);
         return;
     }
     op->comp.stats.failures_detected++;
