@@ -755,9 +755,9 @@ static void test_paper_measures(void)
  * work 3 is 2 here: by its own finish a process has sent its UP (a root
  * its EXCHs) and its DOWNs (a root's to the other roots too), 2(P - m) +
  * 2m(m - 1) messages, the ACK of each UP riding on the DOWN that answers
- * it and each ACK of a DOWN (an inner node's: a leaf sends none) leaving
- * after its sender's finish
- * (docs/ftco.md, "ACKs carried by the result");
+ * it, and no DOWN below the roots ACKed (docs/ftco.md, "ACKs carried
+ * by the result", "No ACK of the result"); the roots' ACKs of each
+ * other's results leave after their senders' finish;
  * its output spread of 43 is ours 40: our roots finish at 136, not 128,
  * for sending the result to each other, so a leaf is first, at 131
  * (docs/ftco.md, Table 2, item 4). */
