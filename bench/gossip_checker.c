@@ -124,6 +124,16 @@ static void on_deliver(const ftc_completion_t *c, void *arg)
         r->delivered_twice = true;
     r->delivered++;
     r->status = c->status;
+    /* A drawn crash whose send had not come yet lands here. Crashing only
+     * marks the endpoint dead, so this is safe inside the callback: what
+     * the rank sends after it is dropped. */
+    uint32_t me = (uint32_t)(r - cur->rs);
+    for (uint32_t i = 0; i < cur->run->ncrash; i++) {
+        const gc_crash_t *k = &cur->run->crash[i];
+        if (k->rank == me && !k->before
+            && (cur->run->crash_or_at_delivery >> i & 1u))
+            ftc_lb_crash(cur->w, me);
+    }
     cur->sent_at_last_delivery = ftc_lb_messages_sent(cur->w);
     if (!cur->any_delivered) {
         cur->any_delivered = true;

@@ -49,6 +49,11 @@ typedef struct gc_run {
                                     reaches the algorithm */
     uint32_t ncrash;
     gc_crash_t crash[GC_MAX_CRASH];
+    uint32_t crash_or_at_delivery; /* bit i: crash[i] also lands at its
+                                    rank's delivery if the rank delivers
+                                    before that send (a rank sends little
+                                    after it delivers, so a drawn send
+                                    could never come) */
     uint64_t suspect_ns, probe_ns; /* the keepalive (0: the core's
                                     defaults); a cut link is found only by
                                     it, so a run with cuts wants a few

@@ -8,6 +8,7 @@
 #   bench/gossip_figures.sh [--build DIR] [--out DIR] [--docs DIR]
 #                           [--nmax N] [--sizes "N1 N2 ..."] [--keep]
 #                           [--sim PATH] [--no-plot] [--link-only]
+#                           [--algos "A1 A2 ..."]
 #
 #   --build DIR   meson build directory holding bench/ftcoll-sim (build)
 #   --sim PATH    the ftcoll-sim to run (BUILD/bench/ftcoll-sim); a copy
@@ -19,12 +20,17 @@
 #   --sizes LIST  these n instead, in this order (the largest first lets
 #                 a sweep cut short still have the size that matters)
 #   --keep        add to the data files instead of starting them again,
-#                 so a sweep can be done in parts; a size is run only if
-#                 accuracy.dat has no row for it yet
+#                 so a sweep can be done in parts; an algorithm's runs at a
+#                 size are made only if the data files have no row of it
+#                 at that size yet
+#   --algos LIST  only these of pcf, push-flow (the accuracy runs and
+#                 their iterations rows) and push-sum (its iterations
+#                 row); all three by default
 #   --link-only   only the link-failure runs and their picture (a minute)
 #
-# One n = 32768 run takes 10-25 minutes on a 2-vCPU host (push-flow never
-# passes the test, so it always runs the 1500 iterations).
+# One n = 32768 run takes one to four minutes of processor time (push-flow
+# never passes the test, so it always runs the 1500 iterations; so do
+# the torus runs), and as many times longer as the host is loaded.
 #
 # accuracy.dat    final largest relative error against the exact aggregate
 #                 (Figures 3 and 6): push-flow and PCF, hypercube and 3D
@@ -48,6 +54,7 @@ keep=0
 sim=
 plot=1
 link_only=0
+algos="pcf push-flow push-sum"
 while [ $# -gt 0 ]; do
     case "$1" in
     --build) build=$2; shift 2 ;;
@@ -59,13 +66,21 @@ while [ $# -gt 0 ]; do
     --sim) sim=$2; shift 2 ;;
     --no-plot) plot=0; shift ;;
     --link-only) link_only=1; shift ;;
-    -h|--help) sed -n '3,39p' "$0"; exit 0 ;;
+    --algos) algos=$2; shift 2 ;;
+    -h|--help) sed -n '3,45p' "$0"; exit 0 ;;
     *) echo "gossip_figures.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
 [ -n "$sim" ] || sim=$build/bench/ftcoll-sim
 [ -x "$sim" ] || { echo "gossip_figures.sh: no $sim (ninja -C $build)" >&2; exit 2; }
 [ -n "$out" ] || out=$build/gossip-figures
+for a in $algos; do
+    case "$a" in
+    pcf|push-flow|push-sum) ;;
+    *) echo "gossip_figures.sh: --algos: unknown algorithm $a (pcf, push-flow, push-sum)" >&2; exit 2 ;;
+    esac
+done
+wanted() { case " $algos " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 mkdir -p "$out"
 
 # One run's JSON -> "max_rel_error iterations messages_per_process wall_s".
@@ -84,14 +99,19 @@ if [ "$link_only" = 0 ] && { [ "$keep" = 0 ] || [ ! -s "$out/accuracy.dat" ]; };
     echo "# algo shape op n max_err_vs_all iterations msgs_per_proc wall_s" >"$out/accuracy.dat"
     echo "# algo n iterations msgs_per_proc max_err_vs_all wall_s" >"$out/iterations.dat"
 fi
+# Whether file has a row with algo in its first column and n in column col.
+have_row() {
+    awk -v a="$1" -v n="$2" -v c="$3" '$1 == a && $c == n { found = 1 } END { exit !found }' "$4"
+}
 for n in $sizes; do
     [ "$n" = none ] && break
-    if awk -v n="$n" '$4 == n { found = 1 } END { exit !found }' "$out/accuracy.dat"; then
-        echo "n = $n: already in $out/accuracy.dat" >&2
-        continue
-    fi
     # PCF first: its rows are the ones the figures' claims rest on.
     for algo in pcf push-flow; do
+        wanted $algo || continue
+        if have_row $algo "$n" 4 "$out/accuracy.dat"; then
+            echo "$algo n = $n: already in $out/accuracy.dat" >&2
+            continue
+        fi
         for shape in hypercube torus3d; do
             for op in avg sum; do
                 r=$("$sim" --algo $algo -n $n --neighbours $shape --op $op \
@@ -106,6 +126,11 @@ for n in $sizes; do
             done
         done
     done
+    wanted push-sum || continue
+    if have_row push-sum "$n" 2 "$out/iterations.dat"; then
+        echo "push-sum n = $n: already in $out/iterations.dat" >&2
+        continue
+    fi
     set -- $("$sim" --algo push-sum -n $n --neighbours hypercube \
              --target 1e-15 --max-iterations 1500 --no-check --json | field)
     echo "push-sum $n $2 $3 $1 $4" >>"$out/iterations.dat"

@@ -772,6 +772,7 @@ int ftc_scenario_run(const ftc_scenario_t *s, ftc_scenario_result_t *res,
                 continue;
             starts[nstart].rank = r;
             starts[nstart++].at = start_time(s, r);
+            ftc_pm_started(run.pm, r, starts[nstart - 1].at);
             if (run.lp != NULL && starts[nstart - 1].at > 0
                 && !s->prestart_receives)
                 ftc_logp_hold(run.lp, r, starts[nstart - 1].at);

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Pictures of bench/sim_ftco_sweep.sh's CSV files (docs/ftco.md):
 #   gnuplot -e "dir='build/sim-ftco'; docs='docs'" bench/sim_ftco_plots.gp
+#   (and only='spread' for docs/ftco-spread.svg alone)
 # Columns (label first, then ftcoll-sim --csv's, then the latency's
 # min/max): 6 n, 13 reach, 14 finish, 18 msgs_per_proc, 21 failed,
 # 32 latency (FinishTime_last - StartTime_last, ours), 36 paper_latency,
@@ -17,6 +18,10 @@ set logscale x 2
 set xtics ("1K" 1024, "2K" 2048, "4K" 4096, "8K" 8192, "16K" 16384, \
            "32K" 32768, "64K" 65536)
 set xlabel "P (processes)" offset 0,0.3
+
+# only='spread' (sim_ftco_sweep.sh --spread-only): the spread picture alone.
+if (!exists("only")) only = 'all'
+if (only eq 'all') {
 
 rows(f, lab) = sprintf("< awk -F, '$1 == \"%s\"' %s", lab, f)
 
@@ -65,6 +70,7 @@ set title "ftco allreduce, P = 4096: inactive processes and run-time crashes (cf
 plot [0.4:14] crash(0) using ($1 == 0 ? 0.5 : $1):2:3:4 w yerrorlines lw 2 pt 7 lc rgb "#1b9e77" t "0 inactive", \
      crash(1) using ($1 == 0 ? 0.5 : $1):2:3:4 w yerrorlines lw 2 pt 5 lc rgb "#7570b3" t "1 inactive", \
      crash(10) using ($1 == 0 ? 0.5 : $1):2:3:4 w yerrorlines lw 2 pt 9 lc rgb "#e7298a" t "10 inactive"
+}
 
 # Table 2's spread rows (spread.csv, labels uniform-W and normal-W):
 # the latency and the work measured the paper's way (columns 36

@@ -3,7 +3,7 @@
 #
 # The ftco family in the LogP simulator with Margolin & Barak's model
 # (L = 10, o = 1, the k-nomial radix of least latency per P, detection by
-# the per-message timeouts only; the spread rows by the core's probes):
+# the per-message timeouts only, the spread rows included):
 # their Figures 7-10 and Table 2, its
 # first row and its spread rows (docs/ftco.md, "In the simulator").
 # Writes CSV files and draws docs/ftco-*.svg with gnuplot
@@ -11,14 +11,17 @@
 #
 #   bench/sim_ftco_sweep.sh [--build DIR] [--out DIR] [--docs DIR]
 #                           [--runs N] [--spread-n P] [--with-64k]
-#                           [--no-plot]
+#                           [--no-plot] [--spread-only]
 #
 #   --build DIR   meson build directory holding bench/ftcoll-sim (build)
 #   --out DIR     where the CSV files go (build/sim-ftco)
 #   --docs DIR    where the pictures go (docs)
 #   --runs N      seeded runs per faulty point (5; the paper took 10,000)
 #   --spread-n P  processes of the arrival-spread rows (65536, the
-#                 paper's; about two minutes of CPU for the 16 runs)
+#                 paper's; about a minute of CPU for the 16 runs, most
+#                 of it the two W = 16,384 rows)
+#   --spread-only only Table 2's spread rows (spread.csv) and their
+#                 picture, docs/ftco-spread.svg
 #   --with-64k    also P = 65,536: Table 2's row 0 on the multi-root
 #                 9-nomial tree (under a second of CPU and 300 MB per run)
 set -eu
@@ -30,6 +33,7 @@ runs=5
 spread_n=65536
 big=0
 plot=1
+spread_only=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --build) build=$2; shift 2 ;;
@@ -39,7 +43,8 @@ while [ $# -gt 0 ]; do
     --spread-n) spread_n=$2; shift 2 ;;
     --with-64k) big=1; shift ;;
     --no-plot) plot=0; shift ;;
-    -h|--help) sed -n '3,20p' "$0"; exit 0 ;;
+    --spread-only) spread_only=1; shift ;;
+    -h|--help) sed -n '3,22p' "$0"; exit 0 ;;
     *) echo "sim_ftco_sweep.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -77,6 +82,7 @@ header() {
 
 sizes="1024 2048 4096 8192 16384"
 
+if [ $spread_only = 0 ]; then
 # Figure 7: fault-free latency against P, ftco beside the plain tree on
 # the same k-nomial tree and the corrected family (binomial, f = 1).
 f=$out/scale.csv
@@ -114,24 +120,26 @@ for i in 0 1 10; do
         row "i$i-c$c" $ftco -n 4096 --faults $i --crashes $c --crash-window 200 --runs $runs >> "$f"
     done
 done
+fi
 
 # Table 2's spread rows: arrival times uniform in [0, W] or normal
 # (mean W/2, deviation W/6, clamped to [0, W]), at P = $spread_n on the
 # paper's multi-root 9-nomial tree. A late process receives before it
 # starts and ACKs early DATA and KEEPALIVEs (Appendix B). Detection is
-# the core's keepalive probes, every 200 steps of silence (probe timeout
-# 400), standing for the paper's KEEPALIVEs of waiting processes; they
-# cost work, not latency, because DATA leaves before a process answers
-# or receives (Algorithm 1; ftcoll-sim --order).
+# the paper's: per-message timeouts with base 32 (a DATA-ACK round trip,
+# 24, and a third), every waiting process KEEPALIVEing the neighbours it
+# waits on once per f_timeout; the core's monitor never speaks. W = 0 is
+# Table 2's row 0 with the same timeouts (nothing is late: no KEEPALIVE).
+spread_t="--ack-timeout 32 --suspect 100000000 --probe 100000000"
 f=$out/spread.csv
 header > "$f"
 for w in 0 256 512 1024 2048 4096 8192 16384; do
     echo "  spread $w, P = $spread_n" >&2
     row "uniform-$w" --algo ftco --tree knomial-multiroot -k 9 -n $spread_n \
-        --spread uniform:$w --suspect 200 --probe 400 >> "$f"
+        --spread uniform:$w $spread_t >> "$f"
     # normal:S starts at 3S + S Z, clamped to [0, 6S]: S = W/6 spans W
     row "normal-$w" --algo ftco --tree knomial-multiroot -k 9 -n $spread_n \
-        --spread normal:$((w / 6)) --suspect 200 --probe 400 >> "$f"
+        --spread normal:$((w / 6)) $spread_t >> "$f"
 done
 
 # Table 2, row 0: P = 65,536, all start together; the receive orders.
@@ -151,6 +159,8 @@ if [ $plot = 1 ]; then
         exit 2
     }
     mkdir -p "$docs"
-    gnuplot -e "dir='$out'; docs='$docs'" "$here/sim_ftco_plots.gp"
+    only=all
+    [ $spread_only = 0 ] || only=spread
+    gnuplot -e "dir='$out'; docs='$docs'; only='$only'" "$here/sim_ftco_plots.gp"
     echo "pictures: $docs/ftco-*.svg" >&2
 fi

@@ -48,6 +48,8 @@ static void usage(FILE *out)
         "                                  K-th send (K=0: before the start)\n"
         "  --crashes K                     K random ranks (K <= 4) crash after\n"
         "                                  a random send in [1, --crash-window]\n"
+        "                                  or, if they deliver first, at\n"
+        "                                  their delivery\n"
         "  --crash-window W                sends (50)\n"
         "  --link-fail A-B@I,...           cut the link A-B for good as A\n"
         "                                  ends its I-th iteration (0: before)\n"
@@ -498,7 +500,8 @@ static int parse(int argc, char **argv, opts_t *o)
 }
 
 /* This run's random crashes: distinct ranks not already listed, each
- * after a send drawn uniformly from [1, window]. */
+ * after a send drawn uniformly from [1, window], or at the rank's
+ * delivery if that comes first. */
 static void draw_crashes(const opts_t *o, gc_run_t *run)
 {
     uint64_t s = run->seed * 0x2545f4914f6cdd1dull + 17;
@@ -515,6 +518,7 @@ static void draw_crashes(const opts_t *o, gc_run_t *run)
         c->rank = r;
         c->before = false;
         c->after = 1 + gc_splitmix(&s) % o->crash_window;
+        run->crash_or_at_delivery |= 1u << (run->ncrash - 1);
     }
 }
 

@@ -17,6 +17,9 @@ typedef struct pm_rank {
     uint32_t sent_at_data; /* ... when its last DATA departed, that one in */
     uint32_t sent_at_deliver;
     uint32_t queue, longest;
+    uint64_t start;        /* when it enters the operation */
+    uint32_t retained;     /* DATA it took before its start, still in its
+                              queue as the paper counts it */
     bool has_delivered;
 } pm_rank_t;
 
@@ -93,6 +96,11 @@ void ftc_pm_message(ftc_pm_t *pm, uint64_t t, uint32_t rank,
     if (pm == NULL || rank >= pm->n)
         return;
     pm_rank_t *r = &pm->rank[rank];
+    if (r->retained > 0 && t >= r->start) {
+        /* Started: the paper's process reads its retained DATA now. */
+        r->queue -= r->retained;
+        r->retained = 0;
+    }
     switch (what) {
     case FTC_LOGP_SEND_END:
         r->sent++;
@@ -108,12 +116,24 @@ void ftc_pm_message(ftc_pm_t *pm, uint64_t t, uint32_t rank,
         }
         break;
     case FTC_LOGP_RECV_START:
-        if (r->queue > 0)
+        /* Before its start a process of the paper answers KEEPALIVEs and
+         * ACKs but leaves DATA in its queue (Appendix B, Algorithm 5);
+         * ours takes the DATA early and keeps it for the operation, so
+         * the paper's queue still holds it. */
+        if (t < r->start && pm->is_data(buf, len))
+            r->retained++;
+        else if (r->queue > 0)
             r->queue--;
         break;
     default:
         break;
     }
+}
+
+void ftc_pm_started(ftc_pm_t *pm, uint32_t rank, uint64_t t)
+{
+    if (pm != NULL && rank < pm->n)
+        pm->rank[rank].start = t;
 }
 
 void ftc_pm_delivered(ftc_pm_t *pm, uint32_t rank, uint64_t t)

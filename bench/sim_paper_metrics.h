@@ -17,7 +17,10 @@
  *    leaves after its finish); a failed or undelivered process counts all
  *    it sent.
  *  - queue: the longest inbound queue of a live process at any time up
- *    to its own FinishTime (the msg_queue its Algorithm 2 serves).
+ *    to its own FinishTime (the msg_queue its Algorithm 2 serves). A
+ *    process that has not started yet takes only KEEPALIVEs and ACKs
+ *    (Appendix B, Algorithm 5): a DATA it received before its start
+ *    stays in its queue until then (ftc_pm_started).
  *
  * Which messages are DATA is the family's business: is_data() says, from
  * a message's bytes. Fed from the LogP backend's trace_msg.
@@ -47,6 +50,9 @@ void ftc_pm_destroy(ftc_pm_t *pm);
 /* A LogP trace_msg event (SEND_END, ARRIVE, RECV_START; others ignored). */
 void ftc_pm_message(ftc_pm_t *pm, uint64_t t, uint32_t rank,
                     ftc_logp_trace_kind_t what, const void *buf, size_t len);
+
+/* Rank enters the operation at time t (its arrival; 0 unless said). */
+void ftc_pm_started(ftc_pm_t *pm, uint32_t rank, uint64_t t);
 
 /* Rank delivered at time t (its first delivery). */
 void ftc_pm_delivered(ftc_pm_t *pm, uint32_t rank, uint64_t t);

@@ -204,6 +204,14 @@ static struct fi_info *base_hints(const char *provider, const char *domain,
  * verbs;ofi_rxm and others keep rxm's defaults.
  */
 #define RXM_MSG_RX_SIZE "256"
+/* FI_OFI_RXM_BUFFER_SIZE stays rxm's 16 KiB on purpose. Its pools are
+ * most of what a SIGKILLed rank's kernel frees before the pidfds of its
+ * local peers fire, and 4 KiB halves that exit's CPU time (3.5 -> 1.8 ms
+ * traced), but messages above the buffer size then take rxm's
+ * segmentation protocol, 3.5-4.7 times slower for 4-16 KiB payloads over
+ * tcp, and the end-to-end gain was lost in scheduling noise under load
+ * (docs/libfabric.md, "A killed rank's exit, and rxm's pools"). A job
+ * that wants the faster exit sets the variable itself. */
 
 static bool g_rxm_env_set;   /* we set FI_OFI_RXM_MSG_RX_SIZE */
 

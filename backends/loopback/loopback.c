@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "calendar.h"
+#include "msg_pool.h"
 #include "pair_map.h"
 #include "rng.h"
 
@@ -27,6 +28,13 @@
  * latency + jitter + send cost of now; a bound keeps a huge latency from
  * costing a huge ring (later events wait in the calendar's heap). */
 #define LB_MAX_WINDOW (UINT64_C(1) << 16)
+/* ... and at least this wide (a ring of 16384 buckets, 256 KiB), so that
+ * the wake-ups of processes that work in periods of some microseconds (the
+ * gossip family's 10 us iterations) go straight into the ring too: in the
+ * heap, each cost a push and a pop of O(log n) cache misses in a large
+ * simulation. The order of events is the same whatever the window
+ * (calendar.h). */
+#define LB_MIN_WINDOW UINT64_C(12000)
 
 enum {
     LB_EV_ARRIVE,      /* msg reaches rank; peer = source */
@@ -34,11 +42,6 @@ enum {
     LB_EV_TIMER,       /* rank's wake-up; gen = its arm generation */
     LB_EV_PEER_FAILED, /* rank learns peer died; gen = the watch's id */
     LB_EV_CRASH        /* rank crashes (ftc_lb_crash_at) */
-};
-
-struct ftc_lb_msg {
-    size_t len;
-    unsigned char data[];
 };
 
 /* One rank's side of the network. Its address is the `transport` pointer
@@ -80,8 +83,13 @@ struct ftc_lb_world {
     ftc_lb_rng_t rng;
     uint64_t now;
     int running;
-    /* (src, dest) -> arrival time of the latest message: pair FIFO. */
+    /* (src, dest) -> arrival time of the latest message: pair FIFO.
+     * Kept only once some message took longer than latency_ns: until
+     * then every arrival is its send time + latency_ns, no later than any
+     * message sent after it can arrive, and a large simulation saves a
+     * hash table of every pair that ever spoke (two lookups per send). */
     ftc_lb_pair_map_t last_arrival;
+    int delays_vary;
     /* (watcher, peer) -> index in watches. */
     ftc_lb_pair_map_t watch_index;
     /* (min, max) of the ranks of a cut link -> 1. */
@@ -91,6 +99,7 @@ struct ftc_lb_world {
     uint32_t watches_free;
     uint64_t next_watch_id;
     ftc_lb_stats_t stats;
+    ftc_lb_msg_pool_t msgs;
     /* The event handled last, if it handed a message to a core. */
     int last_was_arrival;
     uint32_t last_src, last_dest;
@@ -208,10 +217,9 @@ static int lb_send(void *tp, uint32_t dest, const void *buf, size_t len,
     ep->sends++;
     w->stats.messages_sent++;
 
-    struct ftc_lb_msg *msg = malloc(sizeof(*msg) + len);
+    ftc_lb_msg_t *msg = ftc_lb_msg_get(&w->msgs, len);
     if (msg == NULL)
         lb_out_of_memory();
-    msg->len = len;
     if (len > 0)
         memcpy(msg->data, buf, len);
 
@@ -232,18 +240,25 @@ static int lb_send(void *tp, uint32_t dest, const void *buf, size_t len,
 
     if (drop) {
         w->stats.dropped_random++;
-        free(msg);
+        ftc_lb_msg_release(&w->msgs, msg);
     } else if (lb_link_cut(w, ep->rank, dest)) {
         w->stats.dropped_cut++;
-        free(msg);
+        ftc_lb_msg_release(&w->msgs, msg);
     } else {
-        uint64_t at = sat_add(sat_add(w->now, w->cfg.latency_ns),
-                              sat_add(jitter, ep->extra_delay_ns));
-        uint64_t last;
-        if (ftc_lb_map_get(&w->last_arrival, ep->rank, dest, &last))
-            at = max_u64(at, last);
-        if (ftc_lb_map_put(&w->last_arrival, ep->rank, dest, at) != 0)
-            lb_out_of_memory();
+        uint64_t soonest = sat_add(w->now, w->cfg.latency_ns);
+        uint64_t at = sat_add(soonest, sat_add(jitter, ep->extra_delay_ns));
+        if (at != soonest)
+            w->delays_vary = 1;
+        if (w->delays_vary) {
+            /* A pair missing from the map has sent only before delays
+             * varied, each message to arrive latency_ns after its send:
+             * by soonest. */
+            uint64_t last;
+            if (ftc_lb_map_get(&w->last_arrival, ep->rank, dest, &last))
+                at = max_u64(at, last);
+            if (ftc_lb_map_put(&w->last_arrival, ep->rank, dest, at) != 0)
+                lb_out_of_memory();
+        }
 
         lb_schedule(w, at, LB_EV_ARRIVE, dest, ep->rank, msg, 0);
     }
@@ -431,7 +446,8 @@ int ftc_lb_world_create(const ftc_lb_config_t *cfg, ftc_lb_world_t **out)
     }
     uint64_t window = sat_add(sat_add(cfg->latency_ns, cfg->jitter_ns),
                               cfg->send_cost_ns);
-    if (ftc_cal_init(&w->queue, window < LB_MAX_WINDOW ? window + 1
+    window = window < LB_MIN_WINDOW ? LB_MIN_WINDOW : window + 1;
+    if (ftc_cal_init(&w->queue, window < LB_MAX_WINDOW ? window
                                                        : LB_MAX_WINDOW) != 0) {
         free(w->eps);
         free(w);
@@ -441,6 +457,7 @@ int ftc_lb_world_create(const ftc_lb_config_t *cfg, ftc_lb_world_t **out)
     ftc_lb_map_init(&w->last_arrival);
     ftc_lb_map_init(&w->watch_index);
     ftc_lb_map_init(&w->cut_links);
+    ftc_lb_msg_pool_init(&w->msgs);
     w->watches_free = LB_NONE;
     *out = w;
     return FTC_OK;
@@ -457,7 +474,7 @@ void ftc_lb_world_destroy(ftc_lb_world_t *w)
         while ((idx = ftc_cal_pop_now(&w->queue)) != FTC_CAL_NONE) {
             const ftc_cal_event_t *ev = ftc_cal_at(&w->queue, idx);
             if (ev->kind == LB_EV_ARRIVE)
-                free(ev->u.ptr);
+                ftc_lb_msg_release(&w->msgs, ev->u.ptr);
             ftc_cal_release(&w->queue, idx);
         }
     }
@@ -465,6 +482,7 @@ void ftc_lb_world_destroy(ftc_lb_world_t *w)
     ftc_lb_map_fini(&w->last_arrival);
     ftc_lb_map_fini(&w->watch_index);
     ftc_lb_map_fini(&w->cut_links);
+    ftc_lb_msg_pool_fini(&w->msgs);
     free(w->watches);
     free(w->eps);
     free(w);
@@ -595,10 +613,9 @@ void ftc_lb_inject(ftc_lb_world_t *w, uint32_t dest, uint32_t claimed_src,
 {
     if (w == NULL || dest >= w->cfg.n || (buf == NULL && len > 0))
         return;
-    struct ftc_lb_msg *msg = malloc(sizeof(*msg) + len);
+    ftc_lb_msg_t *msg = ftc_lb_msg_get(&w->msgs, len);
     if (msg == NULL)
         lb_out_of_memory();
-    msg->len = len;
     if (len > 0)
         memcpy(msg->data, buf, len);
     w->stats.messages_injected++;
@@ -628,7 +645,7 @@ static int lb_dispatch(ftc_lb_world_t *w, const ftc_cal_event_t *ev)
     switch (ev->kind) {
     case LB_EV_ARRIVE: {
         /* The event is the message's only owner: every path frees it. */
-        struct ftc_lb_msg *msg = ev->u.ptr;
+        ftc_lb_msg_t *msg = ev->u.ptr;
         int handled = 0;
         if (ep->crashed) {
             w->stats.dropped_dead++;
@@ -647,7 +664,7 @@ static int lb_dispatch(ftc_lb_world_t *w, const ftc_cal_event_t *ev)
                 w->stats.messages_rejected++;
             handled = 1;
         }
-        free(msg);
+        ftc_lb_msg_release(&w->msgs, msg);
         return handled;
     }
     case LB_EV_SEND_DONE:

@@ -41,11 +41,15 @@ typedef struct ftc_ftco_params {
      * paper's per-message timeouts (Appendix A): a DATA or KEEPALIVE this
      * process sent that is not answered within
      *   ack_timeout_ns x (1 + the receiver's children) x (tree distance)
+     * (a root of a multi-root allreduce also counts the other roots)
      * declares the receiver failed, for good (it is told it was
-     * excluded); and a child whose DATA has not come by its expected
-     * arrival, ack_timeout_ns x (2 + log2 of its subtree's size), is sent
+     * excluded); a child whose DATA has not come by its expected
+     * arrival, ack_timeout_ns x (2 + log2 of its subtree's size), and
+     * (allreduce) a parent whose value has not come by
+     * ack_timeout_ns x (2 + log2 n) after this process started, are sent
      * KEEPALIVEs, one per timeout, until it comes. Pick it well above a
-     * round trip. A process that has not started the collective yet
+     * round trip (a third above it at least: the timeout to a leaf is
+     * the base itself). A process that has not started the collective yet
      * answers with an ACK (Appendix B), so arrival spread costs
      * KEEPALIVEs, one per timeout while a neighbour is late, not an
      * exclusion. */

@@ -71,6 +71,13 @@ void ftc_algo_answer_early(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
         e->answer_early(ctx, hdr);
 }
 
+bool ftc_algo_answered_early_only(const ftc_wire_header_t *hdr)
+{
+    const ftc_algo_entry_t *e = ftc_algo_entry((ftc_algo_t)hdr->algo);
+    return e != NULL && e->answer_early != NULL
+           && e->answered_early_only != NULL && e->answered_early_only(hdr);
+}
+
 const char *ftc_algo_name(ftc_algo_t algo)
 {
     const ftc_algo_entry_t *e = ftc_algo_entry(algo);

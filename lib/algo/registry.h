@@ -48,6 +48,11 @@ typedef struct ftc_algo_entry {
      * group) not started here, and is kept for it (core/pending.h); answer it
      * now if the family's protocol wants an answer before the start. */
     void (*answer_early)(ftc_context_t *ctx, const ftc_wire_header_t *hdr);
+    /* Optional: whether answer_early settles the message in full, so
+     * that it is answered and not kept (a liveness question asked again
+     * and again of a process that starts late would otherwise pile up
+     * until its start: ftco's KEEPALIVEs, docs/ftco.md). */
+    bool (*answered_early_only)(const ftc_wire_header_t *hdr);
 } ftc_algo_entry_t;
 
 /* Storage for a complete parameter struct. */

@@ -194,6 +194,8 @@ dispatch_data(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
         if (newer) {
             ctx->counters.dropped_stale++;
             rc = FTC_ESTALE;
+        } else if (ftc_algo_answered_early_only(hdr)) {
+            ftc_algo_answer_early(ctx, hdr);
         } else {
             size_t cost = sizeof(ftc_pending_msg_t) + hdr->payload_len;
             if (cost > FTC_ORPHAN_MAX_BYTES - ctx->orphan_bytes) {
@@ -208,6 +210,10 @@ dispatch_data(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
             }
         }
     } else if (hdr->seq >= g->next_seq) {
+        if (ftc_algo_answered_early_only(hdr)) {
+            ftc_algo_answer_early(ctx, hdr);
+            return rc;
+        }
         rc = ftc_pending_keep(g, hdr, payload, hdr->sender);
         if (rc == FTC_OK)
             ftc_algo_answer_early(ctx, hdr);

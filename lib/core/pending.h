@@ -65,6 +65,8 @@ int ftc_pending_keep(ftc_group_t *g, const ftc_wire_header_t *hdr,
  * most answer nothing). The ftco family's processes say they are alive,
  * so a late starter is not taken for a failed one (docs/ftco.md). */
 void ftc_algo_answer_early(ftc_context_t *ctx, const ftc_wire_header_t *hdr);
+/* Whether that answer is all hdr needs: it is answered, not kept. */
+bool ftc_algo_answered_early_only(const ftc_wire_header_t *hdr);
 
 /* m (kept by g) leaves g->pending: replayed or discarded. Unlinking and
  * freeing it are the caller's. */

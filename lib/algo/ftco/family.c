@@ -64,6 +64,19 @@ static void answer_early(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
                             &inline_done);
 }
 
+/* A KEEPALIVE of the per-message timeouts (FTCO_WF_PING) asks only
+ * "are you alive?": the early ACK answers it in full, so it is not kept.
+ * Kept, a late process held one per f_timeout of each neighbour's wait
+ * (hundreds each at a spread of 16,384 steps: gigabytes at P = 65,536)
+ * and answered them all again at its start, a burst that held the
+ * neighbour's own answers back past its neighbours' timeouts. A
+ * KEEPALIVE that pulls (re-routing) or gathers wants the DATA or the
+ * value: kept, answered at the start. */
+static bool answered_early_only(const ftc_wire_header_t *hdr)
+{
+    return hdr->kind == FTCO_MSG_KEEPALIVE && (hdr->flags & FTCO_WF_PING);
+}
+
 static const ftc_algo_param_info_t param_info[] = {
     {"tree", "knomial, k = 4",
      "the tree of every phase: knomial, kary, knomial-multiroot or "
@@ -96,4 +109,5 @@ const ftc_algo_entry_t ftc_algo_ftco = {
         [FTC_COLL_ALLREDUCE] = ftc_ftco_op_create,
     },
     .answer_early = answer_early,
+    .answered_early_only = answered_early_only,
 };

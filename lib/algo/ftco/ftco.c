@@ -132,6 +132,8 @@ typedef struct ftco_op {
      * deadline and what it is for. */
     uint64_t ack_timeout;
     bool last_left;         /* the last send_msg has left already */
+    uint64_t value_eta;     /* when the value from Up is due (f_ETA of
+                               the result, from our start) */
 } ftco_op_t;
 
 enum {
@@ -418,17 +420,35 @@ static uint32_t distance_to(const ftco_op_t *o, uint32_t x)
     return d > 0 ? d : 1;
 }
 
+/* The roots besides x's tree parent that x answers: in a multi-root
+ * allreduce a root other than 0 exchanges with the m - 1 other roots,
+ * one of which (0) is its parent in the tree functions, the rest
+ * counted nowhere else. 0 for everyone else. */
+static uint32_t other_roots(const ftco_op_t *o, uint32_t x)
+{
+    return o->base.coll == FTC_COLL_ALLREDUCE && o->m >= 3 && x > 0
+                   && x < o->m
+               ? o->m - 2
+               : 0;
+}
+
 /* f_timeout(me, x) for x of entry e: a busier and a farther receiver
- * answers later. Kept in the entry (our parent's and children's come
- * from the group's node at creation: node.h), as the tree walks it takes
- * cost more than the rest of arming a timeout. */
+ * answers later (Appendix A: proportional to x's degree and to the
+ * distance). x's degree is its parent, its children and, at a root of a
+ * multi-root allreduce, the other roots: a root answers the KEEPALIVEs
+ * of all of them, and counting its children only made a late root's
+ * answer to the last of several roots arrive past the timeout
+ * (docs/ftco.md, "Late processes"). Kept in the entry (our parent's and
+ * children's come from the group's node at creation: node.h), as the
+ * tree walks it takes cost more than the rest of arming a timeout. */
 static uint64_t f_timeout(ftco_op_t *o, int64_t e)
 {
     ftco_peer_t *pe = &o->peers.at[e];
     if (pe->tunits != 0)
         return o->ack_timeout * pe->tunits;
     uint32_t kids = ftc_tree_children(&o->tree, o->n, pe->rank, NULL, 0);
-    uint64_t units = (1 + (uint64_t)kids) * distance_to(o, pe->rank);
+    uint64_t units = (1 + (uint64_t)kids + other_roots(o, pe->rank))
+                     * distance_to(o, pe->rank);
     if (units <= UINT32_MAX)
         pe->tunits = (uint32_t)units;
     return o->ack_timeout * units;
@@ -1396,6 +1416,8 @@ static void on_keepalive(ftco_op_t *o, uint32_t s, uint16_t flags)
 {
     ftc_cop_t *op = &o->base;
     if (flags & FTCO_WF_PING) {
+        /* (One that came before our start was answered then and not
+         * kept: family.c, answered_early_only.) */
         send_ack(o, s, 0);
         return;
     }
@@ -1468,6 +1490,7 @@ static void learn_gather_roots(ftco_op_t *o, uint32_t s,
 }
 
 static bool owes(const ftco_op_t *o, uint32_t x, uint8_t flag);
+static bool awaits_value(const ftco_op_t *o, uint32_t x);
 static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
                           const uint8_t *payload, uint32_t s);
 
@@ -1482,8 +1505,16 @@ static void ftco_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         return;
     }
     int64_t e = ftco_peers_find(&o->peers, s);
-    if (e >= 0 && o->peers.at[e].tstate >= T_DATA)
+    /* The paper's next KEEPALIVE to a peer that answered ours is due
+     * f_timeout after ours left (Algorithm 4: now - LastSent[x] >
+     * f_timeout), which is the deadline the answer beat. */
+    uint64_t now = ftc_cop_now(op), next = 0;
+    if (e >= 0 && o->peers.at[e].tstate >= T_DATA) {
+        if (o->peers.at[e].tstate == T_AWAIT
+            && o->peers.at[e].deadline > now)
+            next = o->peers.at[e].deadline;
         o->peers.at[e].tstate = T_NONE; /* it answered */
+    }
     ftco_dispatch(o, hdr, payload, s);
     e = ftco_peers_find(&o->peers, s);
     uint8_t flag = e < 0 ? 0 : o->peers.at[e].flag;
@@ -1491,8 +1522,14 @@ static void ftco_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
         && owes(o, s, flag) && !(flag & F_FAILED)) {
         if (e < 0)
             e = ftco_peers_get(&o->peers, s);
-        if (e >= 0)
-            t_arm(o, e, ftc_cop_now(op) + f_timeout(o, e), T_ETA);
+        if (e >= 0) {
+            if (next == 0)
+                next = now + f_timeout(o, e);
+            /* (Not before the value is due: Algorithm 4, line 22.) */
+            if (awaits_value(o, s) && next < o->value_eta)
+                next = o->value_eta;
+            t_arm(o, e, next, T_ETA);
+        }
     }
     end_turn(o);
 }
@@ -1554,11 +1591,31 @@ bad:
     op->group->ctx->counters.dropped_badmsg++;
 }
 
+/* Whether x is our Up and we still wait for the value from it, in an
+ * allreduce: with per-message timeouts Up is KEEPALIVEd until the value
+ * arrives, as the paper's Algorithm 4 KEEPALIVEs every neighbour that
+ * has not sent its DATA (x not in Arrived) once its f_ETA passed, Up
+ * included (its DATA is the result). Not in a bcast: there the monitor
+ * judges the wait for the value, as it judges a bcast gather's targets
+ * (gather_target), because a process whose own messages are late timed
+ * out its live Up, then the next one, became the replacement root and
+ * delivered FTC_EROOT_FAILED where the others had the value
+ * (test_ftco_properties --slow each --ack-timeout-ns 20000 --colls bcast:
+ * n = 4, 3-ary, root crashed after one send, rank 3 slow); and
+ * KEEPALIVEs that exclude nobody would go to a dead Up once per
+ * f_timeout until the monitor's verdict, tens of thousands of them. */
+static bool awaits_value(const ftco_op_t *o, uint32_t x)
+{
+    return o->ack_timeout > 0 && o->up >= 0 && x == (uint32_t)o->up
+           && o->base.coll == FTC_COLL_ALLREDUCE && !o->base.delivered
+           && !o->done;
+}
+
 /* Whether x, whose entry's flag is flag (0 without one), still owes us
  * an answer. */
 static bool owes(const ftco_op_t *o, uint32_t x, uint8_t flag)
 {
-    if ((flag & (F_WAIT | F_DACK)) || xchg_waits(o, x))
+    if ((flag & (F_WAIT | F_DACK)) || xchg_waits(o, x) || awaits_value(o, x))
         return true;
     return o->up >= 0 && x == (uint32_t)o->up && o->up_sent && !o->up_acked;
 }
@@ -1772,6 +1829,7 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     o->n = n;
     o->me = nd->me;
     o->tree = p->tree;
+    o->m = nd->roots;
     o->ack_timeout = p->ack_timeout_ns;
     o->has_up = coll != FTC_COLL_BCAST;
     o->has_down = coll != FTC_COLL_REDUCE;
@@ -1813,17 +1871,19 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
             break; /* (out of memory: end_turn ends the operation) */
         o->peers.at[e].pos1 = c->pos + 1;
         o->peers.at[e].eta = (uint8_t)(2 + ftc_bit_length32(c->size));
-        /* f_timeout(me, child): (1 + its children) x distance 1. */
-        o->peers.at[e].tunits = c->nkids < UINT32_MAX ? c->nkids + 1 : 0;
+        /* f_timeout(me, child): its degree x distance 1 (f_timeout). */
+        o->peers.at[e].tunits = c->nkids < UINT32_MAX - o->m
+                                    ? c->nkids + 1 + other_roots(o, c->rank)
+                                    : 0;
     }
     o->up = nd->parent;
     if (o->up >= 0) {
         int64_t e = ftco_peers_get(&o->peers, (uint32_t)o->up);
-        if (e >= 0 && nd->parent_nkids < UINT32_MAX)
-            o->peers.at[e].tunits = nd->parent_nkids + 1;
+        if (e >= 0 && nd->parent_nkids < UINT32_MAX - o->m)
+            o->peers.at[e].tunits = nd->parent_nkids + 1
+                                    + other_roots(o, (uint32_t)o->up);
     }
     /* A multi-root allreduce starts on the roots' exchange (exchange.h). */
-    o->m = nd->roots;
     o->xchg = coll == FTC_COLL_ALLREDUCE && o->m >= 2 && o->me < o->m;
     if (o->xchg && ftco_exchange_init(&o->ex, o->m, nbytes) != FTC_OK) {
         ftco_destroy(&o->base);
@@ -1862,6 +1922,16 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
             t_arm(o, e, ftc_cop_now(&o->base) + f_eta(o, e), T_ETA);
     }
 
+    /* The value from Up is due one tree's f_ETA after our start (the
+     * paper's second f_ETA of an allreduce, "the final result"); past
+     * it, Up is KEEPALIVEd until the value comes (awaits_value). */
+    if (o->ack_timeout > 0 && o->up >= 0 && coll == FTC_COLL_ALLREDUCE) {
+        o->value_eta = ftc_cop_now(&o->base)
+                       + o->ack_timeout * (2 + (uint64_t)ftc_bit_length32(n));
+        int64_t e = t_entry(o, (uint32_t)o->up);
+        if (e >= 0 && o->peers.at[e].tstate == T_NONE)
+            t_arm(o, e, o->value_eta, T_ETA);
+    }
     if (!o->has_up && o->me == 0)
         accept_result(o, NULL, o->result, false);
     else if (o->has_up)

@@ -121,6 +121,8 @@ struct ftc_gossip_op {
     double weight_unit;          /* a process's share of the weight: 1
                                     for an average, 1/n for a sum */
     bool have_est;
+    bool had_est;                /* prev_est holds the last estimate there
+                                    was (op.c, convergence_step) */
     bool ticking;                /* iterating (its timer armed) */
     bool gave_up;                /* stopped at 2 * max_iterations */
     bool recovering;             /* delivered, iterating again after a

@@ -392,6 +392,39 @@ static void deliver(ftc_gossip_op_t *g, bool converged)
     ftc_cop_complete(op, FTC_OK);
 }
 
+/* A push about to outlive the history of estimates gets, as its drift,
+ * its exact distance from the estimate now, if that is smaller: from
+ * then on the drift adds up the changes since now, still a bound on how
+ * far the push's ratio is from the estimate. Without this the drift kept
+ * every change since the push, and an infinite one for an iteration
+ * without positive weight (PCF's exclusion of a crashed neighbour's
+ * flows leaves some processes negative for an iteration now and then,
+ * long after the crash). On the full graph of 128 with two crashes an
+ * echo takes a degree's worth of iterations and more, beyond the 256
+ * of history, so such pushes counted as infinitely far until echoed,
+ * their senders said UNSETTLED, and with a hundred neighbours one of
+ * them nearly always did: no process delivered before the cap
+ * (docs/gossip.md, "Mass in flight"). */
+static void anchor_aging_pushes(ftc_gossip_op_t *g)
+{
+    if (g->history_len == 0)
+        return;
+    for (uint32_t i = 0; i < g->nlinks; i++) {
+        ftc_gossip_echo_t *e = &g->links[i].echo;
+        for (uint32_t k = 0; k < e->nunechoed; k++) {
+            ftc_gossip_unechoed_t *u = &e->unechoed[k];
+            if ((uint32_t)g->iterations - u->iteration + 1 != g->history_len)
+                continue;
+            double d = deviation(g, u->iteration, u->drift);
+            /* Rounded to float, never below d (the library links no
+             * libm): a float is within 2^-24 of the double it rounds. */
+            float up = (float)(d * (1.0 + 0x1p-22));
+            if (d == d && up < u->drift)
+                u->drift = up;
+        }
+    }
+}
+
 /* The local convergence test, once per iteration: the estimate's largest
  * change since the previous iteration, relative to its largest element
  * (absolute when the estimate is all zeros). A change above the target
@@ -409,12 +442,16 @@ static void convergence_step(ftc_gossip_op_t *g)
         g->received = false;
         g->stable_count = 0;
         g->have_est = false;
-        for (uint32_t i = 0; i < g->nlinks; i++)
-            ftc_gossip_echo_drift(&g->links[i].echo, INFINITY);
+        /* The pushes' drift bridges the gap when an estimate returns
+         * (below); only before the first estimate is it unbounded. */
+        if (!g->had_est)
+            for (uint32_t i = 0; i < g->nlinks; i++)
+                ftc_gossip_echo_drift(&g->links[i].echo, INFINITY);
         history_record(g, false);
         return;
     }
-    if (g->have_est) {
+    double err = INFINITY;
+    if (g->had_est) {
         double change = 0.0, size = 0.0;
         for (uint32_t k = 0; k < count; k++) {
             double d = fabs(g->est[k] - g->prev_est[k]);
@@ -423,9 +460,21 @@ static void convergence_step(ftc_gossip_op_t *g)
             change = d > change || d != d ? d : change;
             size = s > size ? s : size;
         }
-        double err = size > 0.0 ? change / size : change;
-        for (uint32_t i = 0; i < g->nlinks; i++)
-            ftc_gossip_echo_drift(&g->links[i].echo, err);
+        err = size > 0.0 ? change / size : change;
+    }
+    /* The change since the last estimate there was, across iterations
+     * without one too: a push's distance from the estimate now is at
+     * most its distance from that one plus this. Counting such an
+     * iteration as an infinite change, as before, left every push then
+     * unechoed infinitely far once it outlived the history: PCF's
+     * exclusion of a crashed neighbour's flows leaves some process
+     * without positive weight for an iteration now and then, and on the
+     * full graph of 256 a few such pushes at any time kept every
+     * process from delivering before the cap (docs/gossip.md, "Mass in
+     * flight"). */
+    for (uint32_t i = 0; i < g->nlinks; i++)
+        ftc_gossip_echo_drift(&g->links[i].echo, err);
+    if (g->have_est) {
         if (!(err <= g->target)) {
             g->err = err;
             g->stable_count = 0;
@@ -437,12 +486,12 @@ static void convergence_step(ftc_gossip_op_t *g)
         }
     } else {
         g->err = INFINITY;
-        for (uint32_t i = 0; i < g->nlinks; i++)
-            ftc_gossip_echo_drift(&g->links[i].echo, INFINITY);
     }
     memcpy(g->prev_est, g->est, sizeof(double) * count);
     g->have_est = true;
+    g->had_est = true;
     history_record(g, true);
+    anchor_aging_pushes(g);
     g->received = false;
 }
 
@@ -503,6 +552,32 @@ static bool ready_link(const ftc_gossip_op_t *g,
            || g->iterations - l->wrote_at >= g->nlinks;
 }
 
+/* Whether a neighbour has waited too long for our echo: it wrote to us
+ * since we last wrote to it, and that was more than OVERDUE_DEGREES
+ * degrees' worth of iterations ago, and at least OVERDUE_MIN (half the
+ * estimate history: on graphs of small degree the echo nearly always
+ * comes sooner, and the partner choice there stays as it was). Random partners leave some link
+ * unpicked for a long time: on the full graph of 128 (125 live
+ * neighbours, two crashed) one link in a few thousand went more than
+ * 1000 iterations unwritten. Its neighbour kept counting the pushes we
+ * had applied long before as still in flight (no echo came back), at
+ * the distance its estimate had moved since (beyond the 256 iterations
+ * of history, the sum of the changes, or infinite if its estimate had
+ * been lost for an iteration), so it said UNSETTLED, and with a
+ * hundred neighbours one of them nearly always did: no process
+ * delivered before the 20000-iteration cap (docs/gossip.md, "Ending
+ * without global synchronisation"). Writing first to such a link
+ * bounds the echo's wait. */
+#define OVERDUE_DEGREES 3
+#define OVERDUE_MIN 128
+
+static bool echo_overdue(const ftc_gossip_op_t *g, const ftc_gossip_link_t *l)
+{
+    uint64_t gap = g->iterations - l->wrote_at;
+    return l->echo.heard != l->echo.told && gap >= OVERDUE_MIN
+           && gap >= OVERDUE_DEGREES * (uint64_t)g->nlinks;
+}
+
 /* A partner among the eligible links, preferring one a push would move
  * mass to: picking a link whose push must wait and sending it a sync
  * would waste the iteration while another neighbour could take mass
@@ -512,14 +587,24 @@ static bool ready_link(const ftc_gossip_op_t *g,
  * two ends that both wait for an echo cannot stall each other. */
 static ftc_gossip_link_t *choose(ftc_gossip_op_t *g, bool after_delivery)
 {
-    uint32_t eligible = 0, ready = 0;
+    uint32_t eligible = 0, ready = 0, owed = 0;
     for (uint32_t i = 0; i < g->nlinks; i++)
         if (eligible_link(&g->links[i], after_delivery)) {
             eligible++;
             ready += ready_link(g, &g->links[i]);
+            owed += echo_overdue(g, &g->links[i]);
         }
     if (eligible == 0)
         return NULL;
+    if (owed > 0 && g->params.partner != FTC_PARTNER_ROUND_ROBIN) {
+        uint64_t pick = ftc_cop_random_below(&g->base, owed);
+        for (uint32_t i = 0; i < g->nlinks; i++) {
+            ftc_gossip_link_t *l = &g->links[i];
+            if (eligible_link(l, after_delivery) && echo_overdue(g, l)
+                && pick-- == 0)
+                return l;
+        }
+    }
     bool need_ready = ready > 0;
     if (g->params.partner == FTC_PARTNER_ROUND_ROBIN) {
         for (uint32_t t = 0; t < g->nlinks; t++) {
