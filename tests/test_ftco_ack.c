@@ -21,10 +21,12 @@
  *   tied to the parent's send count, and the test checks it happened and,
  *   where no ACK reached the child, that the child counted the failure.
  * - an inner node that crashes after taking the (unacknowledged) result
- *   and passing it to one of its two children (2-ary tree of 6): the other finds out, re-
- *   routes its DATA to the root, is served the result from there and
- *   delivers what every other live process delivers (transport reports,
- *   probes only); the root, which waited for no ACK, never pushes it.
+ *   and passing it to one of its two children (2-ary tree of 6): the
+ *   other finds out (it counts the failure) and delivers what every
+ *   other live process delivers, with transport reports and with probes
+ *   only; the root waited for no ACK from the inner node, so only the
+ *   child's own re-routing or a push on a failure the root learns
+ *   later can serve it.
  */
 #include <inttypes.h>
 #include <stdbool.h>
