@@ -5,13 +5,14 @@
  *
  * - fault-free at n = 2, 2 messages, not 4: the child's UP and the
  *   root's DOWN, which carries the UP's ACK and asks for no ACK of its
- *   own (the child is a leaf: docs/ftco.md, "No ACK from a leaf"); the
+ *   own (docs/ftco.md, "No ACK of the result"); the
  *   root sends 1 and the child 1. With per-message timeouts the leaf
  *   ACKs the result as the paper's does: 3 (the DOWN still carries the
  *   UP's ACK, leaving in the UP's turn; the child sends 2). At n = 9
- *   (2-nomial), 2(n - 1) plus one ACK per inner node but the root (3 of
- *   them): the results to the 5 leaves go unacknowledged. Reduce and
- *   bcast keep their 2(n - 1): a bcast's leaf still ACKs.
+ *   (2-nomial), 2(n - 1), the plain tree's: the results to the 3 inner
+ *   nodes below the root go unacknowledged too (docs/ftco.md, "No ACK of
+ *   the result"). Reduce and bcast keep their 2(n - 1): a bcast's leaf
+ *   still ACKs.
  * - a child whose parent crashes after the child's UP reached it, before
  *   any ACK or result came back, still finds out and delivers the
  *   result every other live process delivers: with the transport's
@@ -19,6 +20,13 @@
  *   timeouts (the parent crashed before and after its ACK). The crash is
  *   tied to the parent's send count, and the test checks it happened and,
  *   where no ACK reached the child, that the child counted the failure.
+ * - an inner node that crashes after taking the (unacknowledged) result
+ *   and passing it to one of its two children (2-ary tree of 6): the
+ *   other finds out (it counts the failure) and delivers what every
+ *   other live process delivers, with transport reports and with probes
+ *   only; the root waited for no ACK from the inner node, so only the
+ *   child's own re-routing or a push on a failure the root learns
+ *   later can serve it.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -172,17 +180,23 @@ static void test_counts(void)
                   ftc_strerror(W.res[r].status), W.out[r]);
         done(&W);
     }
-    /* A larger tree: every edge's UP ACKed by its DOWN, and only the
-     * DOWNs to inner nodes ACKed (those to leaves ask for none). */
+    /* A larger tree, with inner nodes below the root (3 of them): every
+     * edge's UP ACKed by its DOWN, and no DOWN ACKed, an inner node's
+     * no more than a leaf's. */
     world_t W;
     setup_t s = plain(9, FTC_COLL_ALLREDUCE, 0);
     uint32_t inner = 0;
     for (uint32_t r = 1; r < 9; r++)
         inner += ftc_tree_children(&s.tree, 9, r, NULL, 0) > 0;
     run(&W, &s);
-    CHECK(inner == 3 && ftc_lb_messages_sent(W.lb) == 2 * 8 + inner,
-          "n=9 allreduce: %" PRIu64 " messages, not 2 * 8 + %u",
+    CHECK(inner == 3 && ftc_lb_messages_sent(W.lb) == 2 * 8,
+          "n=9 allreduce: %" PRIu64 " messages, not 2 * 8 (%u inner nodes)",
           ftc_lb_messages_sent(W.lb), inner);
+    for (uint32_t r = 0; r < 9; r++)
+        CHECK(W.res[r].calls == 1 && W.res[r].status == FTC_OK
+                  && W.out[r] == 9 + 10 * 36,
+              "n=9 rank %u: %d calls, %s, %" PRId64, r, W.res[r].calls,
+              ftc_strerror(W.res[r].status), W.out[r]);
     done(&W);
     /* Reduce and bcast have no result to carry an ACK: DATA and ACK. */
     static const ftc_coll_t others[] = {FTC_COLL_REDUCE, FTC_COLL_BCAST};
@@ -253,10 +267,64 @@ static void test_parent_fails_after_up(void)
     }
 }
 
+/* On the 2-ary tree of 6 (0: 1, 2; 1: 3, 5; 2: 4), rank 1 crashes after 2
+ * sends: its UP to 0, then the result to the first of its children; the
+ * result reached it without an ACK asked, so rank 0 neither waits on it
+ * nor learns of the crash. The other child must find out, re-route to 0
+ * and be served from there. */
+static void test_inner_fails_after_result(void)
+{
+    static const struct {
+        bool keepalive_only;
+        const char *what;
+    } cases[] = {
+        {false, "transport reports"},
+        {true, "keepalive probes only"},
+    };
+    ftc_tree_t kary = {.kind = FTC_TREE_KARY, .k = 2};
+    CHECK(ftc_tree_parent(&kary, 6, 3) == 1 && ftc_tree_parent(&kary, 6, 5) == 1
+              && ftc_tree_parent(&kary, 6, 1) == 0
+              && ftc_tree_children(&kary, 6, 3, NULL, 0) == 0
+              && ftc_tree_children(&kary, 6, 5, NULL, 0) == 0,
+          "the 2-ary tree of 6 is not 0: 1, 2; 1: 3, 5 (leaves)");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        world_t W;
+        setup_t s = {6, FTC_COLL_ALLREDUCE, kary, 0, cases[i].keepalive_only,
+                     1, 2};
+        run(&W, &s);
+        CHECK(ftc_lb_is_crashed(W.lb, 1) && ftc_lb_rank_messages_sent(W.lb, 1) == 2,
+              "%s: rank 1 did not crash after 2 sends (%" PRIu64 " sent)",
+              cases[i].what, ftc_lb_rank_messages_sent(W.lb, 1));
+        /* Rank 1 took the result: its UP, with 3's and 5's inputs, went
+         * up before it crashed, so every input is counted. */
+        CHECK(W.res[1].calls == 1, "%s: the crashed rank did not deliver "
+              "before its crash", cases[i].what);
+        uint32_t found = 0;
+        for (uint32_t r = 0; r < 6; r++) {
+            if (r == 1)
+                continue;
+            CHECK(W.res[r].calls == 1 && W.res[r].status == FTC_OK
+                      && W.out[r] == 6 + 10 * 15,
+                  "%s: rank %u: %d calls, %s, %" PRId64, cases[i].what, r,
+                  W.res[r].calls, ftc_strerror(W.res[r].status), W.out[r]);
+            found += (r == 3 || r == 5) && W.res[r].failures_detected >= 1;
+        }
+        /* The child the result did not reach ended its wait only by
+         * finding out. */
+        CHECK(found == 1, "%s: %u of ranks 3, 5 counted their parent's "
+              "failure, not 1", cases[i].what, found);
+        printf("inner node crashed after the result (%s): ranks 3, 5 "
+               "delivered %" PRId64 ", %" PRId64 "\n", cases[i].what, W.out[3],
+               W.out[5]);
+        done(&W);
+    }
+}
+
 int main(void)
 {
     test_counts();
     test_parent_fails_after_up();
+    test_inner_fails_after_result();
     if (failures == 0)
         printf("ftco ack: all checks passed\n");
     return failures == 0 ? 0 : 1;

@@ -741,25 +741,31 @@ static void set_missing(ftco_op_t *o, const ftco_rset_t *set)
 }
 
 /* Whether the allreduce's result to entry e's rank goes without an ACK
- * (FTCO_WF_NO_ACK; docs/ftco.md, "No ACK from a leaf"): x is a leaf of
- * the tree and not one of its roots. The ACK of a DOWN tells its sender
- * that x holds the value, which the sender uses only when x fails: x's
- * children then join its Down set (expand). A leaf has none, so the
- * sender would never act on the ACK; and a leaf that stops is found by
+ * (FTCO_WF_NO_ACK; docs/ftco.md, "No ACK of the result"): x is not one
+ * of the tree's roots. The ACK of a DOWN tells its sender that x holds
+ * the value, which the sender uses only when x fails: x's children then
+ * join its Down set (expand) and are sent the value. A leaf has none.
+ * An inner node's children need no push from above: in an allreduce
+ * each of them watches its Up until the value arrives (needs_watch) and,
+ * when Up fails, re-routes its DATA to Up's parent (Algorithm 4), which
+ * answers with the value it holds (on_up), lingering if it is done; so
+ * the expansion only did sooner what the children do anyway, and no
+ * DATA, value or answer waits on the ACK. A stopped receiver is found by
  * the next allreduce, whose collection waits for its DATA. A bcast keeps
- * the ACK (nobody waits for a bcast leaf otherwise: it is what finds a
- * stopped one), and so do the roots of a multi-root tree (xchg_share
- * needs the wait). So do per-message timeouts: there a leaf's late ACK
- * is also the sender's own evidence that it is the one cut off (a root
- * whose messages are late times out its leaves and so holds most of the
+ * the ACK (nobody waits for a bcast process's DATA: it is what finds a
+ * stopped one, and a bcast child asks for the value, it has no DATA to
+ * re-route), and so do the roots of a multi-root tree (xchg_share needs
+ * the wait). So do per-message timeouts: there a late ACK is also the
+ * sender's own evidence that it is the one cut off (a root whose
+ * messages are late times out its children and so holds most of the
  * group failed by its own timeouts, which makes it accept its exclusion:
- * core/dispatch.c); without it a slow root of the multi-root 3-nomial
- * tree at n = 5 kept a result the others did not share (the checker's
- * ftco-exchange-stopped-each-exhaustive-f2). */
+ * core/dispatch.c); without the leaves' ACKs a slow root of the
+ * multi-root 3-nomial tree at n = 5 kept a result the others did not
+ * share (the checker's ftco-exchange-stopped-each-exhaustive-f2). */
 static bool down_needs_no_ack(ftco_op_t *o, int64_t e)
 {
     return o->base.coll == FTC_COLL_ALLREDUCE && o->ack_timeout == 0
-           && o->peers.at[e].rank >= o->m && eta_units(o, e) == 3;
+           && o->peers.at[e].rank >= o->m;
 }
 
 /* The value to the rank of entry e. Inserts no entry. */
@@ -1315,6 +1321,15 @@ static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
         bool at_root = o->up < 0 && !o->xchg;
         fl_set(o, s, F_TOACK);
         o->toack = true;
+        /* An allreduce's UP from outside our Down set was re-routed to
+         * us (its sender's Up failed): we are its Up now, and it waits
+         * for the value from us. Its failed parent may hold the result
+         * already, from us, unacknowledged (down_needs_no_ack), so we
+         * would never learn of that failure nor expand it: serve the
+         * sender ourselves, as we serve an UP that comes after our
+         * collection. */
+        if (op->coll == FTC_COLL_ALLREDUCE && !(fl(o, s) & F_DOWN))
+            fl_set(o, s, F_SERVE);
         try_up(o);
         if (at_root && !ack_waits_for_result(o) && (fl(o, s) & F_TOACK)) {
             fl_clr(o, s, F_TOACK);
@@ -1694,6 +1709,25 @@ static void regather_on_root_failed(ftco_op_t *o, uint32_t x)
     }
 }
 
+/* Whether x, now failed, was sent our allreduce result without an ACK
+ * (down_needs_no_ack) while it is in our Down set: we are done and did
+ * not wait on it, so its children, which would have been pushed the
+ * result had we waited for the ACK, are pushed it now. They need no push
+ * to deliver (they re-route up themselves), but a sender that is stopped
+ * (its messages late) needs the way to them: its late result earns it
+ * the survivors' "heard you", which makes it accept its exclusion, as
+ * the wait for the ACK made it before (docs/ftco.md, "No ACK of the
+ * result"; the checker's ftco-stopped-each-keepalive-f2-allreduce, a
+ * stopped root whose inner child replaced it and crashed). Cold: only
+ * failures lead here. */
+__attribute__((cold))
+static bool unacknowledged_failed(ftco_op_t *o, uint32_t x)
+{
+    return (fl(o, x) & F_DOWN) && o->have_result && !o->root_lost
+           && o->base.coll == FTC_COLL_ALLREDUCE && o->ack_timeout == 0
+           && x >= o->m;
+}
+
 static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
 {
     ftco_op_t *o = (ftco_op_t *)op;
@@ -1704,9 +1738,13 @@ static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
     o->any_failed = true;
     if (o->done) {
         /* Lingering: nothing is owed any more; whoever still needs us
-         * asks, and is answered (on_up, on_keepalive). */
+         * asks, and is answered (on_up, on_keepalive). But x's children
+         * are sent the result we sent x without an ACK, should we learn
+         * of x's failure now (unacknowledged_failed). */
+        if (unacknowledged_failed(o, x))
+            expand(o, x);
         rewatch(o, x);
-        settle_watches(o);
+        end_turn(o);
         return;
     }
     op->comp.stats.failures_detected++;
