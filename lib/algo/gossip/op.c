@@ -228,7 +228,6 @@ static bool settled_within(const ftc_gossip_op_t *g, double shift)
     return offset <= shift * g->target * g->weight_unit * g->base.group->n;
 }
 
-
 /* Whether l's uncancelled flows (s_f, w_f) are within bound of our
  * estimate's ratio: |s_f - est * w_f| <= bound in every element. */
 static bool link_flow_settled(const ftc_gossip_op_t *g,
@@ -242,9 +241,22 @@ static bool link_flow_settled(const ftc_gossip_op_t *g,
             return false;
     return true;
 }
+
 static bool all_settled(const ftc_gossip_op_t *g)
 {
     return settled_within(g, SETTLED_SHIFT);
+}
+
+/* shift * target relative to the estimate's largest element (absolute
+ * when it is all zeros, as the local test), times the total weight (n
+ * shares), shared among the live links. */
+static double flow_bound(const ftc_gossip_op_t *g, double shift)
+{
+    double size = 0.0;
+    for (uint32_t k = 0; k + 1 < g->m; k++)
+        size = fabs(g->est[k]) > size ? fabs(g->est[k]) : size;
+    return shift * g->target * (size > 0.0 ? size : 1.0) * g->weight_unit
+           * g->base.group->n / g->nalive;
 }
 
 /*
@@ -271,18 +283,6 @@ static bool all_settled(const ftc_gossip_op_t *g)
  * history, and EXCLUDE_ALL gives back the cancelled flows too: both fall
  * back by design, and the rule does not apply to them.
  */
-/* shift * target relative to the estimate's largest element (absolute
- * when it is all zeros, as the local test), times the total weight (n
- * shares), shared among the live links. */
-static double flow_bound(const ftc_gossip_op_t *g, double shift)
-{
-    double size = 0.0;
-    for (uint32_t k = 0; k + 1 < g->m; k++)
-        size = fabs(g->est[k]) > size ? fabs(g->est[k]) : size;
-    return shift * g->target * (size > 0.0 ? size : 1.0) * g->weight_unit
-           * g->base.group->n / g->nalive;
-}
-
 static bool flows_settled_within(const ftc_gossip_op_t *g, double shift)
 {
     if (g->rules->link_flows != 2
