@@ -7,13 +7,13 @@
  * its Down set (its children at first), sends the aggregate to its Up (its
  * parent at first), then ACKs the children. Down (bcast, allreduce): a
  * process that has the value delivers it, sends it to its Down set and
- * ACKs its Up. Every DATA is ACKed but an allreduce's result to a leaf,
- * which nobody would act on (down_needs_no_ack); the sender watches the
+ * ACKs its Up. Every DATA is ACKed but an allreduce's result to a
+ * process that is not a root, without per-message timeouts: nobody
+ * would act on that ACK (down_needs_no_ack); the sender watches the
  * receiver until the ACK (or, going up in an allreduce, the result)
- * arrives. In an
- * allreduce the ACK of an UP rides on the result when the two would go
- * together (ack_waits_for_result; docs/ftco.md, "ACKs carried by the
- * result").
+ * arrives. In an allreduce the ACK of an UP rides on the result when the
+ * two would go together (ack_waits_for_result; docs/ftco.md, "ACKs
+ * carried by the result").
  *
  * Re-routing (Algorithm 4): when a process of Down fails, its children
  * join Down (several levels when they failed too), and are pulled with a
