@@ -289,6 +289,26 @@ uint64_t gc_splitmix(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+void gc_draw_crashes(gc_run_t *run, uint32_t count, uint64_t window)
+{
+    uint64_t s = run->seed * 0x2545f4914f6cdd1dull + 17;
+    for (uint32_t k = 0; k < count; k++) {
+        uint32_t r;
+        bool dup;
+        do {
+            r = (uint32_t)(gc_splitmix(&s) % run->n);
+            dup = false;
+            for (uint32_t i = 0; i < run->ncrash; i++)
+                dup |= run->crash[i].rank == r;
+        } while (dup);
+        gc_crash_t *c = &run->crash[run->ncrash++];
+        c->rank = r;
+        c->before = false;
+        c->after = 1 + gc_splitmix(&s) % window;
+        run->crash_or_at_delivery |= 1u << (run->ncrash - 1);
+    }
+}
+
 static double unit(uint64_t *s)
 {
     return (double)(gc_splitmix(s) >> 11) / 9007199254740992.0;

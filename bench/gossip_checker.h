@@ -131,6 +131,12 @@ typedef struct gc_outcome {
  * inputs and start times with it; ftcoll-sim its random crashes. */
 uint64_t gc_splitmix(uint64_t *s);
 
+/* Add count random crashes to run (ftcoll-sim --crashes, and tests that
+ * replay its seeds): distinct ranks not already listed, each after a
+ * send drawn from [1, window] with run->seed, or at the rank's delivery
+ * if that comes first (crash_or_at_delivery). */
+void gc_draw_crashes(gc_run_t *run, uint32_t count, uint64_t window);
+
 /* Defaults: PCF, full neighbourhood, average of one double, seed 1. */
 void gc_run_init(gc_run_t *run, uint32_t n);
 

@@ -499,29 +499,6 @@ static int parse(int argc, char **argv, opts_t *o)
     return -1;
 }
 
-/* This run's random crashes: distinct ranks not already listed, each
- * after a send drawn uniformly from [1, window], or at the rank's
- * delivery if that comes first. */
-static void draw_crashes(const opts_t *o, gc_run_t *run)
-{
-    uint64_t s = run->seed * 0x2545f4914f6cdd1dull + 17;
-    for (uint32_t k = 0; k < o->random_crashes; k++) {
-        uint32_t r;
-        bool dup;
-        do {
-            r = (uint32_t)(gc_splitmix(&s) % run->n);
-            dup = false;
-            for (uint32_t i = 0; i < run->ncrash; i++)
-                dup |= run->crash[i].rank == r;
-        } while (dup);
-        gc_crash_t *c = &run->crash[run->ncrash++];
-        c->rank = r;
-        c->before = false;
-        c->after = 1 + gc_splitmix(&s) % o->crash_window;
-        run->crash_or_at_delivery |= 1u << (run->ncrash - 1);
-    }
-}
-
 static const char *neigh_name(ftc_gossip_neighbours_t v)
 {
     switch (v) {
@@ -585,7 +562,7 @@ int ftc_sim_gossip_main(int argc, char **argv)
     for (uint32_t i = 0; i < o.runs; i++) {
         gc_run_t run = o.run;
         run.seed = o.seed + i;
-        draw_crashes(&o, &run);
+        gc_draw_crashes(&run, o.random_crashes, o.crash_window);
         if (o.trace_every > 0) {
             run.trace = stdout;
             run.trace_every = o.trace_every;

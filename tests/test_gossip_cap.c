@@ -34,28 +34,6 @@
 #define WINDOW 300
 #define SEEDS 3
 
-/* ftcoll-sim's draw (bench/sim_gossip.c, draw_crashes), so that a
- * failing seed replays with the command above. */
-static void draw_crashes(gc_run_t *run)
-{
-    uint64_t s = run->seed * 0x2545f4914f6cdd1dull + 17;
-    for (uint32_t k = 0; k < CRASHES; k++) {
-        uint32_t r;
-        bool dup;
-        do {
-            r = (uint32_t)(gc_splitmix(&s) % run->n);
-            dup = false;
-            for (uint32_t i = 0; i < run->ncrash; i++)
-                dup |= run->crash[i].rank == r;
-        } while (dup);
-        gc_crash_t *c = &run->crash[run->ncrash++];
-        c->rank = r;
-        c->before = false;
-        c->after = 1 + gc_splitmix(&s) % WINDOW;
-        run->crash_or_at_delivery |= 1u << (run->ncrash - 1);
-    }
-}
-
 int main(void)
 {
     for (uint64_t seed = 1; seed <= SEEDS; seed++) {
@@ -64,7 +42,9 @@ int main(void)
         run.algo = FTC_ALGO_PCF;
         run.params.neighbours = FTC_NEIGHBOURS_FULL;
         run.seed = seed;
-        draw_crashes(&run);
+        /* ftcoll-sim's draw, so that a failing seed replays with the
+         * command above */
+        gc_draw_crashes(&run, CRASHES, WINDOW);
         uint64_t cap = run.params.max_iterations ? run.params.max_iterations
                                                  : 20000;
         gc_outcome_t o;
