@@ -297,6 +297,62 @@ static void test_user_op(void)
     CHECK(c.calls == 1); /* nothing to combine: not called */
 }
 
+/* inout[i] += 3 * in[i] on doubles, counting the calls that were handed a
+ * buffer misaligned for double (the promise in datatype.h is none). */
+static int misaligned_calls;
+static uint64_t elements_seen;
+
+static void user_add3(void *inout, const void *in, uint64_t count,
+                      ftc_dtype_t dtype, void *arg)
+{
+    (void)dtype;
+    (void)arg;
+    if ((uintptr_t)inout % _Alignof(double) != 0
+        || (uintptr_t)in % _Alignof(double) != 0) {
+        misaligned_calls++;
+        return;
+    }
+    double *x = inout;
+    const double *y = in;
+    for (uint64_t i = 0; i < count; i++)
+        x[i] += 3 * y[i];
+    elements_seen += count;
+}
+
+/* Values from the wire sit at any offset: a user function still gets
+ * aligned buffers, over slices when the values are long, with the same
+ * result as one call. */
+static void test_user_op_misaligned(void)
+{
+    enum { COUNT = 1000 };
+    static unsigned char xs[COUNT * 8 + 8], ys[COUNT * 8 + 8];
+    static const size_t offsets[][2] = {{1, 0}, {0, 4}, {3, 5}, {0, 0}};
+    for (size_t k = 0; k < sizeof(offsets) / sizeof(offsets[0]); k++) {
+        unsigned char *x = xs + offsets[k][0], *y = ys + offsets[k][1];
+        for (int i = 0; i < COUNT; i++) {
+            double a = i, b = 0.5 * i;
+            memcpy(x + 8 * i, &a, 8);
+            memcpy(y + 8 * i, &b, 8);
+        }
+        misaligned_calls = 0;
+        elements_seen = 0;
+        CHECK(ftc_reduce_local(x, y, COUNT, FTC_DOUBLE, FTC_USER, user_add3,
+                               NULL)
+              == FTC_OK);
+        CHECK(misaligned_calls == 0 && elements_seen == COUNT);
+        int wrong = 0;
+        for (int i = 0; i < COUNT; i++) {
+            double got;
+            memcpy(&got, x + 8 * i, 8);
+            wrong += got != i + 1.5 * i;
+        }
+        CHECK(wrong == 0);
+        double y0;
+        memcpy(&y0, y, 8);
+        CHECK(y0 == 0.0); /* in is not written */
+    }
+}
+
 static void test_checks(void)
 {
     for (int d = 0; d < FTC_DTYPE_COUNT; d++) {
@@ -388,6 +444,7 @@ int main(void)
     test_float_details();
     test_buffers();
     test_user_op();
+    test_user_op_misaligned();
     test_checks();
     test_names();
     return check_report();

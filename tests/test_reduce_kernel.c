@@ -28,17 +28,25 @@ typedef struct call {
 
 static int user_calls;
 
+static int user_misaligned;
+
 /* inout = 2 * inout + in on int64: not commutative, so only the user's
- * function (with its argument) could produce what the test expects. */
+ * function (with its argument) could produce what the test expects. It
+ * reads both buffers as int64_t arrays, as datatype.h allows: the values
+ * it gets come off messages, at whatever offset these put them. */
 static void user_affine(void *inout, const void *in, uint64_t count,
                         ftc_dtype_t dtype, void *arg)
 {
     (void)dtype;
-    int64_t *x = inout, y;
-    for (uint64_t i = 0; i < count; i++) {
-        memcpy(&y, (const int64_t *)in + i, sizeof(y));
-        x[i] = x[i] * *(const int64_t *)arg + y;
+    if ((uintptr_t)inout % _Alignof(int64_t) != 0
+        || (uintptr_t)in % _Alignof(int64_t) != 0) {
+        user_misaligned++;
+        return;
     }
+    int64_t *x = inout;
+    const int64_t *y = in;
+    for (uint64_t i = 0; i < count; i++)
+        x[i] = x[i] * *(const int64_t *)arg + y[i];
     user_calls++;
 }
 
@@ -115,7 +123,7 @@ static void run(ftc_algo_t algo, const void *params)
                                       NULL));
         }
         delivered = bad_status = 0;
-        user_calls = 0;
+        user_calls = user_misaligned = 0;
         for (int r = 0; r < N; r++) {
             ftc_coll_args_t a;
             ftc_coll_args_init(&a);
@@ -148,7 +156,10 @@ static void run(ftc_algo_t algo, const void *params)
                           ftc_op_name(k.op), ftc_dtype_name(k.dtype), r);
         }
         if (k.op == FTC_USER)
-            CHECK_MSG(user_calls > 0, "call %zu: the user's function ran", i);
+            CHECK_MSG(user_calls > 0 && user_misaligned == 0,
+                      "call %zu: the user's function ran (%d calls), never "
+                      "on misaligned buffers (%d)", i, user_calls,
+                      user_misaligned);
     }
     for (int r = 0; r < N; r++)
         ftc_context_destroy(ctx[r]);

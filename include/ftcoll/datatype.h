@@ -38,7 +38,9 @@ typedef enum ftc_op {
  * A user reduction: inout[i] = inout[i] (op) in[i] for i < count; it is not
  * called when count is 0. It must be commutative and associative: the
  * corrected algorithms combine values in an order that depends on which
- * processes failed.
+ * processes failed. inout and in are aligned for dtype: they may be read
+ * as arrays of its C type. The library may split one combination into
+ * several calls over consecutive slices of the elements.
  */
 typedef void (*ftc_user_op_fn)(void *inout, const void *in, uint64_t count,
                                ftc_dtype_t dtype, void *arg);

@@ -226,6 +226,41 @@ ftc_reduce_kernel_fn ftc_reduce_kernel(ftc_op_t op, ftc_dtype_t dtype)
     return kernels[op][dtype];
 }
 
+/* Elements of at most 8 bytes per stage: 2 KiB of stack on each side. */
+#define USER_STAGE_BYTES 2048u
+
+/*
+ * A user function is promised buffers aligned for dtype (datatype.h), so
+ * it may read them as typed arrays. Values taken off the wire sit where
+ * the message put them, often misaligned: those go through aligned stages
+ * on the stack, a slice of consecutive elements at a time. The function
+ * is element-wise, so slices give the same result as one call.
+ */
+static void user_reduce(void *inout, const void *in, uint64_t count,
+                        ftc_dtype_t dtype, ftc_user_op_fn user_fn,
+                        void *user_arg)
+{
+    size_t size = ftc_dtype_size(dtype);
+    if (is_aligned(inout, size) && is_aligned(in, size)) {
+        user_fn(inout, in, count, dtype, user_arg);
+        return;
+    }
+    _Alignas(8) unsigned char x[USER_STAGE_BYTES];
+    _Alignas(8) unsigned char y[USER_STAGE_BYTES];
+    unsigned char *xb = inout;
+    const unsigned char *yb = in;
+    uint64_t per_stage = USER_STAGE_BYTES / size;
+    for (uint64_t done = 0; done < count;) {
+        uint64_t k = count - done < per_stage ? count - done : per_stage;
+        size_t nb = (size_t)k * size;
+        memcpy(x, xb + done * size, nb);
+        memcpy(y, yb + done * size, nb);
+        user_fn(x, y, k, dtype, user_arg);
+        memcpy(xb + done * size, x, nb);
+        done += k;
+    }
+}
+
 int ftc_reduce_local(void *inout, const void *in, uint64_t count,
                      ftc_dtype_t dtype, ftc_op_t op,
                      ftc_user_op_fn user_fn, void *user_arg)
@@ -238,7 +273,7 @@ int ftc_reduce_local(void *inout, const void *in, uint64_t count,
     if (inout == NULL || in == NULL)
         return FTC_EINVAL;
     if (op == FTC_USER)
-        user_fn(inout, in, count, dtype, user_arg);
+        user_reduce(inout, in, count, dtype, user_fn, user_arg);
     else
         kernels[op][dtype](inout, in, count);
     return FTC_OK;
