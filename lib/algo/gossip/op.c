@@ -813,8 +813,12 @@ static void gossip_on_timer(ftc_cop_t *op)
     }
     ftc_gossip_link_t *l;
     if (op->delivered) {
+        /* A recovery spreads mass towards V; where the weight stayed
+         * non-positive as long as no_estimate_exists asks, V has none
+         * and there is nothing to spread (it cost a process about
+         * 2 * delivered_at pushes, to everyone, after its delivery). */
         if (g->recovering
-            && (test_passes(g)
+            && (test_passes(g) || no_estimate_exists(g)
                 || g->iterations - g->woke_at >= recovery_span(g)))
             g->recovering = false;
         maybe_stop(g);
