@@ -448,6 +448,83 @@ static void cancellations_agree(const checker_t *C, const bool *live,
     }
 }
 
+/* The sums behind V: v (count; NULL: not wanted) the inputs of in_set
+ * less what they cancelled on the scenario's failed links, *w the same
+ * for the weight, *wabs the absolute weight terms. */
+static void pcf_account(const checker_t *C, const bool *scenario,
+                        const bool *in_set, const bool *cut_done,
+                        long double *v, long double *w_out,
+                        long double *wabs_out)
+{
+    const gc_run_t *run = C->run;
+    uint32_t n = run->n, count = run->count, m = C->m;
+    long double w = 0, wabs = 0;
+    for (uint32_t k = 0; v != NULL && k < count; k++)
+        v[k] = 0;
+    for (uint32_t q = 0; q < n; q++) {
+        if (!in_set[q])
+            continue;
+        const rank_state_t *rs = &C->rs[q];
+        long double cw = 0;
+        for (uint32_t k = 0; v != NULL && k < count; k++)
+            v[k] += rs->in[k];
+        for (uint32_t i = 0; rs->peer != NULL && i < rs->nlinks; i++) {
+            uint32_t p = rs->peer[i];
+            if (scenario[p] && !cut_edge(run, cut_done, q, p))
+                continue;
+            const double *c = rs->link_cancelled + (size_t)i * m;
+            for (uint32_t k = 0; v != NULL && k < count; k++)
+                v[k] -= c[k];
+            cw += c[m - 1];
+        }
+        w += (long double)rs->x[m - 1] - cw;
+        wabs += fabsl((long double)rs->x[m - 1]) + fabsl(cw);
+    }
+    *w_out = w;
+    *wabs_out = wabs;
+}
+
+/* PCF (EXCLUDE_FLOWS): the value V its mass account promises over the
+ * processes of in_set (one component of a scenario), where the failed
+ * links are those to a process not alive in the scenario, or cut: the
+ * inputs of in_set less what each had cancelled on such links, from the
+ * per-link records (a crashed process's as it crashed). A scenario that
+ * counts a process that crashed during the operation as alive is the
+ * promise as it stood before that failure (docs/gossip.md, "Node
+ * failure"). *w: V's weight; false when it is not positive (no value
+ * exists). *kappa: V's
+ * conditioning, the sum of the absolute weight terms over the weight: a
+ * weight that is a small difference of large written-off parts divides
+ * the rounding up. */
+static bool pcf_value(const checker_t *C, const bool *scenario,
+                      const bool *in_set, const bool *cut_done,
+                      long double *v, double *kappa, long double *w_out)
+{
+    uint32_t count = C->run->count;
+    long double w, wabs;
+    pcf_account(C, scenario, in_set, cut_done, v, &w, &wabs);
+    *w_out = w;
+    *kappa = 1.0;
+    if (!(w > 0))
+        return false;
+    /* A sum's weight is the root's 1 (less what was written off): the
+     * estimate is a ratio there too. */
+    for (uint32_t k = 0; k < count; k++)
+        v[k] /= w;
+    *kappa = (double)(wabs / w);
+    return true;
+}
+
+/* V's weight alone (v not needed): the survivors' weight after the
+ * scenario's write-offs. */
+static void pcf_value_weight(const checker_t *C, const bool *scenario,
+                             const bool *in_set, const bool *cut_done,
+                             long double *w)
+{
+    long double wabs;
+    pcf_account(C, scenario, in_set, cut_done, NULL, w, &wabs);
+}
+
 typedef struct start {
     uint64_t at;
     uint32_t rank;
@@ -677,12 +754,14 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
     uint32_t *comp = calloc(n, sizeof(uint32_t));
     uint32_t *comp_c = calloc(n, sizeof(uint32_t));
     components(run, live, cut_done, comp);
-    uint32_t ncand = (1u << ndur) + 1;
+    uint32_t ncand = 2u << ndur;
     uint32_t cand_comp = UINT32_MAX, cand_nc = 0; /* whose cand[] holds */
-    double cand_kappa = 1.0;
+    double cand_kappa[2u << GC_MAX_CRASH];
     long double *cand = calloc((size_t)ncand * (count ? count : 1),
                                sizeof(long double));
-    bool *in_set = calloc(n, sizeof(bool));
+    bool *in_set = calloc(n, sizeof(bool)), *scenario = calloc(n, sizeof(bool));
+    bool pcf_promise = run->algo == FTC_ALGO_PCF
+                       && run->params.exclusion != FTC_GOSSIP_EXCLUDE_ALL;
     /* A failure after the first delivery: push-flow's fall-back moves the
      * survivors' value after some have delivered the old one (docs). */
     bool late = out->crashed > C.crashed_at_first
@@ -695,6 +774,17 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
             if (!(e <= out->max_err_vs_all))
                 out->max_err_vs_all = e;
         }
+    out->survivors_weight = NAN;
+    if (run->algo == FTC_ALGO_PCF && failures
+        && run->params.exclusion != FTC_GOSSIP_EXCLUDE_ALL) {
+        long double w = 0;
+        for (uint32_t q = 0; q < n; q++)
+            if (live[q])
+                w += (long double)C.rs[q].x[m - 1]
+                     - C.rs[q].cancelled_failed[m - 1];
+        out->survivors_weight =
+            (double)(run->params.aggregate == FTC_GOSSIP_AVERAGE ? w : w * n);
+    }
     long double total_x[1] = {0}, total_mass[1] = {0}, abs_x = 0;
     for (uint32_t r = 0; r < n; r++) {
         rank_state_t *rs = &C.rs[r];
@@ -720,16 +810,40 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
                  rs->report.error_estimate, rs->report.neighbours_lost);
         if (rs->report.iterations > out->max_iterations)
             out->max_iterations = rs->report.iterations;
+        out->ended_ok += rs->status == FTC_OK;
+        out->ended_peer_failed += rs->status == FTC_EPEER_FAILED;
+        out->ended_timedout += rs->status == FTC_ETIMEDOUT;
+        out->ended_other += rs->status != FTC_OK
+                            && rs->status != FTC_EPEER_FAILED
+                            && rs->status != FTC_ETIMEDOUT;
+        out->ended_at_cap += rs->report.converged == 0
+                             && rs->report.iterations
+                                    >= run->params.max_iterations;
         if (sum_root_lost) {
             if (rs->status != FTC_OK && rs->status != FTC_EROOT_FAILED)
                 fail(out, "rank %u: status %d with the sum's root failed", r,
                      rs->status);
         } else if ((rs->status == FTC_EPEER_FAILED
                     || rs->status == FTC_ETIMEDOUT) && failures
-                   && run->algo == FTC_ALGO_PCF
-                   && run->params.exclusion != FTC_GOSSIP_EXCLUDE_ALL) {
-            /* PCF's exclusion of flows left no positive weight here
-             * (FTC_ETIMEDOUT where this process knows of no failure). */
+                   && pcf_promise) {
+            /* PCF's exclusion of flows left no positive weight: allowed
+             * only where no value exists, V's weight over r's component
+             * not positive, and then promptly (op.c,
+             * no_estimate_exists), not at the iteration cap. */
+            long double w;
+            for (uint32_t q = 0; q < n; q++)
+                in_set[q] = live[q] && comp[q] == comp[r];
+            (void)pcf_value_weight(&C, live, in_set, cut_done, &w);
+            if (w > 0)
+                fail(out, "rank %u: status %d, but V's weight over its "
+                          "component is %.6Lg shares: a value exists", r,
+                     rs->status, run->params.aggregate == FTC_GOSSIP_AVERAGE
+                                     ? w : w * n);
+            else if (rs->report.iterations >= run->params.max_iterations)
+                fail(out, "rank %u: status %d only at the iteration cap "
+                          "(%llu): V has no positive weight, and it should "
+                          "have ended once its own stayed non-positive", r,
+                     rs->status, (unsigned long long)rs->report.iterations);
         } else if (rs->status == FTC_ETIMEDOUT && run->accuracy_recorded_only) {
             /* A flip left no positive weight here: no estimate to give. */
         } else if (rs->status != FTC_OK) {
@@ -745,58 +859,42 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
              * a subset back only merges components). */
         } else if (rs->status == FTC_OK && !(push_sum && faults)) {
             uint32_t nc = 0;
-            double kappa = 1.0;
             for (uint32_t c = 0; c < (1u << ndur); c++) {
                 /* Those of the subset count as alive (not yet excluded):
                  * r's component may reach further through them. */
-                memcpy(in_set, live, sizeof(bool) * n);
+                memcpy(scenario, live, sizeof(bool) * n);
                 for (uint32_t i = 0; i < ndur; i++)
                     if (c & (1u << i))
-                        in_set[during[i]] = true;
-                components(run, in_set, cut_done, comp_c);
+                        scenario[during[i]] = true;
+                components(run, scenario, cut_done, comp_c);
                 for (uint32_t q = 0; q < n; q++)
-                    in_set[q] = in_set[q] && comp_c[q] == comp_c[r];
+                    in_set[q] = scenario[q] && comp_c[q] == comp_c[r];
+                cand_kappa[nc] = 1.0;
                 aggregate(run, C.rs, in_set, cand + (size_t)nc++ * count);
-            }
-            if (run->algo == FTC_ALGO_PCF) {
-                long double *v = cand + (size_t)nc++ * count, w = 0;
-                for (uint32_t k = 0; k < count; k++)
-                    v[k] = 0;
-                for (uint32_t q = 0; q < n; q++) {
-                    if (!live[q] || comp[q] != comp[r])
-                        continue;
-                    for (uint32_t k = 0; k < count; k++)
-                        v[k] += (long double)C.rs[q].in[k]
-                                - C.rs[q].cancelled_failed[k];
-                    w += (long double)C.rs[q].x[m - 1]
-                         - C.rs[q].cancelled_failed[m - 1];
-                }
-                if (run->params.aggregate == FTC_GOSSIP_AVERAGE && w > 0)
-                    for (uint32_t k = 0; k < count; k++)
-                        v[k] /= w;
-                /* Its conditioning: a weight that is a small difference of
-                 * large written-off parts divides the rounding up. */
-                long double wabs = 0;
-                for (uint32_t q = 0; q < n; q++)
-                    if (live[q] && comp[q] == comp[r])
-                        wabs += fabsl((long double)C.rs[q].x[m - 1])
-                                + fabsl((long double)C.rs[q]
-                                            .cancelled_failed[m - 1]);
-                if (w > 0 && run->params.aggregate == FTC_GOSSIP_AVERAGE)
-                    kappa = (double)(wabs / w);
+                /* PCF: the value its mass account promises for the
+                 * failures of this scenario (those of the subset not yet
+                 * happened), where one exists. */
+                long double w;
+                if (pcf_promise
+                    && pcf_value(&C, scenario, in_set, cut_done,
+                                 cand + (size_t)nc * count, &cand_kappa[nc],
+                                 &w))
+                    nc++;
             }
             cand_comp = comp[r];
             cand_nc = nc;
-            cand_kappa = kappa;
         }
         if (rs->status == FTC_OK && !(push_sum && faults)) {
             uint32_t nc = cand_nc;
-            double kappa = cand_kappa;
-            double best = INFINITY;
+            /* The candidate nearest in units of its own tolerance. */
+            double best = INFINITY, kappa = 1.0, best_scaled = INFINITY;
             for (uint32_t c = 0; c < nc; c++) {
                 double e = rel_error(count, rs->out, cand + (size_t)c * count);
-                if (!(e >= best))
+                if (!(e / cand_kappa[c] >= best_scaled)) {
+                    best_scaled = e / cand_kappa[c];
                     best = e;
+                    kappa = cand_kappa[c];
+                }
             }
             bool falls_back = run->algo == FTC_ALGO_PUSH_FLOW
                               || (run->algo == FTC_ALGO_PCF
@@ -870,7 +968,7 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
         free(C.rs[r].link_cancelled);
     }
     free(C.rs), free(C.groups), free(ctx), free(live), free(crashed_before);
-    free(cand), free(in_set), free(comp), free(comp_c), free(cut_done);
+    free(cand), free(in_set), free(scenario), free(comp), free(comp_c), free(cut_done);
     free(C.agg_all);
     ftc_gossip_set_observer(NULL, NULL);
     cur = NULL;

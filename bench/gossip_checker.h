@@ -125,6 +125,18 @@ typedef struct gc_outcome {
                                     compared (same round) ... */
     uint32_t cancel_pairs_skipped; /* ... and those whose rounds differ
                                     by a round change in flight */
+    uint32_t ended_ok;           /* live processes whose status was FTC_OK, */
+    uint32_t ended_peer_failed;  /* FTC_EPEER_FAILED, */
+    uint32_t ended_timedout;     /* FTC_ETIMEDOUT, */
+    uint32_t ended_other;        /* anything else; */
+    uint32_t ended_at_cap;       /* of all of them, those that ended at
+                                    max_iterations (report.converged 0,
+                                    iterations at the cap) */
+    double survivors_weight;     /* PCF with EXCLUDE_FLOWS after failures:
+                                    the weight of V (the survivors' weights
+                                    less what they cancelled on failed
+                                    links) in shares of one process; NAN
+                                    otherwise */
 } gc_outcome_t;
 
 /* splitmix64: the next value of the stream *s. The checker draws its

@@ -618,6 +618,20 @@ int ftc_sim_gossip_main(int argc, char **argv)
             json_uint(j, out.dropped_cut);
             json_key(j, "flipped");
             json_uint(j, out.flipped);
+            json_key(j, "ended_ok");
+            json_uint(j, out.ended_ok);
+            json_key(j, "ended_peer_failed");
+            json_uint(j, out.ended_peer_failed);
+            json_key(j, "ended_timedout");
+            json_uint(j, out.ended_timedout);
+            json_key(j, "ended_other");
+            json_uint(j, out.ended_other);
+            json_key(j, "ended_at_cap");
+            json_uint(j, out.ended_at_cap);
+            if (out.survivors_weight == out.survivors_weight) {
+                json_key(j, "survivors_weight");
+                json_general(j, out.survivors_weight, 6);
+            }
             json_object_end(j);
         } else if (o.trace_every == 0) {
             printf("%-6llu %-4s %12.3g %12.3g %10llu %10.1f %7u %5u %8llu "

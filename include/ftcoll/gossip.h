@@ -62,8 +62,11 @@ typedef enum ftc_gossip_exclusion {
      * the aggregate over everyone (to the target); after an early one it
      * is the survivors' inputs less what they had cancelled with the
      * failed process, which is no aggregate of anything (its weight may
-     * even be negative: the operation then ends with FTC_EPEER_FAILED, or
-     * FTC_ETIMEDOUT where the process never learned of the failure). */
+     * even be negative: no value exists, and the operation ends with
+     * FTC_EPEER_FAILED once the process's weight stayed non-positive for
+     * 8 windows of the local test after it learned of a failure, or at
+     * max_iterations with FTC_ETIMEDOUT where it never learned of one;
+     * docs/gossip.md, "When no value exists"). */
     FTC_GOSSIP_EXCLUDE_FLOWS = 1,
     /* Also undo what was cancelled: the result is the exact aggregate over
      * the survivors, at the price of push-flow's fall-back. */

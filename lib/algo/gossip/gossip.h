@@ -136,6 +136,9 @@ struct ftc_gossip_op {
                                     (op.c, gossip_on_timer) */
     bool watching_root;
     uint32_t lost;
+    uint32_t weightless;         /* consecutive iterations without positive
+                                    weight since this process knew of a
+                                    failure (op.c, no_estimate_exists) */
 };
 
 /* The local estimate from a mass vector e: est = e[0..m-2] / e[m-1].
