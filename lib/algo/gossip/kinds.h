@@ -25,8 +25,11 @@ enum {
                                          DONE: it needs nothing more */
     FTC_GOSSIP_WF_SYNC = 1u << 10,    /* no mass moved (see above) */
     FTC_GOSSIP_WF_WANT = 1u << 11,    /* the sender still waits for the
-                                         receiver's DONE or SAW_DONE: a
-                                         delivered receiver answers */
+                                         receiver's DONE or SAW_DONE, or
+                                         (push-flow) for its echo of the
+                                         sender's last push, which holds
+                                         the next: a delivered receiver
+                                         answers */
     FTC_GOSSIP_WF_ANSWER = 1u << 12,  /* sent by a stopped process in
                                          answer to a message: never
                                          answered in turn by another

@@ -27,11 +27,12 @@
  * wire is only ever what pushes not yet applied took away, and no
  * process's held weight leaves [0, n] shares (test_gossip_crossing.c).
  * Both ends also pace their pushes to the round trip: a push waits until
- * the neighbour has echoed the previous one (a sync goes instead, and
- * op.c's partner choice prefers links a message is of use to), so that a
- * leader's stream of pushes cannot keep every follower push from
- * counting: without it 30 of 30 runs of that test's case reached the
- * iteration cap.
+ * the neighbour has echoed the previous one (a sync goes instead, which
+ * asks a delivered neighbour for the echo, since a stopped one answers
+ * nothing else; and op.c's partner choice prefers links a message is of
+ * use to), so that a leader's stream of pushes cannot keep every
+ * follower push from counting: without it 30 of 30 runs of that test's
+ * case reached the iteration cap.
  */
 #include <string.h>
 
