@@ -100,6 +100,12 @@ typedef struct gc_outcome {
                                     process delivered: the ending's cost
                                     (answers, the DONE handshake) */
     uint64_t max_iterations;     /* the largest report.iterations */
+    uint32_t at_floor;           /* live processes whose local test
+                                    passed at push-flow's rounding floor,
+                                    above the target (report.converged 2) */
+    double max_floor;            /* the largest such floor reported */
+    uint32_t at_cap;             /* live processes stopped by
+                                    max_iterations (report.converged 0) */
     double max_rel_error;        /* largest error of a live process
                                     against the value it must agree with */
     uint32_t crashed;            /* ranks that did crash */

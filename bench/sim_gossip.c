@@ -606,6 +606,12 @@ int ftc_sim_gossip_main(int argc, char **argv)
             json_uint(j, out.messages);
             json_key(j, "messages_per_process");
             json_general(j, per_proc, 6);
+            json_key(j, "at_floor");
+            json_uint(j, out.at_floor);
+            json_key(j, "max_floor");
+            json_general(j, out.max_floor, 6);
+            json_key(j, "at_cap");
+            json_uint(j, out.at_cap);
             json_key(j, "messages_after_delivery");
             json_uint(j, out.messages_after_delivery);
             json_key(j, "crashed");
