@@ -589,7 +589,7 @@ static void convergence_step(ftc_gossip_op_t *g)
              * iteration stayed within the target, the target was met.
              * Kept: the largest such change, the accuracy the estimate
              * held (the floor itself, a bound from the flows' sizes, is
-             * some 30 times that on the full graph of 64). */
+             * several times that on the full graph of 64). */
             if (err > g->target && err > g->floor_used)
                 g->floor_used = err;
         }

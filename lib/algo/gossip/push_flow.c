@@ -141,7 +141,7 @@ static double pf_rounding_floor(const ftc_gossip_op_t *g, const double *e,
         size = fabs(est[k]) > size ? fabs(est[k]) : size;
     }
     if (!(w > 0.0))
-        return INFINITY;
+        return 0.0; /* no estimate: nothing to resolve (never called so) */
     /* est = e_s / e_w: the error of e_s over e_w, plus est times the
      * relative error of e_w. */
     return 0x1p-53 * (vabs / (w * (size > 0.0 ? size : 1.0)) + wabs / w);
