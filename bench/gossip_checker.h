@@ -100,6 +100,14 @@ typedef struct gc_outcome {
                                     process delivered: the ending's cost
                                     (answers, the DONE handshake) */
     uint64_t max_iterations;     /* the largest report.iterations */
+    uint32_t at_floor;           /* live processes whose local test
+                                    passed at push-flow's rounding floor,
+                                    above the target (report.converged 2) */
+    double max_floor;            /* the largest such floor reported */
+    uint32_t at_cap;             /* live processes stopped by
+                                    max_iterations (report.converged 0,
+                                    iterations at the cap), whatever
+                                    their status */
     double max_rel_error;        /* largest error of a live process
                                     against the value it must agree with */
     uint32_t crashed;            /* ranks that did crash */
@@ -128,10 +136,8 @@ typedef struct gc_outcome {
     uint32_t ended_ok;           /* live processes whose status was FTC_OK, */
     uint32_t ended_peer_failed;  /* FTC_EPEER_FAILED, */
     uint32_t ended_timedout;     /* FTC_ETIMEDOUT, */
-    uint32_t ended_other;        /* anything else; */
-    uint32_t ended_at_cap;       /* of all of them, those that ended at
-                                    max_iterations (report.converged 0,
-                                    iterations at the cap) */
+    uint32_t ended_other;        /* anything else (at_cap: those of them
+                                    stopped by the cap) */
     double survivors_weight;     /* PCF with EXCLUDE_FLOWS after failures:
                                     the weight of V (the survivors' weights
                                     less what they cancelled on failed

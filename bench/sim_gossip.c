@@ -606,6 +606,12 @@ int ftc_sim_gossip_main(int argc, char **argv)
             json_uint(j, out.messages);
             json_key(j, "messages_per_process");
             json_general(j, per_proc, 6);
+            json_key(j, "at_floor");
+            json_uint(j, out.at_floor);
+            json_key(j, "max_floor");
+            json_general(j, out.max_floor, 6);
+            json_key(j, "at_cap");
+            json_uint(j, out.at_cap);
             json_key(j, "messages_after_delivery");
             json_uint(j, out.messages_after_delivery);
             json_key(j, "crashed");
@@ -626,8 +632,6 @@ int ftc_sim_gossip_main(int argc, char **argv)
             json_uint(j, out.ended_timedout);
             json_key(j, "ended_other");
             json_uint(j, out.ended_other);
-            json_key(j, "ended_at_cap");
-            json_uint(j, out.ended_at_cap);
             if (out.survivors_weight == out.survivors_weight) {
                 json_key(j, "survivors_weight");
                 json_general(j, out.survivors_weight, 6);

@@ -65,7 +65,7 @@ int main(void)
                "%llu iterations, %.1f messages per process\n",
                (unsigned long long)cases[i].window,
                (unsigned long long)run.seed, o.survivors_weight, o.ended_ok,
-               o.ended_peer_failed, o.ended_timedout, o.ended_at_cap,
+               o.ended_peer_failed, o.ended_timedout, o.at_cap,
                (unsigned long long)o.max_iterations, (double)o.messages / N);
         CHECK_MSG(o.ok, "window %llu seed %llu: %s",
                   (unsigned long long)cases[i].window,
@@ -77,10 +77,10 @@ int main(void)
                   "seed %llu: the survivors' weight is %.4g, not the case "
                   "this replays", (unsigned long long)run.seed,
                   o.survivors_weight);
-        CHECK_MSG(o.ended_at_cap == 0 && o.max_iterations <= cap / 10,
+        CHECK_MSG(o.at_cap == 0 && o.max_iterations <= cap / 10,
                   "seed %llu: slowest process at %llu iterations (%u at "
                   "the cap %llu)", (unsigned long long)run.seed,
-                  (unsigned long long)o.max_iterations, o.ended_at_cap,
+                  (unsigned long long)o.max_iterations, o.at_cap,
                   (unsigned long long)cap);
         double per_process = (double)o.messages / N;
         CHECK_MSG(per_process <= 2.0 * (double)o.max_iterations,

@@ -73,6 +73,22 @@ typedef enum ftc_gossip_exclusion {
     FTC_GOSSIP_EXCLUDE_ALL = 2
 } ftc_gossip_exclusion_t;
 
+/* How a process's local test ended (ftc_gossip_report_t.converged). */
+typedef enum ftc_gossip_outcome {
+    /* max_iterations stopped it: the estimate is still the best this
+     * process has. */
+    FTC_GOSSIP_AT_CAP = 0,
+    /* The test passed at the target. */
+    FTC_GOSSIP_AT_TARGET = 1,
+    /* Push-flow: the test passed, but at the accuracy to which the
+     * process's arithmetic resolves its estimate, which was above the
+     * target (its flows, sums over the whole run, round to more than
+     * that; docs/gossip.md, "Push-flow's rounding floor"). The target
+     * was not reached: error_estimate is the largest change above the
+     * target that the test let pass as rounding. */
+    FTC_GOSSIP_AT_FLOOR = 2
+} ftc_gossip_outcome_t;
+
 /* What a process learned about its own run, written just before its
  * deliver callback when params.report is set. */
 typedef struct ftc_gossip_report {
@@ -81,10 +97,15 @@ typedef struct ftc_gossip_report {
                                 the largest change of the estimate, relative
                                 to its largest element, between two
                                 iterations that received something;
-                                infinity before any estimate exists */
-    uint32_t converged;      /* 1: the test passed; 0: max_iterations
-                                stopped it (the estimate is still the best
-                                this process has) */
+                                infinity before any estimate exists; at
+                                FTC_GOSSIP_AT_FLOOR, the largest change
+                                above the target that the test let pass
+                                as rounding since the estimate last
+                                moved */
+    uint32_t converged;      /* an ftc_gossip_outcome_t: 1 the test passed
+                                at the target; 2 (push-flow) it passed at
+                                the rounding floor, above the target;
+                                0 max_iterations stopped it */
     uint32_t neighbours_lost;/* neighbours found failed before delivery */
 } ftc_gossip_report_t;
 

@@ -81,6 +81,12 @@ typedef struct ftc_gossip_rules {
                     const uint8_t *payload);
     /* l's neighbour failed: exclude it (the flows to it set to zero). */
     void (*lose)(ftc_gossip_op_t *g, ftc_gossip_link_t *l);
+    /* The relative accuracy to which this process's arithmetic resolves
+     * its estimate est from its mass e (push_flow.c, pf_rounding_floor);
+     * NULL: the target alone decides (PCF's and push-sum's masses hold no
+     * sums of history-sized terms). */
+    double (*rounding_floor)(const ftc_gossip_op_t *g, const double *e,
+                             const double *est);
     /* For the mass account: what this process records as sent over l
      * (its flows and, for PCF, what it cancelled on l); NULL for push-sum. */
     void (*outflow)(const ftc_gossip_op_t *g, const ftc_gossip_link_t *l,
@@ -116,6 +122,10 @@ struct ftc_gossip_op {
     uint64_t iterations;
     uint32_t stable_needed, stable_count;
     double target, err;
+    double floor_used;           /* the largest change above the target
+                                    that the rounding floor let count as
+                                    quiet since the estimate last moved
+                                    (op.c, quiet_threshold); 0: none */
     bool received;               /* mass came in since the last
                                     iteration (op.c, convergence_step) */
     double weight_unit;          /* a process's share of the weight: 1

@@ -34,6 +34,7 @@
  * follower push from counting: without it 30 of 30 runs of that test's
  * case reached the iteration cap.
  */
+#include <math.h>
 #include <string.h>
 
 #include "algo/gossip/gossip.h"
@@ -107,6 +108,46 @@ static bool pf_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
     return true;
 }
 
+/*
+ * The rounding floor. The mass e = v - sum_j f_ij is a sum of the degree
+ * d's flows, and each flow is the net of every push on its link so far,
+ * which grows with the run's history (a random walk of half-shares), not
+ * with the result: each element of e is rounded to about
+ * u * (|v| + sum_j |f_ij|), u = 2^-53, and since the flows change every
+ * iteration that rounding changes too, so the estimate e_s / e_w moves
+ * by about as much, relative to its size, from one iteration to the
+ * next, after it has converged. This is the paper's section II-B (the
+ * accuracy degrades with n); it bites with the degree: on the full graph
+ * of 64 the floor is 2e-14 to 3.5e-14 while the run goes on, and the
+ * estimate moved by more than the default 1e-14 target in about one
+ * iteration of six, more than twice the floor in one of 600, four times
+ * in one of 2500 (docs/gossip.md, "Push-flow's rounding floor").
+ * Returned relative to the estimate's largest element (absolute when it
+ * is all zeros, as the local test's change).
+ */
+static double pf_rounding_floor(const ftc_gossip_op_t *g, const double *e,
+                                const double *est)
+{
+    double w = e[g->m - 1], vabs = 0.0, wabs = fabs(g->x[g->m - 1]),
+           size = 0.0;
+    for (uint32_t i = 0; i < g->nlinks; i++)
+        if (g->links[i].alive)
+            wabs += fabs(g->links[i].f[g->m - 1]);
+    for (uint32_t k = 0; k + 1 < g->m; k++) {
+        double a = fabs(g->x[k]);
+        for (uint32_t i = 0; i < g->nlinks; i++)
+            if (g->links[i].alive)
+                a += fabs(g->links[i].f[k]);
+        vabs = a > vabs ? a : vabs;
+        size = fabs(est[k]) > size ? fabs(est[k]) : size;
+    }
+    if (!(w > 0.0))
+        return 0.0; /* no estimate: nothing to resolve (never called so) */
+    /* est = e_s / e_w: the error of e_s over e_w, plus est times the
+     * relative error of e_w. */
+    return 0x1p-53 * (vabs / (w * (size > 0.0 ? size : 1.0)) + wabs / w);
+}
+
 static void pf_lose(ftc_gossip_op_t *g, ftc_gossip_link_t *l)
 {
     memset(l->f, 0, sizeof(double) * g->m);
@@ -129,4 +170,5 @@ const ftc_gossip_rules_t ftc_gossip_push_flow_rules = {
     .receive = pf_receive,
     .lose = pf_lose,
     .outflow = pf_outflow,
+    .rounding_floor = pf_rounding_floor,
 };
