@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "algo/gossip/gossip.h"
+#include "algo/gossip/running_sum.h"
 
 static size_t pcf_payload_len(uint32_t m)
 {
@@ -70,18 +71,32 @@ static double *flow(const ftc_gossip_op_t *g, const ftc_gossip_link_t *l,
     return l->f + (size_t)which * g->m;
 }
 
+/* phi_i[k] += a, carried exactly (running_sum.h: the root of a sum holds
+ * its 1/n of the weight as 1 - phi, which a plain double rounds at 2^-53
+ * of 1). */
+static void phi_add(ftc_gossip_op_t *g, uint32_t k, double a)
+{
+    ftc_gossip_running_add(&g->phi[k], &g->phi_low[k], a);
+}
+
+/* e = x_i - phi_i, and in the tolerant variant minus every live flow,
+ * summed exactly and rounded once: the result is far smaller than the
+ * terms at a sum's root. */
 static void pcf_mass(const ftc_gossip_op_t *g, double *e)
 {
-    for (uint32_t k = 0; k < g->m; k++)
-        e[k] = g->x[k] - g->phi[k];
-    if (efficient(g))
-        return;
-    for (uint32_t i = 0; i < g->nlinks; i++) {
-        const ftc_gossip_link_t *l = &g->links[i];
-        if (!l->alive)
-            continue;
-        for (uint32_t k = 0; k < g->m; k++)
-            e[k] -= l->f[k] + l->f[g->m + k];
+    for (uint32_t k = 0; k < g->m; k++) {
+        double hi = g->x[k], lo = 0.0;
+        ftc_gossip_running_add(&hi, &lo, -g->phi[k]);
+        ftc_gossip_running_add(&hi, &lo, -g->phi_low[k]);
+        if (!efficient(g))
+            for (uint32_t i = 0; i < g->nlinks; i++) {
+                const ftc_gossip_link_t *l = &g->links[i];
+                if (!l->alive)
+                    continue;
+                ftc_gossip_running_add(&hi, &lo, -l->f[k]);
+                ftc_gossip_running_add(&hi, &lo, -l->f[g->m + k]);
+            }
+        e[k] = hi + lo;
     }
 }
 
@@ -91,8 +106,10 @@ static void set_flow(ftc_gossip_op_t *g, ftc_gossip_link_t *l, unsigned which,
 {
     double *f = flow(g, l, which);
     for (uint32_t k = 0; k < g->m; k++) {
-        if (efficient(g))
-            g->phi[k] += v[k] - f[k];
+        if (efficient(g)) {
+            phi_add(g, k, v[k]);
+            phi_add(g, k, -f[k]);
+        }
         f[k] = v[k];
     }
 }
@@ -104,7 +121,7 @@ static void cancel(ftc_gossip_op_t *g, ftc_gossip_link_t *l, unsigned which)
     for (uint32_t k = 0; k < g->m; k++) {
         l->cancelled[k] += f[k];
         if (!efficient(g))
-            g->phi[k] += f[k];
+            phi_add(g, k, f[k]);
         f[k] = 0.0;
     }
 }
@@ -131,10 +148,14 @@ static void pcf_build(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push,
         pcf_mass(g, e);
         double *f = flow(g, l, l->r & 1u);
         for (uint32_t k = 0; k < g->m; k++) {
-            double d = e[k] * 0.5;
-            f[k] += d;
-            if (efficient(g))
-                g->phi[k] += d;
+            /* phi_i takes the flow's change as it was rounded, so that
+             * it stays the exact sum of the flows. */
+            double before = f[k];
+            f[k] += e[k] * 0.5;
+            if (efficient(g)) {
+                phi_add(g, k, f[k]);
+                phi_add(g, k, -before);
+            }
         }
     }
     uint32_t rr[2] = {l->r, ~l->r};
@@ -228,13 +249,15 @@ static bool pcf_receive(ftc_gossip_op_t *g, ftc_gossip_link_t *l,
 static void pcf_lose(ftc_gossip_op_t *g, ftc_gossip_link_t *l)
 {
     for (uint32_t k = 0; k < g->m; k++) {
-        if (efficient(g))
-            g->phi[k] -= l->f[k] + l->f[g->m + k];
+        if (efficient(g)) {
+            phi_add(g, k, -l->f[k]);
+            phi_add(g, k, -l->f[g->m + k]);
+        }
         l->f[k] = l->f[g->m + k] = 0.0;
         if (g->params.exclusion == FTC_GOSSIP_EXCLUDE_ALL) {
             /* Undo the cancelled flows too: as if this process had never
              * exchanged with the failed one (push-flow's semantics). */
-            g->phi[k] -= l->cancelled[k];
+            phi_add(g, k, -l->cancelled[k]);
         } else {
             /* What was cancelled on this link stays in phi_i (the
              * paper's PCF: no fall-back): the mass account writes it
