@@ -15,7 +15,10 @@
  * flows in phi_i and adds the live flows afresh for every estimate: a
  * corrupted flow then leaves no trace once the next message overwrites
  * it, where a running sum would keep the rounding error of adding and
- * removing, say, 1e300.
+ * removing, say, 1e300. Both variants sum exactly (running_sum.h): the
+ * efficient one keeps phi_i in two doubles, the tolerant one adds its
+ * terms so for each estimate, because a sum's root holds its 1/n of the
+ * weight as 1 minus terms near 1, which one double rounds at 2^-53 of 1.
  *
  * Rounds with a leader, instead of Figure 5's symmetric handshake. The
  * mass is right only if both ends of a link cancel exactly opposite
