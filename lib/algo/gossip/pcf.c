@@ -151,14 +151,20 @@ static void pcf_build(ftc_gossip_op_t *g, ftc_gossip_link_t *l, bool push,
         pcf_mass(g, e);
         double *f = flow(g, l, l->r & 1u);
         for (uint32_t k = 0; k < g->m; k++) {
-            /* phi_i takes the flow's change as it was rounded, so that
-             * it stays the exact sum of the flows. */
-            double before = f[k];
-            f[k] += e[k] * 0.5;
-            if (efficient(g)) {
-                phi_add(g, k, f[k]);
-                phi_add(g, k, -before);
-            }
+            /* phi_i takes exactly half the mass, not the flow's change
+             * as f + d rounded it: a push must not move the sender's
+             * estimate, and where a flow is many times the mass (links
+             * ten periods long under loss) its rounding, taken into
+             * phi_i, can move it by more than the target. Measured:
+             * 5 of 10 runs of ftcoll-sim --algo pcf -n 6 --latency-ns
+             * 100000 --jitter-ns 100000 --loss 0.05 reached the
+             * iteration cap, against 0 of 30 this way. The rounding
+             * reaches the neighbour with the flow instead, in what it
+             * takes in. */
+            double d = e[k] * 0.5;
+            f[k] += d;
+            if (efficient(g))
+                phi_add(g, k, d);
         }
     }
     uint32_t rr[2] = {l->r, ~l->r};
