@@ -24,10 +24,9 @@
  * - the slowest process delivered within MAX_ITERATIONS. Measured on the
  *   code before the fix: 7794, 528 and 590 iterations (the first 1.2e-14
  *   off), and the tolerant variant ran to the 20000-iteration cap, its
- *   root not converged; on this code 427, 417 and 421, and 427 for the
- *   tolerant variant (with phi exact both variants compute the same
- *   mass and take the same steps). The simulator's counts do not depend
- *   on the host's speed or load.
+ *   root not converged; on this code 385, 401 and 397, and 427 for the
+ *   tolerant variant. The simulator's counts do not depend on the
+ *   host's speed or load.
  */
 #include <stdio.h>
 
