@@ -6,7 +6,12 @@
  * exists (docs/gossip.md, "Node failure" and "When no value exists").
  * The seeds are ftcoll-sim's draws (ftcoll-sim --algo pcf -n 16
  * --neighbours full --crashes 2 --crash-window W --seed S): every run
- * with W' <= 0 among 200 seeds of each window. Before the fix
+ * with W' <= 0 among 200 seeds of each window. Which seeds those are
+ * moves with any change of rounding: these are the ones since PCF's phi
+ * is summed exactly (lib/algo/gossip/running_sum.h); before, they were
+ * 15, 115, 127 and 131 of window 250 and 61, 89, 93, 115, 123, 143 and
+ * 148 of window 600, which the numbers below about the code before the
+ * fix refer to. Before the fix
  * (lib/algo/gossip/op.c, no_estimate_exists) every process without an
  * estimate ran to the 20000-iteration cap and only then ended with
  * FTC_EPEER_FAILED; in seed 148 of window 600 ranks delivered the value
@@ -19,11 +24,13 @@
  *   survivors); a process ends with FTC_EPEER_FAILED only where V has no
  *   positive weight, and not at the iteration cap;
  * - both drawn crashes happened, and W' <= 0 (the case is the one named);
- * - the slowest process ended within a tenth of the cap (measured: 205
- *   to 458 iterations; before, 20000 in every seed but 93 and 115 of
- *   window 600, where every process delivered before the late crash);
+ * - the slowest process ended within a tenth of the cap (measured: 279
+ *   to 397 iterations; 205 to 458 for the seeds before the exact phi;
+ *   before the fix, 20000 in every seed but 93 and 115 of window 600,
+ *   where every process delivered before the late crash);
  * - and stopped soon after: messages per process at most twice the
- *   slowest process's iterations (measured: 1.0 to 1.7 times; 2.9 to 5.4
+ *   slowest process's iterations (measured: 0.96 to 1.01 times, 1.0 to
+ *   1.7 for the seeds before the exact phi; 2.9 to 5.4
  *   times while a delivered process went on recovering without a value,
  *   up to 2 * delivered_at pushes to everyone; about 1 on a run to the
  *   cap).
@@ -41,9 +48,8 @@
 static const struct {
     uint64_t window, seed;
 } cases[] = {
-    {250, 15}, {250, 115}, {250, 127}, {250, 131},
-    {600, 61}, {600, 89}, {600, 93}, {600, 115}, {600, 123}, {600, 143},
-    {600, 148},
+    {250, 15}, {250, 61}, {250, 114}, {250, 127}, {250, 131},
+    {600, 26}, {600, 89}, {600, 143},
 };
 
 int main(void)

@@ -107,6 +107,11 @@ struct ftc_gossip_op {
      * running sum of flows and cancelled flows (the efficient variant) or
      * of cancelled flows only (bit-flip tolerant); */
     double *phi;
+    double *phi_low;             /* PCF: what phi's rounding left out,
+                                    so that phi + phi_low is the exact
+                                    running sum (running_sum.h: a sum's
+                                    root holds 1/n of the weight as
+                                    1 - phi) */
     double *written_off;         /* PCF: cancelled flows of lost links */
     double *est, *prev_est;      /* count each */
     double *scratch;             /* m */

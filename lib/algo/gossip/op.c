@@ -1201,6 +1201,7 @@ int ftc_gossip_op_create(ftc_group_t *grp, const ftc_coll_args_t *args,
     g->m = m;
     g->x = ftc_cop_alloc(&g->base, sizeof(double) * m);
     g->phi = ftc_cop_zalloc(&g->base, sizeof(double) * m);
+    g->phi_low = ftc_cop_zalloc(&g->base, sizeof(double) * m);
     g->written_off = ftc_cop_zalloc(&g->base, sizeof(double) * m);
     g->est = ftc_cop_zalloc(&g->base, sizeof(double) * m);
     g->prev_est = ftc_cop_zalloc(&g->base, sizeof(double) * m);
@@ -1211,7 +1212,8 @@ int ftc_gossip_op_create(ftc_group_t *grp, const ftc_coll_args_t *args,
     uint32_t *row = ftc_cop_alloc(&g->base, sizeof(uint32_t) * (deg ? deg : 1));
     ftc_gossip_link_t *links =
         ftc_cop_zalloc(&g->base, sizeof(ftc_gossip_link_t) * (deg ? deg : 1));
-    if (g->x == NULL || g->phi == NULL || g->written_off == NULL
+    if (g->x == NULL || g->phi == NULL || g->phi_low == NULL
+        || g->written_off == NULL
         || g->est == NULL || g->prev_est == NULL || g->scratch == NULL
         || g->msg == NULL || (g->history == NULL && m > 1) || row == NULL
         || links == NULL) {
