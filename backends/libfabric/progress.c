@@ -380,6 +380,9 @@ int ftc_ofi_read_cq(ftc_ofi_t *z)
         if (n < 0) {
             ftc_ofi_logf(z, "rank %u: fi_cq_read: %s", z->cfg.rank,
                          fi_strerror((int)-n));
+            /* Nothing more to read this pass: an exit's drain must not
+             * wait for a read that keeps failing. */
+            z->cq_emptied = true;
             break;
         }
         for (ssize_t i = 0; i < n; i++) {
