@@ -13,10 +13,10 @@
  * (rank 1) and a forked watcher; ranks 0 and 1 each have an endpoint and
  * the recording stand-in for the core (tests/support/core_double.h).
  * Rank 0 sets up and waits in ftc_ofi_progress. The watcher waits until
- * it sleeps there, stops it (SIGSTOP), lets the victim send N messages
- * and wait for each one's completion (over tcp;ofi_rxm: written to the
- * socket; over shm the sends are injected, copied into our region),
- * after which the victim is SIGKILLed; once the victim's pidfd is
+ * it sleeps there, stops it (SIGSTOP), lets the victim inject N
+ * messages (over tcp;ofi_rxm written to its socket as fi_inject returns,
+ * over shm copied into our queue; the victim checks that none waited in
+ * a queue), after which the victim is SIGKILLed; once the victim's pidfd is
  * readable (its exit complete) the watcher resumes rank 0 (SIGCONT). So
  * rank 0 wakes with the exit and every message on its side at once, as
  * a survivor does that was not scheduled while its peer died (8 ranks on
