@@ -6,13 +6,14 @@
  * the death (transport.h asks each pair's messages in order; a message
  * read after the report comes from a peer the core holds failed and is
  * dropped, and an exclusion notice among them is lost: decisions.md,
- * "Failure detection"). The exit monitor's pidfd becomes readable in the
- * kernel's exit_notify, the last step of the exit, after the process's
- * files were closed. By then everything it wrote is on our side:
- *   - shm: its sends of up to the inject size (4096 bytes) are copies
- *     into our region, made before its fi_inject or fi_send returned
- *     (longer ones are read from the sender's memory by CMA and die with
- *     it, however long we wait);
+ * "A lost ZeroMQ peer is reported after its last messages"). The exit
+ * monitor's pidfd becomes readable in the kernel's exit_notify, the last
+ * step of the exit, after the process's files were closed. By then
+ * everything it wrote is on our side:
+ *   - shm: its messages of up to the inject size (4096 bytes), which the
+ *     backend sends with fi_inject, are copies into our region made
+ *     before fi_inject returned (longer ones are read from the sender's
+ *     memory by CMA and die with it, however long we wait);
  *   - tcp;ofi_rxm on this host: its socket's close hands the kernel's
  *     send queue to loopback, in order, ended by a FIN, or by an RST when
  *     it left data unread (Linux keeps our receive queue readable after
@@ -30,9 +31,9 @@
  * provider's progress over every connection, so while the peer's bytes
  * remain, each such read yields at least one of its messages and the
  * count starts over. It is tied to progress, not time: it used to be a
- * fixed report_grace_ms of 2 ms, which a busy machine could outlast
- * (the test then fails) and an idle one wasted (most of 2 ms of the
- * failure's cost). report_grace_ms (default 0) still adds a minimum
+ * fixed report_grace_ms of 2 ms, which a survivor without a CPU could
+ * outlast and an idle machine wasted (most of 2 ms of the failure's
+ * cost). report_grace_ms (default 0) still adds a minimum
  * delay after the exit, for whoever wants one.
  *
  * A pass that hits CQ_PER_PASS has not emptied the CQ and counts for
