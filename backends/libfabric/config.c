@@ -21,7 +21,7 @@ void ftc_ofi_config_init(ftc_ofi_config_t *cfg)
     cfg->use_fi_source = 0;
     cfg->use_wait_fd = 1;
     cfg->pid_monitor = 1;
-    cfg->report_grace_ms = 2;
+    cfg->report_grace_ms = 0;
     cfg->force_mr_local = 0;
     cfg->eager_connect = 1;
     cfg->connect_timeout_ms = 10000;
@@ -62,9 +62,9 @@ static const ftc_knob_t knobs[] = {
     {"FTCOLL_OFI_PID_MONITOR", "1",
      "1: watch local peers' processes and report their exits "
      "(pid_monitor)."},
-    {"FTCOLL_OFI_GRACE_MS", "2",
-     "Delay between a local peer's exit and its report, so that its last "
-     "messages are read first (report_grace_ms)."},
+    {"FTCOLL_OFI_GRACE_MS", "0",
+     "Least delay between a local peer's exit and its report; its last "
+     "messages are read first whatever this is (report_grace_ms)."},
     {"FTCOLL_OFI_MR_LOCAL", "0",
      "Test aid: 1 registers buffers as if the provider wanted FI_MR_LOCAL "
      "(force_mr_local)."},

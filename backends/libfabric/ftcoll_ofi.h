@@ -85,9 +85,11 @@
  *  - a peer on this host (same boot id and pid namespace) is watched
  *    through a pidfd, checked against the process's start time so a
  *    recycled pid is never mistaken for it: its exit (SIGKILL included),
- *    seen within milliseconds, is reported after
- *    report_grace_ms, during which the CQ keeps being drained (a peer
- *    gone already when its address arrives, at once). This covers
+ *    seen within milliseconds, is reported once the CQ has been drained
+ *    of the messages it wrote before dying (read to empty several passes
+ *    in a row with none of its; no time involved), and report_grace_ms
+ *    (default 0) has passed; a peer gone already when its address
+ *    arrives, at once. This covers
  *    shm, whose sends keep succeeding into a dead peer's memory, and tcp,
  *    where the provider often says nothing. A hung (SIGSTOPped) peer
  *    does not exit: only the keepalive finds it;
@@ -217,8 +219,10 @@ typedef struct ftc_ofi_config {
     int use_fi_source;
     int use_wait_fd;            /* ask for an FI_WAIT_FD CQ; default 1 */
     int pid_monitor;            /* watch local peers' exits; default 1 */
-    /* Delay between a local peer's exit and its report, so that its last
-     * messages are read first; default 2. */
+    /* Least delay between a local peer's exit and its report; default 0.
+     * The peer's last messages are read first whatever it is: the report
+     * waits until the CQ has been read to empty several passes in a row
+     * without one of its messages. (It was a fixed 2 ms, the only wait.) */
     int report_grace_ms;
     /* Test aid: register buffers as if the provider wanted FI_MR_LOCAL;
      * default 0. */

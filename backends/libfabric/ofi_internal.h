@@ -101,7 +101,7 @@ typedef struct ftc_ofi_rx {
 
 typedef enum ftc_ofi_peer_state {
     FTC_OFI_PEER_OK = 0,
-    FTC_OFI_PEER_LOST,          /* report pending (after grace) */
+    FTC_OFI_PEER_LOST,          /* report pending (exit_drain.c) */
     FTC_OFI_PEER_FAILED         /* reported to the core: final */
 } ftc_ofi_peer_state_t;
 
@@ -130,6 +130,13 @@ typedef struct ftc_ofi_peer {
     bool eager;                 /* its blob says it connects eagerly */
     uint32_t watched;           /* watch() - unwatch() */
     uint64_t reported_ns;       /* FAILED: when it was told */
+    /* LOST by its exit: the CQ is still being drained of its last
+     * messages (exit_drain.c). heard: a message of its was read in this
+     * pass; quiet: passes in a row that emptied the CQ without one. */
+    bool draining;
+    bool drain_heard;
+    uint8_t drain_quiet;
+    uint64_t lost_ns;           /* LOST: when it was found */
 } ftc_ofi_peer_t;
 
 struct ftc_ofi {
@@ -200,6 +207,8 @@ struct ftc_ofi {
      * at most nranks each. */
     ftc_bk_grace_t lost;
     ftc_bk_rank_set_t queued;
+    uint32_t ndraining;         /* lost peers whose CQ drain is not over */
+    bool cq_emptied;            /* the last pass read the CQ to empty */
 
     ftc_bk_send_queue_t self_q;     /* messages to our own rank */
 
@@ -269,6 +278,13 @@ void ftc_ofi_held_clear(ftc_ofi_peer_t *p);
 /* r is gone: report it after delay_ns, noting how it was found. */
 void ftc_ofi_peer_lost(ftc_ofi_t *z, uint32_t r, ftc_ofi_detect_t how,
                        uint64_t delay_ns, const char *why);
+
+/* exit_drain.c */
+/* r's process has exited: report it once the CQ has been drained of its
+ * last messages (and report_grace_ms has passed). */
+void ftc_ofi_exit_seen(ftc_ofi_t *z, uint32_t r);
+/* After a pass's CQ read: end the drains that are over. */
+void ftc_ofi_drain_step(ftc_ofi_t *z);
 
 /* connect.c */
 /* Connect to every peer (eager_connect): see ftcoll_ofi.h. */

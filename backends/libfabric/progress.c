@@ -3,7 +3,8 @@
  * The event loop of the libfabric backend. One pass:
  *
  *   1. ask epoll what is ready: the timerfd, local peers' pidfds (an
- *      exit starts a short grace period), the CQ's wait descriptor;
+ *      exit starts the drain of that peer's last messages,
+ *      exit_drain.c), the CQ's wait descriptor;
  *   2. read the CQ (at most a batch per pass): received messages go to
  *      the core in their pair's order (early ones wait, see on_recv, and
  *      so do those read by the eager connect before ftc_ofi_attach) and
@@ -13,7 +14,7 @@
  *      for a send names its destination, which is reported;
  *   3. feed messages this rank sent to itself;
  *   4. retry queued sends (dropping those to peers known dead);
- *   5. report peers whose grace period is over;
+ *   5. end the drains that are over, report peers that are due;
  *   6. fire the core's timer if it is due.
  *
  * Messages come before reports (2 before 5) so a peer's last words reach
@@ -21,6 +22,7 @@
  * entry point, which can queue more work or lose more peers: loops index
  * the lists and never hold pointers across a call into the core.
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +66,10 @@ void ftc_ofi_peer_lost(ftc_ofi_t *z, uint32_t r, ftc_ofi_detect_t how,
                  ftc_ofi_detect_name(how), why);
     p->state = FTC_OFI_PEER_LOST;
     p->detect = (uint8_t)how;
-    ftc_bk_grace_add(&z->lost, r, ftc_bk_now_ns() + delay_ns);
+    p->lost_ns = ftc_bk_now_ns();
+    ftc_bk_grace_add(&z->lost, r,
+                     delay_ns == UINT64_MAX ? UINT64_MAX
+                                            : p->lost_ns + delay_ns);
     (void)ftc_ofi_rearm(z);
 }
 
@@ -86,10 +91,18 @@ int ftc_ofi_collect(ftc_ofi_t *z, int timeout_ms)
     z->last_epoll = -1;
     for (;;) {
         int n = epoll_wait(z->epfd, evs, EPOLL_BATCH, timeout_ms);
+        if (n < 0 && errno == EINTR && timeout_ms != 0) {
+            /* A signal ended the sleep (after SIGSTOP and SIGCONT epoll
+             * fails so even without a handler): look at what is ready
+             * now, so that a peer that exited meanwhile is known before
+             * its last messages are read, as after any wake-up. */
+            timeout_ms = 0;
+            continue;
+        }
         if (z->last_epoll < 0)
             z->last_epoll = n;
         if (n <= 0)
-            return changed;   /* nothing, or EINTR: the caller loops */
+            return changed;   /* nothing: the caller loops */
         timeout_ms = 0;
         for (int i = 0; i < n; i++) {
             uint32_t tag = (uint32_t)(evs[i].data.u64 >> 32);
@@ -103,9 +116,7 @@ int ftc_ofi_collect(ftc_ofi_t *z, int timeout_ms)
             case FTC_OFI_TAG_PIDFD:
                 /* Readable once, for good: stop watching, then report. */
                 close_pidfd(z, r);
-                ftc_ofi_peer_lost(z, r, FTC_OFI_DETECT_EXIT,
-                                  (uint64_t)z->cfg.report_grace_ms * 1000000u,
-                                  "its process exited");
+                ftc_ofi_exit_seen(z, r);
                 changed++;
                 break;
             default:
@@ -242,6 +253,7 @@ static void on_recv(ftc_ofi_t *z, ftc_ofi_rx_t *rx, size_t len, fi_addr_t src)
         return;
     }
     ftc_ofi_peer_t *p = &z->peers[from];
+    p->drain_heard = true;   /* its drain (exit_drain.c) goes on */
     int32_t ahead = (int32_t)(seq - p->rx_next);
     if (ahead > 0 || (ahead == 0 && z->ctx == NULL)) {
         /* Early, or read during the eager connect, before there is a
@@ -351,11 +363,15 @@ int ftc_ofi_read_cq(ftc_ofi_t *z)
     int handled = 0;
     struct fi_cq_msg_entry e[CQ_BATCH];
     fi_addr_t src[CQ_BATCH];
+    /* Read to empty: the last read returned less than it asked for. */
+    z->cq_emptied = false;
     while (handled < CQ_PER_PASS) {
         ssize_t n = z->has_source ? fi_cq_readfrom(z->cq, e, CQ_BATCH, src)
                                   : fi_cq_read(z->cq, e, CQ_BATCH);
-        if (n == -FI_EAGAIN)
+        if (n == -FI_EAGAIN) {
+            z->cq_emptied = true;
             break;
+        }
         if (n == -FI_EAVAIL) {
             on_error(z);
             handled++;
@@ -364,6 +380,9 @@ int ftc_ofi_read_cq(ftc_ofi_t *z)
         if (n < 0) {
             ftc_ofi_logf(z, "rank %u: fi_cq_read: %s", z->cfg.rank,
                          fi_strerror((int)-n));
+            /* Nothing more to read this pass: an exit's drain must not
+             * wait for a read that keeps failing. */
+            z->cq_emptied = true;
             break;
         }
         for (ssize_t i = 0; i < n; i++) {
@@ -375,8 +394,10 @@ int ftc_ofi_read_cq(ftc_ofi_t *z)
                 on_send_done(z, c);
         }
         handled += (int)n;
-        if (n < CQ_BATCH)
+        if (n < CQ_BATCH) {
+            z->cq_emptied = true;
             break;
+        }
     }
     return handled;
 }
@@ -398,7 +419,7 @@ static int flush_peer(void *arg, uint32_t r, bool *keep)
     return sent;
 }
 
-/* Step 5, for one peer whose grace period is over. */
+/* Step 5, for one peer whose report is due. */
 static void mark_failed(void *arg, uint32_t r, uint64_t now)
 {
     ftc_ofi_t *z = arg;
@@ -445,6 +466,8 @@ static int pass(ftc_ofi_t *z, int timeout_ms)
                              &z->stats.bytes_received,
                              &z->stats.msgs_rejected);
     n += ftc_bk_rank_set_sweep(&z->queued, flush_peer, z);
+    if (z->ndraining > 0)
+        ftc_ofi_drain_step(z);
     if (z->lost.count > 0)
         n += ftc_bk_grace_report_due(&z->lost, ftc_bk_now_ns(), z->ctx,
                                      mark_failed, z);
@@ -538,7 +561,8 @@ static int wait_for_work(ftc_ofi_t *z, int timeout_ms)
             check_cq_fd(z, n);
         } else {
             n = pass(z, 0);
-            if (n == 0 && !z->cq_sleep_ok) {
+            /* A drain counts passes: no nap between them. */
+            if (n == 0 && !z->cq_sleep_ok && z->ndraining == 0) {
                 if (now - start < SPIN_NS)
                     sched_yield();
                 else
