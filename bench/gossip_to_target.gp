@@ -16,8 +16,9 @@ set title "Iterations to a 1e-15 local test versus n (PCF; push-flow to its roun
 
 # The median over the seeds of (algo, shape, op) per n, sorted by n, with
 # the torus's longest side: "n iterations longest_side". The median, not
-# the mean: a PCF sum now and then holds one process for thousands of
-# iterations (docs/gossip.md, "Iterations to 1e-15 versus n").
+# the mean: one seed held for thousands of iterations (as a PCF sum's
+# root was before its running sum was kept exactly; docs/gossip.md,
+# "Iterations to 1e-15 versus n") would otherwise hide the others.
 rows(a, s, o) = sprintf("< awk '$1 == \"%s\" && $2 == \"%s\" && $4 == \"%s\" { split($3, d, \"x\"); v[$5, ++k[$5]] = $7; side[$5] = d[3] + 0 } END { for (n in k) { c = k[n]; for (i = 1; i <= c; i++) a[i] = v[n, i]; for (i = 2; i <= c; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } m = c %% 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2; print n, m, side[n] } }' %s/to-target.dat | sort -g -k1,1", a, s, o, dir)
 # The 3D torus mixes in O(L^2) iterations, L its longest side (its
 # spectral gap is 1 - cos(2 pi / L) over 3); the local test adds a window
