@@ -31,9 +31,9 @@
 # One n = 32768 run takes one to four minutes of processor time (the
 # torus runs always run the 1500 iterations: the 32^3 torus needs about
 # 6600, bench/gossip_to_target.sh), and as many times longer as the host
-# is loaded. Push-flow passes its test at its rounding floor since that
-# floor was built (docs/gossip.md, "Push-flow's rounding floor"); the
-# pictures' push-flow points were drawn before, when it ran to the cap.
+# is loaded. Push-flow passes its test at its rounding floor
+# (docs/gossip.md, "Push-flow's rounding floor") wherever it mixes fast
+# enough, so its hypercube runs end well before the cap.
 #
 # accuracy.dat    final largest relative error against the exact aggregate
 #                 (Figures 3 and 6): push-flow and PCF, hypercube and 3D

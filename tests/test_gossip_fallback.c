@@ -7,7 +7,7 @@
  * throws the estimates back almost to where they started: its largest
  * error rises by at least three orders of magnitude and at least 0.6 of
  * the way back to the first iteration's error, on the figure's log scale
- * (measured, seeds 1-4: 0.77 to 1.09). PCF's flows hold only recent
+ * (measured, seeds 1-4: 0.81 to 1.02). PCF's flows hold only recent
  * exchanges, whose ratio is about the estimate, so its error moves at
  * most 0.35 of the way back (measured: 0 to 0.24; near 1e-15 a rise of
  * a hundredfold is still a small step on that scale), and push-flow
