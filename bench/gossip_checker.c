@@ -15,7 +15,7 @@
  *     mass account implies: the survivors' inputs less what they had
  *     cancelled on the links that failed, whether or not they learned of
  *     the failure (its guarantee, docs/gossip.md;
- *     cancelled_on_failed_links).
+ *     pcf_account, from each link's record).
  *     Push-sum is not held to this under loss or failures (it does not
  *     tolerate them; only 1 is asserted);
  *  3. mass conservation: for push-flow and PCF, at every live process,
@@ -51,12 +51,6 @@ typedef struct rank_state {
     bool final_seen;
     bool still_ticking;
     double *mass, *x, *wo;      /* m each */
-    double *cancelled_failed;   /* m: PCF (EXCLUDE_FLOWS), what it had
-                                   cancelled on every link that failed (a
-                                   crashed neighbour or a cut), excluded
-                                   (written off) or not: a process that had
-                                   stopped before the failure never learns
-                                   of it (cancelled_on_failed_links) */
     double *wo_check;           /* m: PCF (EXCLUDE_FLOWS), what it had
                                    cancelled on the links it excluded: its
                                    written_off must be that */
@@ -182,41 +176,24 @@ static void on_tick(const ftc_gossip_op_t *g, void *arg)
         C->trace_min[i] = e;
 }
 
-/* PCF's value after failures (docs/gossip.md, "Faults"): what a survivor
- * had cancelled with a neighbour whose link failed (the neighbour crashed,
- * or the link was cut) stays cancelled, whether or not the survivor learned
- * of the failure. One that had delivered and stopped before its neighbour
- * failed watches nobody, never hears of it and keeps the link as it was;
- * what it cancelled there is matched by nothing a survivor holds, exactly
- * as if it had written it off, and its flows on the link (recent exchanges,
- * at the converged ratio) stay out of its mass. So c sums, over the links
- * that failed, what this process cancelled on each (pcf.c keeps that record
- * when it excludes the neighbour), from the failures themselves and not from
- * who noticed them or from the process's own written_off; and wo_check
- * gets what the excluded links had cancelled, which written_off must equal:
- * nothing else is written off. With EXCLUDE_ALL nothing is: the survivors'
- * aggregate is the value. */
-static void cancelled_on_failed_links(const ftc_gossip_final_t *fin,
-                                      double *c, double *wo_check)
+/* PCF (EXCLUDE_FLOWS): what this process's written_off must equal, the
+ * sum of what the links it excluded had cancelled: nothing else is
+ * written off. With EXCLUDE_ALL nothing is. (What was cancelled on links
+ * that failed unnoticed enters V from the per-link records, pcf_account.) */
+static void written_off_expected(const ftc_gossip_final_t *fin,
+                                 double *wo_check)
 {
-    uint32_t m = fin->m, me = fin->rank;
+    uint32_t m = fin->m;
     for (uint32_t k = 0; k < m; k++)
-        c[k] = wo_check[k] = 0.0;
+        wo_check[k] = 0.0;
     if (fin->written_off == NULL
         || fin->op->params.exclusion == FTC_GOSSIP_EXCLUDE_ALL)
         return;
     for (uint32_t i = 0; i < fin->nlinks; i++) {
         const ftc_gossip_link_t *l = &fin->links[i];
-        if (l->cancelled == NULL)
-            continue;
-        if (!l->alive)
+        if (l->cancelled != NULL && !l->alive)
             for (uint32_t k = 0; k < m; k++)
                 wo_check[k] += l->cancelled[k];
-        if (!ftc_lb_is_crashed(cur->w, l->peer)
-            && !ftc_lb_is_cut(cur->w, me, l->peer))
-            continue;
-        for (uint32_t k = 0; k < m; k++)
-            c[k] += l->cancelled[k];
     }
 }
 
@@ -253,7 +230,7 @@ static void on_final(const ftc_gossip_final_t *fin, void *arg)
     memcpy(s->x, fin->x, sizeof(double) * m);
     if (fin->written_off != NULL)
         memcpy(s->wo, fin->written_off, sizeof(double) * m);
-    cancelled_on_failed_links(fin, s->cancelled_failed, s->wo_check);
+    written_off_expected(fin, s->wo_check);
     if (fin->op->rules->outflow == NULL)
         return;
     double *t = calloc(m, sizeof(double)), *sum = calloc(m, sizeof(double)),
@@ -579,7 +556,6 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
         rs->mass = calloc(m, sizeof(double));
         rs->x = calloc(m, sizeof(double));
         rs->wo = calloc(m, sizeof(double));
-        rs->cancelled_failed = calloc(m, sizeof(double));
         rs->wo_check = calloc(m, sizeof(double));
         for (uint32_t k = 0; k < count; k++) {
             double v = run->mixed_signs ? 2.0 * unit(&s) - 1.0 : 1.0 + unit(&s);
@@ -775,13 +751,9 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
                 out->max_err_vs_all = e;
         }
     out->survivors_weight = NAN;
-    if (run->algo == FTC_ALGO_PCF && failures
-        && run->params.exclusion != FTC_GOSSIP_EXCLUDE_ALL) {
-        long double w = 0;
-        for (uint32_t q = 0; q < n; q++)
-            if (live[q])
-                w += (long double)C.rs[q].x[m - 1]
-                     - C.rs[q].cancelled_failed[m - 1];
+    if (pcf_promise && failures) {
+        long double w;
+        pcf_value_weight(&C, live, live, cut_done, &w);
         out->survivors_weight =
             (double)(run->params.aggregate == FTC_GOSSIP_AVERAGE ? w : w * n);
     }
@@ -845,7 +817,7 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
             long double w;
             for (uint32_t q = 0; q < n; q++)
                 in_set[q] = live[q] && comp[q] == comp[r];
-            (void)pcf_value_weight(&C, live, in_set, cut_done, &w);
+            pcf_value_weight(&C, live, in_set, cut_done, &w);
             if (w > 0)
                 fail(out, "rank %u: status %d, but V's weight over its "
                           "component is %.6Lg shares: a value exists", r,
@@ -983,7 +955,7 @@ void gc_check(const gc_run_t *run, gc_outcome_t *out)
     for (uint32_t r = 0; r < n; r++) {
         free(C.rs[r].in), free(C.rs[r].out), free(C.rs[r].in_f);
         free(C.rs[r].out_f), free(C.rs[r].mass), free(C.rs[r].x);
-        free(C.rs[r].wo), free(C.rs[r].cancelled_failed);
+        free(C.rs[r].wo);
         free(C.rs[r].wo_check), free(C.rs[r].peer), free(C.rs[r].round);
         free(C.rs[r].link_cancelled);
     }

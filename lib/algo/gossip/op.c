@@ -153,6 +153,23 @@ static void history_record(ftc_gossip_op_t *g, bool have)
         slot[0] = NAN;
 }
 
+/* The largest change from then to now over count elements, relative to
+ * now's largest magnitude (absolute when now is all zeros): the measure
+ * of the local test, of a push's distance and of a delivered process's
+ * wake-up. A NaN (a corrupted flow) counts as no convergence. */
+static double relative_change(const double *now, const double *then,
+                              uint32_t count)
+{
+    double change = 0.0, size = 0.0;
+    for (uint32_t k = 0; k < count; k++) {
+        double d = fabs(now[k] - then[k]);
+        double s = fabs(now[k]);
+        change = d > change || d != d ? d : change;
+        size = s > size ? s : size;
+    }
+    return size > 0.0 ? change / size : change;
+}
+
 /* How far (relative, largest element) the estimate of iteration
  * `iteration` is from the estimate now, if both are known; else the
  * drift. Exact where the drift, a sum of per-iteration changes, would
@@ -172,14 +189,7 @@ static double deviation(const void *ctx, uint32_t iteration, float drift)
                          + (size_t)(iteration % g->history_len) * count;
     if (then[0] != then[0])
         return drift;
-    double change = 0.0, size = 0.0;
-    for (uint32_t k = 0; k < count; k++) {
-        double d = fabs(g->est[k] - then[k]);
-        double s = fabs(g->est[k]);
-        change = d > change || d != d ? d : change;
-        size = s > size ? s : size;
-    }
-    return size > 0.0 ? change / size : change;
+    return relative_change(g->est, then, count);
 }
 
 /*
@@ -609,15 +619,7 @@ static void convergence_step(ftc_gossip_op_t *g)
     g->weightless = 0;
     double err = INFINITY;
     if (g->had_est) {
-        double change = 0.0, size = 0.0;
-        for (uint32_t k = 0; k < count; k++) {
-            double d = fabs(g->est[k] - g->prev_est[k]);
-            double s = fabs(g->est[k]);
-            /* NaN (a corrupted flow) is no convergence. */
-            change = d > change || d != d ? d : change;
-            size = s > size ? s : size;
-        }
-        err = size > 0.0 ? change / size : change;
+        err = relative_change(g->est, g->prev_est, count);
     }
     /* The change since the last estimate there was, across iterations
      * without one too: a push's distance from the estimate now is at
@@ -937,14 +939,7 @@ static void maybe_wake(ftc_gossip_op_t *g, bool by_failure)
         return;
     g->rules->mass(g, g->scratch);
     if (ftc_gossip_estimate(g->m, g->scratch, g->est)) {
-        double change = 0.0, size = 0.0;
-        for (uint32_t k = 0; k + 1 < g->m; k++) {
-            double d = fabs(g->est[k] - g->prev_est[k]);
-            double s = fabs(g->est[k]);
-            change = d > change || d != d ? d : change;
-            size = s > size ? s : size;
-        }
-        double err = size > 0.0 ? change / size : change;
+        double err = relative_change(g->est, g->prev_est, g->m - 1);
         if (err <= quiet_threshold(g, g->scratch, g->est))
             return;
     }
