@@ -65,6 +65,7 @@
 
 #include "algo/algo.h"
 #include "core/context.h"
+#include "core/copy.h"
 #include "algo/ftco/exchange.h"
 #include "algo/ftco/gather_roots.h"
 #include "algo/ftco/ftco.h"
@@ -851,13 +852,13 @@ static void accept_result(ftco_op_t *o, const ftco_rset_t *set,
      * buffer is no longer ours to write.) */
     if (!root_lost) {
         if (op->nbytes > 0 && o->result != val)
-            memcpy(o->result, val, op->nbytes);
+            ftc_copy_bytes(o->result, val, op->nbytes);
         if (set != NULL && ftco_rset_copy(&o->result_set, set) != FTC_OK) {
             o->peers.nomem = true;
             return;
         }
         if (op->nbytes > 0 && op->args.recvbuf != NULL && !op->delivered)
-            memcpy(op->args.recvbuf, o->result, op->nbytes);
+            ftc_copy_bytes(op->args.recvbuf, o->result, op->nbytes);
         if (op->coll == FTC_COLL_ALLREDUCE && !op->delivered)
             set_missing(o, &o->result_set);
     }
@@ -975,7 +976,7 @@ static void try_up(ftco_op_t *o)
     if (o->up < 0) {
         if (op->coll == FTC_COLL_REDUCE && !op->delivered) {
             if (op->nbytes > 0 && op->args.recvbuf != NULL)
-                memcpy(op->args.recvbuf, o->up_val, op->nbytes);
+                ftc_copy_bytes(op->args.recvbuf, o->up_val, op->nbytes);
             set_missing(o, &o->up_set);
             o->have_result = true;
             exclude_missing(o);
@@ -1907,7 +1908,7 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     if (!o->has_up && o->me == 0) {
         /* The bcast root has the value: as if it had arrived. */
         if (nbytes > 0)
-            memcpy(o->result, args->sendbuf, nbytes);
+            ftc_copy_bytes(o->result, args->sendbuf, nbytes);
     }
     for (uint32_t i = 0; i < nd->nkids; i++)
         if (!(o->xchg && nd->kids[i].rank < o->m)) /* the roots: the
