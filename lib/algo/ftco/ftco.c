@@ -554,7 +554,7 @@ static void add_down(ftco_op_t *o, uint32_t x, bool pull);
  * or its gather answer. */
 static bool covered(ftco_op_t *o, int64_t e)
 {
-    return ftco_rset_has(&o->parts.cover, pos_at(o, e));
+    return ftco_partials_has(&o->parts, pos_at(o, e));
 }
 
 /* We no longer wait for the DATA of entry e's rank. */
@@ -949,7 +949,8 @@ static void try_up(ftco_op_t *o)
         return;
     }
     o->up_done = true;
-    if (ftco_rset_copy(&o->up_set, &o->parts.cover) != FTC_OK) {
+    const ftco_rset_t *cover = ftco_partials_cover(&o->parts);
+    if (cover == NULL || ftco_rset_copy(&o->up_set, cover) != FTC_OK) {
         o->peers.nomem = true;
         return;
     }
@@ -1405,7 +1406,7 @@ static void on_ack(ftco_op_t *o, uint32_t s, uint16_t flags)
     if ((flags & FTCO_WF_NOVALUE) && o->collecting
         && (fl(o, s) & F_WAIT)) {
         uint32_t p = pos_of(o, s);
-        if (p == UINT32_MAX || ftco_rset_add(&o->parts.cover, p, p + 1) != FTC_OK)
+        if (p == UINT32_MAX || ftco_partials_cover_add(&o->parts, p, p + 1) != FTC_OK)
             o->peers.nomem = true;
         resolve(o, s);
         try_up(o);

@@ -30,6 +30,7 @@ int ftco_partials_init(ftco_partials_t *p, size_t nbytes, uint32_t cap,
     memset(p, 0, sizeof(*p));
     p->nbytes = nbytes;
     p->cap = cap > 0 ? cap : 1;
+    p->one_span = true;
     if (room != NULL) {
         /* The values first (room is aligned for any type), then the
          * sets, then their spans and the cover's. */
@@ -59,7 +60,7 @@ void ftco_partials_free(ftco_partials_t *p)
 {
     /* Only the sets that moved to the heap hold anything to free (lent
      * ones are the room's): no call per set at every teardown. */
-    if (p->sets != NULL)
+    if (p->sets != NULL && p->heap_sets)
         for (uint32_t i = 0; i < p->cap; i++)
             if (p->sets[i].owned)
                 ftco_rset_free(&p->sets[i]);
@@ -111,23 +112,97 @@ static int grow(ftco_partials_t *p)
     return FTC_OK;
 }
 
+/* Whether the one-span value [lo, hi) overlaps none of the held sets,
+ * all of one span (the fast case). */
+static bool disjoint_from_held(const ftco_partials_t *p, ftco_span_t sp)
+{
+    for (uint32_t i = 0; i < p->count; i++) {
+        ftco_span_t h = p->sets[i].s[0];
+        if (h.lo < sp.hi && sp.lo < h.hi)
+            return false;
+    }
+    return true;
+}
+
+const ftco_rset_t *ftco_partials_cover(ftco_partials_t *p)
+{
+    if (!p->cover_stale)
+        return &p->cover;
+    /* The held spans are disjoint (the fast case added each so, and the
+     * general merge keeps held sets disjoint): when their lengths add up
+     * to their extent they tile it, one span, the fault-free case (a
+     * process's own position and its children's subtrees, complete). */
+    p->cover.count = 0;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    uint64_t len = 0;
+    for (uint32_t i = 0; i < p->count; i++) {
+        ftco_span_t h = p->sets[i].s[0];
+        lo = h.lo < lo ? h.lo : lo;
+        hi = h.hi > hi ? h.hi : hi;
+        len += h.hi - h.lo;
+    }
+    if (p->count > 0 && len == (uint64_t)hi - lo && p->cover.cap >= 1) {
+        p->cover.s[0] = (ftco_span_t){lo, hi};
+        p->cover.count = 1;
+    } else if (p->count > 0 && len == (uint64_t)hi - lo) {
+        if (ftco_rset_add(&p->cover, lo, hi) != FTC_OK)
+            return NULL;
+    } else {
+        for (uint32_t i = 0; i < p->count; i++)
+            if (ftco_rset_union(&p->cover, &p->sets[i]) != FTC_OK)
+                return NULL;
+    }
+    p->cover_stale = false;
+    return &p->cover;
+}
+
+bool ftco_partials_has(const ftco_partials_t *p, uint32_t pos)
+{
+    if (!p->cover_stale)
+        return ftco_rset_has(&p->cover, pos);
+    for (uint32_t i = 0; i < p->count; i++)
+        if (p->sets[i].s[0].lo <= pos && pos < p->sets[i].s[0].hi)
+            return true;
+    return false;
+}
+
+int ftco_partials_cover_add(ftco_partials_t *p, uint32_t lo, uint32_t hi)
+{
+    if (ftco_partials_cover(p) == NULL)
+        return FTC_ENOMEM;
+    p->cover_extra = true;
+    return ftco_rset_add(&p->cover, lo, hi);
+}
+
 int ftco_partials_merge(ftco_partials_t *p, const ftco_rset_t *set,
                         const void *val)
 {
     size_t vb = p->nbytes > 0 ? p->nbytes : 1;
-    if (p->count == 0 && p->cover.count == 0 && p->cap > 0) {
-        /* The first value (every operation's own input): nothing held to
-         * compare it with or drop, the cover is its set. */
-        if (set->count == 0)
-            return 0;
-        if (ftco_rset_copy(&p->sets[0], set) != FTC_OK
-            || ftco_rset_copy(&p->cover, set) != FTC_OK)
-            return FTC_ENOMEM;
+    if (set->count == 1 && p->one_span && !p->cover_extra
+        && p->count < p->cap && p->sets[p->count].cap >= 1
+        && disjoint_from_held(p, set->s[0])) {
+        /* The fast case. The cover being the union of the held sets, a
+         * value disjoint from each of them is not inside the cover, is
+         * in no partial overlap and contains none: the general path
+         * below would add it and drop nothing, as here. (A set with no
+         * room, malloc'd partials or one emptied by a drop, takes the
+         * general path.) */
+        p->sets[p->count].s[0] = set->s[0];
+        p->sets[p->count].count = 1;
         if (p->nbytes > 0)
-            ftc_copy_bytes(p->vals, val, p->nbytes);
-        p->count = 1;
+            ftc_copy_bytes(p->vals + p->count * vb, val, p->nbytes);
+        p->count++;
+        p->cover_stale = true;
         return 1;
     }
+    if (ftco_partials_cover(p) == NULL)
+        return FTC_ENOMEM;
+    /* (From here a set may move to the heap, and one of several spans
+     * ends the fast case: the free walks, disjoint_from_held reads one
+     * span a set.) */
+    p->heap_sets = true;
+    if (set->count != 1)
+        p->one_span = false;
     if (ftco_rset_subset(set, &p->cover))
         return 0;
     for (uint32_t i = 0; i < p->count; i++) {

@@ -39,7 +39,18 @@ typedef struct ftco_partials {
     ftco_rset_t *sets;  /* count sets */
     uint8_t *vals;      /* count values of nbytes */
     bool sets_owned, vals_owned; /* from malloc (else lent: init) */
-    ftco_rset_t cover;  /* the union of the sets */
+    ftco_rset_t cover;  /* what is counted: the union of the sets, and
+                           the positions added by ftco_partials_cover_add;
+                           read it through ftco_partials_cover */
+    /* The one-span fast case (ftco_partials_merge): every held set is
+     * one span (one_span), the cover holds nothing besides the sets
+     * (!cover_extra), and a value disjoint from every held set is added
+     * without writing the cover, which is then out of date (cover_stale)
+     * until it is read. A fault-free operation's every set is one span
+     * (a subtree: rset.h), so its merges never touch the cover, which
+     * try_up reads once. */
+    bool one_span, cover_extra, cover_stale;
+    bool heap_sets;     /* a set may have moved to the heap (free walks) */
     uint32_t conflicts; /* values refused for a partial overlap */
 } ftco_partials_t;
 
@@ -59,6 +70,17 @@ void ftco_partials_free(ftco_partials_t *p);
  * duplicate or refused, FTC_ENOMEM. */
 int ftco_partials_merge(ftco_partials_t *p, const ftco_rset_t *set,
                         const void *val);
+
+/* The cover brought up to date (the fast case leaves it stale): what
+ * ftco_partials_merge counted so far, and what cover_add added. NULL when
+ * out of memory. */
+const ftco_rset_t *ftco_partials_cover(ftco_partials_t *p);
+/* Whether position pos is counted (in the cover), without bringing the
+ * cover up to date: in the fast case the held sets are its spans. */
+bool ftco_partials_has(const ftco_partials_t *p, uint32_t pos);
+/* Count positions [lo, hi) without a value (a bcast gather's "no
+ * value"): FTC_OK or FTC_ENOMEM. The fast case ends for good. */
+int ftco_partials_cover_add(ftco_partials_t *p, uint32_t lo, uint32_t hi);
 
 /* Fold the partials into out (nbytes) with op's operator. */
 void ftco_partials_fold(const ftco_partials_t *p, const ftc_cop_t *op,
