@@ -98,7 +98,8 @@ typedef struct ftco_op {
     bool has_up, has_down;
     ftco_peers_t peers;     /* flags and deadlines of the ranks we touch */
     bool any_failed;        /* some entry has F_FAILED (is_failed) */
-    uint32_t rechecks;      /* entries whose watch may go (rewatch_at) */
+    uint32_t rechecks;      /* entries whose watch is to be settled
+                               (rewatch_at, settle_watches) */
     uint32_t *dl, ndl, capdl; /* the Down set, in order of joining */
 
     /* Up: */
@@ -329,32 +330,38 @@ static bool needs_watch(const ftco_op_t *o, uint32_t x, uint8_t flag)
     return o->up_sent && !o->have_result;
 }
 
-/* What we wait on x for changed: watch it if we now need to. A watch
- * no longer needed goes at the end of the event (settle_watches), not
- * at once: within one event the same peer often stops and starts being
- * waited on (the root takes a child's DATA, then sends it the result and
- * waits for its ACK), and released and acquired the monitor's watch for
- * nothing: a clock read and the transport's unwatch and watch calls
- * (tests/test_ftco_watch.c counts them). x is entry e's rank, or e is -1
- * (no entry yet). */
-static void rewatch_at(ftco_op_t *o, int64_t e, uint32_t x)
+/* What we wait on x for changed: its watch is settled at the end of the
+ * event (settle_watches), acquired if we now need it, released if we no
+ * longer do. Not at once: within one event the same peer often stops and
+ * starts being waited on (the root takes a child's DATA, then sends it
+ * the result and waits for its ACK), and released and acquired the
+ * monitor's watch for nothing: a clock read and the transport's unwatch
+ * and watch calls (tests/test_ftco_watch.c counts them); and the same
+ * entry is marked several times per event (its DATA in, the result out,
+ * the operation done), where deciding once is enough: deciding at every
+ * mark, a call of ~40 instructions, was about 200 per operation and
+ * rank. Nothing reads a watch before the event ends: the monitor only
+ * keeps it, and an operation's events all end in end_turn. x is entry
+ * e's rank, or e is -1 (no entry yet). */
+static void mark_watch(ftco_op_t *o, int64_t e)
 {
-    uint8_t flag = e < 0 ? 0 : o->peers.at[e].flag;
-    bool need = needs_watch(o, x, flag);
-    bool have = (flag & F_WATCH) != 0;
-    if (need == have)
-        return;
-    if (need) {
-        if (e < 0)
-            e = ftco_peers_get(&o->peers, x);
-        if (e < 0)
-            return; /* (out of memory: the operation ends, end_turn) */
-        o->peers.at[e].flag |= F_WATCH;
-        ftc_monitor_acquire(o->base.group->ctx, world(o, x), &o->base);
-    } else if (!o->peers.at[e].recheck) { /* have: e >= 0 */
+    if (!o->peers.at[e].recheck) {
         o->peers.at[e].recheck = 1;
         o->rechecks++;
     }
+}
+
+static void rewatch_at(ftco_op_t *o, int64_t e, uint32_t x)
+{
+    if (e < 0) {
+        /* No entry, so no watch: one is made only when it is needed. */
+        if (!needs_watch(o, x, 0))
+            return;
+        e = ftco_peers_get(&o->peers, x);
+        if (e < 0)
+            return; /* (out of memory: the operation ends, end_turn) */
+    }
+    mark_watch(o, e);
 }
 
 static void rewatch(ftco_op_t *o, uint32_t x)
@@ -362,7 +369,7 @@ static void rewatch(ftco_op_t *o, uint32_t x)
     rewatch_at(o, ftco_peers_find(&o->peers, x), x);
 }
 
-/* The watches this event stopped needing go now (rewatch_at says why
+/* The watches this event marked are settled now (rewatch_at says why
  * not at once). */
 static void settle_watches(ftco_op_t *o)
 {
@@ -376,7 +383,12 @@ static void settle_watches(ftco_op_t *o)
             continue;
         pe->recheck = 0;
         left--;
-        if ((pe->flag & F_WATCH) && !needs_watch(o, pe->rank, pe->flag)) {
+        bool need = needs_watch(o, pe->rank, pe->flag);
+        if (need && !(pe->flag & F_WATCH)) {
+            pe->flag |= F_WATCH;
+            ftc_monitor_acquire(o->base.group->ctx, world(o, pe->rank),
+                                &o->base);
+        } else if (!need && (pe->flag & F_WATCH)) {
             pe->flag &= (uint8_t)~F_WATCH;
             ftc_monitor_release(o->base.group->ctx, world(o, pe->rank));
         }

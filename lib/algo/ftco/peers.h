@@ -27,8 +27,9 @@ typedef struct ftco_peer {
     uint8_t tstate;    /* ftco.c's T_* */
     uint8_t eta;       /* f_ETA(rank) / the timeout base; 0: not computed
                           yet */
-    uint8_t recheck;   /* its watch may go: settled at the end of the
-                          event (ftco.c's settle_watches) */
+    uint8_t recheck;   /* its watch is to be acquired or released at
+                          the end of the event (ftco.c's
+                          settle_watches) */
     uint32_t pos1;     /* its pre-order position + 1 (preorder.h); 0:
                           not computed yet */
     uint32_t tunits;   /* f_timeout(me, rank) / the timeout base; 0: not
