@@ -154,12 +154,7 @@ int ftco_rset_copy_any(ftco_rset_t *a, const ftco_rset_t *b)
     return FTC_OK;
 }
 
-size_t ftco_rset_wire_size(const ftco_rset_t *a)
-{
-    return sizeof(uint32_t) + (size_t)a->count * 2 * sizeof(uint32_t);
-}
-
-void ftco_rset_write(const ftco_rset_t *a, uint8_t *out)
+void ftco_rset_write_any(const ftco_rset_t *a, uint8_t *out)
 {
     memcpy(out, &a->count, sizeof(uint32_t));
     for (uint32_t i = 0; i < a->count; i++) {
@@ -168,7 +163,8 @@ void ftco_rset_write(const ftco_rset_t *a, uint8_t *out)
     }
 }
 
-int ftco_rset_read(ftco_rset_t *a, const uint8_t *in, size_t len, uint32_t n)
+int ftco_rset_read_any(ftco_rset_t *a, const uint8_t *in, size_t len,
+                       uint32_t n)
 {
     uint32_t count;
     if (len < sizeof(uint32_t))
