@@ -56,7 +56,7 @@ int ftco_partials_init(ftco_partials_t *p, size_t nbytes, uint32_t cap,
     return FTC_OK;
 }
 
-void ftco_partials_free(ftco_partials_t *p)
+void ftco_partials_free_heap(ftco_partials_t *p)
 {
     /* Only the sets that moved to the heap hold anything to free (lent
      * ones are the room's): no call per set at every teardown. */

@@ -64,7 +64,20 @@ size_t ftco_partials_room(size_t nbytes, uint32_t cap);
  * that grow later may still keep spans in it); with NULL, from malloc. */
 int ftco_partials_init(ftco_partials_t *p, size_t nbytes, uint32_t cap,
                        void *room);
-void ftco_partials_free(ftco_partials_t *p);
+void ftco_partials_free_heap(ftco_partials_t *p);
+/* Inline: partials on their lent room, a fault-free operation's, have
+ * nothing to free. */
+static inline void ftco_partials_free(ftco_partials_t *p)
+{
+    if (p->heap_sets || p->sets_owned || p->vals_owned || p->cover.owned) {
+        ftco_partials_free_heap(p);
+        return;
+    }
+    p->sets = NULL;
+    p->vals = NULL;
+    p->count = p->cap = 0;
+    ftco_rset_free(&p->cover);
+}
 
 /* Take a value with contributor set set: 1 if it added something, 0 if a
  * duplicate or refused, FTC_ENOMEM. */

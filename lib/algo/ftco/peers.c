@@ -66,7 +66,7 @@ int ftco_peers_init(ftco_peers_t *p, uint32_t expect, void *room)
     return FTC_OK;
 }
 
-void ftco_peers_free(ftco_peers_t *p)
+void ftco_peers_free_heap(ftco_peers_t *p)
 {
     if (p->at_owned)
         free(p->at);

@@ -53,7 +53,18 @@ size_t ftco_peers_room(uint32_t expect);
  * caller: an operation's own memory) the table starts there and takes
  * no allocation until it outgrows it; with NULL, from malloc. */
 int ftco_peers_init(ftco_peers_t *p, uint32_t expect, void *room);
-void ftco_peers_free(ftco_peers_t *p);
+void ftco_peers_free_heap(ftco_peers_t *p);
+/* Inline: a table on its lent room has nothing to free. */
+static inline void ftco_peers_free(ftco_peers_t *p)
+{
+    if (p->at_owned || p->index_owned) {
+        ftco_peers_free_heap(p);
+        return;
+    }
+    p->at = NULL;
+    p->index = NULL;
+    p->count = p->cap = p->slots = 0;
+}
 
 /* The index slot where rank's probe starts (slots a power of two).
  * Fibonacci hashing: neighbours' ranks are residue classes, which a

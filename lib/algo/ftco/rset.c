@@ -8,7 +8,7 @@
 #include "ftcoll/error.h"
 #include "algo/ftco/rset.h"
 
-void ftco_rset_free(ftco_rset_t *a)
+void ftco_rset_free_heap(ftco_rset_t *a)
 {
     if (a->owned)
         free(a->s);
