@@ -1827,7 +1827,7 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         return FTC_ENOMEM;
     uint32_t cap = nd->guess + 2;
     /* A parent and the children, and room for a few re-routings. */
-    uint32_t capdl = cap + 4, peers_expect = 2 * cap + 4;
+    uint32_t capdl = cap + 4, peers_expect = nd->peers_expect;
     /* Everything a fault-free operation uses, in the one block the group
      * keeps for the next operation (core/op.h): its value buffers, Down
      * list, peer table, partials and sets. Malloc and free of these were
@@ -1859,9 +1859,16 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     o->up_val = ftc_cop_alloc(&o->base, vb);
     o->result = ftc_cop_alloc(&o->base, vb);
     o->me_pos = nd->pos;
+    /* With no failure known, our children's and parent's entries are
+     * the node's prepared table (node.h), copied. */
+    bool prepared = g->ctx->nfailed == 0 && nd->peers.slots > 0
+                    && peers_room != NULL;
+    if (prepared)
+        ftco_peers_init_from(&o->peers, &nd->peers, peers_room);
     if (o->dl == NULL || peers_room == NULL || parts_room == NULL
         || spans == NULL || o->up_val == NULL || o->result == NULL
-        || ftco_peers_init(&o->peers, peers_expect, peers_room) != FTC_OK
+        || (!prepared
+            && ftco_peers_init(&o->peers, peers_expect, peers_room) != FTC_OK)
         || ftco_partials_init(&o->parts, nbytes, cap, parts_room)
                != FTC_OK) {
         ftco_destroy(&o->base);
@@ -1872,7 +1879,7 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     ftco_rset_lend(&o->rx, spans + 2 * FTCO_SET_SPANS, FTCO_SET_SPANS);
     /* The failures known already: from the context's list, O(failures),
      * not a question per rank. */
-    for (uint32_t i = 0; i < g->ctx->nfailed; i++) {
+    for (uint32_t i = 0; !prepared && i < g->ctx->nfailed; i++) {
         int64_t fg = ftc_group_rank_of(g, g->ctx->failed[i]);
         if (fg >= 0) {
             fl_set(o, ftc_logical((uint32_t)fg, args->root, n), F_FAILED);
@@ -1882,7 +1889,7 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     /* Our children's and parent's entries, with what the node knows of
      * them: their positions, f_ETA and f_timeout (no tree walk for them
      * later). */
-    for (uint32_t i = 0; i < nd->nkids; i++) {
+    for (uint32_t i = 0; !prepared && i < nd->nkids; i++) {
         const ftco_kid_t *c = &nd->kids[i];
         int64_t e = ftco_peers_get(&o->peers, c->rank);
         if (e < 0)
@@ -1895,12 +1902,17 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                                     : 0;
     }
     o->up = nd->parent;
-    if (o->up >= 0) {
+    if (o->up >= 0 && !prepared) {
         int64_t e = ftco_peers_get(&o->peers, (uint32_t)o->up);
         if (e >= 0 && nd->parent_nkids < UINT32_MAX - o->m)
             o->peers.at[e].tunits = nd->parent_nkids + 1
                                     + other_roots(o, (uint32_t)o->up);
     }
+    if (prepared && coll == FTC_COLL_ALLREDUCE && o->m >= 3)
+        /* The prepared f_timeouts leave out a root's other roots. */
+        for (uint32_t e = 0; e < o->peers.count; e++)
+            if (o->peers.at[e].tunits != 0)
+                o->peers.at[e].tunits += other_roots(o, o->peers.at[e].rank);
     /* A multi-root allreduce starts on the roots' exchange (exchange.h). */
     o->xchg = coll == FTC_COLL_ALLREDUCE && o->m >= 2 && o->me < o->m;
     if (o->xchg && ftco_exchange_init(&o->ex, o->m, nbytes) != FTC_OK) {

@@ -3,6 +3,7 @@
  * The group's cache of ftco tree nodes (node.h).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "ftcoll/error.h"
 #include "ftcoll/ftco.h"
@@ -23,8 +24,10 @@ typedef struct ftco_nodes {
 static void nodes_free(void *p)
 {
     ftco_nodes_t *c = p;
-    for (uint32_t i = 0; i < c->count; i++)
+    for (uint32_t i = 0; i < c->count; i++) {
+        ftco_peers_free(&c->at[i]->peers);
         free(c->at[i]);
+    }
     free(c);
 }
 
@@ -34,6 +37,42 @@ static bool node_is(const ftco_node_t *nd, const ftc_tree_t *tree,
     return nd->me == me && nd->n == n && nd->tree.kind == tree->kind
            && nd->tree.k == tree->k && nd->tree.L == tree->L
            && nd->tree.o == tree->o && nd->tree.g == tree->g;
+}
+
+/* The peer table an operation on nd starts with (node.h), the entries
+ * in the order the operation made them: children, then parent. Out of
+ * memory, or grown past the operation's sizes, it is not kept: the
+ * operation then inserts them itself. */
+static void prepare_peers(ftco_node_t *nd)
+{
+    ftco_peers_t *t = &nd->peers;
+    nd->peers_expect = 2 * (nd->guess + 2) + 4;
+    if (ftco_peers_init(t, nd->peers_expect, NULL) != FTC_OK) {
+        memset(t, 0, sizeof(*t));
+        return;
+    }
+    for (uint32_t i = 0; i < nd->nkids; i++) {
+        const ftco_kid_t *c = &nd->kids[i];
+        int64_t e = ftco_peers_get(t, c->rank);
+        if (e < 0)
+            break;
+        t->at[e].pos1 = c->pos + 1;
+        t->at[e].eta = (uint8_t)(2 + ftc_bit_length32(c->size));
+        t->at[e].tunits = c->nkids < UINT32_MAX - nd->roots ? c->nkids + 1 : 0;
+    }
+    if (nd->parent >= 0) {
+        int64_t e = ftco_peers_get(t, (uint32_t)nd->parent);
+        if (e >= 0)
+            t->at[e].tunits = nd->parent_nkids < UINT32_MAX - nd->roots
+                                  ? nd->parent_nkids + 1
+                                  : 0;
+    }
+    if (t->nomem || ftco_peers_room(nd->peers_expect)
+                        != sizeof(ftco_peer_t) * t->cap
+                               + sizeof(uint32_t) * t->slots) {
+        ftco_peers_free(t);
+        memset(t, 0, sizeof(*t));
+    }
 }
 
 /* Computes me's node (malloc); NULL when out of memory. */
@@ -73,6 +112,7 @@ static ftco_node_t *node_make(const ftc_tree_t *tree, uint32_t n, uint32_t me)
         next += c->size;
     }
     free(list);
+    prepare_peers(nd);
     return nd;
 }
 

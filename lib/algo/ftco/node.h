@@ -27,6 +27,7 @@
 
 #include "core/group.h"
 #include "ftcoll/topology.h"
+#include "algo/ftco/peers.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -45,6 +46,17 @@ typedef struct ftco_node {
     uint32_t pos;           /* our pre-order position */
     uint32_t roots;         /* ftc_tree_root_count */
     uint32_t guess;         /* ftc_tree_children_guess: the op's sizes */
+    uint32_t peers_expect;  /* an operation's peer table is made for so
+                               many entries (ftco_peers_room) */
+    /* The peer table a fault-free operation starts with, prepared: its
+     * children's entries (position, f_ETA, f_timeout), then its
+     * parent's (f_timeout), no flags, on the same sizes as the
+     * operation's (peers_expect), which copies it
+     * (ftco_peers_init_from) instead of inserting them one by one.
+     * f_timeout without the other roots of a multi-root allreduce, which
+     * the operation adds (it depends on the collective). slots 0: not
+     * made (out of memory, or more entries than the sizes hold). */
+    ftco_peers_t peers;
     uint32_t nkids;
     ftco_kid_t kids[];      /* in ftc_tree_children order */
 } ftco_node_t;

@@ -66,6 +66,17 @@ int ftco_peers_init(ftco_peers_t *p, uint32_t expect, void *room)
     return FTC_OK;
 }
 
+void ftco_peers_init_from(ftco_peers_t *p, const ftco_peers_t *t, void *room)
+{
+    /* The layout of ftco_peers_init's on room: the entries, then the
+     * index; the index's words are entry numbers, which a copy keeps. */
+    *p = (ftco_peers_t){.count = t->count, .cap = t->cap, .slots = t->slots};
+    p->at = room;
+    p->index = (uint32_t *)(p->at + p->cap);
+    memcpy(p->at, t->at, sizeof(ftco_peer_t) * t->count);
+    memcpy(p->index, t->index, sizeof(uint32_t) * t->slots);
+}
+
 void ftco_peers_free_heap(ftco_peers_t *p)
 {
     if (p->at_owned)

@@ -53,6 +53,10 @@ size_t ftco_peers_room(uint32_t expect);
  * caller: an operation's own memory) the table starts there and takes
  * no allocation until it outgrows it; with NULL, from malloc. */
 int ftco_peers_init(ftco_peers_t *p, uint32_t expect, void *room);
+/* A copy of the table t (made by ftco_peers_init(t, expect, NULL), and
+ * not grown) on room of ftco_peers_room(expect) bytes: the prepared
+ * table of an operation (node.h). */
+void ftco_peers_init_from(ftco_peers_t *p, const ftco_peers_t *t, void *room);
 void ftco_peers_free_heap(ftco_peers_t *p);
 /* Inline: a table on its lent room has nothing to free. */
 static inline void ftco_peers_free(ftco_peers_t *p)
