@@ -709,9 +709,10 @@ static void check_done(ftco_op_t *o)
      * it (core/op.h) keep no timer armed in the core's heap. */
     ftc_cop_timer_cancel(&o->base);
     stop_waiting(o);
-    for (uint32_t e = 0; e < o->peers.count; e++)
-        if (o->peers.at[e].flag & F_WATCH)
-            rewatch_at(o, e, o->peers.at[e].rank);
+    /* Being done changes what we wait on Up for only (needs_watch): the
+     * others' waits are their flags, which stop_waiting settled. */
+    if (o->up >= 0)
+        rewatch(o, (uint32_t)o->up);
     /* Stay to answer: a process re-routed to us, or pulled by a process
      * above a failed one, still needs our DATA or our value. */
     ftc_cop_linger(&o->base);
@@ -798,12 +799,13 @@ static void send_down_at(ftco_op_t *o, int64_t e)
     pe->flag &= (uint8_t)~(F_SERVE | F_TOACK);
     bool no_ack = down_needs_no_ack(o, e);
     if (no_ack) {
+        /* (Nothing we wait on x for changed: no rewatch.) */
         acks |= FTCO_WF_NO_ACK;
     } else {
         pe->flag |= F_DACK;
         o->dack_pending++;
+        rewatch_at(o, e, x);
     }
-    rewatch_at(o, e, x);
     if (o->root_lost)
         send_msg(o, x, FTCO_MSG_DOWN, FTCO_WF_ROOT_LOST | acks, NULL, 0,
                  NULL, 0);
