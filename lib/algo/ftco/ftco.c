@@ -569,6 +569,14 @@ static bool covered(ftco_op_t *o, int64_t e)
     return ftco_partials_has(&o->parts, pos_at(o, e));
 }
 
+/* Whether position p is in set: one span inline (a fault-free DATA's). */
+static bool in_set(const ftco_rset_t *set, uint32_t p)
+{
+    if (set->count == 1)
+        return set->s[0].lo <= p && p < set->s[0].hi;
+    return ftco_rset_has(set, p);
+}
+
 /* We no longer wait for the DATA of entry e's rank. */
 static void resolve_at(ftco_op_t *o, int64_t e)
 {
@@ -1328,11 +1336,17 @@ static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
         int merged = ftco_partials_merge(&o->parts, set, val);
         if (merged < 0)
             o->peers.nomem = true;
-        for (uint32_t i = 0; merged > 0 && i < o->ndl; i++) {
-            int64_t e = ftco_peers_find(&o->peers, o->dl[i]);
-            if (e >= 0 && (o->peers.at[e].flag & F_WAIT) && covered(o, e))
-                resolve_at(o, e);
-        }
+        /* Whom this value covers we no longer wait for. Only positions
+         * of set are newly covered, and a process we wait for was not
+         * covered before (add_down, and every coverage since resolved
+         * whom it covered): so the entries waited for whose position is
+         * in set, found in the table (the Down set's members waited for
+         * are its F_WAIT entries) without a look-up each. */
+        for (uint32_t e = 0; merged > 0 && o->waiting > 0
+                             && e < o->peers.count; e++)
+            if ((o->peers.at[e].flag & F_WAIT)
+                && in_set(set, pos_at(o, (int64_t)e)))
+                resolve_at(o, (int64_t)e);
         /* The ACK is owed from now on. At the (acting) root, the DATA
          * that completes the collection is answered by the result in
          * this same turn, which carries the ACK (send_down); any other
