@@ -127,7 +127,7 @@ typedef struct ftco_op {
     ftco_rset_t rx;         /* scratch: the set of the DATA being read */
     uint32_t me_pos;        /* our pre-order position */
     uint32_t dack_pending;
-    bool toack;             /* some entry may have F_TOACK (ack_children) */
+    uint32_t ntoack;        /* entries with F_TOACK (ack_children) */
     bool done;
 
     /* Per-message timeouts (ack_timeout_ns > 0): per peer (peers.h), a
@@ -803,7 +803,11 @@ static void send_down_at(ftco_op_t *o, int64_t e)
         return;
     /* An ACK we owe x for its DATA rides on the value (FTCO_WF_ACK_UP):
      * one message instead of two. */
-    uint16_t acks = (pe->flag & F_TOACK) ? FTCO_WF_ACK_UP : 0;
+    uint16_t acks = 0;
+    if (pe->flag & F_TOACK) {
+        acks = FTCO_WF_ACK_UP;
+        o->ntoack--;
+    }
     pe->flag &= (uint8_t)~(F_SERVE | F_TOACK);
     bool no_ack = down_needs_no_ack(o, e);
     if (no_ack) {
@@ -917,11 +921,12 @@ static void ack_children(ftco_op_t *o)
 {
     if (ack_waits_for_result(o) && !o->have_result)
         return; /* the result carries them (send_down) */
-    /* (No walk of the table when nobody was owed one since the last: it
-     * runs two or three times per operation.) */
-    if (!o->toack)
+    /* (No walk of the table when nobody is owed one: it runs two or
+     * three times per operation, and in an allreduce the result carried
+     * the ACKs already, send_down_at.) */
+    if (o->ntoack == 0)
         return;
-    o->toack = false; /* the walk clears every F_TOACK */
+    o->ntoack = 0; /* the walk clears every F_TOACK */
     bool sent_result = o->have_result && !o->root_lost
                        && o->base.coll == FTC_COLL_ALLREDUCE;
     for (uint32_t e = 0; e < o->peers.count; e++) {
@@ -1353,8 +1358,11 @@ static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
          * goes now, unless ACKs wait for the result. Elsewhere
          * ack_children sends them once our DATA went up. */
         bool at_root = o->up < 0 && !o->xchg;
-        fl_set(o, s, F_TOACK);
-        o->toack = true;
+        int64_t es = ftco_peers_get(&o->peers, s);
+        if (es >= 0 && !(o->peers.at[es].flag & F_TOACK)) {
+            o->peers.at[es].flag |= F_TOACK;
+            o->ntoack++;
+        }
         /* An allreduce's UP from outside our Down set was re-routed to
          * us (its sender's Up failed): we are its Up now, and it waits
          * for the value from us. Its failed parent may hold the result
@@ -1367,6 +1375,7 @@ static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
         try_up(o);
         if (at_root && !ack_waits_for_result(o) && (fl(o, s) & F_TOACK)) {
             fl_clr(o, s, F_TOACK);
+            o->ntoack--;
             send_ack(o, s, FTCO_WF_ACK_UP);
         }
         return;
@@ -1790,6 +1799,8 @@ static void ftco_on_failed(ftc_cop_t *op, uint32_t grank)
         fl_clr(o, x, F_DACK);
         o->dack_pending--;
     }
+    if (fl(o, x) & F_TOACK)
+        o->ntoack--;
     fl_clr(o, x, F_SERVE | F_PULLED | F_TOACK);
     rewatch(o, x);
     regather_on_root_failed(o, x);
