@@ -104,6 +104,11 @@ typedef struct ftco_op {
 
     /* Up: */
     ftco_partials_t parts;
+    /* A leaf's partials not made yet (parts_ready): its collection is
+     * its own input, which up_set and up_val hold from its creation. */
+    bool parts_lazy;
+    uint32_t parts_cap;     /* (for parts_ready) */
+    void *parts_room;
     bool collecting;        /* Down set not complete yet */
     uint32_t waiting;       /* members of Down with F_WAIT */
     bool up_done;           /* our DATA is computed (up_set, up_val) */
@@ -562,11 +567,34 @@ static void exclude(ftco_op_t *o, uint32_t x)
 static void send_down(ftco_op_t *o, uint32_t x);
 static void add_down(ftco_op_t *o, uint32_t x, bool pull);
 
+/* The partials made, if a leaf put them off (parts_lazy): its own
+ * input their first value, as any operation's at its creation. A leaf
+ * that no failure makes gather sends its input up and never needs them:
+ * their set-up, the merge, the cover and the fold were ~250 instructions
+ * per leaf and operation. false when out of memory (peers.nomem set). */
+static bool parts_ready(ftco_op_t *o)
+{
+    if (!o->parts_lazy)
+        return true;
+    o->parts_lazy = false;
+    ftco_span_t me_span = {o->me_pos, o->me_pos + 1};
+    ftco_rset_t mine;
+    ftco_rset_lend(&mine, &me_span, 1);
+    mine.count = 1;
+    if (ftco_partials_init(&o->parts, o->base.nbytes, o->parts_cap,
+                           o->parts_room) != FTC_OK
+        || ftco_partials_merge(&o->parts, &mine, o->up_val) < 0) {
+        o->peers.nomem = true;
+        return false;
+    }
+    return true;
+}
+
 /* Is the part of the collection of entry e's rank in: its DATA (up),
  * or its gather answer. */
 static bool covered(ftco_op_t *o, int64_t e)
 {
-    return ftco_partials_has(&o->parts, pos_at(o, e));
+    return parts_ready(o) && ftco_partials_has(&o->parts, pos_at(o, e));
 }
 
 /* Whether position p is in set: one span inline (a fault-free DATA's). */
@@ -980,12 +1008,16 @@ static void try_up(ftco_op_t *o)
         return;
     }
     o->up_done = true;
-    const ftco_rset_t *cover = ftco_partials_cover(&o->parts);
-    if (cover == NULL || ftco_rset_copy(&o->up_set, cover) != FTC_OK) {
-        o->peers.nomem = true;
-        return;
+    /* (A leaf without partials, parts_lazy: up_set and up_val hold its
+     * input already, which is what its partials would give.) */
+    if (!o->parts_lazy) {
+        const ftco_rset_t *cover = ftco_partials_cover(&o->parts);
+        if (cover == NULL || ftco_rset_copy(&o->up_set, cover) != FTC_OK) {
+            o->peers.nomem = true;
+            return;
+        }
+        ftco_partials_fold(&o->parts, op, o->up_val);
     }
-    ftco_partials_fold(&o->parts, op, o->up_val);
     if (o->xchg) {
         /* A root on the exchange's path: our tree's value goes to the
          * other roots, and the result is ours to compute. The children's
@@ -1160,7 +1192,7 @@ static void xchg_fall_back(ftco_op_t *o)
     if (ftco_exchange_mutant == FTCO_MUTANT_KEEP_VALUES) {
         /* The checker's mutant: trust the values held and ask nobody
          * who sent one (docs/ftco.md says what goes wrong). */
-        for (uint32_t r = 1; r < o->m; r++)
+        for (uint32_t r = 1; r < o->m && parts_ready(o); r++)
             if (ftco_exchange_has(&o->ex, r)
                 && ftco_partials_merge(&o->parts, &o->ex.sets[r],
                                        o->ex.vals + (size_t)r * o->ex.nbytes)
@@ -1338,7 +1370,8 @@ static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
         return;
     }
     if (o->collecting) {
-        int merged = ftco_partials_merge(&o->parts, set, val);
+        int merged = parts_ready(o) ? ftco_partials_merge(&o->parts, set, val)
+                                    : FTC_ENOMEM;
         if (merged < 0)
             o->peers.nomem = true;
         /* Whom this value covers we no longer wait for. Only positions
@@ -1447,7 +1480,8 @@ static void on_ack(ftco_op_t *o, uint32_t s, uint16_t flags)
     if ((flags & FTCO_WF_NOVALUE) && o->collecting
         && (fl(o, s) & F_WAIT)) {
         uint32_t p = pos_of(o, s);
-        if (p == UINT32_MAX || ftco_partials_cover_add(&o->parts, p, p + 1) != FTC_OK)
+        if (p == UINT32_MAX || !parts_ready(o)
+            || ftco_partials_cover_add(&o->parts, p, p + 1) != FTC_OK)
             o->peers.nomem = true;
         resolve(o, s);
         try_up(o);
@@ -1888,6 +1922,8 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     o->me_pos = nd->pos;
     /* With no failure known, our children's and parent's entries are
      * the node's prepared table (node.h), copied. */
+    /* A leaf's partials wait until a failure needs them (parts_ready). */
+    bool leaf_up = o->has_up && nd->nkids == 0;
     bool prepared = g->ctx->nfailed == 0 && nd->peers.slots > 0
                     && peers_room != NULL;
     if (prepared)
@@ -1896,8 +1932,9 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         || spans == NULL || o->up_val == NULL || o->result == NULL
         || (!prepared
             && ftco_peers_init(&o->peers, peers_expect, peers_room) != FTC_OK)
-        || ftco_partials_init(&o->parts, nbytes, cap, parts_room)
-               != FTC_OK) {
+        || (!leaf_up
+            && ftco_partials_init(&o->parts, nbytes, cap, parts_room)
+                   != FTC_OK)) {
         ftco_destroy(&o->base);
         return FTC_ENOMEM;
     }
@@ -1948,7 +1985,16 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     }
     ftc_cop_register(&o->base);
 
-    if (o->has_up) {
+    if (leaf_up) {
+        /* A leaf: its collection is its input (parts_ready). */
+        o->parts_lazy = true;
+        o->parts_cap = cap;
+        o->parts_room = parts_room;
+        ftc_copy_bytes(o->up_val, args->sendbuf, nbytes);
+        o->up_set.s[0] = (ftco_span_t){o->me_pos, o->me_pos + 1};
+        o->up_set.count = 1;
+        o->collecting = true;
+    } else if (o->has_up) {
         /* Our own input is the first partial. */
         ftco_span_t me_span = {o->me_pos, o->me_pos + 1};
         ftco_rset_t mine;
