@@ -1895,7 +1895,7 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
      * ~1,600 instructions of ~8,000 per operation and rank (docs/ftco.md,
      * "Set-up and teardown"); only growth under failures allocates. */
     size_t room_dl = ftc_mem_round(sizeof(uint32_t) * capdl);
-    size_t room_peers = ftc_mem_round(ftco_peers_room(peers_expect));
+    size_t room_peers = nd->peers_room;
     size_t room_parts = ftc_mem_round(ftco_partials_room(nbytes, cap));
     size_t room_sets = ftc_mem_round(sizeof(ftco_span_t) * 3 * FTCO_SET_SPANS);
     size_t space = 2 * ftc_mem_round(vb) + room_dl + room_peers + room_parts

@@ -8,6 +8,7 @@
 #include "ftcoll/error.h"
 #include "ftcoll/ftco.h"
 #include "algo/ftco/node.h"
+#include "core/op.h"
 #include "algo/ftco/preorder.h"
 #include "topo/topo.h"
 
@@ -16,7 +17,8 @@
 enum { FTCO_NODES = 4 };
 
 typedef struct ftco_nodes {
-    const ftco_node_t *last;  /* the node found last: asked first */
+    const ftco_node_t *last;  /* the node found last: asked first (first
+                                 member: ftco_nodes_head_t, node.h) */
     uint32_t count, next;     /* next: the slot replaced when full */
     ftco_node_t *at[FTCO_NODES];
 } ftco_nodes_t;
@@ -47,6 +49,7 @@ static void prepare_peers(ftco_node_t *nd)
 {
     ftco_peers_t *t = &nd->peers;
     nd->peers_expect = 2 * (nd->guess + 2) + 4;
+    nd->peers_room = ftc_mem_round(ftco_peers_room(nd->peers_expect));
     if (ftco_peers_init(t, nd->peers_expect, NULL) != FTC_OK) {
         memset(t, 0, sizeof(*t));
         return;
@@ -116,8 +119,8 @@ static ftco_node_t *node_make(const ftc_tree_t *tree, uint32_t n, uint32_t me)
     return nd;
 }
 
-const ftco_node_t *ftco_node_get(ftc_group_t *g, const ftc_tree_t *tree,
-                                 uint32_t me)
+const ftco_node_t *ftco_node_find(ftc_group_t *g, const ftc_tree_t *tree,
+                                  uint32_t me)
 {
     ftco_nodes_t *c = ftc_group_ext_get(g, FTC_ALGO_FTCO);
     if (c != NULL && c->last != NULL && node_is(c->last, tree, g->n, me))

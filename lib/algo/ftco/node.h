@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "core/group.h"
+#include "ftcoll/ftco.h"
 #include "ftcoll/topology.h"
 #include "algo/ftco/peers.h"
 
@@ -47,7 +48,9 @@ typedef struct ftco_node {
     uint32_t roots;         /* ftc_tree_root_count */
     uint32_t guess;         /* ftc_tree_children_guess: the op's sizes */
     uint32_t peers_expect;  /* an operation's peer table is made for so
-                               many entries (ftco_peers_room) */
+                               many entries, */
+    size_t peers_room;      /* on so many bytes (ftco_peers_room, rounded
+                               by ftc_mem_round) */
     /* The peer table a fault-free operation starts with, prepared: its
      * children's entries (position, f_ETA, f_timeout), then its
      * parent's (f_timeout), no flags, on the same sizes as the
@@ -64,8 +67,29 @@ typedef struct ftco_node {
 /* Logical rank me's node in tree over g (g->n ranks), from g's cache or
  * made and put there; NULL when out of memory. Valid until the next call
  * on g. */
-const ftco_node_t *ftco_node_get(ftc_group_t *g, const ftc_tree_t *tree,
-                                 uint32_t me);
+const ftco_node_t *ftco_node_find(ftc_group_t *g, const ftc_tree_t *tree,
+                                  uint32_t me);
+
+/* The group's cache (node.c) starts with the node found last, so that a
+ * stream of like operations, every one asking for the same node, reads
+ * it without a call into node.c (~50 instructions per operation). */
+typedef struct ftco_nodes_head {
+    const ftco_node_t *last;
+} ftco_nodes_head_t;
+
+static inline const ftco_node_t *ftco_node_get(ftc_group_t *g,
+                                               const ftc_tree_t *tree,
+                                               uint32_t me)
+{
+    const ftco_nodes_head_t *c = ftc_group_ext_get(g, FTC_ALGO_FTCO);
+    const ftco_node_t *nd = c != NULL ? c->last : NULL;
+    if (nd != NULL && nd->me == me && nd->n == g->n
+        && nd->tree.kind == tree->kind && nd->tree.k == tree->k
+        && nd->tree.L == tree->L && nd->tree.o == tree->o
+        && nd->tree.g == tree->g)
+        return nd;
+    return ftco_node_find(g, tree, me);
+}
 
 #pragma GCC visibility pop
 
