@@ -87,7 +87,7 @@ static void check_partials(void)
                "partial %u kept", i);
     }
     for (uint32_t pos = 0; pos < 2 * VALUES; pos++)
-        CHECK_MSG(ftco_rset_has(&p.cover, pos) == (pos % 2 == 0), "cover %u",
+        CHECK_MSG(ftco_partials_has(&p, pos) == (pos % 2 == 0), "cover %u",
                pos);
     /* A duplicate is refused; a value over the first five replaces them. */
     ftco_span_t dup_sp = {4, 5};
