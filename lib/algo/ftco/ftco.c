@@ -1403,8 +1403,9 @@ static void on_up(ftco_op_t *o, uint32_t s, const ftco_rset_t *set,
          * would never learn of that failure nor expand it: serve the
          * sender ourselves, as we serve an UP that comes after our
          * collection. */
-        if (op->coll == FTC_COLL_ALLREDUCE && !(fl(o, s) & F_DOWN))
-            fl_set(o, s, F_SERVE);
+        if (op->coll == FTC_COLL_ALLREDUCE && es >= 0
+            && !(o->peers.at[es].flag & F_DOWN))
+            o->peers.at[es].flag |= F_SERVE;
         try_up(o);
         if (at_root && !ack_waits_for_result(o) && (fl(o, s) & F_TOACK)) {
             fl_clr(o, s, F_TOACK);
