@@ -23,13 +23,18 @@ typedef struct ftco_nodes {
     ftco_node_t *at[FTCO_NODES];
 } ftco_nodes_t;
 
+/* A node and its prepared peer table. */
+static void node_free(ftco_node_t *nd)
+{
+    ftco_peers_free(&nd->peers);
+    free(nd);
+}
+
 static void nodes_free(void *p)
 {
     ftco_nodes_t *c = p;
-    for (uint32_t i = 0; i < c->count; i++) {
-        ftco_peers_free(&c->at[i]->peers);
-        free(c->at[i]);
-    }
+    for (uint32_t i = 0; i < c->count; i++)
+        node_free(c->at[i]);
     free(c);
 }
 
@@ -144,7 +149,7 @@ const ftco_node_t *ftco_node_find(ftc_group_t *g, const ftc_tree_t *tree,
         c->at[c->count++] = nd;
     } else {
         /* (No operation holds the node replaced: node.h.) */
-        free(c->at[c->next]);
+        node_free(c->at[c->next]);
         c->at[c->next] = nd;
         c->next = (c->next + 1) % FTCO_NODES;
     }
