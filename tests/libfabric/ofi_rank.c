@@ -70,6 +70,7 @@ typedef struct job {
     ftc_context_t *ctx;
     ftc_group_t *grp;
     int ok, fail;
+    uint64_t create_ns;         /* ftc_ofi_create: fi_enable, rxm's rx pool */
 } job_t;
 
 typedef struct op_state {
@@ -189,7 +190,9 @@ static int setup(job_t *j, const opts_t *o)
         fprintf(stderr, "%s\n", err);
         return FTC_EINVAL;
     }
+    uint64_t t_create = now_ns();
     rc = ftc_ofi_create(&oc, &j->z);
+    j->create_ns = now_ns() - t_create;
     if (rc != FTC_OK) {
         fprintf(stderr, "rank %u: ftc_ofi_create: %s\n", j->rank,
                 ftc_strerror(rc));
@@ -747,11 +750,13 @@ int main(int argc, char **argv)
         " copied=%" PRIu64 " zcopy=%" PRIu64 " queued=%" PRIu64
         " eagain=%" PRIu64 " cq_errors=%" PRIu64 " reported=%" PRIu64
         " rejected=%" PRIu64 " reordered=%" PRIu64 " bad_header=%" PRIu64
-        " unknown_src=%" PRIu64 " maxq=%" PRIu64,
+        " unknown_src=%" PRIu64 " maxq=%" PRIu64 " create_ns=%" PRIu64
+        " connect_ns=%" PRIu64,
         st.msgs_sent, st.msgs_received, st.msgs_injected, st.msgs_copied,
         st.msgs_zcopy, st.msgs_queued, st.eagain, st.cq_errors,
         st.peers_failed, st.msgs_rejected, st.msgs_reordered,
-        st.msgs_bad_header, st.msgs_unknown_src, st.max_queue_depth);
+        st.msgs_bad_header, st.msgs_unknown_src, st.max_queue_depth,
+        j.create_ns, st.connect_ns);
     out("DONE ok=%d fail=%d", j.ok, j.fail);
     int rc = j.fail == 0 ? 0 : 1;
     teardown(&j);
