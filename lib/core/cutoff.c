@@ -52,7 +52,7 @@
  * process whose messages are late reaches them about its healthy
  * neighbours as it reaches the monitor's, only sooner. So they are
  * refuted the same way (docs/ftco.md, "A slow or stopped process", rule
- * 7): the family notes when this process answered the peer's question
+ * 8): the family notes when this process answered the peer's question
  * (ftc_cutoff_note_asked), the verdict says how long its sender waited
  * (FTC_EXCLUDED_ASK_EXPIRED, the wait in the header's word), and a
  * verdict that arrives at least half that wait after our answer says

@@ -133,8 +133,8 @@ typedef struct ftco_op {
      * deadline and what it is for. */
     uint64_t ack_timeout;
     bool last_left;         /* the last send_msg has left already */
-    uint64_t value_eta;     /* when the value from Up is due (f_ETA of
-                               the result, from our start) */
+    uint64_t value_eta;     /* when the value from Up is due (its f_ETA,
+                               from our start) */
 } ftco_op_t;
 
 enum {
@@ -541,7 +541,7 @@ static void ftco_on_sent(ftc_cop_t *op, uint32_t grank)
  * (core/monitor.c does the same). The notice says how long we waited, so
  * that a live x that answered our KEEPALIVE in time refutes it as it
  * refutes an expired probe: it is our own messages that were late
- * (core/cutoff.c; docs/ftco.md, "A slow or stopped process", rule 7). */
+ * (core/cutoff.c; docs/ftco.md, "A slow or stopped process", rule 8). */
 static void exclude(ftco_op_t *o, uint32_t x, uint64_t wait_ns)
 {
     ftc_context_t *ctx = o->base.group->ctx;
@@ -1610,7 +1610,7 @@ bad:
  * included (its DATA is the value; value_eta). A process whose own
  * messages are late times out its live Up this way, but its verdict is
  * refuted by an Up that answered in time (exclude), and it, not Up,
- * gives in (docs/ftco.md, "A slow or stopped process", rule 7). */
+ * gives in (docs/ftco.md, "A slow or stopped process", rule 8). */
 static bool awaits_value(const ftco_op_t *o, uint32_t x)
 {
     return o->ack_timeout > 0 && o->up >= 0 && x == (uint32_t)o->up
@@ -1903,9 +1903,13 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
             t_arm(o, e, ftc_cop_now(&o->base) + f_eta(o, e), T_ETA);
     }
 
-    /* The value from Up is due one tree's f_ETA after our start (the
-     * paper's second f_ETA of an allreduce, "the final result"); past
-     * it, Up is KEEPALIVEd until the value comes (awaits_value). */
+    /* The value from Up is due its f_ETA after our start: in an
+     * allreduce one tree's, up and down (the paper's second f_ETA of an
+     * allreduce, "the final result"), in a bcast a hop per level above
+     * us, as a child's DATA is due a hop per level below it (eta_units),
+     * 2 more for slack. Past it, Up is KEEPALIVEd until the value comes
+     * (awaits_value). (The walk to the root: only with the timeouts on,
+     * and depth hops.) */
     if (o->ack_timeout > 0 && o->up >= 0 && coll != FTC_COLL_REDUCE) {
         uint64_t units = coll == FTC_COLL_BCAST
                              ? 2 + (uint64_t)depth_of(o, o->me)
