@@ -18,12 +18,14 @@
  * its exclusion; so does a slow process that answered late, within half
  * a probe timeout of the notice.
  *
- * One entry per peer that ever probed us: the peers that wait on us, a
- * handful in a tree, never a per-world array. An entry outlives its
- * peer's failure: a process that declared the deaf one failed itself
- * (its probes went unanswered) and then holds most of the group failed
- * (the deaf one's suspicions reach it second-hand) would otherwise take
- * the deaf one's notice as "mutual suspicion" says, and leave.
+ * One entry per peer that ever probed us or put a family's question to
+ * us (below), or sent us anything once we held it failed: the peers that
+ * wait on us, a handful in a tree, never a per-world array. An entry
+ * outlives its peer's failure: a process that declared the deaf one
+ * failed itself (its probes went unanswered) and then holds most of the
+ * group failed (the deaf one's suspicions reach it second-hand) would
+ * otherwise take the deaf one's notice as "mutual suspicion" says, and
+ * leave.
  *
  * The same picture has a mirror image the rule cannot tell apart on the
  * spot: a process whose own messages are slow (a link, a send queue)
