@@ -52,8 +52,9 @@
  * Failure detection: the core's failure monitor on each process waited on
  * (transport reports, else on-demand keepalive probes), shared by all
  * operations; with ack_timeout_ns, also the paper's per-message timeouts
- * (f_timeout, f_ETA: a late DATA or ACK earns a KEEPALIVE, an unanswered
- * KEEPALIVE excludes the peer). Contributions are counted exactly once
+ * (f_timeout, f_ETA: a late DATA, ACK or value earns a KEEPALIVE, an
+ * unanswered KEEPALIVE excludes the peer, which refutes the verdict if it
+ * answered in time: exclude). Contributions are counted exactly once
  * whatever the operator (partials.h).
  *
  * Ranks here are logical (the root is 0); state is kept only for the
