@@ -2,7 +2,8 @@
 """SIGKILL to delivery on two builds, interleaved job by job.
 
   python3 bench/failures_ab.py --a ../main/build --b build [--repeat 10]
-      [--backends libfabric:tcp,libfabric:shm]
+      [--backends libfabric:tcp,libfabric:shm] [--a-env VAR=VALUE]...
+      [--b-env VAR=VALUE]...
 
 The SIGKILL rows of measure_backends.py --only failures (n = 8, corrected
 f = 1; leaf 7 killed as iteration 300 starts, root 0 inside it; the core's
@@ -12,6 +13,10 @@ machine whose load drifts weighs on both alike. It prints every job, then
 per row and per backend the median [min-max] of the last survivor's
 delivery and of the first backend report, in ms from the kill. A
 benchmark, not a test: quote the load it prints.
+
+--a-env and --b-env add variables to one side's jobs (repeat them for
+several), so that A and B can be one build under two settings, e.g.
+--a-env GLIBC_TUNABLES=glibc.malloc.hugetlb=0 --b build --a build.
 """
 import argparse
 import os
@@ -41,14 +46,27 @@ def main():
     ap.add_argument("--b", required=True, help="build directory B")
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--backends", default="libfabric:tcp,libfabric:shm")
+    ap.add_argument("--a-env", action="append", default=[],
+                    metavar="VAR=VALUE", help="set in A's jobs (repeatable)")
+    ap.add_argument("--b-env", action="append", default=[],
+                    metavar="VAR=VALUE", help="set in B's jobs (repeatable)")
     args = ap.parse_args()
+    side_env = {}
+    for who, pairs in (("A", args.a_env), ("B", args.b_env)):
+        side_env[who] = {}
+        for pair in pairs:
+            var, eq, val = pair.partition("=")
+            if not eq or not var:
+                ap.error("--%s-env wants VAR=VALUE, not %r" % (who.lower(), pair))
+            side_env[who][var] = val
     names = args.backends.split(",")
     for name in names:
         if name not in mb.TRANSPORTS:
             ap.error("unknown backend %s" % name)
     builds = {"A": os.path.abspath(args.a), "B": os.path.abspath(args.b)}
-    print("# failures_ab: A %s, B %s, %d cores, load %s, repeat %d" % (
-        builds["A"], builds["B"], os.cpu_count(),
+    print("# failures_ab: A %s %s, B %s %s, %d cores, load %s, repeat %d" % (
+        builds["A"], " ".join(args.a_env), builds["B"], " ".join(args.b_env),
+        os.cpu_count(),
         " ".join("%.2f" % x for x in os.getloadavg()), args.repeat))
     res = {}
     for rnd in range(args.repeat):
@@ -60,6 +78,7 @@ def main():
                     for who in order:
                         e = dict(env)
                         e.update(kenv)
+                        e.update(side_env[who])
                         _, s, ev, p = mb.run(
                             builds[who], backend, e, 8,
                             ["-f", 1, "--iters", 400, "--warmup", 0,

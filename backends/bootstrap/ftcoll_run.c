@@ -47,7 +47,10 @@
  * A rank that exits early leaves dead.<rank> in the rendezvous directory,
  * so ranks still waiting there fail at once instead of at their timeout.
  * What a rank killed mid-run leaves in /dev/shm is removed when it is
- * reaped (shm_leftovers.h).
+ * reaped (shm_leftovers.h). Ranks of the libfabric backend over tcp (or
+ * of no backend named, with a tcp provider named) get
+ * glibc.malloc.hugetlb=1 added to GLIBC_TUNABLES unless it names that
+ * tunable already (rank_hugepages.h).
  */
 #define _GNU_SOURCE /* pipe2, sigabbrev_np, prctl: a Linux launcher */
 #include <dirent.h>
@@ -70,6 +73,7 @@
 
 #include "cli.h"
 #include "line_relay.h"
+#include "rank_hugepages.h"
 #include "shm_leftovers.h"
 
 #define RELEASE_GRACE_S 5.0     /* resumed ranks get this long to exit */
@@ -453,6 +457,27 @@ static int random_key_hex(char out[33])
     return 0;
 }
 
+/* Ranks that run rxm over tcp start with malloc asking for huge pages,
+ * so that the exit of a killed one, which its peers wait for, frees rxm's
+ * pools quickly (rank_hugepages.h). Set here, once, for the ranks to
+ * inherit; a GLIBC_TUNABLES that names the tunable is left alone. */
+static void give_ranks_hugepages(const options_t *o)
+{
+    const char *provider = getenv("FTCOLL_OFI_PROVIDER");
+    if (provider == NULL || *provider == '\0')
+        provider = getenv("FI_PROVIDER");
+    char value[4096];
+    int rc = ftc_run_hugepage_tunables(o->backend, provider,
+                                       getenv("GLIBC_TUNABLES"), value,
+                                       sizeof(value));
+    if (rc > 0)
+        setenv("GLIBC_TUNABLES", value, 1);
+    else if (rc < 0)
+        fputs("ftcoll-run: GLIBC_TUNABLES too long to add "
+              FTC_RUN_HUGETLB_TUNABLE "=1; ranks keep it as it is\n",
+              stderr);
+}
+
 /* The child side of a fork: never returns. */
 static void exec_rank(const options_t *o, const char *path, uint32_t r,
                       const char *dir, uint64_t token, const char *key_hex,
@@ -615,6 +640,7 @@ int main(int argc, char **argv)
                 rc == 127 ? "command not found" : "permission denied");
         return rc;
     }
+    give_ranks_hugepages(&o);
 
     char dir[4096];
     bool own_dir = o.rendezvous == NULL;

@@ -214,7 +214,9 @@ static struct fi_info *base_hints(const char *provider, const char *domain,
  * segmentation protocol, 3.5-4.7 times slower for 4-16 KiB payloads over
  * tcp, and the end-to-end gain was lost in scheduling noise under load
  * (docs/libfabric.md, "A killed rank's exit, and rxm's pools"). A job
- * that wants the faster exit sets the variable itself. */
+ * that wants the faster exit sets the variable itself. ftcoll-run makes
+ * the pools cheap to free instead: huge pages through glibc's malloc
+ * (backends/bootstrap/rank_hugepages.h), which costs messages nothing. */
 
 static bool g_rxm_env_set;   /* we set FI_OFI_RXM_MSG_RX_SIZE */
 

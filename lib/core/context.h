@@ -54,7 +54,11 @@ typedef struct ftc_watch {
 /* When this process last answered a peer's probe (core/cutoff.c). */
 typedef struct ftc_probe_answer {
     uint32_t peer;          /* world rank */
-    uint64_t at;            /* transport time of the answer */
+    uint64_t at;            /* transport time of the answer (UINT64_MAX:
+                               none yet) */
+    uint64_t asked_at;      /* when we last answered a family's question
+                               of the peer (ftc_cutoff_note_asked;
+                               UINT64_MAX: none yet) */
     bool refuted;           /* we refuted its verdict and declared it
                                failed (core/cutoff.c) */
 } ftc_probe_answer_t;

@@ -18,12 +18,14 @@
  * its exclusion; so does a slow process that answered late, within half
  * a probe timeout of the notice.
  *
- * One entry per peer that ever probed us: the peers that wait on us, a
- * handful in a tree, never a per-world array. An entry outlives its
- * peer's failure: a process that declared the deaf one failed itself
- * (its probes went unanswered) and then holds most of the group failed
- * (the deaf one's suspicions reach it second-hand) would otherwise take
- * the deaf one's notice as "mutual suspicion" says, and leave.
+ * One entry per peer that ever probed us or put a family's question to
+ * us (below), or sent us anything once we held it failed: the peers that
+ * wait on us, a handful in a tree, never a per-world array. An entry
+ * outlives its peer's failure: a process that declared the deaf one
+ * failed itself (its probes went unanswered) and then holds most of the
+ * group failed (the deaf one's suspicions reach it second-hand) would
+ * otherwise take the deaf one's notice as "mutual suspicion" says, and
+ * leave.
  *
  * The same picture has a mirror image the rule cannot tell apart on the
  * spot: a process whose own messages are slow (a link, a send queue)
@@ -46,6 +48,20 @@
  * hears nobody, or nobody hears it in time), so a probe of ours answered
  * within its first wait, after every failure we declared, says that a
  * peer we hold live hears us and is heard; then we stay.
+ *
+ * A family's own timeouts reach verdicts of the same kind (ftco's
+ * per-message timeouts: a KEEPALIVE unanswered past f_timeout), and a
+ * process whose messages are late reaches them about its healthy
+ * neighbours as it reaches the monitor's, only sooner. So they are
+ * refuted the same way (docs/ftco.md, "A slow or stopped process", rule
+ * 8): the family notes when this process answered the peer's question
+ * (ftc_cutoff_note_asked), the verdict says how long its sender waited
+ * (FTC_EXCLUDED_ASK_EXPIRED, the wait in the header's word), and a
+ * verdict that arrives at least half that wait after our answer says
+ * the sender did not hear it in time. A stalled process reads the
+ * question and the verdict in the same pass and accepts, as above; one
+ * whose messages are late refutes, and the judge's "heard you" to its
+ * late answer overturns that, as above.
  */
 #include <stdlib.h>
 
@@ -59,7 +75,9 @@ static ftc_probe_answer_t *answer_find(const ftc_context_t *ctx, uint32_t peer)
     return NULL;
 }
 
-void ftc_cutoff_note_answer(ftc_context_t *ctx, uint32_t peer, uint64_t now)
+/* peer's entry, made when it has none; NULL without memory (degrade:
+ * that peer's exclusion is accepted). */
+static ftc_probe_answer_t *answer_entry(ftc_context_t *ctx, uint32_t peer)
 {
     ftc_probe_answer_t *a = answer_find(ctx, peer);
     if (a == NULL) {
@@ -67,15 +85,31 @@ void ftc_cutoff_note_answer(ftc_context_t *ctx, uint32_t peer, uint64_t now)
             uint32_t cap = ctx->capanswers ? ctx->capanswers * 2 : 8;
             ftc_probe_answer_t *t = realloc(ctx->answers, sizeof(*t) * cap);
             if (t == NULL)
-                return; /* degrade: that peer's exclusion is accepted */
+                return NULL;
             ctx->answers = t;
             ctx->capanswers = cap;
         }
         a = &ctx->answers[ctx->nanswers++];
         a->peer = peer;
+        a->at = UINT64_MAX;
+        a->asked_at = UINT64_MAX;
         a->refuted = false;
     }
-    a->at = now;
+    return a;
+}
+
+void ftc_cutoff_note_answer(ftc_context_t *ctx, uint32_t peer, uint64_t now)
+{
+    ftc_probe_answer_t *a = answer_entry(ctx, peer);
+    if (a != NULL)
+        a->at = now;
+}
+
+void ftc_cutoff_note_asked(ftc_context_t *ctx, uint32_t peer, uint64_t now)
+{
+    ftc_probe_answer_t *a = answer_entry(ctx, peer);
+    if (a != NULL)
+        a->asked_at = now;
 }
 
 bool ftc_cutoff_refutes(const ftc_context_t *ctx, uint32_t peer, uint64_t now)
@@ -83,6 +117,20 @@ bool ftc_cutoff_refutes(const ftc_context_t *ctx, uint32_t peer, uint64_t now)
     const ftc_probe_answer_t *a = answer_find(ctx, peer);
     return a != NULL && now >= a->at
            && now - a->at >= ctx->cfg.probe_timeout_ns / 2;
+}
+
+bool ftc_cutoff_refutes_notice(const ftc_context_t *ctx,
+                               const ftc_wire_header_t *hdr, uint64_t now)
+{
+    if (hdr->kind != FTC_MSG_EXCLUDED)
+        return false;
+    if (hdr->aux == FTC_EXCLUDED_PROBE_EXPIRED)
+        return ftc_cutoff_refutes(ctx, hdr->sender, now);
+    if (hdr->aux != FTC_EXCLUDED_ASK_EXPIRED)
+        return false;
+    const ftc_probe_answer_t *a = answer_find(ctx, hdr->sender);
+    uint64_t wait_ns = (uint64_t)hdr->word * 1000;
+    return a != NULL && now >= a->asked_at && now - a->asked_at >= wait_ns / 2;
 }
 
 void ftc_cutoff_note_refuted(ftc_context_t *ctx, uint32_t peer)

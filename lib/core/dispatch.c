@@ -300,9 +300,7 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
         if (hdr.kind == FTC_MSG_EXCLUDED
             && (uint64_t)ctx->nfailed_observed * 2 > (uint64_t)ctx->size - 1
             && !ftc_cutoff_answered_since(ctx)
-            && !(hdr.aux == FTC_EXCLUDED_PROBE_EXPIRED
-                 && ftc_cutoff_refutes(ctx, hdr.sender,
-                                       ctx->ops.now(ctx->tp)))) {
+            && !ftc_cutoff_refutes_notice(ctx, &hdr, ctx->ops.now(ctx->tp))) {
             ftc_ctx_become_excluded(ctx);
             ftc_ctx_settle(ctx);
             return FTC_OK;
@@ -322,22 +320,23 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
          * stopped process that timed out a healthy one first and then
          * gets its verdict, the counts of failures observed even, stayed
          * live with a result that left the healthy one out. */
-        if (hdr.kind == FTC_MSG_EXCLUDED && hdr.aux == FTC_EXCLUDED_PROBE_EXPIRED
-            && ftc_cutoff_refutes(ctx, hdr.sender, ctx->ops.now(ctx->tp)))
+        if (ftc_cutoff_refutes_notice(ctx, &hdr, ctx->ops.now(ctx->tp)))
             ftc_cutoff_note_refuted(ctx, hdr.sender);
         ctx->counters.dropped_stale++;
         if (hdr.kind != FTC_MSG_EXCLUDED) {
             /* tell it again: we heard it. To its probe this is our
-             * answer, as a PROBE_ACK would be (handle_control). */
+             * answer, as a PROBE_ACK would be (handle_control), and to
+             * a family's question (ftco's KEEPALIVE) as its own answer
+             * would be: any message, since this one may be it. */
             if (hdr.kind == FTC_MSG_PROBE)
                 ftc_cutoff_note_answer(ctx, hdr.sender, ctx->ops.now(ctx->tp));
+            ftc_cutoff_note_asked(ctx, hdr.sender, ctx->ops.now(ctx->tp));
             (void)ftc_ctx_send_control_ex(ctx, hdr.sender, FTC_MSG_EXCLUDED,
                                           NULL, 0, 0, FTC_EXCLUDED_HEARD_YOU);
         }
         return FTC_ESTALE;
     }
-    if (hdr.kind == FTC_MSG_EXCLUDED && hdr.aux == FTC_EXCLUDED_PROBE_EXPIRED
-        && ftc_cutoff_refutes(ctx, hdr.sender, ctx->ops.now(ctx->tp))) {
+    if (ftc_cutoff_refutes_notice(ctx, &hdr, ctx->ops.now(ctx->tp))) {
         /* We answered the sender's probe, while running, well before its
          * verdict: it is the one that does not hear (cut off from the
          * group), and must not evict us. Suspicion is final both ways. */

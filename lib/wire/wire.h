@@ -86,12 +86,18 @@ typedef enum ftc_msg_kind {
  * FTC_EXCLUDED_HEARD_YOU is the answer to a message that reached a process
  * which had excluded its sender: it proves the sender is heard, so a
  * receiver that refuted the sender's probe verdict (taking it for a
- * process that hears nobody) learns that it was wrong, and leaves. */
+ * process that hears nobody) learns that it was wrong, and leaves.
+ * FTC_EXCLUDED_ASK_EXPIRED is a family's own verdict of the same kind (a
+ * question the sender put to us, ftco's KEEPALIVE, unanswered past the
+ * sender's wait, which the header's word carries in microseconds): a
+ * receiver that answered that question refutes it as it refutes an
+ * expired probe (core/cutoff.c). */
 enum {
     FTC_EXCLUDED_TOLD_AGAIN = 0,
     FTC_EXCLUDED_PROBE_EXPIRED = 1,
     FTC_EXCLUDED_OVER_BUDGET = 2,
-    FTC_EXCLUDED_HEARD_YOU = 3
+    FTC_EXCLUDED_HEARD_YOU = 3,
+    FTC_EXCLUDED_ASK_EXPIRED = 4
 };
 
 enum {

@@ -16,12 +16,18 @@
  *
  * Options: --suspect-ms, --probe-ms (the core's keepalive), --linger-ms,
  * --report-listen (once set up, print where this rank listens, as
- * `ss -ltnupH` shows its sockets).
+ * `ss -ltnupH` shows its sockets), --report-memory (at the end, print the
+ * GLIBC_TUNABLES this rank was started with and how much of its
+ * anonymous memory is in transparent huge pages, from
+ * /proc/self/smaps_rollup: rxm's pools, backends/bootstrap/rank_hugepages.h).
  *
  * Every output line starts with "@<rank> " so that the driver can read it
  * with or without ftcoll-run's "[rank] " prefix. Lines the driver reads:
  *   @r INFO pid=<pid> <backend description>
  *   @r LISTEN n=<k> addrs=<a,b,..>  (--report-listen)
+ *   @r MEMORY tunables=<GLIBC_TUNABLES|-> thp=<always|madvise|never|->
+ *        malloc=<glibc|sanitizer> anon_kb=<k> anon_huge_kb=<k>
+ *                                    (--report-memory, one line)
  *   @r FAIL <what>                  a self-check failed
  *   @r KILL t=<ns>                  the victim, just before
  *   @r RES op=<k> status=<name> value=<v> failed=<a,b,..> t=<ns>
@@ -53,6 +59,7 @@ typedef struct opts {
     const char *mode;
     uint32_t victim;
     bool report_listen;
+    bool report_memory;
     int suspect_ms, probe_ms, linger_ms;
 } opts_t;
 
@@ -63,6 +70,7 @@ typedef struct job {
     ftc_context_t *ctx;
     ftc_group_t *grp;
     int ok, fail;
+    uint64_t create_ns;         /* ftc_ofi_create: fi_enable, rxm's rx pool */
 } job_t;
 
 typedef struct op_state {
@@ -182,7 +190,9 @@ static int setup(job_t *j, const opts_t *o)
         fprintf(stderr, "%s\n", err);
         return FTC_EINVAL;
     }
+    uint64_t t_create = now_ns();
     rc = ftc_ofi_create(&oc, &j->z);
+    j->create_ns = now_ns() - t_create;
     if (rc != FTC_OK) {
         fprintf(stderr, "rank %u: ftc_ofi_create: %s\n", j->rank,
                 ftc_strerror(rc));
@@ -607,6 +617,67 @@ static void mode_oversize(job_t *j)
     linger(j, 200);
 }
 
+/* --- Memory --------------------------------------------------------------- */
+
+/* A sanitizer's allocator replaces glibc's malloc, and with it the
+ * tunables: the report says so, for the driver to know what to expect. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MALLOC_KIND "sanitizer"
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MALLOC_KIND "sanitizer"
+#endif
+#endif
+#ifndef MALLOC_KIND
+#define MALLOC_KIND "glibc"
+#endif
+
+/* The bracketed word of transparent_hugepage/enabled, or "-". */
+static void thp_mode(char *out, size_t len)
+{
+    snprintf(out, len, "-");
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f == NULL)
+        return;
+    char line[128];
+    if (fgets(line, sizeof(line), f) != NULL) {
+        char *a = strchr(line, '['), *b = a != NULL ? strchr(a, ']') : NULL;
+        if (b != NULL) {
+            *b = '\0';
+            snprintf(out, len, "%s", a + 1);
+        }
+    }
+    fclose(f);
+}
+
+/* A "Name:   <k> kB" line of /proc/self/smaps_rollup, or -1. */
+static long rollup_kb(const char *name)
+{
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    if (f == NULL)
+        return -1;
+    char line[256];
+    long kb = -1;
+    size_t n = strlen(name);
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (strncmp(line, name, n) == 0 && line[n] == ':') {
+            kb = strtol(line + n + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return kb;
+}
+
+static void report_memory(void)
+{
+    const char *t = getenv("GLIBC_TUNABLES");
+    char thp[32];
+    thp_mode(thp, sizeof(thp));
+    out("MEMORY tunables=%s thp=%s malloc=%s anon_kb=%ld anon_huge_kb=%ld",
+        t != NULL && *t != '\0' ? t : "-", thp, MALLOC_KIND,
+        rollup_kb("Anonymous"), rollup_kb("AnonHugePages"));
+}
+
 /* --- main ---------------------------------------------------------------- */
 
 static int parse(int argc, char **argv, opts_t *o)
@@ -621,6 +692,10 @@ static int parse(int argc, char **argv, opts_t *o)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--report-listen") == 0) {
             o->report_listen = true;
+            continue;
+        }
+        if (strcmp(a, "--report-memory") == 0) {
+            o->report_memory = true;
             continue;
         }
         if (v == NULL)
@@ -649,7 +724,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s --mode coll|kill|oversize "
                         "[--victim R] "
                         "[--suspect-ms N] [--probe-ms N] [--linger-ms N] "
-                        "[--report-listen]\n",
+                        "[--report-listen] [--report-memory]\n",
                 argv[0]);
         return 2;
     }
@@ -667,17 +742,21 @@ int main(int argc, char **argv)
         mode_oversize(&j);
     else
         check(&j, false, "unknown mode %s", o.mode);
+    if (o.report_memory)
+        report_memory();
     ftc_ofi_stats_t st;
     ftc_ofi_stats(j.z, &st);
     out("STATS sent=%" PRIu64 " recv=%" PRIu64 " inject=%" PRIu64
         " copied=%" PRIu64 " zcopy=%" PRIu64 " queued=%" PRIu64
         " eagain=%" PRIu64 " cq_errors=%" PRIu64 " reported=%" PRIu64
         " rejected=%" PRIu64 " reordered=%" PRIu64 " bad_header=%" PRIu64
-        " unknown_src=%" PRIu64 " maxq=%" PRIu64,
+        " unknown_src=%" PRIu64 " maxq=%" PRIu64 " create_ns=%" PRIu64
+        " connect_ns=%" PRIu64,
         st.msgs_sent, st.msgs_received, st.msgs_injected, st.msgs_copied,
         st.msgs_zcopy, st.msgs_queued, st.eagain, st.cq_errors,
         st.peers_failed, st.msgs_rejected, st.msgs_reordered,
-        st.msgs_bad_header, st.msgs_unknown_src, st.max_queue_depth);
+        st.msgs_bad_header, st.msgs_unknown_src, st.max_queue_depth,
+        j.create_ns, st.connect_ns);
     out("DONE ok=%d fail=%d", j.ok, j.fail);
     int rc = j.fail == 0 ? 0 : 1;
     teardown(&j);

@@ -86,6 +86,9 @@ typedef struct rank_out {
     bool known, knows_failed;   /* KNOWN line, and what it said */
     int listen_n;               /* LISTEN: -2 none seen, -1 ss failed */
     char listen[512];
+    bool memory;                /* a MEMORY line, and what it said */
+    char tunables[256], thp[16], malloc_kind[16];
+    long anon_huge_kb;
 } rank_out_t;
 
 typedef struct result {
@@ -389,6 +392,12 @@ static void parse(const job_t *j, result_t *res)
             field(rest, "n", n, sizeof(n));
             o->listen_n = atoi(n);
             field(rest, "addrs", o->listen, sizeof(o->listen));
+        } else if (strncmp(kw, "MEMORY ", 7) == 0) {
+            o->memory = true;
+            field(rest, "tunables", o->tunables, sizeof(o->tunables));
+            field(rest, "thp", o->thp, sizeof(o->thp));
+            field(rest, "malloc", o->malloc_kind, sizeof(o->malloc_kind));
+            o->anon_huge_kb = (long)field_u64(rest, "anon_huge_kb");
         } else if (strncmp(kw, "INFO ", 5) == 0) {
             o->info = true;
             o->pid = (int)field_u64(rest, "pid");
@@ -661,6 +670,51 @@ static void check_listen(const char *prov)
               "%s (rank 0: %s) (%.1f s)%s%s",
               prov, shm ? "no IP socket" : "loopback only", res.r[0].listen,
               res.seconds, res.fails[0] ? "; " : "", res.fails);
+    if (!ok)
+        dump(&res);
+    free(res.text);
+}
+
+/* The launcher starts ranks of rxm over tcp with malloc asking for huge
+ * pages, so that a killed rank's exit frees rxm's pools quickly and its
+ * local peers hear of it sooner (backends/bootstrap/rank_hugepages.h):
+ * every rank has glibc.malloc.hugetlb=1 in GLIBC_TUNABLES and, where
+ * glibc's malloc serves it and transparent huge pages are not off, at
+ * least MIN_HUGE_KB of its anonymous memory in huge pages: more than
+ * anything of a rank but rxm's two pools (~17 MB each, 2 MiB-aligned
+ * parts of them huge) could make. A GLIBC_TUNABLES that names the
+ * tunable is the user's and is passed on as it is; other providers get
+ * nothing. Launcher jobs only: forked ranks bypass it. */
+#define MIN_HUGE_KB 8192
+static void check_hugepages(const char *prov, const char *tunables,
+                            const char *want)
+{
+    char env[300];
+    snprintf(env, sizeof(env), "GLIBC_TUNABLES=%s", tunables);
+    job_t j = {.prov = prov, .n = 2, .victim = -1, .timeout_s = 60,
+               .env = {env}, .args = {"--mode", "coll", "--report-memory"}};
+    result_t res;
+    run(&j, &res);
+    bool ok = res.status == 0 && all_done(&j, &res, false);
+    bool huge = strcmp(want, "glibc.malloc.hugetlb=1") == 0;
+    bool sized = false;
+    for (uint32_t r = 0; r < j.n; r++) {
+        const rank_out_t *o = &res.r[r];
+        ok = ok && o->memory && strcmp(o->tunables, want) == 0;
+        if (huge && strcmp(o->malloc_kind, "glibc") == 0
+            && strcmp(o->thp, "never") != 0 && strcmp(o->thp, "-") != 0) {
+            sized = true;
+            ok = ok && o->anon_huge_kb >= MIN_HUGE_KB;
+        }
+    }
+    CHECK_MSG(ok,
+              "%-12s n=2 launched with GLIBC_TUNABLES='%s': ranks start with "
+              "'%s' (rank 0: '%s', thp %s, malloc %s, %ld kB in huge "
+              "pages%s) (%.1f s)%s%s",
+              prov, tunables, want, res.r[0].tunables, res.r[0].thp,
+              res.r[0].malloc_kind, res.r[0].anon_huge_kb,
+              sized ? "" : ", not checked", res.seconds,
+              res.fails[0] ? "; " : "", res.fails);
     if (!ok)
         dump(&res);
     free(res.text);
@@ -1330,6 +1384,18 @@ int main(int argc, char **argv)
     /* A single-host job with no address given binds loopback. */
     for (int p = 0; p < nprov; p++)
         check_listen(provs[p]);
+
+    /* The launcher's huge pages for rxm's pools over tcp, the user's own
+     * choice kept, and nothing for shm. */
+    for (int p = 0; p < nprov && g_launcher != NULL; p++) {
+        if (strcmp(provs[p], "tcp;ofi_rxm") == 0) {
+            check_hugepages(provs[p], "", "glibc.malloc.hugetlb=1");
+            check_hugepages(provs[p], "glibc.malloc.hugetlb=0",
+                            "glibc.malloc.hugetlb=0");
+        } else if (strcmp(provs[p], "shm") == 0) {
+            check_hugepages(provs[p], "", "-");
+        }
+    }
 
     /* The backend alone: a burst of every message size, in order. */
     for (int p = 0; p < nprov && g_pp_path != NULL; p++) {

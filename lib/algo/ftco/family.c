@@ -7,6 +7,7 @@
 
 #include "algo/ftco/ftco.h"
 #include "algo/ftco/kinds.h"
+#include "core/cutoff.h"
 #include "core/segment.h"
 
 static const ftc_ftco_params_t defaults = {
@@ -55,6 +56,10 @@ static void answer_early(ftc_context_t *ctx, const ftc_wire_header_t *hdr)
     if (hdr->kind != FTCO_MSG_UP && hdr->kind != FTCO_MSG_DOWN
         && hdr->kind != FTCO_MSG_KEEPALIVE)
         return;
+    /* (Answered, as a started operation's on_keepalive is: exclude in
+     * ftco.c says why it is noted.) */
+    if (hdr->kind == FTCO_MSG_KEEPALIVE)
+        ftc_cutoff_note_asked(ctx, hdr->sender, ctx->ops.now(ctx->tp));
     ftc_wire_header_t ack = *hdr;
     ack.kind = FTCO_MSG_ACK;
     ack.flags = 0;

@@ -52,8 +52,9 @@
  * Failure detection: the core's failure monitor on each process waited on
  * (transport reports, else on-demand keepalive probes), shared by all
  * operations; with ack_timeout_ns, also the paper's per-message timeouts
- * (f_timeout, f_ETA: a late DATA or ACK earns a KEEPALIVE, an unanswered
- * KEEPALIVE excludes the peer). Contributions are counted exactly once
+ * (f_timeout, f_ETA: a late DATA, ACK or value earns a KEEPALIVE, an
+ * unanswered KEEPALIVE excludes the peer, which refutes the verdict if it
+ * answered in time: exclude). Contributions are counted exactly once
  * whatever the operator (partials.h).
  *
  * Ranks here are logical (the root is 0); state is kept only for the
@@ -66,6 +67,7 @@
 #include "algo/algo.h"
 #include "core/context.h"
 #include "core/copy.h"
+#include "core/cutoff.h"
 #include "algo/ftco/exchange.h"
 #include "algo/ftco/gather_roots.h"
 #include "algo/ftco/ftco.h"
@@ -139,8 +141,8 @@ typedef struct ftco_op {
      * deadline and what it is for. */
     uint64_t ack_timeout;
     bool last_left;         /* the last send_msg has left already */
-    uint64_t value_eta;     /* when the value from Up is due (f_ETA of
-                               the result, from our start) */
+    uint64_t value_eta;     /* when the value from Up is due (its f_ETA,
+                               from our start) */
 } ftco_op_t;
 
 enum {
@@ -553,12 +555,19 @@ static void ftco_on_sent(ftc_cop_t *op, uint32_t grank)
               (uint8_t)(o->peers.at[e].tstate & ~T_PENDING));
 }
 
-/* Suspicion is final, as the monitor's: the peer, if only slow, learns
- * it was excluded (core/monitor.c does the same). */
-static void exclude(ftco_op_t *o, uint32_t x)
+/* Our KEEPALIVE to x went unanswered for wait_ns. Suspicion is final,
+ * as the monitor's: the peer, if only slow, learns it was excluded
+ * (core/monitor.c does the same). The notice says how long we waited, so
+ * that a live x that answered our KEEPALIVE in time refutes it as it
+ * refutes an expired probe: it is our own messages that were late
+ * (core/cutoff.c; docs/ftco.md, "A slow or stopped process", rule 8). */
+static void exclude(ftco_op_t *o, uint32_t x, uint64_t wait_ns)
 {
     ftc_context_t *ctx = o->base.group->ctx;
-    (void)ftc_ctx_send_control(ctx, world(o, x), FTC_MSG_EXCLUDED, NULL, 0);
+    uint64_t us = (wait_ns + 999) / 1000;
+    (void)ftc_ctx_send_control_ex(ctx, world(o, x), FTC_MSG_EXCLUDED, NULL,
+                                  us > UINT32_MAX ? UINT32_MAX : (uint32_t)us,
+                                  0, FTC_EXCLUDED_ASK_EXPIRED);
     ftc_ctx_declare_observed_failed(ctx, world(o, x));
 }
 
@@ -1653,6 +1662,10 @@ static void ftco_dispatch(ftco_op_t *o, const ftc_wire_header_t *hdr,
         if ((hdr->flags & FTCO_WF_GATHER)
             && ftco_gather_roots_count(payload, len, o->m) < 0)
             break;
+        /* Answered now, whatever it asks (on_keepalive): a verdict of
+         * s's timeout that arrives well after this was s's lateness,
+         * not ours (exclude). */
+        ftc_cutoff_note_asked(op->group->ctx, world(o, s), ftc_cop_now(op));
         on_keepalive(o, s, hdr->flags);
         if (hdr->flags & FTCO_WF_GATHER)
             learn_gather_roots(o, s, payload, len);
@@ -1669,23 +1682,18 @@ bad:
     op->group->ctx->counters.dropped_badmsg++;
 }
 
-/* Whether x is our Up and we still wait for the value from it, in an
- * allreduce: with per-message timeouts Up is KEEPALIVEd until the value
+/* Whether x is our Up and we still wait for the value from it (bcast,
+ * allreduce): with per-message timeouts Up is KEEPALIVEd until the value
  * arrives, as the paper's Algorithm 4 KEEPALIVEs every neighbour that
  * has not sent its DATA (x not in Arrived) once its f_ETA passed, Up
- * included (its DATA is the result). Not in a bcast: there the monitor
- * judges the wait for the value, as it judges a bcast gather's targets
- * (gather_target), because a process whose own messages are late timed
- * out its live Up, then the next one, became the replacement root and
- * delivered FTC_EROOT_FAILED where the others had the value
- * (test_ftco_properties --slow each --ack-timeout-ns 20000 --colls bcast:
- * n = 4, 3-ary, root crashed after one send, rank 3 slow); and
- * KEEPALIVEs that exclude nobody would go to a dead Up once per
- * f_timeout until the monitor's verdict, tens of thousands of them. */
+ * included (its DATA is the value; value_eta). A process whose own
+ * messages are late times out its live Up this way, but its verdict is
+ * refuted by an Up that answered in time (exclude), and it, not Up,
+ * gives in (docs/ftco.md, "A slow or stopped process", rule 8). */
 static bool awaits_value(const ftco_op_t *o, uint32_t x)
 {
     return o->ack_timeout > 0 && o->up >= 0 && x == (uint32_t)o->up
-           && o->base.coll == FTC_COLL_ALLREDUCE && !o->base.delivered
+           && o->base.coll != FTC_COLL_REDUCE && !o->base.delivered
            && !o->done;
 }
 
@@ -1696,30 +1704,6 @@ static bool owes(const ftco_op_t *o, uint32_t x, uint8_t flag)
     if ((flag & (F_WAIT | F_DACK)) || xchg_waits(o, x) || awaits_value(o, x))
         return true;
     return o->up >= 0 && x == (uint32_t)o->up && o->up_sent && !o->up_acked;
-}
-
-/* Whether a peer with these flags is a target of our bcast gather, as
- * the replacement of a failed root: we wait for its answer. Our own
- * per-message timeout does not exclude it; the core's monitor, which
- * watches it all the same (needs_watch), does. A gather that hears
- * nobody ends a bcast with FTC_EROOT_FAILED at every live process, and
- * silence proves nothing when it is our own messages that are late (a
- * process whose sends are slow becomes the replacement when the root and
- * the processes before it in the succession crash): its KEEPALIVEs
- * arrive after f_timeout, and its verdicts, unrefutable, evicted the
- * healthy processes that held the value (test_ftco_properties --slow
- * each --ack-timeout-ns 20000 --colls bcast: n = 6, k-nomial 2, ranks 0
- * and 1 crashed, rank 2 slow). The monitor's verdict comes a probe
- * series later and a live target refutes it (core/cutoff.c: it answered
- * the probe long before), declares us failed, and we, having observed
- * most of the group failed, accept its notice (core/dispatch.c). A
- * reduce or allreduce gather keeps the paper's timeouts: its result
- * counts whoever answers, and a stopped target costs f_timeout, not the
- * monitor's series. */
-static bool gather_target(const ftco_op_t *o, uint8_t flags)
-{
-    return o->base.coll == FTC_COLL_BCAST && o->acting_root
-           && (flags & F_WAIT);
 }
 
 static void ftco_on_timer(ftc_cop_t *op)
@@ -1738,11 +1722,9 @@ static void ftco_on_timer(ftc_cop_t *op)
         pe->tstate = T_NONE;
         if ((pe->flag & F_FAILED) || !owes(o, x, pe->flag))
             continue;
-        if (st == T_AWAIT && gather_target(o, pe->flag))
-            continue; /* the monitor judges it (gather_target says why) */
         if (st == T_AWAIT
             && now - pe->deadline <= f_timeout(o, e) / 2) {
-            exclude(o, x);
+            exclude(o, x, f_timeout(o, e));
         } else {
             /* (A deadline long past means we were stalled ourselves, a
              * SIGSTOP or a descheduling: the silence was not observed, so
@@ -2026,12 +2008,18 @@ int ftc_ftco_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
             t_arm(o, e, ftc_cop_now(&o->base) + f_eta(o, e), T_ETA);
     }
 
-    /* The value from Up is due one tree's f_ETA after our start (the
-     * paper's second f_ETA of an allreduce, "the final result"); past
-     * it, Up is KEEPALIVEd until the value comes (awaits_value). */
-    if (o->ack_timeout > 0 && o->up >= 0 && coll == FTC_COLL_ALLREDUCE) {
-        o->value_eta = ftc_cop_now(&o->base)
-                       + o->ack_timeout * (2 + (uint64_t)ftc_bit_length32(n));
+    /* The value from Up is due its f_ETA after our start: in an
+     * allreduce one tree's, up and down (the paper's second f_ETA of an
+     * allreduce, "the final result"), in a bcast a hop per level above
+     * us, as a child's DATA is due a hop per level below it (eta_units),
+     * 2 more for slack. Past it, Up is KEEPALIVEd until the value comes
+     * (awaits_value). (The walk to the root: only with the timeouts on,
+     * and depth hops.) */
+    if (o->ack_timeout > 0 && o->up >= 0 && coll != FTC_COLL_REDUCE) {
+        uint64_t units = coll == FTC_COLL_BCAST
+                             ? 2 + (uint64_t)depth_of(o, o->me)
+                             : 2 + (uint64_t)ftc_bit_length32(n);
+        o->value_eta = ftc_cop_now(&o->base) + o->ack_timeout * units;
         int64_t e = t_entry(o, (uint32_t)o->up);
         if (e >= 0 && o->peers.at[e].tstate == T_NONE)
             t_arm(o, e, o->value_eta, T_ETA);
