@@ -59,8 +59,9 @@ static void stop_down_watch(tree_op_t *t)
 {
     if (t->watching_down_parent) {
         t->watching_down_parent = false;
-        ftc_monitor_release(t->base.group->ctx,
-                            world(t, (uint32_t)t->down_parent));
+        /* Kept for the stream's next operation (core/monitor.h). */
+        ftc_monitor_release_keep(t->base.group->ctx,
+                                 world(t, (uint32_t)t->down_parent));
     }
 }
 
@@ -138,7 +139,7 @@ static void tree_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
                 return;
             t->child_state[i] = 1;
             t->up_pending--;
-            ftc_monitor_release(ctx, ftc_group_world_of(op->group, grank));
+            ftc_monitor_release_keep(ctx, ftc_group_world_of(op->group, grank));
             if (hdr->flags & FTC_TREE_WF_SUBTREE_FAILED)
                 t->failure = true;
             ftc_cop_reduce(op, t->acc, payload);
