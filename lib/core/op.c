@@ -168,6 +168,7 @@ uint32_t ftc_group_signature_miss(ftc_group_t *g, const uint32_t in[7],
     g->sig_memo.kernel = ftc_reduce_kernel((ftc_op_t)in[5], dtype);
     g->sig_memo.nbytes = (size_t)count * ftc_dtype_size(dtype);
     g->sig_memo.valid = true;
+    g->sig_memo.gen++;
     return sig;
 }
 
