@@ -185,14 +185,17 @@ static void tree_on_failed(ftc_cop_t *op, uint32_t grank)
     }
 }
 
-/* Whether p lies in op's own block: a plan node the group's plan had
- * no room for is carved there (algo/plan.c), and a template must not
- * point into space its next run carves again. */
-static bool in_block(const ftc_cop_t *op, const void *p)
+/* Whether p lies in op's own memory: a plan node the group's plan had
+ * no room for is carved there (algo/plan.c), in its block or in a chunk
+ * freed with it, and a template must point at neither (the chunk is
+ * gone, the block carved again). Any chunk at all refuses the template,
+ * so only the block needs looking at. */
+static bool in_op_memory(const ftc_cop_t *op, const void *p)
 {
     const uint8_t *b = (const uint8_t *)op;
-    return p != NULL && (const uint8_t *)p >= b
-           && (const uint8_t *)p < b + op->mem_block;
+    return op->mem_chunks != NULL
+           || (p != NULL && (const uint8_t *)p >= b
+               && (const uint8_t *)p < b + op->mem_block);
 }
 
 static void tree_destroy(ftc_cop_t *op)
@@ -207,8 +210,8 @@ static void tree_destroy(ftc_cop_t *op)
     /* The shape (n, me, trees, parents, the plan's children) is the
      * group's, the signature's and the bcast tree's only: the stream's
      * next like operation starts from it (tree_op_create). */
-    if (t->shaped && !in_block(op, t->up_children)
-        && !in_block(op, t->down_children))
+    if (t->shaped && !in_op_memory(op, t->up_children)
+        && !in_op_memory(op, t->down_children))
         ftc_cop_delete_template(op);
     else
         ftc_cop_delete(op);
