@@ -73,8 +73,11 @@ typedef struct ftc_transport_ops {
     /*
      * Ask the backend to report, through ftc_transport_peer_failed(), any
      * transport-level sign that peer died (connection reset, endpoint error,
-     * CQ error entry). The core calls watch only while an operation waits on
-     * peer, and unwatch when none does; calls are balanced and never nest
+     * CQ error entry). The core calls watch while an operation waits on
+     * peer, and unwatch when none does, or, for a steady stream of like
+     * operations on a group, once the stream changes, pauses for a
+     * suspect timeout or its group goes: a report in between is acted on
+     * (the peer is declared failed). Calls are balanced and never nest
      * for the same peer. Optional (NULL): then only the core's keepalive
      * probes detect failures, after the configured timeouts.
      */

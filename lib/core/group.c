@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/group.h"
+#include "core/monitor.h"
 #include "core/op.h"
 #include "core/pending.h"
 #include "core/send.h"
@@ -58,6 +59,7 @@ void ftc_group_destroy(ftc_group_t *g)
     g->linger_head = g->linger_tail = NULL;
     while (g->ops != NULL)
         ftc_cop_unlink_and_free(g->ops);
+    ftc_monitor_drop_kept(ctx, g->id, g->epoch);
     for (ftc_group_t **pp = &ctx->groups; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == g) {
             *pp = g->next;

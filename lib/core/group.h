@@ -46,6 +46,10 @@ struct ftc_group {
      * of collectives then costs no malloc at all. */
     void *spare_op;
     size_t spare_op_size;
+    /* spare_op holds an operation its family freed as a template
+     * (ftc_cop_delete_template): its shape is the stream's next like
+     * operation's (ftc_cop_template). */
+    bool spare_is_template;
     /* The last operation's signature and what it hashed (ftc_cop_setup):
      * a stream of calls with the same arguments, the common case, pays
      * eight comparisons instead of the hash's eight mixing rounds. */
@@ -59,6 +63,9 @@ struct ftc_group {
          * call (ftc_cop_reduce). */
         ftc_reduce_kernel_fn kernel;
         size_t nbytes;          /* count times in[4]'s size */
+        /* Bumped by every miss: an operation set up under the same
+         * generation had this very signature (ftc_cop_template). */
+        uint32_t gen;
     } sig_memo;
     /* Operations that ended with a usage error, remembered so a peer
      * still waiting in one learns it from a probe instead of hanging. */

@@ -114,6 +114,21 @@ void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
     if (ctx->excluded || ftc_ctx_is_failed(ctx, peer))
         return;
     ftc_watch_t *w = watch_find(ctx, peer);
+    if (w != NULL && w->refs == 0) {
+        /* A kept watch (ftc_monitor_release_keep): the transport still
+         * watches the peer; the keepalive starts again as for a new
+         * watch, from now. */
+        w->refs = 1;
+        w->backoff = 0;
+        w->window = 0;
+        w->series_at = 0;
+        w->deadline = sat_add(ctx->ops.now(ctx->tp),
+                              ctx->cfg.suspect_timeout_ns);
+        w->group_id = op->group->id;
+        w->epoch = op->group->epoch;
+        w->seq = op->seq;
+        return;
+    }
     if (w != NULL) {
         w->refs++;
         /* Name the oldest waiter of the group: a probe asks about it and
@@ -186,6 +201,33 @@ void ftc_monitor_release(ftc_context_t *ctx, uint32_t peer)
         return;
     if (--w->refs == 0)
         watch_remove(ctx, w);
+}
+
+void ftc_monitor_release_keep(ftc_context_t *ctx, uint32_t peer)
+{
+    ftc_watch_t *w = watch_find(ctx, peer);
+    if (w == NULL || --w->refs > 0)
+        return;
+    /* Kept only when the peer answered everything: a watch in a probe
+     * series goes as before (its series belongs to the waiters). */
+    if (w->probing || w->verifying)
+        watch_remove(ctx, w);
+    /* Else kept at refs 0: no probe (nobody waits), and its deadline
+     * (the last word heard plus suspect_timeout_ns) is when it goes, if
+     * no operation has asked for it again by then
+     * (ftc_monitor_expire). */
+}
+
+void ftc_monitor_drop_kept(ftc_context_t *ctx, uint32_t group_id,
+                           uint32_t epoch)
+{
+    for (uint32_t i = 0; i < ctx->nwatches;) {
+        ftc_watch_t *w = &ctx->watches[i];
+        if (w->refs == 0 && w->group_id == group_id && w->epoch == epoch)
+            watch_remove(ctx, w);   /* index i now holds the next one */
+        else
+            i++;
+    }
 }
 
 void ftc_monitor_forget(ftc_context_t *ctx, uint32_t peer)
@@ -274,6 +316,14 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
         ftc_watch_t *w = &ctx->watches[i];
         if (w->deadline > now) {
             i++;
+            continue;
+        }
+        if (w->refs == 0) {
+            /* A kept watch that no operation asked for again within a
+             * suspect timeout of the peer's last word: the stream
+             * paused; nobody waits, so no probe, and the transport
+             * stops watching (index i then holds the next one). */
+            watch_remove(ctx, w);
             continue;
         }
         if (w->probing && now - w->deadline > w->window / 2) {

@@ -13,6 +13,20 @@
 /* An operation starts / stops waiting on world rank peer. */
 void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op);
 void ftc_monitor_release(ftc_context_t *ctx, uint32_t peer);
+/* As release, but the last release of a peer that answered everything
+ * keeps the watch (and the transport's watch) at no reference, for the
+ * group's next operation of a steady stream to take again without
+ * watching anew: a kept watch sends no probe, and the transport's report
+ * of its peer's death is acted on (declared failed) though nobody
+ * waits. It goes when its group's signature changes or the group is
+ * destroyed (ftc_monitor_drop_kept), when its peer is declared failed,
+ * and when no operation took it again within suspect_timeout_ns of the
+ * peer's last word (ftc_monitor_expire). docs/latency.md, "A steady
+ * stream's path". */
+void ftc_monitor_release_keep(ftc_context_t *ctx, uint32_t peer);
+/* Drop the kept watches (no reference) of group (id, epoch). */
+void ftc_monitor_drop_kept(ftc_context_t *ctx, uint32_t group_id,
+                           uint32_t epoch);
 /* Another member's word that peer failed, which this process has not
  * seen itself (an allreduce round entered past that peer as root): probe
  * peer after suspect_timeout_ns unless it is heard from first, and declare

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/monitor.h"
 #include "core/op.h"
 
 
@@ -156,6 +157,10 @@ uint32_t ftc_group_signature_miss(ftc_group_t *g, const uint32_t in[7],
 {
     uint32_t sig = ftc_wire_signature(in[0], in[1], in[2], in[3], in[4],
                                       in[5], count, in[6]);
+    /* The stream changed: the watches its operations kept for the next
+     * like one go (ftc_monitor_release_keep). */
+    if (g->sig_memo.valid)
+        ftc_monitor_drop_kept(g->ctx, g->id, g->epoch);
     memcpy(g->sig_memo.in, in, sizeof(g->sig_memo.in));
     g->sig_memo.count = count;
     g->sig_memo.signature = sig;
@@ -163,6 +168,7 @@ uint32_t ftc_group_signature_miss(ftc_group_t *g, const uint32_t in[7],
     g->sig_memo.kernel = ftc_reduce_kernel((ftc_op_t)in[5], dtype);
     g->sig_memo.nbytes = (size_t)count * ftc_dtype_size(dtype);
     g->sig_memo.valid = true;
+    g->sig_memo.gen++;
     return sig;
 }
 

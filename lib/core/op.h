@@ -14,6 +14,14 @@
 
 #pragma GCC visibility push(hidden)
 
+/* Operation memory is carved in multiples of this (core/op_mem.c). */
+#define FTC_MEM_ALIGN _Alignof(max_align_t)
+
+static inline size_t ftc_mem_round(size_t n)
+{
+    return (n + FTC_MEM_ALIGN - 1) & ~(size_t)(FTC_MEM_ALIGN - 1);
+}
+
 /* ---- operations (one in-flight collective at this process) ---------- */
 
 typedef struct ftc_cop_vtable {
@@ -71,6 +79,12 @@ struct ftc_cop {
      * (ftc_cop_header), for what the family says about all of them. */
     uint16_t wire_flags;
     size_t nbytes;          /* count * element size */
+    /* The group's signature memo generation it was set up under
+     * (ftc_cop_template). */
+    uint32_t sig_gen;
+
+    /* From here to mem_next: the state of one run, which
+     * ftc_cop_restart clears when a template is taken again. */
 
     bool delivered;         /* completion queued (or already called) */
     bool callback_done;     /* deliver callback has returned */
@@ -170,6 +184,7 @@ static inline int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args,
         op->signature = ftc_group_signature_miss(g, in, args->count);
     /* (the count and datatype are in what the memo compares) */
     op->nbytes = g->sig_memo.nbytes;
+    op->sig_gen = g->sig_memo.gen;
     op->reduce_kernel = g->sig_memo.kernel;
     op->comp.status = FTC_OK;
     op->comp.recvbuf = args->recvbuf;
@@ -177,6 +192,63 @@ static inline int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args,
     return FTC_OK;
 }
 void ftc_cop_register(ftc_cop_t *op);
+
+/*
+ * A steady stream's operation (docs/latency.md, "A steady stream's
+ * path"): a family whose operation's shape (its peers, its buffers'
+ * layout, the fields its create computes from the group and the
+ * arguments) depends on nothing but the group, its signature and its
+ * variant may free it with ftc_cop_delete_template. The group's next
+ * operation of the same family, set up under the same signature memo
+ * generation (so with the very same signature inputs: any miss bumps
+ * it), takes the block back with ftc_cop_template and ftc_cop_restart,
+ * which clear only the state of one run (the fields from `delivered` to
+ * `mem_next`) and set the call's own (sequence number, buffers,
+ * callback); the family then resets its own per-run fields and starts.
+ */
+/* The block of g's last operation if it was freed as a template of vt
+ * under the current signature generation, and (coll, args, variant)
+ * repeat that signature's inputs exactly; else NULL (set up anew). */
+static inline ftc_cop_t *ftc_cop_template(const ftc_group_t *g,
+                                          const ftc_cop_vtable_t *vt,
+                                          const ftc_coll_args_t *args,
+                                          ftc_coll_t coll, uint32_t variant)
+{
+    const ftc_cop_t *t = g->spare_op;
+    if (t == NULL || !g->spare_is_template || t->vt != vt
+        || t->sig_gen != g->sig_memo.gen || t->coll != coll)
+        return NULL;
+    const uint32_t *m = g->sig_memo.in;
+    if (g->sig_memo.count != args->count || m[1] != (uint32_t)args->algo
+        || m[2] != args->root || m[3] != args->f
+        || m[4] != (uint32_t)args->dtype
+        || m[5] != (coll == FTC_COLL_BCAST ? 0 : (uint32_t)args->op)
+        || m[6] != (variant ^ (args->checked ? 1u << 30 : 0)
+                    ^ (args->uniform ? 1u << 29 : 0)))
+        return NULL;
+    return (ftc_cop_t *)t;
+}
+/* Take op (what ftc_cop_template returned) as the group's next
+ * operation: its run's state cleared, the call's sequence number,
+ * arguments and completion set, its space carved again from the start
+ * (the family carves the same sizes in the same order). */
+static inline void ftc_cop_restart(ftc_group_t *g, ftc_cop_t *op,
+                                   const ftc_coll_args_t *args, size_t size)
+{
+    g->spare_op = NULL;
+    g->spare_is_template = false;
+    memset(&op->delivered, 0,
+           offsetof(ftc_cop_t, mem_next) - offsetof(ftc_cop_t, delivered));
+    op->seq = g->next_seq;
+    op->args = *args;
+    op->args.sendbuf = NULL;
+    op->args.params = NULL;
+    op->comp.status = FTC_OK;
+    op->comp.recvbuf = args->recvbuf;
+    op->comp.stats.root = args->root;
+    op->mem_next = (uint8_t *)op + ftc_mem_round(size);
+    op->mem_end = (uint8_t *)op + op->mem_block;
+}
 
 /* inout = inout OP in, element-wise over op's count, with op's operator
  * and datatype (checked when it was created). The built-in kernel
@@ -297,6 +369,12 @@ static inline void ftc_cop_maybe_reap(ftc_cop_t *op)
 /* Unlink op from its group and destroy it. */
 void ftc_cop_unlink_and_free(ftc_cop_t *op);
 
+/* As ftc_cop_delete, leaving op in the group's spare block as a
+ * template for the stream's next like operation (ftc_cop_template): for
+ * a family whose shape is the group's, its signature's and its
+ * variant's only. */
+void ftc_cop_delete_template(ftc_cop_t *op);
+
 /* Frees what ftc_cop_alloc and ftc_cop_set_failed took (not op itself). */
 void ftc_cop_free_storage(ftc_cop_t *op);
 /* ftc_cop_free_storage, then op's block (kept by its group for the next
@@ -319,12 +397,6 @@ void ftc_cop_delete(ftc_cop_t *op);
  * bins hold only 7 blocks, and an allreduce is too big for it). Now it is
  * one block, which the group keeps for the next operation.
  */
-#define FTC_MEM_ALIGN _Alignof(max_align_t)
-
-static inline size_t ftc_mem_round(size_t n)
-{
-    return (n + FTC_MEM_ALIGN - 1) & ~(size_t)(FTC_MEM_ALIGN - 1);
-}
 void *ftc_cop_new(ftc_group_t *g, size_t size, size_t space);
 /* The same, zeroing only the struct's first `zeroed` bytes (at least the
  * ftc_cop_t): for a family whose struct ends in parts that their own

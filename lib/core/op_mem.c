@@ -40,6 +40,7 @@ void *ftc_cop_new_prefix(ftc_group_t *g, size_t size, size_t zeroed,
         block = g->spare_op;
         total = g->spare_op_size;
         g->spare_op = NULL;
+        g->spare_is_template = false;
     } else {
         block = malloc(total);
         if (block == NULL)
@@ -56,7 +57,7 @@ void *ftc_cop_new_prefix(ftc_group_t *g, size_t size, size_t zeroed,
     return block;
 }
 
-void ftc_cop_delete(ftc_cop_t *op)
+static void delete_op(ftc_cop_t *op, bool as_template)
 {
     ftc_group_t *g = op->group;
     ftc_cop_free_storage(op);
@@ -64,15 +65,27 @@ void ftc_cop_delete(ftc_cop_t *op)
     if (g->spare_op == NULL) {
         g->spare_op = op;       /* the common case: the block just taken */
         g->spare_op_size = op->mem_block;
+        g->spare_is_template = as_template;
         return;
     }
     if (g->spare_op_size < op->mem_block) {
         free(g->spare_op);
         g->spare_op = op;
         g->spare_op_size = op->mem_block;
+        g->spare_is_template = as_template;
         return;
     }
     free(op);
+}
+
+void ftc_cop_delete(ftc_cop_t *op)
+{
+    delete_op(op, false);
+}
+
+void ftc_cop_delete_template(ftc_cop_t *op)
+{
+    delete_op(op, true);
 }
 
 void *ftc_cop_alloc_chunk(ftc_cop_t *op, size_t n)

@@ -32,6 +32,7 @@ typedef struct tree_op {
     bool failure;               /* seen in my reduce subtree */
     bool up_done;
     bool watching_down_parent;
+    bool shaped;                /* the fields above child_state are set */
 } tree_op_t;
 
 static uint32_t gr(const tree_op_t *t, uint32_t logical)
@@ -59,8 +60,9 @@ static void stop_down_watch(tree_op_t *t)
 {
     if (t->watching_down_parent) {
         t->watching_down_parent = false;
-        ftc_monitor_release(t->base.group->ctx,
-                            world(t, (uint32_t)t->down_parent));
+        /* Kept for the stream's next operation (core/monitor.h). */
+        ftc_monitor_release_keep(t->base.group->ctx,
+                                 world(t, (uint32_t)t->down_parent));
     }
 }
 
@@ -138,7 +140,7 @@ static void tree_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
                 return;
             t->child_state[i] = 1;
             t->up_pending--;
-            ftc_monitor_release(ctx, ftc_group_world_of(op->group, grank));
+            ftc_monitor_release_keep(ctx, ftc_group_world_of(op->group, grank));
             if (hdr->flags & FTC_TREE_WF_SUBTREE_FAILED)
                 t->failure = true;
             ftc_cop_reduce(op, t->acc, payload);
@@ -183,6 +185,19 @@ static void tree_on_failed(ftc_cop_t *op, uint32_t grank)
     }
 }
 
+/* Whether p lies in op's own memory: a plan node the group's plan had
+ * no room for is carved there (algo/plan.c), in its block or in a chunk
+ * freed with it, and a template must point at neither (the chunk is
+ * gone, the block carved again). Any chunk at all refuses the template,
+ * so only the block needs looking at. */
+static bool in_op_memory(const ftc_cop_t *op, const void *p)
+{
+    const uint8_t *b = (const uint8_t *)op;
+    return op->mem_chunks != NULL
+           || (p != NULL && (const uint8_t *)p >= b
+               && (const uint8_t *)p < b + op->mem_block);
+}
+
 static void tree_destroy(ftc_cop_t *op)
 {
     tree_op_t *t = (tree_op_t *)op;
@@ -192,7 +207,14 @@ static void tree_destroy(ftc_cop_t *op)
                 ftc_monitor_release(op->group->ctx,
                                     world(t, t->up_children[i]));
     stop_down_watch(t);
-    ftc_cop_delete(op);
+    /* The shape (n, me, trees, parents, the plan's children) is the
+     * group's, the signature's and the bcast tree's only: the stream's
+     * next like operation starts from it (tree_op_create). */
+    if (t->shaped && !in_op_memory(op, t->up_children)
+        && !in_op_memory(op, t->down_children))
+        ftc_cop_delete_template(op);
+    else
+        ftc_cop_delete(op);
 }
 
 static const ftc_cop_vtable_t tree_vt = {
@@ -202,27 +224,16 @@ static const ftc_cop_vtable_t tree_vt = {
     .destroy = tree_destroy,
 };
 
-int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
-                       const void *tree_params, ftc_coll_t coll,
-                       ftc_cop_t **out)
+/* The fields of a tree operation that depend on the group, the
+ * signature and the bcast tree only (kept by a template). false: out of
+ * memory. */
+static bool tree_shape(tree_op_t *t, ftc_group_t *g,
+                       const ftc_coll_args_t *args,
+                       const ftc_tree_params_t *params, ftc_coll_t coll)
 {
-    const ftc_tree_params_t *params = tree_params;
-    size_t nbytes = ftc_cop_value_bytes(g, args);
-    ftc_tree_t up = {.kind = FTC_TREE_BINOMIAL};
-    size_t nup = ftc_tree_children_guess(&up, g->n);
-    size_t space = ftc_mem_round(nup) + ftc_mem_round(nbytes > 0 ? nbytes : 1);
-    tree_op_t *t = ftc_cop_new(g, sizeof(*t), space);
-    if (t == NULL)
-        return FTC_ENOMEM;
-    /* The members must agree on the bcast tree too. */
-    uint32_t variant = coll == FTC_COLL_REDUCE
-                           ? 0
-                           : (uint32_t)params->bcast_tree.kind << 16
-                                 ^ params->bcast_tree.k << 20;
-    ftc_cop_setup(g, args, coll, &t->base, &tree_vt, variant);
     t->n = g->n;
     t->me = ftc_logical(g->me, args->root, g->n);
-    t->up_tree = up;
+    t->up_tree = (ftc_tree_t){.kind = FTC_TREE_BINOMIAL};
     t->down_tree = params->bcast_tree;
     bool has_up = coll != FTC_COLL_BCAST;
     bool has_down = coll != FTC_COLL_REDUCE;
@@ -248,11 +259,50 @@ int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
         t->down_children = down_node->peers;
         t->n_down = down_node->nchildren;
     }
+    return !((has_up && up_node == NULL) || (has_down && down_node == NULL));
+}
+
+int ftc_tree_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
+                       const void *tree_params, ftc_coll_t coll,
+                       ftc_cop_t **out)
+{
+    const ftc_tree_params_t *params = tree_params;
+    /* The members must agree on the bcast tree too. */
+    uint32_t variant = coll == FTC_COLL_REDUCE
+                           ? 0
+                           : (uint32_t)params->bcast_tree.kind << 16
+                                 ^ params->bcast_tree.k << 20;
+    bool has_up = coll != FTC_COLL_BCAST;
+    bool has_down = coll != FTC_COLL_REDUCE;
+    tree_op_t *t = (tree_op_t *)ftc_cop_template(g, &tree_vt, args, coll,
+                                                 variant);
+    if (t != NULL && memcmp(&t->down_tree, &params->bcast_tree,
+                            sizeof(t->down_tree)) == 0) {
+        /* A steady stream: the last operation's block, shape and all;
+         * only one run's state is set again. */
+        ftc_cop_restart(g, &t->base, args, sizeof(*t));
+        t->failure = false;
+        t->up_done = false;
+        t->watching_down_parent = false;
+    } else {
+        size_t nbytes = ftc_cop_value_bytes(g, args);
+        ftc_tree_t up = {.kind = FTC_TREE_BINOMIAL};
+        size_t nup = ftc_tree_children_guess(&up, g->n);
+        size_t space = ftc_mem_round(nup) + ftc_mem_round(nbytes > 0 ? nbytes : 1);
+        t = ftc_cop_new(g, sizeof(*t), space);
+        if (t == NULL)
+            return FTC_ENOMEM;
+        ftc_cop_setup(g, args, coll, &t->base, &tree_vt, variant);
+        if (!tree_shape(t, g, args, params, coll)) {
+            t->up_done = true;  /* no watch taken yet: none to release */
+            tree_destroy(&t->base);
+            return FTC_ENOMEM;
+        }
+        t->shaped = true;
+    }
     t->child_state = ftc_cop_zalloc(&t->base, t->n_up);
     t->acc = ftc_cop_alloc(&t->base, t->base.nbytes);
-    if ((has_up && up_node == NULL) || (has_down && down_node == NULL)
-        || t->child_state == NULL
-        || t->acc == NULL) {
+    if (t->child_state == NULL || t->acc == NULL) {
         t->up_done = true;      /* no watch taken yet: none to release */
         tree_destroy(&t->base);
         return FTC_ENOMEM;
