@@ -120,17 +120,23 @@ bool ftc_cutoff_refutes(const ftc_context_t *ctx, uint32_t peer, uint64_t now)
 }
 
 bool ftc_cutoff_refutes_notice(const ftc_context_t *ctx,
-                               const ftc_wire_header_t *hdr, uint64_t now)
+                               const ftc_wire_header_t *hdr)
 {
+    /* The clock is read only for a notice that may be refuted: this runs
+     * for every message received (core/dispatch.c), and a steady stream
+     * reads no clock per message (tests/test_quick_turn.c). */
     if (hdr->kind != FTC_MSG_EXCLUDED)
         return false;
     if (hdr->aux == FTC_EXCLUDED_PROBE_EXPIRED)
-        return ftc_cutoff_refutes(ctx, hdr->sender, now);
+        return ftc_cutoff_refutes(ctx, hdr->sender, ctx->ops.now(ctx->tp));
     if (hdr->aux != FTC_EXCLUDED_ASK_EXPIRED)
         return false;
     const ftc_probe_answer_t *a = answer_find(ctx, hdr->sender);
+    if (a == NULL)
+        return false;
+    uint64_t now = ctx->ops.now(ctx->tp);
     uint64_t wait_ns = (uint64_t)hdr->word * 1000;
-    return a != NULL && now >= a->asked_at && now - a->asked_at >= wait_ns / 2;
+    return now >= a->asked_at && now - a->asked_at >= wait_ns / 2;
 }
 
 void ftc_cutoff_note_refuted(ftc_context_t *ctx, uint32_t peer)

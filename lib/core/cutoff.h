@@ -34,7 +34,7 @@ bool ftc_cutoff_refutes(const ftc_context_t *ctx, uint32_t peer, uint64_t now);
  * microseconds, before the notice arrives). false for every other
  * notice, which is accepted. */
 bool ftc_cutoff_refutes_notice(const ftc_context_t *ctx,
-                               const ftc_wire_header_t *hdr, uint64_t now);
+                               const ftc_wire_header_t *hdr);
 
 /* We refuted peer's verdict (ftc_cutoff_refutes) and declared it failed. */
 void ftc_cutoff_note_refuted(ftc_context_t *ctx, uint32_t peer);

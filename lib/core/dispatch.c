@@ -300,7 +300,7 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
         if (hdr.kind == FTC_MSG_EXCLUDED
             && (uint64_t)ctx->nfailed_observed * 2 > (uint64_t)ctx->size - 1
             && !ftc_cutoff_answered_since(ctx)
-            && !ftc_cutoff_refutes_notice(ctx, &hdr, ctx->ops.now(ctx->tp))) {
+            && !ftc_cutoff_refutes_notice(ctx, &hdr)) {
             ftc_ctx_become_excluded(ctx);
             ftc_ctx_settle(ctx);
             return FTC_OK;
@@ -320,7 +320,7 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
          * stopped process that timed out a healthy one first and then
          * gets its verdict, the counts of failures observed even, stayed
          * live with a result that left the healthy one out. */
-        if (ftc_cutoff_refutes_notice(ctx, &hdr, ctx->ops.now(ctx->tp)))
+        if (ftc_cutoff_refutes_notice(ctx, &hdr))
             ftc_cutoff_note_refuted(ctx, hdr.sender);
         ctx->counters.dropped_stale++;
         if (hdr.kind != FTC_MSG_EXCLUDED) {
@@ -336,7 +336,7 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
         }
         return FTC_ESTALE;
     }
-    if (ftc_cutoff_refutes_notice(ctx, &hdr, ctx->ops.now(ctx->tp))) {
+    if (ftc_cutoff_refutes_notice(ctx, &hdr)) {
         /* We answered the sender's probe, while running, well before its
          * verdict: it is the one that does not hear (cut off from the
          * group), and must not evict us. Suspicion is final both ways. */
