@@ -32,34 +32,12 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/ftco.h"
 #include "ftcoll/topology.h"
+#include "counted_watches.h"
 #include "ftcoll_loopback.h"
 
 enum { NMAX = 9, OPS = 4 };
+_Static_assert((int)NMAX <= (int)COUNTED_NMAX, "counted_watches.h counts up to COUNTED_NMAX ranks");
 
-static ftc_lb_world_t *lb;
-static uint32_t nranks;
-static uint64_t watches[NMAX], unwatches[NMAX];
-static ftc_transport_ops_t counting;
-
-static uint32_t rank_of(void *tp)
-{
-    for (uint32_t r = 0; r < nranks; r++)
-        if (ftc_lb_endpoint(lb, r) == tp)
-            return r;
-    abort();
-}
-
-static void count_watch(void *tp, uint32_t peer)
-{
-    watches[rank_of(tp)]++;
-    ftc_lb_ops()->watch(tp, peer);
-}
-
-static void count_unwatch(void *tp, uint32_t peer)
-{
-    unwatches[rank_of(tp)]++;
-    ftc_lb_ops()->unwatch(tp, peer);
-}
 
 typedef struct outcome {
     int calls, status;
@@ -89,15 +67,13 @@ static void run(uint32_t n, uint64_t ack_timeout_ns)
     lc.seed = 1;
     if (!CHECK_OK(ftc_lb_world_create(&lc, &lb)))
         return;
-    counting = *ftc_lb_ops();
-    if (!CHECK(counting.watch != NULL && counting.unwatch != NULL))
+    const ftc_transport_ops_t *counting = counted_ops();
+    if (!CHECK(counting != NULL))
         return;
-    counting.watch = count_watch;
-    counting.unwatch = count_unwatch;
     ftc_context_t *ctx[NMAX];
     ftc_group_t *g[NMAX];
     for (uint32_t r = 0; r < n; r++) {
-        if (!CHECK_OK(ftc_context_create(r, n, &counting,
+        if (!CHECK_OK(ftc_context_create(r, n, counting,
                                          ftc_lb_endpoint(lb, r), NULL,
                                          &ctx[r])))
             abort();

@@ -33,39 +33,17 @@
 
 #include "check.h"
 #include "ftcoll/ftcoll.h"
+#include "counted_watches.h"
 #include "ftcoll_loopback.h"
 
 enum { NMAX = 8, STREAM = 3 };
+_Static_assert((int)NMAX <= (int)COUNTED_NMAX, "counted_watches.h counts up to COUNTED_NMAX ranks");
 /* 10 ms of virtual time: a fault-free operation takes a few us here,
  * a transport's report 50 us (ftc_lb_config_t.detect_delay_ns). */
 static const uint64_t STEP_NS = 10000000ull;
 
-static ftc_lb_world_t *lb;
-static uint32_t nranks;
-static uint64_t watches[NMAX], unwatches[NMAX];
-static ftc_transport_ops_t counting;
 static ftc_context_t *ctx[NMAX];
 static ftc_group_t *grp[NMAX];
-
-static uint32_t rank_of(void *tp)
-{
-    for (uint32_t r = 0; r < nranks; r++)
-        if (ftc_lb_endpoint(lb, r) == tp)
-            return r;
-    abort();
-}
-
-static void count_watch(void *tp, uint32_t peer)
-{
-    watches[rank_of(tp)]++;
-    ftc_lb_ops()->watch(tp, peer);
-}
-
-static void count_unwatch(void *tp, uint32_t peer)
-{
-    unwatches[rank_of(tp)]++;
-    ftc_lb_ops()->unwatch(tp, peer);
-}
 
 typedef struct outcome {
     int calls, status;
@@ -89,15 +67,15 @@ static bool setup(uint32_t n, uint64_t suspect_ns)
     lc.seed = 1;
     if (!CHECK_OK(ftc_lb_world_create(&lc, &lb)))
         return false;
-    counting = *ftc_lb_ops();
-    counting.watch = count_watch;
-    counting.unwatch = count_unwatch;
+    const ftc_transport_ops_t *counting = counted_ops();
+    if (!CHECK(counting != NULL))
+        return false;
     ftc_config_t cfg;
     ftc_config_init(&cfg);
     cfg.suspect_timeout_ns = suspect_ns;
     cfg.probe_timeout_ns = suspect_ns;
     for (uint32_t r = 0; r < n; r++) {
-        if (!CHECK_OK(ftc_context_create(r, n, &counting,
+        if (!CHECK_OK(ftc_context_create(r, n, counting,
                                          ftc_lb_endpoint(lb, r), &cfg,
                                          &ctx[r])))
             abort();
