@@ -33,24 +33,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/ftco.h"
 #include "ftcoll_loopback.h"
 /* the messages' kinds and flags, counted by the send wrapper */
 #include "algo/ftco/kinds.h"
 #include "wire/wire.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            failures++;                                                      \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);             \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fprintf(stderr, "\n");                                           \
-        }                                                                    \
-    } while (0)
 
 enum { N = 4 };
 
@@ -189,7 +178,7 @@ static void test_stopped_root(void)
         printf("stopped root: rank %u sent it %u KEEPALIVEs, %u probes, "
                "verdicts: %u per-message, %u probe\n",
                c, s->pings, s->probes, s->ask_expired, s->probe_expired);
-        CHECK(s->pings >= 1 && s->ask_expired == 1 && s->probe_expired == 0,
+        CHECK_MSG(s->pings >= 1 && s->ask_expired == 1 && s->probe_expired == 0,
               "rank %u judged the stopped root with %u KEEPALIVEs, %u "
               "per-message and %u probe verdicts, not by its own timeouts",
               c, s->pings, s->ask_expired, s->probe_expired);
@@ -198,10 +187,10 @@ static void test_stopped_root(void)
      * stopped root's late "heard you" overturns its refutation, as with
      * the monitor's verdicts: docs/ftco.md, "Not built yet".) */
     for (uint32_t r = 1; r < N; r++)
-        CHECK(W.res[r].calls == 1 && W.res[r].status == W.res[1].status,
+        CHECK_MSG(W.res[r].calls == 1 && W.res[r].status == W.res[1].status,
               "rank %u: %d calls, %s (rank 1: %s)", r, W.res[r].calls,
               ftc_strerror(W.res[r].status), ftc_strerror(W.res[1].status));
-    CHECK(ftc_context_is_excluded(W.ctx[0]),
+    CHECK_MSG(ftc_context_is_excluded(W.ctx[0]),
           "the stopped root is still in the group");
     done(&W);
 }
@@ -210,12 +199,12 @@ static void test_slow_below_healthy_up(void)
 {
     world_t W;
     run(&W, (ftc_tree_t){.kind = FTC_TREE_KARY, .k = 3}, 3, 1);
-    CHECK(ftc_lb_is_crashed(W.lb, 0), "the root did not crash");
-    CHECK(W.sent[3][1].ask_expired == 1,
+    CHECK_MSG(ftc_lb_is_crashed(W.lb, 0), "the root did not crash");
+    CHECK_MSG(W.sent[3][1].ask_expired == 1,
           "rank 3 sent its Up 1 %u per-message verdicts, not 1",
           W.sent[3][1].ask_expired);
     for (uint32_t r = 1; r <= 2; r++)
-        CHECK(W.res[r].calls == 1 && W.res[r].status == FTC_OK
+        CHECK_MSG(W.res[r].calls == 1 && W.res[r].status == FTC_OK
                   && W.out[r] == W.in[0],
               "rank %u: %d calls, %s, %" PRId64 " (the root's value is %"
               PRId64 ")", r, W.res[r].calls, ftc_strerror(W.res[r].status),
@@ -223,7 +212,7 @@ static void test_slow_below_healthy_up(void)
     printf("slow below a healthy Up: rank 3 delivered %s and is %s\n",
            ftc_strerror(W.res[3].status),
            ftc_context_is_excluded(W.ctx[3]) ? "excluded" : "in the group");
-    CHECK(ftc_context_is_excluded(W.ctx[3]),
+    CHECK_MSG(ftc_context_is_excluded(W.ctx[3]),
           "the stopped rank 3 stays in the group (it delivered %s where "
           "1 and 2 have the value)", ftc_strerror(W.res[3].status));
     done(&W);
@@ -235,10 +224,5 @@ int main(void)
     trace = t != NULL && *t == '1';
     test_stopped_root();
     test_slow_below_healthy_up();
-    if (failures > 0) {
-        fprintf(stderr, "%d failure(s)\n", failures);
-        return 1;
-    }
-    printf("ok\n");
-    return 0;
+    return check_report();
 }
