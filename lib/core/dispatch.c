@@ -336,7 +336,9 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
         }
         return FTC_ESTALE;
     }
-    if (ftc_cutoff_refutes_notice(ctx, &hdr)) {
+    /* (The kind first: this line runs for every message received.) */
+    if (hdr.kind == FTC_MSG_EXCLUDED
+        && ftc_cutoff_refutes_notice(ctx, &hdr)) {
         /* We answered the sender's probe, while running, well before its
          * verdict: it is the one that does not hear (cut off from the
          * group), and must not evict us. Suspicion is final both ways. */
