@@ -155,6 +155,50 @@ static inline size_t ftc_cop_value_bytes(const ftc_group_t *g,
  * comparisons instead of the hash's eight mixing rounds): every
  * operation of every family runs it once, and as a call its prologue,
  * epilogue and argument passing were a fifth of its cost. */
+/* The inputs of an operation's signature that the group's memo keeps
+ * (besides the count): one definition for the set-up and a template's
+ * test, so that both compare the same things. */
+static inline void ftc_cop_sig_inputs(const ftc_coll_args_t *args,
+                                      ftc_coll_t coll, uint32_t variant,
+                                      uint32_t in[7])
+{
+    in[0] = (uint32_t)coll;
+    in[1] = (uint32_t)args->algo;
+    in[2] = args->root;
+    in[3] = args->f;
+    in[4] = (uint32_t)args->dtype;
+    in[5] = coll == FTC_COLL_BCAST ? 0 : (uint32_t)args->op;
+    in[6] = variant ^ (args->checked ? 1u << 30 : 0)
+            ^ (args->uniform ? 1u << 29 : 0);
+}
+
+/* Whether g's signature memo holds exactly these inputs and count. */
+static inline bool ftc_cop_sig_memo_hit(const ftc_group_t *g,
+                                        const uint32_t in[7], uint64_t count)
+{
+    const uint32_t *m = g->sig_memo.in;
+    /* Field by field: a memcmp call of 28 bytes cost more than these. */
+    return g->sig_memo.valid && g->sig_memo.count == count && m[0] == in[0]
+           && m[1] == in[1] && m[2] == in[2] && m[3] == in[3]
+           && m[4] == in[4] && m[5] == in[5] && m[6] == in[6];
+}
+
+/* The call's own fields of op: sequence number, arguments, completion
+ * (ftc_cop_setup, and ftc_cop_restart for a template taken again). */
+static inline void ftc_cop_set_call(ftc_group_t *g, ftc_cop_t *op,
+                                    const ftc_coll_args_t *args)
+{
+    op->args = *args;
+    op->args.sendbuf = NULL;
+    /* The caller's struct is not ours to keep: a family that reads its
+     * parameters later points this at its own copy. */
+    op->args.params = NULL;
+    op->seq = g->next_seq;
+    op->comp.status = FTC_OK;
+    op->comp.recvbuf = args->recvbuf;
+    op->comp.stats.root = args->root;
+}
+
 static inline int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args,
                                 ftc_coll_t coll, ftc_cop_t *op,
                                 const ftc_cop_vtable_t *vt, uint32_t variant)
@@ -162,23 +206,10 @@ static inline int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args,
     op->vt = vt;
     op->group = g;
     op->coll = coll;
-    op->args = *args;
-    op->args.sendbuf = NULL;
-    /* The caller's struct is not ours to keep: a family that reads its
-     * parameters later points this at its own copy. */
-    op->args.params = NULL;
-    op->seq = g->next_seq;
-    const uint32_t in[7] = {
-        (uint32_t)coll, (uint32_t)args->algo, args->root, args->f,
-        (uint32_t)args->dtype,
-        coll == FTC_COLL_BCAST ? 0 : (uint32_t)args->op,
-        variant ^ (args->checked ? 1u << 30 : 0)
-            ^ (args->uniform ? 1u << 29 : 0)};
-    const uint32_t *m = g->sig_memo.in;
-    /* Field by field: a memcmp call of 28 bytes cost more than these. */
-    if (g->sig_memo.valid && g->sig_memo.count == args->count
-        && m[0] == in[0] && m[1] == in[1] && m[2] == in[2] && m[3] == in[3]
-        && m[4] == in[4] && m[5] == in[5] && m[6] == in[6])
+    ftc_cop_set_call(g, op, args);
+    uint32_t in[7];
+    ftc_cop_sig_inputs(args, coll, variant, in);
+    if (ftc_cop_sig_memo_hit(g, in, args->count))
         op->signature = g->sig_memo.signature;
     else
         op->signature = ftc_group_signature_miss(g, in, args->count);
@@ -186,9 +217,6 @@ static inline int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args,
     op->nbytes = g->sig_memo.nbytes;
     op->sig_gen = g->sig_memo.gen;
     op->reduce_kernel = g->sig_memo.kernel;
-    op->comp.status = FTC_OK;
-    op->comp.recvbuf = args->recvbuf;
-    op->comp.stats.root = args->root;
     return FTC_OK;
 }
 void ftc_cop_register(ftc_cop_t *op);
@@ -218,13 +246,9 @@ static inline ftc_cop_t *ftc_cop_template(const ftc_group_t *g,
     if (t == NULL || !g->spare_is_template || t->vt != vt
         || t->sig_gen != g->sig_memo.gen || t->coll != coll)
         return NULL;
-    const uint32_t *m = g->sig_memo.in;
-    if (g->sig_memo.count != args->count || m[1] != (uint32_t)args->algo
-        || m[2] != args->root || m[3] != args->f
-        || m[4] != (uint32_t)args->dtype
-        || m[5] != (coll == FTC_COLL_BCAST ? 0 : (uint32_t)args->op)
-        || m[6] != (variant ^ (args->checked ? 1u << 30 : 0)
-                    ^ (args->uniform ? 1u << 29 : 0)))
+    uint32_t in[7];
+    ftc_cop_sig_inputs(args, coll, variant, in);
+    if (!ftc_cop_sig_memo_hit(g, in, args->count))
         return NULL;
     return (ftc_cop_t *)t;
 }
@@ -239,13 +263,7 @@ static inline void ftc_cop_restart(ftc_group_t *g, ftc_cop_t *op,
     g->spare_is_template = false;
     memset(&op->delivered, 0,
            offsetof(ftc_cop_t, mem_next) - offsetof(ftc_cop_t, delivered));
-    op->seq = g->next_seq;
-    op->args = *args;
-    op->args.sendbuf = NULL;
-    op->args.params = NULL;
-    op->comp.status = FTC_OK;
-    op->comp.recvbuf = args->recvbuf;
-    op->comp.stats.root = args->root;
+    ftc_cop_set_call(g, op, args);
     op->mem_next = (uint8_t *)op + ftc_mem_round(size);
     op->mem_end = (uint8_t *)op + op->mem_block;
 }
