@@ -23,6 +23,9 @@
  *     it within the transport's report delay, not the keepalive's hour.
  *     Fails if the kept watch is not re-armed for the transport (the
  *     operation would wait for the keepalive);
+ *   - partway (the exchange, n >= 3): a member crashes after its input
+ *     reached one peer of the stream's next operation; the survivors
+ *     agree on the value (with its input or without), all FTC_OK;
  *   - signature change: an operation with another count after a stream
  *     drops the kept watches (one unwatch per rank that kept one, then a
  *     watch anew) and its result is right;
@@ -249,6 +252,69 @@ static void during(uint32_t n, uint32_t victim)
     teardown();
 }
 
+/* The exchange only: a member crashes after its input reached one
+ * peer of the stream's next operation (a template's), n >= 3. The
+ * survivors agree (docs/corrected.md §5): every one delivers FTC_OK and
+ * the same value, the sum with the victim's input or without it, within
+ * the transport's report delay. */
+static void partway(uint32_t n, uint32_t victim)
+{
+    char what[64];
+    snprintf(what, sizeof(what), "exchange partway, n=%u, victim %u", n,
+             victim);
+    check_set_context(what);
+    if (!setup(n, HOUR))
+        return;
+    for (uint32_t k = 0; k < STREAM; k++)
+        CHECK_EQ(allreduce(1, FTC_OK, UINT32_MAX), n);
+    check_templates_taken();
+    ftc_lb_crash_after_sends(lb, victim, 1);
+    int64_t in[NMAX], out[NMAX], with = 0;
+    outcome_t res[NMAX];
+    memset(res, 0, sizeof(res));
+    ftc_corrected_params_t cp;
+    ftc_corrected_params_init(&cp);
+    cp.allreduce = FTC_ALLREDUCE_EXCHANGE;
+    for (uint32_t r = 0; r < n; r++) {
+        in[r] = 1 + (int64_t)r * 10;
+        with += in[r];
+        out[r] = -1;
+        ftc_coll_args_t a;
+        ftc_coll_args_init(&a);
+        a.algo = FTC_ALGO_CORRECTED;
+        a.f = 1;
+        a.params = &cp;
+        a.dtype = FTC_INT64;
+        a.op = FTC_SUM;
+        a.count = 1;
+        a.sendbuf = &in[r];
+        a.recvbuf = &out[r];
+        a.deliver = on_deliver;
+        a.deliver_arg = &res[r];
+        if (!CHECK_OK(ftc_init_allreduce(grp[r], &a, NULL)))
+            abort();
+    }
+    ftc_lb_run_until(lb, ftc_lb_now(lb) + STEP_NS, UINT64_MAX);
+    int64_t without = with - in[victim], value = 0;
+    bool first = true;
+    uint32_t agreed = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        if (r == victim)
+            continue;
+        if (res[r].calls != 1 || res[r].status != FTC_OK)
+            continue;
+        if (out[r] != with && out[r] != without)
+            continue;
+        if (first)
+            value = out[r];
+        first = false;
+        if (out[r] == value)
+            agreed++;
+    }
+    CHECK_EQ(agreed, n - 1);
+    teardown();
+}
+
 /* Another signature drops the kept watches (the slow path: watch anew),
  * and the operation is right. */
 static void signature_change(uint32_t n)
@@ -313,6 +379,8 @@ int main(void)
             for (uint32_t v = 0; v < n; v++) {
                 between(n, v);
                 during(n, v);
+                if (exchange && n >= 3)
+                    partway(n, v);
             }
             signature_change(n);
             pause_drops(n);
