@@ -29,8 +29,16 @@ struct ftc_send_rec;
 typedef struct ftc_watch {
     uint32_t peer;          /* world rank */
     uint32_t refs;          /* operations waiting on peer */
-    uint64_t deadline;      /* next probe, or the probe's expiry */
+    /* Not probing: the next check (core/monitor.c, "Lazy silence"), at
+     * the latest when the silence reaches suspect_timeout_ns. Probing:
+     * the probe's expiry. */
+    uint64_t deadline;
     bool probing;
+    /* Not probing: a message came since the last check (set without a
+     * clock read, on every message), and the silence counted so far
+     * starts at silent_from (the latest check that found heard set). */
+    bool heard;
+    uint64_t silent_from;
     /* While probing: how many probes of the series went unanswered
      * before the current one, and how long the current one waits
      * (core/monitor.c, the back-off). */
@@ -122,6 +130,10 @@ struct ftc_context {
 
     ftc_watch_t *watches;
     uint32_t nwatches, capwatches;
+    /* The latest check of the watches (a timer turn's clock) plus the
+     * check period: a watch taken now is checked by then, with no clock
+     * read of its own (core/monitor.c, "Lazy silence"). 0: no check yet. */
+    uint64_t watch_next_check;
 
     /* Probes answered, per prober: an exclusion from a peer we answered
      * long before says the peer does not hear us (core/cutoff.c). */

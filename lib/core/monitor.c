@@ -49,6 +49,27 @@
  * peer is in it (the operation's progress word, which its family defines:
  * the corrected allreduce's round, so that a peer alive but stuck in an
  * older round learns that it should move on).
+ *
+ * Lazy silence. A message from a watched peer only sets the watch's
+ * heard mark, and an operation that takes a watch sets it too: neither
+ * reads the clock, which a steady stream would otherwise do for every
+ * message and every operation (docs/latency.md, "Clock"). The clock is
+ * read at checks instead: a timer turn (which reads it anyway) checks
+ * every watch, and each quiet watch an operation waits on is due for
+ * one every FTC_WATCH_CHECKS-th of suspect_timeout (the period P). A
+ * check that finds the mark set clears it and counts the silence from
+ * then (silent_from): the peer's last word came at or before that
+ * moment, so the silence counted is never more than the real one and
+ * suspicion never comes earlier than suspect_timeout after the last
+ * word. A check that finds the mark clear probes once the silence
+ * counted reaches suspect_timeout; the check after a word comes within
+ * P, so the probe goes out S to S + P after the later of the last word
+ * and the start of the wait (S: suspect_timeout), where it used to go
+ * at exactly S, plus this process's own lateness as before
+ * (tests/test_lazy_silence.c). The price is up to FTC_WATCH_CHECKS
+ * timer turns per suspect timeout while a stream runs with no other
+ * turn that reads the clock. A kept watch that nobody waits on has no
+ * probe to time and is checked only when its silence would reach S.
  */
 #include <stdlib.h>
 
@@ -93,6 +114,44 @@ static void stall_note(ftc_context_t *ctx, uint64_t d, uint64_t now)
     }
 }
 
+/* How often a quiet watch that an operation waits on is checked. */
+static uint64_t check_period(const ftc_context_t *ctx)
+{
+    uint64_t p = ctx->cfg.suspect_timeout_ns / FTC_WATCH_CHECKS;
+    return p > 0 ? p : 1;
+}
+
+/* Check a watch that is not probing at now, a clock read after every
+ * word its mark records: a set mark means the peer's latest word came
+ * at or before now, so the silence is counted from now. The next check
+ * is a period on while an operation waits (a kept watch's only when the
+ * silence would reach suspect_timeout), and never after that. */
+static void watch_check(const ftc_context_t *ctx, ftc_watch_t *w,
+                        uint64_t now, uint64_t period)
+{
+    if (w->heard) {
+        w->heard = false;
+        w->silent_from = now;
+    }
+    uint64_t quiet_end = sat_add(w->silent_from, ctx->cfg.suspect_timeout_ns);
+    uint64_t next = w->refs > 0 ? sat_add(now, period) : quiet_end;
+    w->deadline = next < quiet_end ? next : quiet_end;
+}
+
+/* An operation starts to wait on w with no clock read: the mark counts
+ * the silence from the first check after now, which comes by the next
+ * check of every watch (ftc_monitor_expire), at most a period on. */
+static void watch_wait_starts(const ftc_context_t *ctx, ftc_watch_t *w)
+{
+    w->heard = true;
+    /* 0: no check yet; 1 is a deadline already past (a timer turn that
+     * reads the clock), where 0 would mean "at once, no clock"
+     * (core/settle.c). */
+    uint64_t due = ctx->watch_next_check > 0 ? ctx->watch_next_check : 1;
+    if (w->deadline > due)
+        w->deadline = due;
+}
+
 static ftc_watch_t *watch_find(ftc_context_t *ctx, uint32_t peer)
 {
     for (uint32_t i = 0; i < ctx->nwatches; i++)
@@ -117,13 +176,12 @@ void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
     if (w != NULL && w->refs == 0) {
         /* A kept watch (ftc_monitor_release_keep): the transport still
          * watches the peer; the keepalive starts again as for a new
-         * watch, from now. */
+         * watch, from the next check. */
         w->refs = 1;
         w->backoff = 0;
         w->window = 0;
         w->series_at = 0;
-        w->deadline = sat_add(ctx->ops.now(ctx->tp),
-                              ctx->cfg.suspect_timeout_ns);
+        watch_wait_starts(ctx, w);
         w->group_id = op->group->id;
         w->epoch = op->group->epoch;
         w->seq = op->seq;
@@ -156,7 +214,9 @@ void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
     w->series_at = 0;
     w->probes_out = 0;
     w->probe_at = 0;
-    w->deadline = sat_add(ctx->ops.now(ctx->tp), ctx->cfg.suspect_timeout_ns);
+    w->silent_from = 0;
+    w->deadline = UINT64_MAX;
+    watch_wait_starts(ctx, w);
     w->group_id = op->group->id;
     w->epoch = op->group->epoch;
     w->seq = op->seq;
@@ -186,11 +246,10 @@ void ftc_monitor_verify(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
     w->verifying = true;
     if (!w->probing) {
         /* Probe after one suspect timeout, as any watch does: a crash
-         * that the transport reports meanwhile costs no probe. */
-        uint64_t at = sat_add(ctx->ops.now(ctx->tp),
-                              ctx->cfg.suspect_timeout_ns);
-        if (w->deadline > at)
-            w->deadline = at;
+         * that the transport reports meanwhile costs no probe. The clock
+         * is read here anyway (rare): check now, so the silence counts
+         * from now at the latest, exactly. */
+        watch_check(ctx, w, ctx->ops.now(ctx->tp), check_period(ctx));
     }
 }
 
@@ -212,10 +271,9 @@ void ftc_monitor_release_keep(ftc_context_t *ctx, uint32_t peer)
      * series goes as before (its series belongs to the waiters). */
     if (w->probing || w->verifying)
         watch_remove(ctx, w);
-    /* Else kept at refs 0: no probe (nobody waits), and its deadline
-     * (the last word heard plus suspect_timeout_ns) is when it goes, if
-     * no operation has asked for it again by then
-     * (ftc_monitor_expire). */
+    /* Else kept at refs 0: no probe (nobody waits); it goes at a check
+     * that finds it silent for suspect_timeout_ns, if no operation has
+     * asked for it again by then (ftc_monitor_expire). */
 }
 
 void ftc_monitor_drop_kept(ftc_context_t *ctx, uint32_t group_id,
@@ -244,14 +302,21 @@ void ftc_monitor_heard(ftc_context_t *ctx, uint32_t peer)
         return;
     if (w->probing) {
         /* A live peer was silent this long after our first probe: the
-         * host keeps processes from answering that long now. */
+         * host keeps processes from answering that long now. The series
+         * ends (rare: the clock is read), and the silence starts again
+         * from now, checked as any quiet watch. */
         uint64_t now = ctx->ops.now(ctx->tp);
         if (now > w->series_at)
             stall_note(ctx, now - w->series_at, now);
+        w->probing = false;
+        w->backoff = 0;
+        w->heard = true;
+        watch_check(ctx, w, now, check_period(ctx));
+    } else {
+        /* The common case, every message of a stream: no clock. The next
+         * check counts the silence from its own time. */
+        w->heard = true;
     }
-    w->probing = false;
-    w->backoff = 0;
-    w->deadline = sat_add(ctx->ops.now(ctx->tp), ctx->cfg.suspect_timeout_ns);
     if (w->verifying) {
         /* The claim is refuted: drop its reference. */
         w->verifying = false;
@@ -312,9 +377,25 @@ static void probe_send(ftc_context_t *ctx, ftc_watch_t *w, uint64_t now,
 
 void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
 {
+    uint64_t period = check_period(ctx);
+    uint64_t next = sat_add(now, period);
+    ctx->watch_next_check = next > 0 ? next : 1;
     for (uint32_t i = 0; i < ctx->nwatches;) {
         ftc_watch_t *w = &ctx->watches[i];
-        if (w->deadline > now) {
+        if (!w->probing && (w->heard || w->deadline <= now)) {
+            /* Every quiet watch is checked at every turn that has the
+             * clock, not only when due: a stream's turns then keep its
+             * watches' checks ahead, at no timer turn of their own. */
+            if (w->heard
+                || now < sat_add(w->silent_from,
+                                 ctx->cfg.suspect_timeout_ns)) {
+                watch_check(ctx, w, now, period);
+                i++;
+                continue;
+            }
+            /* Silent for suspect_timeout_ns since a check that found
+             * the mark set, so since its last word at least. */
+        } else if (w->deadline > now) {
             i++;
             continue;
         }
@@ -400,16 +481,22 @@ void ftc_monitor_away_end(ftc_context_t *ctx, uint64_t since)
     ctx->away_ns += now - since;
     for (uint32_t i = 0; i < ctx->nwatches; i++) {
         ftc_watch_t *w = &ctx->watches[i];
-        /* The watch counts silence from ref (the last word heard, or the
-         * probe sent) on; the part of it spent in this call is ours. */
-        uint64_t span = w->probing ? w->window : ctx->cfg.suspect_timeout_ns;
-        uint64_t ref = w->deadline > span ? w->deadline - span : 0;
+        /* The watch counts silence from ref (the latest check that found
+         * the peer's mark set, or the probe sent) on; the part of it
+         * spent in this call is ours. A mark set now is left to the
+         * next check, which counts from its own time. */
+        uint64_t ref;
+        if (w->probing)
+            ref = w->deadline > w->window ? w->deadline - w->window : 0;
+        else
+            ref = w->silent_from;
         uint64_t from = ref > since ? ref : since;
         if (now <= from)
             continue;
         uint64_t away = now - from;
-        w->deadline = w->deadline > UINT64_MAX - away ? UINT64_MAX
-                                                      : w->deadline + away;
+        w->deadline = sat_add(w->deadline, away);
+        if (!w->probing)
+            w->silent_from = sat_add(w->silent_from, away);
     }
 }
 

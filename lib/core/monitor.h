@@ -10,6 +10,12 @@
 
 #pragma GCC visibility push(hidden)
 
+/* A quiet watch that an operation waits on is checked this many times
+ * per suspect_timeout_ns: a silent peer is probed suspect_timeout_ns to
+ * suspect_timeout_ns * (1 + 1/FTC_WATCH_CHECKS) after the later of its
+ * last word and the start of the wait (core/monitor.c, "Lazy silence"). */
+#define FTC_WATCH_CHECKS 4u
+
 /* An operation starts / stops waiting on world rank peer. */
 void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op);
 void ftc_monitor_release(ftc_context_t *ctx, uint32_t peer);
@@ -20,9 +26,10 @@ void ftc_monitor_release(ftc_context_t *ctx, uint32_t peer);
  * of its peer's death is acted on (declared failed) though nobody
  * waits. It goes when its group's signature changes or the group is
  * destroyed (ftc_monitor_drop_kept), when its peer is declared failed,
- * and when no operation took it again within suspect_timeout_ns of the
- * peer's last word (ftc_monitor_expire). docs/latency.md, "A steady
- * stream's path". */
+ * and when no operation took it again while the peer was silent for
+ * suspect_timeout_ns (ftc_monitor_expire: at a check, so between one
+ * and two suspect timeouts after its last word). docs/latency.md, "A
+ * steady stream's path". */
 void ftc_monitor_release_keep(ftc_context_t *ctx, uint32_t peer);
 /* Drop the kept watches (no reference) of group (id, epoch). */
 void ftc_monitor_drop_kept(ftc_context_t *ctx, uint32_t group_id,
@@ -33,7 +40,8 @@ void ftc_monitor_drop_kept(ftc_context_t *ctx, uint32_t group_id,
  * it failed only if that one probe goes unanswered for probe_timeout_ns
  * (core/monitor.c). */
 void ftc_monitor_verify(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op);
-/* Any message from peer shows it is alive. */
+/* Any message from peer shows it is alive. Sets the watch's mark, no
+ * clock read unless a probe series ends. */
 void ftc_monitor_heard(ftc_context_t *ctx, uint32_t peer);
 /* peer answered a probe of ours (a PROBE_ACK, before ftc_monitor_heard):
  * if it answered the one probe outstanding within the first wait, note a
