@@ -35,7 +35,9 @@ typedef struct ftc_config {
      * (FTC_EFOREIGN). Pick one per job, e.g. from the launcher. */
     uint64_t job_token;
     /* How long an operation waits on a silent peer before it probes that
-     * peer with a keepalive. */
+     * peer with a keepalive: no less, and up to a quarter more (the
+     * silence is found by checks a quarter of this apart, so that no
+     * message needs a clock read). */
     uint64_t suspect_timeout_ns;
     /* How long a probe may go unanswered before its wait is extended
      * (probe_backoff below) or, with no back-off, before the peer is
@@ -112,10 +114,10 @@ typedef struct ftc_config {
  * probe back-off), still accepted. */
 #define FTC_CONFIG_SIZE_0_3 offsetof(ftc_config_t, pending_max_bytes)
 
-/* Defaults: job token 0, suspect after 100 ms, then a probe whose wait
- * is 200 ms, extended by 400, 800 and 1600 ms (probe_backoff 3): a peer
- * silent for 3.1 s while an operation waits on it is declared failed
- * (longer after long silences lately); auth off, seed 0, segments of
+/* Defaults: job token 0, suspect after 100 ms (to 125 ms), then a probe
+ * whose wait is 200 ms, extended by 400, 800 and 1600 ms (probe_backoff
+ * 3): a peer silent for 3.1 s (to 3.125 s) while an operation waits on it
+ * is declared failed (longer after long silences lately); auth off, seed 0, segments of
  * 256 KiB, 4 in flight per destination, early messages up to 65536 and
  * 1 GiB per source and group. */
 void ftc_config_init(ftc_config_t *cfg);
