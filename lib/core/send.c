@@ -12,6 +12,7 @@
 #include "core/segment.h"
 #include "core/send.h"
 #include "core/talked.h"
+#include "wire/header_codec.h"
 
 
 typedef struct ftc_send_rec {
@@ -140,11 +141,12 @@ send_wire(ftc_context_t *ctx, uint32_t dest,
             ftc_copy_bytes(p, iov[i].base, iov[i].len);
         p += iov[i].len;
     }
-    if (digest != NULL && ctx->cfg.auth)
+    if (!ctx->cfg.auth)
+        ftc_wire_encode_inline(hdr, rec->buf);  /* no call: every message */
+    else if (digest != NULL)
         ftc_wire_encode_digest(hdr, rec->buf, ctx->cfg.auth_key, *digest);
     else
-        ftc_wire_encode_key(hdr, rec->buf,
-                            ctx->cfg.auth ? ctx->cfg.auth_key : NULL);
+        ftc_wire_encode_key(hdr, rec->buf, ctx->cfg.auth_key);
     rec->len = len;
     rec->dest = dest;
     rec->op = notify_op;
