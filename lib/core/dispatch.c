@@ -233,8 +233,9 @@ dispatch_data(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
 static int dispatch_any(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
                         const uint8_t *payload)
 {
-    if (hdr->kind == FTC_MSG_PROBE_ACK || hdr->kind == FTC_MSG_ENDED
-        || hdr->kind == FTC_MSG_STOPPED) {
+    if (hdr->kind >= FTC_MSG_CORE_MIN
+        && (hdr->kind == FTC_MSG_PROBE_ACK || hdr->kind == FTC_MSG_ENDED
+            || hdr->kind == FTC_MSG_STOPPED)) {
         handle_control(ctx, hdr);
         return FTC_OK;
     }
@@ -344,8 +345,11 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
         }
         return FTC_ESTALE;
     }
-    /* (The kind first: this line runs for every message received.) */
-    if (hdr.kind == FTC_MSG_EXCLUDED
+    /* A family's message (the stream) is none of the core's kinds: one
+     * test of the kind's range, on every message received, takes it
+     * past all their cases at once. */
+    bool core_kind = hdr.kind >= FTC_MSG_CORE_MIN;
+    if (core_kind && hdr.kind == FTC_MSG_EXCLUDED
         && ftc_cutoff_refutes_notice(ctx, &hdr)) {
         /* We answered the sender's probe, while running, well before its
          * verdict: it is the one that does not hear (cut off from the
@@ -356,13 +360,13 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
         ftc_ctx_settle(ctx);
         return FTC_OK;
     }
-    if (hdr.kind == FTC_MSG_EXCLUDED) {
+    if (core_kind && hdr.kind == FTC_MSG_EXCLUDED) {
         ftc_ctx_become_excluded(ctx);
         ftc_ctx_settle(ctx);
         return FTC_OK;
     }
     /* Every segment counts: a peer streaming a large value is alive. */
-    if (hdr.kind == FTC_MSG_PROBE_ACK)
+    if (core_kind && hdr.kind == FTC_MSG_PROBE_ACK)
         ftc_monitor_probe_answered(ctx, hdr.sender);
     ftc_monitor_heard(ctx, hdr.sender);
 
@@ -381,9 +385,9 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
     bool timed = hdr.payload_len >= FTC_AWAY_MIN_BYTES;
     uint64_t since = timed ? ftc_monitor_away_begin(ctx) : 0;
     rc = FTC_OK;
-    if (hdr.kind == FTC_MSG_PROBE) {
+    if (core_kind && hdr.kind == FTC_MSG_PROBE) {
         handle_control(ctx, &hdr);
-    } else if (hdr.kind == FTC_MSG_SEG_CREDIT) {
+    } else if (core_kind && hdr.kind == FTC_MSG_SEG_CREDIT) {
         ftc_segment_credit(ctx, hdr.sender, hdr.word);
     } else if (whole != NULL || ftc_segment_parked_from(ctx, hdr.sender)) {
         /* The work a whole large value makes waits for the timer's turn,
