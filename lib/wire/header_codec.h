@@ -17,6 +17,7 @@
 #define FTC_LIB_WIRE_HEADER_CODEC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -45,6 +46,38 @@ enum {
     OFF_CRC = 56,
     OFF_RESERVED2 = 60
 };
+
+/* The struct mirrors the wire (wire.h): checked here, where the copy
+ * relies on it. */
+_Static_assert(sizeof(ftc_wire_header_t) == FTC_WIRE_HEADER_SIZE,
+               "ftc_wire_header_t is the header's 64 bytes");
+_Static_assert(offsetof(ftc_wire_header_t, kind) == OFF_KIND
+                   && offsetof(ftc_wire_header_t, algo) == OFF_ALGO
+                   && offsetof(ftc_wire_header_t, coll) == OFF_COLL
+                   && offsetof(ftc_wire_header_t, flags) == OFF_FLAGS
+                   && offsetof(ftc_wire_header_t, group_id) == OFF_GROUP_ID
+                   && offsetof(ftc_wire_header_t, epoch) == OFF_EPOCH
+                   && offsetof(ftc_wire_header_t, sender) == OFF_SENDER
+                   && offsetof(ftc_wire_header_t, seq) == OFF_SEQ
+                   && offsetof(ftc_wire_header_t, word) == OFF_WORD
+                   && offsetof(ftc_wire_header_t, aux) == OFF_AUX
+                   && offsetof(ftc_wire_header_t, signature) == OFF_SIGNATURE
+                   && offsetof(ftc_wire_header_t, payload_len)
+                          == OFF_PAYLOAD_LEN
+                   && offsetof(ftc_wire_header_t, job_token) == OFF_JOB_TOKEN
+                   && offsetof(ftc_wire_header_t, wire_crc) == OFF_CRC,
+               "ftc_wire_header_t's fields sit at their wire offsets");
+
+/* True when this host stores integers little-endian: the header's
+ * integers are then the struct's bytes as they are (a constant the
+ * compiler folds). */
+static inline bool host_little_endian(void)
+{
+    const uint16_t one = 1;
+    uint8_t first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
 
 /* Largest valid value of the coll byte (0: control message). Any algo
  * byte may name a family (the registry is above this layer). */
@@ -107,6 +140,19 @@ ftc_wire_write_header(const ftc_wire_header_t *hdr, uint8_t *msg,
                                  & ~(unsigned)(FTC_WF_BIG_ENDIAN | FTC_WF_MAC
                                                | FTC_WF_DIGEST))
                                 | host_order_flag() | keyed_flags);
+    if (host_little_endian()) {
+        /* The struct is the wire's bytes: copy it, then stamp what only
+         * this layer writes (magic, version, flags and the first reserved
+         * field, token, checksum and the second reserved field). */
+        memcpy(msg, hdr, FTC_WIRE_HEADER_SIZE);
+        put32(msg + OFF_MAGIC, FTC_WIRE_MAGIC);
+        msg[OFF_VERSION] = (uint8_t)FTC_WIRE_VERSION;
+        put32(msg + OFF_FLAGS, flags);
+        if (keyed_flags != 0)
+            put64(msg + OFF_JOB_TOKEN, 0);
+        put64(msg + OFF_CRC, 0);
+        return;
+    }
     put32(msg + OFF_MAGIC, FTC_WIRE_MAGIC);
     msg[OFF_VERSION] = (uint8_t)FTC_WIRE_VERSION;
     msg[OFF_KIND] = hdr->kind;
@@ -202,6 +248,12 @@ ftc_wire_check_fields(const uint8_t *p, uint64_t job_token,
     if (bad)
         return FTC_EBADMSG;
 
+    if (host_little_endian()) {
+        /* The struct is the wire's bytes (wire.h). */
+        memcpy(hdr, p, FTC_WIRE_HEADER_SIZE);
+        hdr->job_token = job_token;
+        return FTC_OK;
+    }
     hdr->kind = (uint8_t)kind;
     hdr->algo = (uint8_t)algo;
     hdr->coll = (uint8_t)coll;
@@ -215,6 +267,11 @@ ftc_wire_check_fields(const uint8_t *p, uint64_t job_token,
     hdr->signature = get32(p + OFF_SIGNATURE);
     hdr->payload_len = get32(p + OFF_PAYLOAD_LEN);
     hdr->job_token = job_token;
+    hdr->wire_magic = FTC_WIRE_MAGIC;
+    hdr->wire_version = (uint8_t)FTC_WIRE_VERSION;
+    hdr->wire_reserved1 = 0;
+    hdr->wire_crc = get32(p + OFF_CRC);
+    hdr->wire_reserved2 = 0;
     return FTC_OK;
 }
 
