@@ -144,12 +144,8 @@ static void watch_check(const ftc_context_t *ctx, ftc_watch_t *w,
 static void watch_wait_starts(const ftc_context_t *ctx, ftc_watch_t *w)
 {
     w->heard = true;
-    /* 0: no check yet; 1 is a deadline already past (a timer turn that
-     * reads the clock), where 0 would mean "at once, no clock"
-     * (core/settle.c). */
-    uint64_t due = ctx->watch_next_check > 0 ? ctx->watch_next_check : 1;
-    if (w->deadline > due)
-        w->deadline = due;
+    if (w->deadline > ctx->watch_next_check)
+        w->deadline = ctx->watch_next_check;
 }
 
 static ftc_watch_t *watch_find(ftc_context_t *ctx, uint32_t peer)
@@ -216,6 +212,12 @@ void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
     w->probe_at = 0;
     w->silent_from = 0;
     w->deadline = UINT64_MAX;
+    /* No check yet: 1 is a deadline already past (a timer turn that
+     * reads the clock and checks), where 0 would mean "at once, no
+     * clock" (core/settle.c). A kept watch was new once, so its path
+     * needs no such test. */
+    if (ctx->watch_next_check == 0)
+        ctx->watch_next_check = 1;
     watch_wait_starts(ctx, w);
     w->group_id = op->group->id;
     w->epoch = op->group->epoch;
@@ -378,8 +380,7 @@ static void probe_send(ftc_context_t *ctx, ftc_watch_t *w, uint64_t now,
 void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
 {
     uint64_t period = check_period(ctx);
-    uint64_t next = sat_add(now, period);
-    ctx->watch_next_check = next > 0 ? next : 1;
+    ctx->watch_next_check = sat_add(now, period);     /* >= 1: period is */
     for (uint32_t i = 0; i < ctx->nwatches;) {
         ftc_watch_t *w = &ctx->watches[i];
         if (!w->probing && (w->heard || w->deadline <= now)) {
