@@ -182,9 +182,6 @@ void *ftc_group_ext_get(const ftc_group_t *g, uint32_t algo);
 int ftc_group_ext_set(ftc_group_t *g, uint32_t algo, void *data,
                       void (*free_fn)(void *data));
 
-/* A delivery happened on g: retire the lingerers whose time has come. */
-void ftc_group_retire_lingering(ftc_group_t *g);
-
 #pragma GCC visibility pop
 
 #endif
