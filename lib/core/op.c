@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * An operation's lifecycle: set-up and registration in its group, start,
- * completion (queued, delivered when the entry point settles), lingering
- * to serve peers that are behind, and freeing once nothing refers to it.
+ * An operation's lifecycle, the parts that are not inline in core/op.h
+ * (registration, start, completion, finishing and lingering are, since
+ * every operation runs them once): unlinking and freeing, the look-up of
+ * an ended call a peer told us of, the failed list of a completion, the
+ * signature memo's miss.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,31 +38,6 @@ int ftc_cop_told_ended_find(const ftc_cop_t *op)
 }
 
 /* ---- completion and failure bookkeeping -------------------------------- */
-
-void ftc_cop_finish(ftc_cop_t *op)
-{
-    op->finished = true;
-    ftc_cop_timer_cancel(op);
-    ftc_cop_timeout_cancel(op);
-    ftc_cop_maybe_reap(op);
-}
-
-void ftc_cop_linger(ftc_cop_t *op)
-{
-    if (op->lingering)
-        return;
-    ftc_group_t *g = op->group;
-    op->lingering = true;
-    op->retire_at = g->colls_done + FTC_LINGER_OPS;
-    /* retire_at only grows: the list stays in retirement order. */
-    op->in_linger = true;
-    op->next_linger = NULL;
-    if (g->linger_tail != NULL)
-        g->linger_tail->next_linger = op;
-    else
-        g->linger_head = op;
-    g->linger_tail = op;
-}
 
 int ftc_cop_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n)
 {

@@ -305,13 +305,13 @@ static inline void ftc_cop_replay_pending(ftc_cop_t *op)
 /* ftc_cop_complete (queue op's completion; deliver runs when the
  * current entry point ends) is inline, at the end of this file. */
 
-/* The operation has no duties left (it may still await its callback). */
-void ftc_cop_finish(ftc_cop_t *op);
+/* ftc_cop_finish (the operation has no duties left; it may still await
+ * its callback) is inline, at the end of this file. */
 
 /* How many later deliveries on its group a delivered operation lingers. */
 #define FTC_LINGER_OPS 64
-/* Keep op (delivered) to serve peers that are behind; see lingering. */
-void ftc_cop_linger(ftc_cop_t *op);
+/* ftc_cop_linger (keep op, delivered, to serve peers that are behind;
+ * see lingering) is inline, at the end of this file. */
 
 /* ---- per-operation timers (core/timer.c) ------------------------------
  *
@@ -512,6 +512,31 @@ static inline void ftc_cop_complete(ftc_cop_t *op, int status)
     else
         ctx->done_head = op;
     ctx->done_tail = op;
+}
+
+static inline void ftc_cop_finish(ftc_cop_t *op)
+{
+    op->finished = true;
+    ftc_cop_timer_cancel(op);
+    ftc_cop_timeout_cancel(op);
+    ftc_cop_maybe_reap(op);
+}
+
+static inline void ftc_cop_linger(ftc_cop_t *op)
+{
+    if (op->lingering)
+        return;
+    ftc_group_t *g = op->group;
+    op->lingering = true;
+    op->retire_at = g->colls_done + FTC_LINGER_OPS;
+    /* retire_at only grows: the list stays in retirement order. */
+    op->in_linger = true;
+    op->next_linger = NULL;
+    if (g->linger_tail != NULL)
+        g->linger_tail->next_linger = op;
+    else
+        g->linger_head = op;
+    g->linger_tail = op;
 }
 
 #pragma GCC visibility pop
