@@ -4,7 +4,7 @@
 
   python3 bench/side_by_side.py --build after=build [--build before=DIR]
       [--peers DIR] [--jobs 9] [--iters 5000] [--n 2] [--transports ucx:sm,...]
-      [--waits spin,block] [--algos tree,f0,f1]
+      [--waits spin,block] [--algos tree,f0,f1] [--auth on,off]
 
 Every round runs one job of every variant, in an order rotated from round
 to round, so that a change in the machine's load reaches every variant
@@ -14,7 +14,11 @@ alike; --jobs rounds. A variant is one of:
   mpi tcp    Open MPI's MPI_Allreduce, ob1 / tcp over lo
   gloo ring  Gloo's allreduce_ring, TCP device on 127.0.0.1
   ftcoll     ftcoll-bench, per --build (a label=DIR pair: the same
-             variants for every build), transport, wait mode and algorithm
+             variants for every build), transport, wait mode and algorithm,
+             and with --auth on,off with the job key's MAC (ftcoll-run's
+             default, the rows without a mark) and without it (`no-auth`:
+             the job token only, as Open MPI and Gloo, which authenticate
+             nothing), to show what the MAC costs beside the peers
 
 Each job times --iters back-to-back int64-sum allreduces of 8 bytes (one
 element) after a warm-up, every operation on its own, with no barrier
@@ -155,14 +159,18 @@ def variants(a):
             backend, env = TRANSPORTS[t]
             for w in a.waits:
                 for al in a.algos:
-                    cmd = [run, "-n", n, "--timeout", "300", "--clock",
-                           "ready", "--backend", backend, "--", bench,
-                           "--iters", iters, "--warmup", warm, "--quiet",
-                           "--wait", w] + ALGOS[al]
-                    key = (label, t, w, al)
-                    vs.append(Variant(key, "%s %s %s %s" % (
-                        label, t, w, ALGO_NAMES[al]), cmd, env,
-                        parse_ftcoll))
+                    for auth in a.auth:
+                        cmd = [run, "-n", n, "--timeout", "300", "--clock",
+                               "ready", "--backend", backend, "--", bench,
+                               "--iters", iters, "--warmup", warm,
+                               "--quiet", "--wait", w] + ALGOS[al]
+                        if auth == "off":
+                            cmd.append("--no-auth")
+                        key = (label, t, w, al, auth)
+                        vs.append(Variant(key, "%s %s %s %s%s" % (
+                            label, t, w, ALGO_NAMES[al],
+                            " no-auth" if auth == "off" else ""), cmd, env,
+                            parse_ftcoll))
     return vs
 
 
@@ -185,6 +193,10 @@ def main():
     ap.add_argument("--transports", default="ucx:sm,libfabric:shm,ucx:tcp")
     ap.add_argument("--waits", default="spin,block")
     ap.add_argument("--algos", default="tree,f0,f1")
+    ap.add_argument("--auth", default="on",
+                    help="on, off or on,off: ftcoll rows with the job "
+                    "key's MAC (the default under ftcoll-run), without it "
+                    "(--no-auth), or both")
     ap.add_argument("--timeout", type=int, default=300)
     a = ap.parse_args()
     builds = []
@@ -211,6 +223,10 @@ def main():
     for al in a.algos:
         if al not in ALGOS:
             ap.error("--algos: unknown %r (of %s)" % (al, ", ".join(ALGOS)))
+    a.auth = a.auth.split(",")
+    for x in a.auth:
+        if x not in ("on", "off"):
+            ap.error("--auth: on, off or on,off, got %r" % x)
     if a.jobs < 1 or a.iters < 1 or a.n < 2:
         ap.error("--jobs, --iters at least 1, --n at least 2")
 
@@ -238,7 +254,7 @@ def main():
             return "-"
         return "%.2f" % (med(v.p50) / med(ref.p50))
 
-    print("%-42s %9s %9s %9s %8s %8s %5s" % (
+    print("%-50s %9s %9s %9s %8s %8s %5s" % (
         "variant", "p50 us", "mean us", "mean/p50", "/mpi", "/gloo",
         "fail"))
     for v in vs:
@@ -246,7 +262,7 @@ def main():
             isinstance(v.key, tuple) and is_tcp(v.key[1]))
         ref = mpi_tcp if tcp else mpi_sm
         tail = med(v.mean) / med(v.p50) if v.p50 else float("nan")
-        print("%-42s %9.3f %9.3f %9.2f %8s %8s %5d" % (
+        print("%-50s %9.3f %9.3f %9.2f %8s %8s %5d" % (
             v.label, med(v.p50), med(v.mean), tail, ratio(v, ref),
             ratio(v, gl) if tcp else "-", v.failed))
     return 0

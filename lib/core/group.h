@@ -50,6 +50,9 @@ struct ftc_group {
      * (ftc_cop_delete_template): its shape is the stream's next like
      * operation's (ftc_cop_template). */
     bool spare_is_template;
+    /* Templates taken again (ftc_cop_restart): what a test counts to
+     * see a stream's like calls take the steady stream's path. */
+    uint64_t templates_taken;
     /* The last operation's signature and what it hashed (ftc_cop_setup):
      * a stream of calls with the same arguments, the common case, pays
      * eight comparisons instead of the hash's eight mixing rounds. */

@@ -238,20 +238,37 @@ static inline int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args,
 /* The block of g's last operation if it was freed as a template of vt
  * under the current signature generation, and (coll, args, variant)
  * repeat that signature's inputs exactly; else NULL (set up anew). */
-static inline ftc_cop_t *ftc_cop_template(const ftc_group_t *g,
-                                          const ftc_cop_vtable_t *vt,
-                                          const ftc_coll_args_t *args,
-                                          ftc_coll_t coll, uint32_t variant)
+static inline ftc_cop_t *ftc_cop_template_of(const ftc_group_t *g,
+                                             const ftc_cop_vtable_t *vt,
+                                             ftc_coll_t coll)
 {
     const ftc_cop_t *t = g->spare_op;
     if (t == NULL || !g->spare_is_template || t->vt != vt
         || t->sig_gen != g->sig_memo.gen || t->coll != coll)
         return NULL;
+    return (ftc_cop_t *)t;
+}
+/* Whether (coll, args, variant) repeat the inputs of the signature that
+ * a template of ftc_cop_template_of was set up under. Apart from that
+ * function for a family whose variant is cheaper to check against the
+ * template's own parameters than to compute (the corrected allreduce). */
+static inline bool ftc_cop_template_fits(const ftc_group_t *g,
+                                         const ftc_coll_args_t *args,
+                                         ftc_coll_t coll, uint32_t variant)
+{
     uint32_t in[7];
     ftc_cop_sig_inputs(args, coll, variant, in);
-    if (!ftc_cop_sig_memo_hit(g, in, args->count))
+    return ftc_cop_sig_memo_hit(g, in, args->count);
+}
+static inline ftc_cop_t *ftc_cop_template(const ftc_group_t *g,
+                                          const ftc_cop_vtable_t *vt,
+                                          const ftc_coll_args_t *args,
+                                          ftc_coll_t coll, uint32_t variant)
+{
+    ftc_cop_t *t = ftc_cop_template_of(g, vt, coll);
+    if (t == NULL || !ftc_cop_template_fits(g, args, coll, variant))
         return NULL;
-    return (ftc_cop_t *)t;
+    return t;
 }
 /* Take op (what ftc_cop_template returned) as the group's next
  * operation: its run's state cleared, the call's sequence number,
@@ -262,6 +279,7 @@ static inline void ftc_cop_restart(ftc_group_t *g, ftc_cop_t *op,
 {
     g->spare_op = NULL;
     g->spare_is_template = false;
+    g->templates_taken++;
     memset(&op->delivered, 0,
            offsetof(ftc_cop_t, mem_next) - offsetof(ftc_cop_t, delivered));
     ftc_cop_set_call(g, op, args);

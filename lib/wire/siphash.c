@@ -1,54 +1,31 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include <string.h>
-
 #include "wire/siphash.h"
 
-static uint64_t rotl(uint64_t x, int b)
+/* The streaming form keeps its state in memory between calls; each step
+ * runs the inline steps of siphash.h on a local copy. */
+static ftc_sipstate_t state_of(const ftc_siphash_t *h)
 {
-    return (x << b) | (x >> (64 - b));
+    return (ftc_sipstate_t){h->v0, h->v1, h->v2, h->v3};
 }
 
-static uint64_t load64le(const uint8_t *p)
+static void set_state(ftc_siphash_t *h, ftc_sipstate_t s)
 {
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16
-           | (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32
-           | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48
-           | (uint64_t)p[7] << 56;
+    h->v0 = s.v0;
+    h->v1 = s.v1;
+    h->v2 = s.v2;
+    h->v3 = s.v3;
 }
-
-#define SIPROUND(h)                                                            \
-    do {                                                                       \
-        (h)->v0 += (h)->v1;                                                    \
-        (h)->v1 = rotl((h)->v1, 13);                                           \
-        (h)->v1 ^= (h)->v0;                                                    \
-        (h)->v0 = rotl((h)->v0, 32);                                           \
-        (h)->v2 += (h)->v3;                                                    \
-        (h)->v3 = rotl((h)->v3, 16);                                           \
-        (h)->v3 ^= (h)->v2;                                                    \
-        (h)->v0 += (h)->v3;                                                    \
-        (h)->v3 = rotl((h)->v3, 21);                                           \
-        (h)->v3 ^= (h)->v0;                                                    \
-        (h)->v2 += (h)->v1;                                                    \
-        (h)->v1 = rotl((h)->v1, 17);                                           \
-        (h)->v1 ^= (h)->v2;                                                    \
-        (h)->v2 = rotl((h)->v2, 32);                                           \
-    } while (0)
 
 static void absorb(ftc_siphash_t *h, uint64_t m)
 {
-    h->v3 ^= m;
-    SIPROUND(h);
-    SIPROUND(h);
-    h->v0 ^= m;
+    ftc_sipstate_t s = state_of(h);
+    ftc_sip_block(&s, m);
+    set_state(h, s);
 }
 
 void ftc_siphash_init(ftc_siphash_t *h, const uint8_t key[16])
 {
-    uint64_t k0 = load64le(key), k1 = load64le(key + 8);
-    h->v0 = k0 ^ UINT64_C(0x736f6d6570736575);
-    h->v1 = k1 ^ UINT64_C(0x646f72616e646f6d);
-    h->v2 = k0 ^ UINT64_C(0x6c7967656e657261);
-    h->v3 = k1 ^ UINT64_C(0x7465646279746573);
+    set_state(h, ftc_sip_start(key));
     h->tail = 0;
     h->ntail = 0;
     h->total = 0;
@@ -68,21 +45,15 @@ void ftc_siphash_update(ftc_siphash_t *h, const void *data, size_t len)
         }
     }
     for (; len >= 8; len -= 8, p += 8)
-        absorb(h, load64le(p));
+        absorb(h, ftc_sip_load64le(p));
     for (size_t i = 0; i < len; i++)
         h->tail |= (uint64_t)p[i] << (8 * h->ntail++);
 }
 
 uint64_t ftc_siphash_final(ftc_siphash_t *h)
 {
-    uint64_t b = h->tail | (h->total & 0xff) << 56;
-    absorb(h, b);
-    h->v2 ^= 0xff;
-    SIPROUND(h);
-    SIPROUND(h);
-    SIPROUND(h);
-    SIPROUND(h);
-    return h->v0 ^ h->v1 ^ h->v2 ^ h->v3;
+    ftc_sipstate_t s = state_of(h);
+    return ftc_sip_finish(&s, h->tail | (h->total & 0xff) << 56);
 }
 
 uint64_t ftc_siphash(const uint8_t key[16], const void *data, size_t len)
@@ -90,17 +61,7 @@ uint64_t ftc_siphash(const uint8_t key[16], const void *data, size_t len)
     return ftc_siphash2(key, NULL, 0, data, len);
 }
 
-/* The hot path, with the state in locals: through a struct pointer the
- * compiler must assume every byte load of the message may alias it, and
- * keeps v0..v3 in memory (twice the instructions, measured). */
-#define ROUND(v0, v1, v2, v3)                                                  \
-    do {                                                                       \
-        v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32);              \
-        v2 += v3; v3 = rotl(v3, 16); v3 ^= v2;                                 \
-        v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;                                 \
-        v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32);              \
-    } while (0)
-
+/* Over a then b, with the state in registers when a is whole blocks. */
 uint64_t ftc_siphash2(const uint8_t key[16], const void *a, size_t alen,
                       const void *b, size_t blen)
 {
@@ -111,39 +72,9 @@ uint64_t ftc_siphash2(const uint8_t key[16], const void *a, size_t alen,
         ftc_siphash_update(&h, b, blen);
         return ftc_siphash_final(&h);
     }
-    uint64_t k0 = load64le(key), k1 = load64le(key + 8);
-    uint64_t v0 = k0 ^ UINT64_C(0x736f6d6570736575);
-    uint64_t v1 = k1 ^ UINT64_C(0x646f72616e646f6d);
-    uint64_t v2 = k0 ^ UINT64_C(0x6c7967656e657261);
-    uint64_t v3 = k1 ^ UINT64_C(0x7465646279746573);
+    ftc_sipstate_t s = ftc_sip_start(key);
     const uint8_t *p = a;
-    for (size_t i = 0; i < alen; i += 8) {
-        uint64_t m = load64le(p + i);
-        v3 ^= m;
-        ROUND(v0, v1, v2, v3);
-        ROUND(v0, v1, v2, v3);
-        v0 ^= m;
-    }
-    p = b;
-    size_t full = blen & ~(size_t)7;
-    for (size_t i = 0; i < full; i += 8) {
-        uint64_t m = load64le(p + i);
-        v3 ^= m;
-        ROUND(v0, v1, v2, v3);
-        ROUND(v0, v1, v2, v3);
-        v0 ^= m;
-    }
-    uint64_t last = (uint64_t)((alen + blen) & 0xff) << 56;
-    for (size_t i = 0; i < (blen & 7); i++)
-        last |= (uint64_t)p[full + i] << (8 * i);
-    v3 ^= last;
-    ROUND(v0, v1, v2, v3);
-    ROUND(v0, v1, v2, v3);
-    v0 ^= last;
-    v2 ^= 0xff;
-    ROUND(v0, v1, v2, v3);
-    ROUND(v0, v1, v2, v3);
-    ROUND(v0, v1, v2, v3);
-    ROUND(v0, v1, v2, v3);
-    return v0 ^ v1 ^ v2 ^ v3;
+    for (size_t i = 0; i < alen; i += 8)
+        ftc_sip_block(&s, ftc_sip_load64le(p + i));
+    return ftc_sip_end(&s, b, blen, (uint64_t)(alen + blen));
 }

@@ -52,6 +52,7 @@
 typedef struct allreduce_op {
     ftc_cop_t base;
     ftc_corrected_params_t params; /* what base.args.params points to */
+    uint32_t variant;       /* params' (ftc_corrected_variant) */
     uint8_t *input;
     uint32_t root0;
     /* 1 with the exchange (its round 0 has no root), else 0: round r's
@@ -187,6 +188,25 @@ static void accept(allreduce_op_t *a, uint8_t *blob, uint32_t len, bool stable)
     ftc_cop_linger(op);
 }
 
+/* accept() for the blob round 0 of the exchange built (try_exchange_value):
+ * status FTC_OK, no failures, this process not yet delivered (checked
+ * there), so nothing to parse back, no list to adopt and no root. The
+ * steady stream's every operation ends here, and parsing its own blob
+ * back was a third of accept()'s work. */
+static void accept_exchanged(allreduce_op_t *a, uint8_t *blob, uint32_t len,
+                             uint32_t failed_count)
+{
+    ftc_cop_t *op = &a->base;
+    ftc_accepted_refer(&a->mine, a->round, blob, len);
+    op->comp.failed_count = failed_count;
+    if (op->nbytes > 0)
+        ftc_copy_bytes(op->args.recvbuf, blob + BLOB_HEAD, op->nbytes);
+    op->comp.stats.retries = 0;
+    op->comp.stats.root = FTC_ROOT_NONE;
+    ftc_cop_complete(op, FTC_OK);
+    ftc_cop_linger(op);
+}
+
 static void ar_on_value(ftc_bcast_part_t *bp)
 {
     accept(bp->owner, bp->blob, bp->len, true);
@@ -226,7 +246,7 @@ static void try_exchange_value(allreduce_op_t *a)
     memcpy(blob + 8, &fc, 4);
     ftc_exchange_part_reduce(&a->xp, blob + BLOB_HEAD);
     a->base.comp.stats.root_subtree = 0;
-    accept(a, blob, len, true);
+    accept_exchanged(a, blob, len, fc);
 }
 
 static void ar_on_root_failed(ftc_bcast_part_t *bp)
@@ -614,7 +634,23 @@ static void ar_destroy(ftc_cop_t *op)
         ftc_reduce_part_release(&a->rp);
     if (a->bp_live)
         ftc_bcast_part_stop(&a->bp);
-    ftc_cop_delete(op);
+    /* A steady stream's template (docs/latency.md, "A steady stream's
+     * path"). Why this block is safe to keep as one: destroy runs only
+     * when the operation is reaped (finished, its callback returned,
+     * nothing pinning it, and retired from the group's lingerers: a
+     * lingerer is never reaped) or when its group goes, so no late peer
+     * can reach it any more; a template is never a block still
+     * lingering. Its shape is what the signature and the parameters fix
+     * (params, root0, shift, the space's layout: input first, then the
+     * first round's parts, carved in the same order each run); every
+     * other field is one run's and ftc_allreduce_op_create sets it
+     * again. Which round it ended in does not matter: the parts' state
+     * is cleared by their start, the chunks a later round took go now
+     * (ftc_cop_free_storage), and the block was sized for round 0. The
+     * stream's next like call is the one after this block's retirement,
+     * 64 deliveries after its own: ftc_cop_template takes it only if the
+     * group's signature memo has not changed since it was set up. */
+    ftc_cop_delete_template(op);
 }
 
 static const ftc_cop_vtable_t allreduce_vt = {
@@ -628,15 +664,66 @@ static const ftc_cop_vtable_t allreduce_vt = {
     .destroy = ar_destroy,
 };
 
+/* A template's run state back to what a new operation's is (its shape,
+ * params, root0 and shift, stays; the parts are cleared by their
+ * start). */
+static void reset_run(allreduce_op_t *a)
+{
+    a->round = 0;
+    a->want_round = 0;
+    a->tell_root = false;
+    a->pull_check = false;
+    a->pulled_by = UINT32_MAX;
+    a->rp_live = a->bp_live = a->xp_live = false;
+    a->mine = (ftc_accepted_t){0};
+}
+
+/* The operation, shaped and its run state clear: copy the input into
+ * its memory (the first thing carved, so that a template's layout is
+ * the same every run) and start round 0. */
+static int start(allreduce_op_t *a, const ftc_coll_args_t *args,
+                 ftc_cop_t **out)
+{
+    a->input = ftc_cop_alloc(&a->base, a->base.nbytes);
+    if (a->input == NULL) {
+        ftc_cop_delete(&a->base);
+        return FTC_ENOMEM;
+    }
+    if (a->base.nbytes > 0)
+        ftc_copy_bytes(a->input, args->sendbuf, a->base.nbytes);
+    ftc_cop_register(&a->base);
+    enter_round(a, 0);
+    settle_rounds(a);
+    ftc_cop_replay_pending(&a->base);
+    *out = &a->base;
+    return FTC_OK;
+}
+
 int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                             const ftc_corrected_params_t *given, ftc_cop_t **out)
 {
     /* Every member resolves auto alike (the same n) and signs what it
      * resolved to. */
+    ftc_allreduce_algo_t algo = ftc_allreduce_algo_resolve(given->allreduce,
+                                                           g->n);
+    allreduce_op_t *a = (allreduce_op_t *)ftc_cop_template_of(
+        g, &allreduce_vt, FTC_COLL_ALLREDUCE);
+    /* The template's variant is the one these parameters give when they
+     * are alike (the variant is a function of them): not computed
+     * again. */
+    if (a != NULL && ftc_corrected_params_alike(&a->params, given, algo)
+        && ftc_cop_template_fits(g, args, FTC_COLL_ALLREDUCE, a->variant)) {
+        /* A steady stream: the block of the operation that retired last
+         * (ar_destroy says why that is safe), its shape kept. */
+        ftc_cop_restart(g, &a->base, args, sizeof(*a));
+        a->base.args.params = &a->params;
+        reset_run(a);
+        return start(a, args, out);
+    }
     ftc_corrected_params_t resolved = *given;
-    resolved.allreduce = ftc_allreduce_algo_resolve(given->allreduce, g->n);
+    resolved.allreduce = algo;
     const ftc_corrected_params_t *params = &resolved;
-    bool exchange = params->allreduce == FTC_ALLREDUCE_EXCHANGE;
+    bool exchange = algo == FTC_ALLREDUCE_EXCHANGE;
     /* Room for a failure-free run: input, the first round's parts (the
      * exchange, or reduce and broadcast). The value accepted is the
      * broadcast part's or the one the exchange builds (accept(): not
@@ -649,25 +736,15 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     else
         space += ftc_reduce_part_space(args, nbytes, g, args->root)
                  + ftc_bcast_part_space(args, params, g, blob);
-    allreduce_op_t *a = ftc_cop_new_prefix(g, sizeof(*a),
-                                           offsetof(allreduce_op_t, xp), space);
+    a = ftc_cop_new_prefix(g, sizeof(*a), offsetof(allreduce_op_t, xp),
+                           space);
     if (a == NULL)
         return FTC_ENOMEM;
     ftc_corrected_op_setup(g, args, params, FTC_COLL_ALLREDUCE, &a->base, &allreduce_vt, &a->params);
-    a->input = ftc_cop_alloc(&a->base, a->base.nbytes);
-    if (a->input == NULL) {
-        ftc_cop_delete(&a->base);
-        return FTC_ENOMEM;
-    }
-    if (a->base.nbytes > 0)
-        ftc_copy_bytes(a->input, args->sendbuf, a->base.nbytes);
+    a->variant = ftc_corrected_variant(params, FTC_COLL_ALLREDUCE);
     a->root0 = args->root;
     a->shift = exchange ? 1 : 0;
     a->pulled_by = UINT32_MAX;
-    ftc_cop_register(&a->base);
-    enter_round(a, 0);
-    settle_rounds(a);
-    ftc_cop_replay_pending(&a->base);
-    *out = &a->base;
-    return FTC_OK;
+    return start(a, args, out);
 }
+

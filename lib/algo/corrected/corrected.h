@@ -41,6 +41,35 @@ void ftc_corrected_op_setup(ftc_group_t *g, const ftc_coll_args_t *args,
                             const ftc_cop_vtable_t *vt,
                             ftc_corrected_params_t *keep);
 
+/* What the members must agree on besides the generic arguments (params
+ * resolved: an allreduce's auto never reaches here): the variant the
+ * operation's signature digests. */
+uint32_t ftc_corrected_variant(const ftc_corrected_params_t *params,
+                               ftc_coll_t coll);
+
+/* Whether an operation that kept parameters `kept` read what one given
+ * `given` would, with given's allreduce resolved to `allreduce`: a
+ * steady stream's template (ftc_cop_template_of) is taken only then.
+ * Every field an operation reads, the bcast tree whole (the signature
+ * digests only its kind and k, and an optimal tree's LogP parameters
+ * shape it too); not size, which the registry's copy settled. Inline:
+ * every call of a stream asks. */
+static inline bool
+ftc_corrected_params_alike(const ftc_corrected_params_t *kept,
+                           const ftc_corrected_params_t *given,
+                           ftc_allreduce_algo_t allreduce)
+{
+    return kept->fault_info == given->fault_info
+           && kept->correction == given->correction
+           && kept->distance == given->distance
+           && kept->allreduce == allreduce
+           && kept->bcast_tree.kind == given->bcast_tree.kind
+           && kept->bcast_tree.k == given->bcast_tree.k
+           && kept->bcast_tree.L == given->bcast_tree.L
+           && kept->bcast_tree.o == given->bcast_tree.o
+           && kept->bcast_tree.g == given->bcast_tree.g;
+}
+
 #pragma GCC visibility pop
 
 #endif

@@ -6,6 +6,7 @@
 #include "algo/corrected/exchange_part.h"
 #include "core/context.h"
 #include "core/copy.h"
+#include "core/monitor.h"
 
 static uint32_t world_of(const ftc_exchange_part_t *xp, uint32_t grank)
 {
@@ -92,7 +93,10 @@ void ftc_exchange_part_on_msg(ftc_exchange_part_t *xp,
     xp->got[grank] = 1;
     xp->pending--;
     if (xp->watching) {
-        ftc_monitor_release(ctx, world_of(xp, grank));
+        /* The peer answered what we waited for: its watch is kept for
+         * the stream's next operation, which waits on it again
+         * (core/monitor.h; docs/latency.md, "A steady stream's path"). */
+        ftc_monitor_release_keep(ctx, world_of(xp, grank));
         /* Every input is here: no watch is left for destroy to walk the
          * members for (the operation lingers, and is destroyed later). */
         if (xp->pending == 0)

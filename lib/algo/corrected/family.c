@@ -132,8 +132,8 @@ static int check(const ftc_group_t *g, const ftc_coll_args_t *args,
     return FTC_OK;
 }
 
-/* What the members must agree on besides the generic arguments. */
-static uint32_t variant(const ftc_corrected_params_t *p, ftc_coll_t coll)
+uint32_t ftc_corrected_variant(const ftc_corrected_params_t *p,
+                               ftc_coll_t coll)
 {
     uint32_t v = (uint32_t)p->fault_info << 8 | (uint32_t)p->correction << 4;
     if (coll != FTC_COLL_REDUCE)
@@ -155,7 +155,7 @@ void ftc_corrected_op_setup(ftc_group_t *g, const ftc_coll_args_t *args,
                             ftc_corrected_params_t *keep)
 {
     *keep = *params;
-    ftc_cop_setup(g, args, coll, op, vt, variant(keep, coll));
+    ftc_cop_setup(g, args, coll, op, vt, ftc_corrected_variant(keep, coll));
     op->args.params = keep;
 }
 
