@@ -296,8 +296,64 @@ static void test_early_flood(bool auth)
     job_fini(&J);
 }
 
+/* The receive path decodes unkeyed messages with the header's inline
+ * checks (wire/header_codec.h), not through ftc_wire_decode: it must
+ * refuse every malformed message with the very code ftc_wire_decode
+ * names. Every bit of the header flipped in turn, the checksum stamped
+ * again over the damage (else every flip is only FTC_ECHECKSUM), so the
+ * field checks behind it speak; and senders at and beyond the world,
+ * which the transport did not name (FTC_RANK_UNKNOWN). */
+static void test_receive_refuses_as_decode(void)
+{
+    job_t J;
+    job_init(&J, false);
+    uint8_t good[FTC_WIRE_HEADER_SIZE], m[FTC_WIRE_HEADER_SIZE];
+    forge(good, FTC_MSG_PROBE_ACK, 0, 1, 1, 1000, 0, NULL, 0);
+    unsigned tried = 0, refused = 0, differ = 0;
+    for (unsigned bit = 0; bit < 8 * FTC_WIRE_HEADER_SIZE; bit++) {
+        if (bit / 8 >= 56 && bit / 8 < 60)
+            continue; /* the checksum itself: test_wire's flips */
+        memcpy(m, good, sizeof(m));
+        m[bit / 8] ^= (uint8_t)(1u << bit % 8);
+        uint32_t crc = ftc_crc32c_message(m, sizeof(m));
+        for (int i = 0; i < 4; i++)
+            m[56 + i] = (uint8_t)(crc >> 8 * i);
+        ftc_wire_header_t h;
+        int want = ftc_wire_decode(m, sizeof(m), TOKEN, N, &h);
+        if (want == FTC_OK)
+            continue;
+        int got = ftc_transport_recv(J.ctx[0], FTC_RANK_UNKNOWN, m,
+                                     sizeof(m));
+        tried++;
+        refused += got != FTC_OK;
+        if (got != want) {
+            if (differ++ < 5)
+                printf("  detail: bit %u: receive %s, decode %s\n", bit,
+                   ftc_err_name(got), ftc_err_name(want));
+        }
+    }
+    static const uint32_t senders[] = {N, N + 1, UINT32_MAX};
+    for (size_t i = 0; i < sizeof(senders) / sizeof(senders[0]); i++) {
+        forge(m, FTC_MSG_PROBE_ACK, 0, senders[i], 1, 1000, 0, NULL, 0);
+        int got = ftc_transport_recv(J.ctx[0], FTC_RANK_UNKNOWN, m,
+                                     sizeof(m));
+        tried++;
+        refused += got != FTC_OK;
+        if (got != FTC_EBADMSG) {
+            if (differ++ < 5)
+                printf("  detail: sender %" PRIu32 ": receive %s\n", senders[i],
+                   ftc_err_name(got));
+        }
+    }
+    CHECK_MSG(tried > 100 && refused == tried && differ == 0,
+              "the receive refuses every malformed header with "
+              "ftc_wire_decode's code (%u messages)", tried);
+    job_fini(&J);
+}
+
 int main(void)
 {
+    test_receive_refuses_as_decode();
     for (int auth = 0; auth <= 1; auth++) {
         test_forged_exclusion(auth);
         test_forged_contribution(auth);

@@ -13,6 +13,7 @@
 #include "core/pending.h"
 #include "core/segment.h"
 #include "core/send.h"
+#include "wire/header_codec.h"
 
 
 static int stash(ftc_pending_msg_t **list, const ftc_wire_header_t *hdr,
@@ -232,8 +233,9 @@ dispatch_data(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
 static int dispatch_any(ftc_context_t *ctx, const ftc_wire_header_t *hdr,
                         const uint8_t *payload)
 {
-    if (hdr->kind == FTC_MSG_PROBE_ACK || hdr->kind == FTC_MSG_ENDED
-        || hdr->kind == FTC_MSG_STOPPED) {
+    if (hdr->kind >= FTC_MSG_CORE_MIN
+        && (hdr->kind == FTC_MSG_PROBE_ACK || hdr->kind == FTC_MSG_ENDED
+            || hdr->kind == FTC_MSG_STOPPED)) {
         handle_control(ctx, hdr);
         return FTC_OK;
     }
@@ -262,9 +264,16 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
     if (ctx == NULL || (buf == NULL && len > 0))
         return FTC_EINVAL;
     ftc_wire_header_t hdr;
-    int rc = ftc_wire_decode_opts(buf, len, ctx->cfg.job_token,
-                                  ctx->cfg.auth ? ctx->cfg.auth_key : NULL,
-                                  ctx->size, !ctx->skip_checksum, &hdr);
+    /* Unkeyed, the decode is inlined here (every message takes it);
+     * keyed, the MAC's cost dwarfs a call. The same checks either way
+     * (wire/header_codec.h). */
+    int rc = ctx->cfg.auth
+                 ? ftc_wire_decode_opts(buf, len, ctx->cfg.job_token,
+                                        ctx->cfg.auth_key, ctx->size,
+                                        !ctx->skip_checksum, &hdr)
+                 : ftc_wire_decode_unkeyed(buf, len, ctx->cfg.job_token,
+                                           ctx->size, !ctx->skip_checksum,
+                                           &hdr);
     if (rc == FTC_OK && src != FTC_RANK_UNKNOWN && src != hdr.sender)
         rc = FTC_EBADMSG;   /* the header lies about who sent it */
     if (rc == FTC_OK && hdr.sender == ctx->rank)
@@ -336,8 +345,11 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
         }
         return FTC_ESTALE;
     }
-    /* (The kind first: this line runs for every message received.) */
-    if (hdr.kind == FTC_MSG_EXCLUDED
+    /* A family's message (the stream) is none of the core's kinds: one
+     * test of the kind's range, on every message received, takes it
+     * past all their cases at once. */
+    bool core_kind = hdr.kind >= FTC_MSG_CORE_MIN;
+    if (core_kind && hdr.kind == FTC_MSG_EXCLUDED
         && ftc_cutoff_refutes_notice(ctx, &hdr)) {
         /* We answered the sender's probe, while running, well before its
          * verdict: it is the one that does not hear (cut off from the
@@ -348,13 +360,13 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
         ftc_ctx_settle(ctx);
         return FTC_OK;
     }
-    if (hdr.kind == FTC_MSG_EXCLUDED) {
+    if (core_kind && hdr.kind == FTC_MSG_EXCLUDED) {
         ftc_ctx_become_excluded(ctx);
         ftc_ctx_settle(ctx);
         return FTC_OK;
     }
     /* Every segment counts: a peer streaming a large value is alive. */
-    if (hdr.kind == FTC_MSG_PROBE_ACK)
+    if (core_kind && hdr.kind == FTC_MSG_PROBE_ACK)
         ftc_monitor_probe_answered(ctx, hdr.sender);
     ftc_monitor_heard(ctx, hdr.sender);
 
@@ -373,9 +385,9 @@ int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
     bool timed = hdr.payload_len >= FTC_AWAY_MIN_BYTES;
     uint64_t since = timed ? ftc_monitor_away_begin(ctx) : 0;
     rc = FTC_OK;
-    if (hdr.kind == FTC_MSG_PROBE) {
+    if (core_kind && hdr.kind == FTC_MSG_PROBE) {
         handle_control(ctx, &hdr);
-    } else if (hdr.kind == FTC_MSG_SEG_CREDIT) {
+    } else if (core_kind && hdr.kind == FTC_MSG_SEG_CREDIT) {
         ftc_segment_credit(ctx, hdr.sender, hdr.word);
     } else if (whole != NULL || ftc_segment_parked_from(ctx, hdr.sender)) {
         /* The work a whole large value makes waits for the timer's turn,

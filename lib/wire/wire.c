@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Encoding and checking of the 64-byte message header (wire.h). Every field
- * is packed byte by byte in little-endian order, so the code needs neither
- * aligned buffers nor a little-endian host.
+ * Encoding and checking of the 64-byte message header (wire.h): the
+ * public functions, built from the header's inline pieces
+ * (wire/header_codec.h), and the MAC.
  */
 #include "wire/siphash.h"
 #include "wire/wire.h"
@@ -11,77 +11,7 @@
 
 #include "ftcoll/collective.h"
 #include "ftcoll/error.h"
-
-/* Field offsets, as the table in wire.h gives them. */
-enum {
-    OFF_MAGIC = 0,
-    OFF_VERSION = 4,
-    OFF_KIND = 5,
-    OFF_ALGO = 6,
-    OFF_COLL = 7,
-    OFF_FLAGS = 8,
-    OFF_RESERVED1 = 10,
-    OFF_GROUP_ID = 12,
-    OFF_EPOCH = 16,
-    OFF_SENDER = 20,
-    OFF_SEQ = 24,
-    OFF_WORD = 32,
-    OFF_AUX = 36,
-    OFF_SIGNATURE = 40,
-    OFF_PAYLOAD_LEN = 44,
-    OFF_JOB_TOKEN = 48,
-    OFF_CRC = 56,
-    OFF_RESERVED2 = 60
-};
-
-/* Largest valid value of the coll byte (0: control message). Any algo
- * byte may name a family (the registry is above this layer). */
-#define WIRE_COLL_MAX ((unsigned)FTC_COLL_SHRINK)
-
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    put32(p, (uint32_t)v);
-    put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16
-           | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-/* FTC_WF_BIG_ENDIAN when this host stores integers big-endian, else 0. */
-static uint16_t host_order_flag(void)
-{
-    const uint16_t one = 1;
-    uint8_t first;
-    memcpy(&first, &one, 1);
-    return first == 0 ? (uint16_t)FTC_WF_BIG_ENDIAN : 0;
-}
+#include "wire/header_codec.h"
 
 /* CRC32C of the len-byte message (len >= the header) with its checksum
  * field read as zero. */
@@ -162,39 +92,10 @@ void ftc_wire_encode(const ftc_wire_header_t *hdr, uint8_t *msg)
     ftc_wire_encode_key(hdr, msg, NULL);
 }
 
-/* The 64 header bytes, with the token and checksum fields zero when
- * keyed (the MAC goes in afterwards). */
-static void write_header(const ftc_wire_header_t *hdr, uint8_t *msg,
-                         uint16_t keyed_flags)
-{
-    uint16_t flags = (uint16_t)((hdr->flags
-                                 & ~(unsigned)(FTC_WF_BIG_ENDIAN | FTC_WF_MAC
-                                               | FTC_WF_DIGEST))
-                                | host_order_flag() | keyed_flags);
-    put32(msg + OFF_MAGIC, FTC_WIRE_MAGIC);
-    msg[OFF_VERSION] = (uint8_t)FTC_WIRE_VERSION;
-    msg[OFF_KIND] = hdr->kind;
-    msg[OFF_ALGO] = hdr->algo;
-    msg[OFF_COLL] = hdr->coll;
-    put16(msg + OFF_FLAGS, flags);
-    put16(msg + OFF_RESERVED1, 0);
-    put32(msg + OFF_GROUP_ID, hdr->group_id);
-    put32(msg + OFF_EPOCH, hdr->epoch);
-    put32(msg + OFF_SENDER, hdr->sender);
-    put64(msg + OFF_SEQ, hdr->seq);
-    put32(msg + OFF_WORD, hdr->word);
-    put32(msg + OFF_AUX, hdr->aux);
-    put32(msg + OFF_SIGNATURE, hdr->signature);
-    put32(msg + OFF_PAYLOAD_LEN, hdr->payload_len);
-    put64(msg + OFF_JOB_TOKEN, keyed_flags != 0 ? 0 : hdr->job_token);
-    put32(msg + OFF_CRC, 0);
-    put32(msg + OFF_RESERVED2, 0);
-}
-
 void ftc_wire_encode_key(const ftc_wire_header_t *hdr, uint8_t *msg,
                          const uint8_t *key)
 {
-    write_header(hdr, msg, key != NULL ? (uint16_t)FTC_WF_MAC : 0);
+    ftc_wire_write_header(hdr, msg, key != NULL ? (uint16_t)FTC_WF_MAC : 0);
     if (key != NULL) {
         /* The MAC detects corruption as well as forgery: no checksum. */
         put64(msg + OFF_JOB_TOKEN,
@@ -211,7 +112,7 @@ void ftc_wire_encode_digest(const ftc_wire_header_t *hdr, uint8_t *msg,
 {
     ftc_wire_header_t h = *hdr;
     h.flags = (uint16_t)(h.flags | FTC_WF_SEGMENT);
-    write_header(&h, msg, (uint16_t)(FTC_WF_MAC | FTC_WF_DIGEST));
+    ftc_wire_write_header(&h, msg, (uint16_t)(FTC_WF_MAC | FTC_WF_DIGEST));
     put64(msg + OFF_JOB_TOKEN, digest_mac(key, msg, digest));
 }
 
@@ -234,15 +135,14 @@ int ftc_wire_decode_opts(const void *buf, size_t len, uint64_t job_token,
                          bool verify_crc, ftc_wire_header_t *hdr)
 {
     const uint8_t *p = buf;
-    if (len < FTC_WIRE_HEADER_SIZE)
-        return FTC_ETRUNCATED;
-    if (get32(p + OFF_MAGIC) != FTC_WIRE_MAGIC
-        || p[OFF_VERSION] != FTC_WIRE_VERSION)
-        return FTC_EVERSION;
+    if (key == NULL)
+        return ftc_wire_decode_unkeyed(buf, len, job_token, world_size,
+                                       verify_crc, hdr);
+    int rc = ftc_wire_check_frame(p, len);
+    if (rc != FTC_OK)
+        return rc;
     uint32_t payload_len = get32(p + OFF_PAYLOAD_LEN);
-    if ((uint64_t)(len - FTC_WIRE_HEADER_SIZE) != payload_len)
-        return FTC_ETRUNCATED;
-    if (key != NULL) {
+    { /* keyed: the MAC in place of checksum and token */
         /* A message with a MAC has no checksum: the MAC covers both
          * (a corrupted message fails it as a forged one does). */
         if (!(get16(p + OFF_FLAGS) & FTC_WF_MAC)) {
@@ -268,53 +168,8 @@ int ftc_wire_decode_opts(const void *buf, size_t len, uint64_t job_token,
         } else if (get64(p + OFF_JOB_TOKEN) != message_mac(key, p, len)) {
             return FTC_EAUTH;
         }
-    } else {
-        if (verify_crc && get32(p + OFF_CRC) != message_crc(p, len)) {
-            /* A keyed message (checksum 0) that reached a receiver without
-             * the key is another job's, not a corrupted one. */
-            if ((get16(p + OFF_FLAGS) & FTC_WF_MAC) && get32(p + OFF_CRC) == 0)
-                return FTC_EFOREIGN;
-            return FTC_ECHECKSUM;
-        }
-        if (get64(p + OFF_JOB_TOKEN) != job_token
-            || (get16(p + OFF_FLAGS) & FTC_WF_MAC))
-            return FTC_EFOREIGN;
-        /* A digest stands in for bytes only under a MAC. */
-        if (get16(p + OFF_FLAGS) & FTC_WF_DIGEST)
-            return FTC_EBADMSG;
     }
-
-    uint8_t kind = p[OFF_KIND], algo = p[OFF_ALGO], coll = p[OFF_COLL];
-    uint16_t flags = get16(p + OFF_FLAGS);
-    uint32_t sender = get32(p + OFF_SENDER);
-    if (!ftc_wire_kind_ok(kind, algo))
-        return FTC_EBADMSG;
-    if (get16(p + OFF_RESERVED1) != 0 || get32(p + OFF_RESERVED2) != 0)
-        return FTC_EBADMSG;
-    if ((flags & ~(unsigned)FTC_WF_ALL) != 0)
-        return FTC_EBADMSG;
-    /* Payload values in the other byte order: this host cannot use them. */
-    if ((flags & FTC_WF_BIG_ENDIAN) != host_order_flag())
-        return FTC_EBADMSG;
-    if (sender >= world_size)
-        return FTC_EBADMSG;
-    if (coll > WIRE_COLL_MAX)
-        return FTC_EBADMSG;
-
-    hdr->kind = kind;
-    hdr->algo = algo;
-    hdr->coll = coll;
-    hdr->flags = flags;
-    hdr->group_id = get32(p + OFF_GROUP_ID);
-    hdr->epoch = get32(p + OFF_EPOCH);
-    hdr->sender = sender;
-    hdr->seq = get64(p + OFF_SEQ);
-    hdr->word = get32(p + OFF_WORD);
-    hdr->aux = get32(p + OFF_AUX);
-    hdr->signature = get32(p + OFF_SIGNATURE);
-    hdr->payload_len = payload_len;
-    hdr->job_token = job_token;
-    return FTC_OK;
+    return ftc_wire_check_fields(p, job_token, world_size, hdr);
 }
 
 /* The splitmix64 finalizer: a bijection on 64 bits with full avalanche. */

@@ -146,13 +146,26 @@ static inline int ftc_wire_kind_ok(unsigned kind, unsigned algo)
  */
 #define FTC_WIRE_SEGMENT_HDR 16u
 
+/*
+ * A header's fields. The struct is laid out as the wire's 64 bytes are
+ * (the table above), so that on a little-endian host encoding is a copy
+ * of it with the fields only the wire layer writes stamped over, and
+ * decoding, once the checks passed, a copy back (wire/header_codec.h).
+ * Those fields, wire_*, are the encoder's and the decoder's alone: what
+ * a caller leaves in them is never sent, and a decoded header holds the
+ * received bytes there.
+ */
 typedef struct ftc_wire_header {
+    uint32_t wire_magic;
+    uint8_t wire_version;
     uint8_t kind, algo, coll;
     uint16_t flags;
+    uint16_t wire_reserved1;
     uint32_t group_id, epoch, sender;
     uint64_t seq;
     uint32_t word, aux, signature, payload_len;
     uint64_t job_token;
+    uint32_t wire_crc, wire_reserved2;
 } ftc_wire_header_t;
 
 /* CRC32C (Castagnoli), as iSCSI, ext4 and RDMA use; crc starts at 0. */
