@@ -59,11 +59,16 @@ static uint32_t get_seq(const void *buf, size_t len)
 
 static int send_seq(recorder_t *r, uint32_t dest, uint32_t seq)
 {
-    /* A message of core size: the backend's fast path is for these. */
-    unsigned char msg[72];
-    memset(msg, 0xa5, sizeof(msg));
+    /* A message of core size: the backend's fast path is for these. A
+     * send UCX does not finish at once (FTC_OK, not FTC_SEND_INLINE:
+     * over tcp before the wire-up) keeps its buffer: a ring of them, far
+     * more than are ever in flight here. */
+    static unsigned char ring[MAX_RECORD][72];
+    static size_t next;
+    unsigned char *msg = ring[next++ % MAX_RECORD];
+    memset(msg, 0xa5, sizeof(ring[0]));
     memcpy(msg, &seq, sizeof(seq));
-    return ftc_ucx_ops()->send(r->u, dest, msg, sizeof(msg), NULL);
+    return ftc_ucx_ops()->send(r->u, dest, msg, sizeof(ring[0]), NULL);
 }
 
 int ftc_transport_recv(ftc_context_t *ctx, uint32_t src, const void *buf,
