@@ -377,6 +377,7 @@ int ftc_ucx_create(const ftc_ucx_config_t *cfg, ftc_ucx_t **out)
                          warn, sizeof(warn)))
         ftc_ucx_logf(u, "rank %u: warning: %s", cfg->rank, warn);
     u->inflight.next = u->inflight.prev = &u->inflight;
+    u->peers_not_shm = cfg->nranks - 1;
     for (int i = 0; i < 4; i++)
         u->hdr[i] = (unsigned char)(cfg->rank >> (8 * i));
     for (int i = 0; i < 8; i++)

@@ -89,6 +89,7 @@ typedef struct ftc_ucx_peer {
     bool hello_seen;            /* its set-up HELLO arrived */
     bool hello_sent;            /* ours to it completed (wire-up done) */
     bool hello_pending;         /* ours to it is in flight */
+    bool shm;                   /* ep's AM lane is shared memory */
     size_t inflight_bytes;
     int pidfd;                  /* its process, if on this host; else -1 */
     uint64_t detected_ns, reported_ns;
@@ -126,6 +127,9 @@ struct ftc_ucx {
      * worker (arm, handshake, destroy), whose messages are queued. */
     bool feeding_direct;
     unsigned fed_direct;        /* messages fed so in this pass */
+    /* Peers without an open shared-memory endpoint; the fast path runs
+     * only at 0 (progress.c). */
+    uint32_t peers_not_shm;
     ftc_ucx_evq_t self_q;       /* messages to our own rank */
     ftc_ucx_ev_t inflight;      /* sentinel of the sends in flight */
     size_t ninflight;

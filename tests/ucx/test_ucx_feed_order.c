@@ -7,7 +7,9 @@
  * this program defines the four entry points the backend calls
  * (ftc_transport_recv, _send_done, _timer_fired, _peer_failed) and links
  * the backend without libftcoll, so it sees exactly what the backend
- * feeds, in the order it feeds it. Checked, over tcp and shared memory:
+ * feeds, in the order it feeds it. The fast path runs only while every
+ * peer is reached over shared memory; over tcp every message takes the
+ * queue, and the same checks hold for it. Checked, over both:
  *   - order: messages queued by ftc_ucx_arm reach the core before those
  *     that arrive after them (breaking the fast path's "nothing queued"
  *     test feeds the later ones first, and this fails);
