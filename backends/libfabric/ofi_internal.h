@@ -159,6 +159,9 @@ struct ftc_ofi {
 
     size_t iov_limit;
     unsigned char *scratch;     /* header + message for fi_inject */
+    /* The header's bytes after the sequence number (sender, job token),
+     * the same in every message: written once (ftc_ofi_create). */
+    unsigned char hdr_tail[FTC_OFI_HDR - 4];
 
     /* Receive buffers: rx_depth x rx_size in one allocation. */
     size_t rx_size;             /* max_msg_size + FTC_OFI_HDR */

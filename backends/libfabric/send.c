@@ -28,15 +28,14 @@
 
 enum { POSTED = 0, AGAIN = 1 };
 
+/* Sequence number (u32 LE), then the constant sender and job token. */
 static void put_hdr(const ftc_ofi_t *z, unsigned char *h, uint32_t seq)
 {
-    for (int i = 0; i < 4; i++) {
-        h[i] = (unsigned char)(seq >> (8 * i));
-        h[4 + i] = (unsigned char)(z->cfg.rank >> (8 * i));
-    }
-    for (int i = 0; i < 8; i++)
-        h[FTC_OFI_HDR_TOKEN + i] = (unsigned char)(z->cfg.job_token
-                                                   >> (8 * i));
+    h[0] = (unsigned char)seq;
+    h[1] = (unsigned char)(seq >> 8);
+    h[2] = (unsigned char)(seq >> 16);
+    h[3] = (unsigned char)(seq >> 24);
+    memcpy(h + 4, z->hdr_tail, sizeof(z->hdr_tail));
 }
 
 /* --- Queues -------------------------------------------------------------- */
@@ -324,14 +323,15 @@ static int post_now(ftc_ofi_t *z, uint32_t dest, uint32_t seq, const void *buf,
                     ftc_bk_qmsg_t **own)
 {
     size_t wire = FTC_OFI_HDR + len;
-    unsigned char hdr[FTC_OFI_HDR];
-    put_hdr(z, hdr, seq);
     if (wire <= z->inject_size) {
-        memcpy(z->scratch, hdr, FTC_OFI_HDR);
+        /* The header straight into the inject buffer: no copy of it. */
+        put_hdr(z, z->scratch, seq);
         if (len > 0)
             memcpy(z->scratch + FTC_OFI_HDR, buf, len);
         return post_inject(z, dest, z->scratch, wire);
     }
+    unsigned char hdr[FTC_OFI_HDR];
+    put_hdr(z, hdr, seq);
     if (zcopy)
         return post_zcopy(z, dest, seq, buf, len, cookie);
     if (wire <= z->copy_small)

@@ -749,6 +749,11 @@ int ftc_ofi_create(const ftc_ofi_config_t *cfg, ftc_ofi_t **out)
     if (z == NULL)
         return FTC_ENOMEM;
     z->cfg = *cfg;
+    for (int i = 0; i < 4; i++)
+        z->hdr_tail[i] = (unsigned char)(cfg->rank >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        z->hdr_tail[FTC_OFI_HDR_TOKEN - 4 + i] =
+            (unsigned char)(cfg->job_token >> (8 * i));
     z->epfd = z->tfd = z->cq_fd = -1;
     z->tfd_deadline = UINT64_MAX;
     (void)ftc_bk_spin_init(&z->spin, -1,

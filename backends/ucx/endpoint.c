@@ -142,6 +142,11 @@ int ftc_ucx_peer_connect(ftc_ucx_t *u, uint32_t r, bool *setup_error)
         p->state = FTC_UCX_PEER_UP;
         u->stats.eps_created++;
         ftc_ucx_ep_transport(p->ep, p->transport, sizeof(p->transport));
+        /* posix, sysv, xpmem: "<name>/memory" (progress.c says why the
+         * fast path wants shared memory to every peer). */
+        p->shm = strstr(p->transport, "/memory") != NULL;
+        if (p->shm)
+            u->peers_not_shm--;
         return UCS_OK;
     }
     p->ep = NULL;
@@ -215,6 +220,10 @@ static void close_ep(ftc_ucx_t *u, ftc_ucx_peer_t *p)
     p->close_pending = false;
     if (ep == NULL)
         return;
+    if (p->shm) {
+        p->shm = false;
+        u->peers_not_shm++;
+    }
     ucp_request_param_t prm;
     memset(&prm, 0, sizeof(prm));
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The queue of what UCX callbacks saw. Callbacks run inside
- * ucp_worker_progress(), where the core must not be fed (it would send,
- * and UCX forbids most calls from its callbacks); they queue events here,
- * and progress.c feeds them once the worker has returned. Events are
+ * The queue of what UCX callbacks saw and could not give the core at
+ * once: send completions, and messages that arrived while no pass of
+ * ours ran the worker (ftc_ucx_arm, the handshake) or behind a queued
+ * one (progress.c says when the AM callback feeds the core itself).
+ * progress.c feeds them once the worker has returned. Events are
  * recycled through a small free list: a steady stream of messages costs
  * no allocation.
  */
@@ -35,6 +36,19 @@ ftc_ucx_ev_t *ftc_ucx_ev_alloc(ftc_ucx_t *u)
     ev->heap = NULL;
     ev->desc = NULL;
     return ev;
+}
+
+int ftc_ucx_ev_reserve(ftc_ucx_t *u)
+{
+    if (u->free_evs != NULL)
+        return 0;
+    ftc_ucx_ev_t *ev = malloc(sizeof(*ev));
+    if (ev == NULL)
+        return -1;
+    ev->next = NULL;
+    u->free_evs = ev;
+    u->nfree++;
+    return 0;
 }
 
 void ftc_ucx_ev_free(ftc_ucx_t *u, ftc_ucx_ev_t *ev)

@@ -2,9 +2,10 @@
 /*
  * The event loop of the UCX backend. One pass:
  *
- *   1. ucp_worker_progress() until it has nothing more to do: the AM
- *      callback queues received messages, the send callback queues
- *      completions, the error callback marks peers lost;
+ *   1. ucp_worker_progress(): the AM callback feeds a received message to
+ *      the core at once (ftc_transport_recv) when nothing is queued ahead
+ *      of it, else queues it; the send callback queues completions, the
+ *      error callback marks peers lost;
  *   2. feed the queued events to the core, in the order UCX delivered
  *      them (ftc_transport_recv, ftc_transport_send_done);
  *   3. feed messages this rank sent to itself;
@@ -13,11 +14,15 @@
  *      (ftc_transport_peer_failed);
  *   6. fire the core's timer if it is due.
  *
- * The core is fed only here, after ucp_worker_progress() has returned:
- * never from a UCX callback (the core would send from inside one), never
- * from an op. Messages come before reports (2 before 5), and the worker
- * is drained before any report, so a peer's last messages reach the core
- * before its death does.
+ * The core is fed only from a pass: from the AM callback while a pass
+ * runs the worker (UCX bars only ucp_worker_progress there; the core's
+ * sends are allowed, and a nested ftc_ucx_progress returns at once), or
+ * after ucp_worker_progress() has returned; never from an op, and never
+ * from a callback that ftc_ucx_arm, the handshake or destroy runs the
+ * worker for (their messages wait in the queue). A queued message is fed
+ * before any later one, so each pair keeps UCX's order. Messages come
+ * before reports (1 and 2 before 5), and the worker is drained before any
+ * report, so a peer's last messages reach the core before its death does.
  */
 #include <errno.h>
 #include <string.h>
@@ -40,6 +45,16 @@ enum {
 #define NAP_NS 50000u
 
 /* --- Callbacks (inside ucp_worker_progress) ----------------------------- */
+
+static void feed(ftc_ucx_t *u, uint32_t src, const void *buf, size_t len)
+{
+    u->stats.msgs_received++;
+    u->stats.bytes_received += len;
+    if (src == FTC_RANK_UNKNOWN)
+        u->stats.msgs_stranger++;
+    if (ftc_transport_recv(u->ctx, src, buf, len) != FTC_OK)
+        u->stats.msgs_rejected++;
+}
 
 uint32_t ftc_ucx_header_rank(const ftc_ucx_t *u, const void *header,
                              size_t header_length)
@@ -69,13 +84,26 @@ ucs_status_t ftc_ucx_am_recv_cb(void *arg, const void *header,
         u->stats.msgs_dropped++;
         return UCS_OK;
     }
+    uint32_t peer = ftc_ucx_header_rank(u, header, header_length);
+    if (u->feeding_direct && u->events.count == 0) {
+        /* The fast path: a pass of ours runs the worker (feeding_direct) and
+         * nothing this worker handed over earlier waits in the queue, so
+         * the core can take the message now, from UCX's buffer, with no
+         * event, copy or second hop; it copies what it keeps. UCX allows
+         * sends from here (only ucp_worker_progress is barred, and a
+         * nested ftc_ucx_progress returns at once). A queued message
+         * must go first: the pair's order. */
+        u->fed_direct++;
+        feed(u, peer, data, length);
+        return UCS_OK;
+    }
     ftc_ucx_ev_t *ev = ftc_ucx_ev_alloc(u);
     if (ev == NULL) {
         u->stats.msgs_dropped++;
         return UCS_OK;
     }
     ev->kind = FTC_UCX_EV_RECV;
-    ev->peer = ftc_ucx_header_rank(u, header, header_length);
+    ev->peer = peer;
     ucs_status_t ret = UCS_OK;
     if (length > sizeof(ev->inl)
         && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA)) {
@@ -95,7 +123,8 @@ ucs_status_t ftc_ucx_am_recv_cb(void *arg, const void *header,
 
 void ftc_ucx_send_cb(void *request, ucs_status_t status, void *user_data)
 {
-    ftc_ucx_ev_t *ev = user_data;
+    (void)user_data;
+    ftc_ucx_ev_t *ev = *(ftc_ucx_ev_t **)request;
     ftc_ucx_t *u = ev->u;
     /* Off the in-flight list, onto the queue. */
     ev->prev->next = ev->next;
@@ -111,16 +140,6 @@ void ftc_ucx_send_cb(void *request, ucs_status_t status, void *user_data)
 }
 
 /* --- One pass ------------------------------------------------------------ */
-
-static void feed(ftc_ucx_t *u, uint32_t src, const void *buf, size_t len)
-{
-    u->stats.msgs_received++;
-    u->stats.bytes_received += len;
-    if (src == FTC_RANK_UNKNOWN)
-        u->stats.msgs_stranger++;
-    if (ftc_transport_recv(u->ctx, src, buf, len) != FTC_OK)
-        u->stats.msgs_rejected++;
-}
 
 /* Step 2. Only what is queued now: the core's sends queue nothing here
  * (their completions come from a later ucp_worker_progress). */
@@ -205,17 +224,30 @@ static int pass(ftc_ucx_t *u)
      * peer is reported dead, so that the messages it sent before it died
      * reach the core first. */
     u->stats.worker_progress++;
+    u->fed_direct = 0;
+    /* Only while every peer is reached over shared memory: UCX 1.13's tcp
+     * aborts (tcp_iface.c: "ep->conn_state != CLOSED") when the core,
+     * fed from inside the tcp interface's event loop, sends towards a
+     * peer whose connection has just failed, as the conformance suite's
+     * kills do; the shared-memory interfaces read their FIFO without
+     * such state. Otherwise messages take the queue, as before. */
+    u->feeding_direct = u->peers_not_shm == 0;
     if (ucp_worker_progress(u->worker) != 0
-        && (u->lost.count > 0 || (u->events.count == 0 && u->self_q.count == 0))) {
+        && (u->lost.count > 0
+            || (u->fed_direct == 0 && u->events.count == 0
+                && u->self_q.count == 0))) {
         for (int i = 1; i < WORKER_SPINS; i++) {
             u->stats.worker_progress++;
             if (ucp_worker_progress(u->worker) == 0)
                 break;
         }
     }
-    int n = dispatch_events(u);
+    u->feeding_direct = false;
+    int n = (int)u->fed_direct;
+    n += dispatch_events(u);
     n += drain_self(u);
-    ftc_ucx_close_pending(u);
+    if (u->lost.count > 0)      /* only lost peers' endpoints close */
+        ftc_ucx_close_pending(u);
     if (u->nclosing > 0)
         ftc_ucx_reap_closing(u);
     if (u->lost.count > 0)

@@ -110,37 +110,40 @@ static int ut_send(void *tp, uint32_t dest, const void *buf, size_t len,
         ftc_ucx_peer_lost(u, dest, 0, "does not read (max_inflight_bytes)");
         return drop_for_lost(u);
     }
-    ftc_ucx_ev_t *ev = ftc_ucx_ev_alloc(u);
-    if (ev == NULL)
+    /* Most small sends complete inside ucp_am_send_nbx (shared memory,
+     * eager): they need no event. One is made only for a send UCX keeps,
+     * and its pointer goes into the request's own space (request_size,
+     * open_ucx), which send_cb reads. The event must exist before the
+     * call, though: once UCX has the message there is no way back. */
+    if (ftc_ucx_ev_reserve(u) != 0)
         return FTC_ENOMEM;
-    ev->u = u;
-    ev->kind = FTC_UCX_EV_SEND;
-    ev->peer = dest;
-    ev->cookie = cookie;
-    ev->len = len;
-
-    ucp_request_param_t prm;
-    memset(&prm, 0, sizeof(prm));
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA
-                       | UCP_OP_ATTR_FIELD_FLAGS;
-    prm.flags = UCP_AM_SEND_FLAG_EAGER;
-    prm.cb.send = ftc_ucx_send_cb;
-    prm.user_data = ev;
+    const ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_FLAGS,
+        .flags = UCP_AM_SEND_FLAG_EAGER,
+        .cb.send = ftc_ucx_send_cb,
+    };
     /* The header lives in u: valid however long the send takes. */
     ucs_status_ptr_t sp = ucp_am_send_nbx(p->ep, FTC_UCX_AM_ID, u->hdr,
                                           FTC_UCX_HDR_LEN, buf, len, &prm);
     u->stats.msgs_sent++;
     u->stats.bytes_sent += len;
     if (sp == NULL) {
-        ftc_ucx_ev_free(u, ev);
         u->stats.sends_inline++;
         return FTC_SEND_INLINE;
     }
     if (UCS_PTR_IS_ERR(sp)) {
-        ftc_ucx_ev_free(u, ev);
         ftc_ucx_peer_lost(u, dest, 0, ucs_status_string(UCS_PTR_STATUS(sp)));
         return drop_for_lost(u);
     }
+    /* UCX calls send_cb from a later ucp_worker_progress, never before
+     * this returns: the request's space is ours to fill now. */
+    ftc_ucx_ev_t *ev = ftc_ucx_ev_alloc(u);     /* reserved: not NULL */
+    ev->u = u;
+    ev->kind = FTC_UCX_EV_SEND;
+    ev->peer = dest;
+    ev->cookie = cookie;
+    ev->len = len;
+    *(ftc_ucx_ev_t **)sp = ev;
     /* In flight: UCX keeps buf; send_cb queues the completion. */
     ev->next = u->inflight.next;
     ev->prev = &u->inflight;
@@ -282,8 +285,12 @@ static int open_ucx(ftc_ucx_t *u)
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_PARAM_FIELD_FEATURES
                         | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS
-                        | UCP_PARAM_FIELD_NAME;
+                        | UCP_PARAM_FIELD_NAME
+                        | UCP_PARAM_FIELD_REQUEST_SIZE;
     params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+    /* Room in every request for the SEND event of a send UCX keeps
+     * (ut_send): no event, hence no free-list round, for the others. */
+    params.request_size = sizeof(ftc_ucx_ev_t *);
     params.estimated_num_eps = u->cfg.nranks;
     params.name = "ftcoll";
     st = ucp_init(&params, config, &u->ucp);
@@ -370,6 +377,7 @@ int ftc_ucx_create(const ftc_ucx_config_t *cfg, ftc_ucx_t **out)
                          warn, sizeof(warn)))
         ftc_ucx_logf(u, "rank %u: warning: %s", cfg->rank, warn);
     u->inflight.next = u->inflight.prev = &u->inflight;
+    u->peers_not_shm = cfg->nranks - 1;
     for (int i = 0; i < 4; i++)
         u->hdr[i] = (unsigned char)(cfg->rank >> (8 * i));
     for (int i = 0; i < 8; i++)

@@ -89,6 +89,7 @@ typedef struct ftc_ucx_peer {
     bool hello_seen;            /* its set-up HELLO arrived */
     bool hello_sent;            /* ours to it completed (wire-up done) */
     bool hello_pending;         /* ours to it is in flight */
+    bool shm;                   /* ep's AM lane is shared memory */
     size_t inflight_bytes;
     int pidfd;                  /* its process, if on this host; else -1 */
     uint64_t detected_ns, reported_ns;
@@ -121,6 +122,14 @@ struct ftc_ucx {
     size_t nclosing, capclosing;
 
     ftc_ucx_evq_t events;       /* from callbacks, in arrival order */
+    /* A pass's ucp_worker_progress runs: the AM callback may feed the
+     * core at once (progress.c). False for every other caller of the
+     * worker (arm, handshake, destroy), whose messages are queued. */
+    bool feeding_direct;
+    unsigned fed_direct;        /* messages fed so in this pass */
+    /* Peers without an open shared-memory endpoint; the fast path runs
+     * only at 0 (progress.c). */
+    uint32_t peers_not_shm;
     ftc_ucx_evq_t self_q;       /* messages to our own rank */
     ftc_ucx_ev_t inflight;      /* sentinel of the sends in flight */
     size_t ninflight;
@@ -160,6 +169,9 @@ uint64_t ftc_ucx_next_deadline(const ftc_ucx_t *u);
 
 /* event.c */
 ftc_ucx_ev_t *ftc_ucx_ev_alloc(ftc_ucx_t *u);
+/* Make sure the next ftc_ucx_ev_alloc cannot fail (one event on the
+ * free list). 0, or -1 when out of memory. */
+int ftc_ucx_ev_reserve(ftc_ucx_t *u);
 void ftc_ucx_ev_free(ftc_ucx_t *u, ftc_ucx_ev_t *ev);
 void ftc_ucx_evq_push(ftc_ucx_evq_t *q, ftc_ucx_ev_t *ev);
 ftc_ucx_ev_t *ftc_ucx_evq_pop(ftc_ucx_evq_t *q);
@@ -203,7 +215,9 @@ ucs_status_t ftc_ucx_am_recv_cb(void *arg, const void *header,
                                 size_t header_length, void *data,
                                 size_t length,
                                 const ucp_am_recv_param_t *param);
-/* The send completion callback (user_data: the SEND event). */
+/* The send completion callback. The SEND event is not user_data but the
+ * first word of the request's own space (ucp_params.request_size): ut_send
+ * makes one only for a send UCX did not complete at once. */
 void ftc_ucx_send_cb(void *request, ucs_status_t status, void *user_data);
 
 /* handshake.c */

@@ -95,7 +95,8 @@ static int cmp_pair(const void *a, const void *b)
     return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-ftc_group_t *ftc_group_find(ftc_context_t *ctx, uint32_t id, uint32_t epoch)
+ftc_group_t *ftc_group_find_walk(ftc_context_t *ctx, uint32_t id,
+                                 uint32_t epoch)
 {
     for (ftc_group_t *g = ctx->groups; g != NULL; g = g->next)
         if (g->id == id && g->epoch == epoch)

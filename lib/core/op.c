@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * An operation's lifecycle: set-up and registration in its group, start,
- * completion (queued, delivered when the entry point settles), lingering
- * to serve peers that are behind, and freeing once nothing refers to it.
+ * An operation's lifecycle, the parts that are not inline in core/op.h
+ * (registration, start, completion, finishing and lingering are, since
+ * every operation runs them once): unlinking and freeing, the look-up of
+ * an ended call a peer told us of, the failed list of a completion, the
+ * signature memo's miss.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,16 +25,9 @@ void ftc_cop_unlink_and_free(ftc_cop_t *op)
     op->vt->destroy(op);
 }
 
-void ftc_cop_started(ftc_cop_t *op)
-{
-    if (op->args.timeout_ns > 0)
-        ftc_cop_timeout_start(op);
-    int told = ftc_cop_told_ended(op);
-    if (told != FTC_OK)
-        ftc_cop_abort_ex(op, told, false);
-}
-
-int ftc_cop_told_ended(const ftc_cop_t *op)
+/* ftc_cop_told_ended's look-up, once the group was told of some ended
+ * call (op.h tests that first). */
+int ftc_cop_told_ended_find(const ftc_cop_t *op)
 {
     const ftc_group_t *g = op->group;
     uint32_t n = g->ntold_ended < 8 ? g->ntold_ended : 8;
@@ -43,78 +38,6 @@ int ftc_cop_told_ended(const ftc_cop_t *op)
 }
 
 /* ---- completion and failure bookkeeping -------------------------------- */
-
-void ftc_cop_complete(ftc_cop_t *op, int status)
-{
-    if (op->delivered)
-        return;
-    op->delivered = true;
-    ftc_cop_timeout_cancel(op);     /* a timeout bounds the delivery */
-    op->comp.status = status;
-    ftc_context_t *ctx = op->group->ctx;
-    op->queued = true;
-    op->next_done = NULL;
-    if (ctx->done_tail != NULL)
-        ctx->done_tail->next_done = op;
-    else
-        ctx->done_head = op;
-    ctx->done_tail = op;
-}
-
-/* Called where one of the conditions may just have become true. */
-void ftc_cop_reap(ftc_cop_t *op)
-{
-    ftc_context_t *ctx = op->group->ctx;
-    op->on_reap = true;
-    op->next_reap = ctx->reap_head;
-    ctx->reap_head = op;
-}
-
-void ftc_cop_finish(ftc_cop_t *op)
-{
-    op->finished = true;
-    ftc_cop_timer_cancel(op);
-    ftc_cop_timeout_cancel(op);
-    ftc_cop_maybe_reap(op);
-}
-
-void ftc_cop_linger(ftc_cop_t *op)
-{
-    if (op->lingering)
-        return;
-    ftc_group_t *g = op->group;
-    op->lingering = true;
-    op->retire_at = g->colls_done + FTC_LINGER_OPS;
-    /* retire_at only grows: the list stays in retirement order. */
-    op->in_linger = true;
-    op->next_linger = NULL;
-    if (g->linger_tail != NULL)
-        g->linger_tail->next_linger = op;
-    else
-        g->linger_head = op;
-    g->linger_tail = op;
-}
-
-/* A delivery happened on g: retire the lingerers whose time has come. A
- * peer still behind by this many collectives is not served any more.
- * Oldest first, so a stream of allreduces (64 lingering) costs O(1) per
- * delivery, not a walk of the group's operations. */
-void ftc_group_retire_lingering(ftc_group_t *g)
-{
-    g->colls_done++;
-    while (g->linger_head != NULL && g->linger_head->retire_at <= g->colls_done) {
-        ftc_cop_t *op = g->linger_head;
-        g->linger_head = op->next_linger;
-        if (g->linger_head == NULL)
-            g->linger_tail = NULL;
-        op->next_linger = NULL;
-        op->in_linger = false;
-        if (!op->finished)
-            ftc_cop_finish(op);
-        else
-            ftc_cop_maybe_reap(op);
-    }
-}
 
 int ftc_cop_set_failed(ftc_cop_t *op, const uint32_t *granks, uint32_t n)
 {
@@ -170,15 +93,4 @@ uint32_t ftc_group_signature_miss(ftc_group_t *g, const uint32_t in[7],
     g->sig_memo.valid = true;
     g->sig_memo.gen++;
     return sig;
-}
-
-void ftc_cop_register(ftc_cop_t *op)
-{
-    ftc_group_t *g = op->group;
-    g->next_seq++;
-    op->next = g->ops;
-    op->prev = NULL;
-    if (g->ops != NULL)
-        g->ops->prev = op;
-    g->ops = op;
 }

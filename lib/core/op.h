@@ -219,7 +219,8 @@ static inline int ftc_cop_setup(ftc_group_t *g, const ftc_coll_args_t *args,
     op->reduce_kernel = g->sig_memo.kernel;
     return FTC_OK;
 }
-void ftc_cop_register(ftc_cop_t *op);
+/* ftc_cop_register (take the group's next sequence number, link op
+ * first in the group's list) is inline, at the end of this file. */
 
 /*
  * A steady stream's operation (docs/latency.md, "A steady stream's
@@ -301,14 +302,14 @@ static inline void ftc_cop_reduce(const ftc_cop_t *op, void *inout,
                                op->args.user_arg);
 }
 
-/* op just started: end it if a peer already told us it ended; arm its
- * timeout (args.timeout_ns). */
-void ftc_cop_started(ftc_cop_t *op);
-/* The usage error a peer told us op ended with before it started here
- * (FTC_MSG_ENDED), or FTC_OK. An operation that could deliver while it
- * is being created (its inputs all replayed) asks first: started() would
- * end it with that status, and a result must not overtake it. */
-int ftc_cop_told_ended(const ftc_cop_t *op);
+/* ftc_cop_started (op just started: end it if a peer already told us it
+ * ended; arm its timeout, args.timeout_ns) and ftc_cop_told_ended (the
+ * usage error a peer told us op ended with before it started here,
+ * FTC_MSG_ENDED, or FTC_OK) are inline, at the end of this file; an
+ * operation that could deliver while it is being created (its inputs
+ * all replayed) asks told_ended first: started() would end it with that
+ * status, and a result must not overtake it. */
+int ftc_cop_told_ended_find(const ftc_cop_t *op);
 
 /* Replay messages that arrived before op was started (core/dispatch.c). */
 void ftc_cop_replay_held(ftc_cop_t *op);
@@ -319,16 +320,16 @@ static inline void ftc_cop_replay_pending(ftc_cop_t *op)
         ftc_cop_replay_held(op);
 }
 
-/* Queue op's completion; deliver runs when the current entry point ends. */
-void ftc_cop_complete(ftc_cop_t *op, int status);
+/* ftc_cop_complete (queue op's completion; deliver runs when the
+ * current entry point ends) is inline, at the end of this file. */
 
-/* The operation has no duties left (it may still await its callback). */
-void ftc_cop_finish(ftc_cop_t *op);
+/* ftc_cop_finish (the operation has no duties left; it may still await
+ * its callback) is inline, at the end of this file. */
 
 /* How many later deliveries on its group a delivered operation lingers. */
 #define FTC_LINGER_OPS 64
-/* Keep op (delivered) to serve peers that are behind; see lingering. */
-void ftc_cop_linger(ftc_cop_t *op);
+/* ftc_cop_linger (keep op, delivered, to serve peers that are behind;
+ * see lingering) is inline, at the end of this file. */
 
 /* ---- per-operation timers (core/timer.c) ------------------------------
  *
@@ -391,8 +392,15 @@ static inline bool ftc_cop_pinned(const ftc_cop_t *op)
 {
     return op->cont_wanted || op->queued || op->timed_sends > 0;
 }
-/* Queue op for freeing if it became free-able. */
-void ftc_cop_reap(ftc_cop_t *op);
+/* Queue op for freeing if it became free-able (called where one of the
+ * conditions may just have become true). */
+static inline void ftc_cop_reap(ftc_cop_t *op)
+{
+    ftc_context_t *ctx = op->group->ctx;
+    op->on_reap = true;
+    op->next_reap = ctx->reap_head;
+    ctx->reap_head = op;
+}
 /* Inline: asked where one of the conditions may just have become true,
  * several times in an operation's life, and mostly the answer is no. */
 static inline void ftc_cop_maybe_reap(ftc_cop_t *op)
@@ -471,6 +479,84 @@ static inline void *ftc_cop_zalloc(ftc_cop_t *op, size_t n)
         memset(p, 0, 16);
     return p;
 }
+
+/* ---- an operation's start and completion, inline ----------------------
+ *
+ * Why inline: every operation of a steady stream is registered, started
+ * and completed once, and each of these was a call that did a few loads
+ * and stores, with the common answers (no timeout, no peer told us it
+ * ended) tested first (docs/latency.md, "Eighth round"). */
+
+/* Take the group's next sequence number; op goes first in its list. */
+static inline void ftc_cop_register(ftc_cop_t *op)
+{
+    ftc_group_t *g = op->group;
+    g->next_seq++;
+    op->next = g->ops;
+    op->prev = NULL;
+    if (g->ops != NULL)
+        g->ops->prev = op;
+    g->ops = op;
+}
+
+static inline int ftc_cop_told_ended(const ftc_cop_t *op)
+{
+    if (op->group->ntold_ended == 0)
+        return FTC_OK;      /* nobody told the group of any ended call */
+    return ftc_cop_told_ended_find(op);
+}
+
+static inline void ftc_cop_started(ftc_cop_t *op)
+{
+    if (op->args.timeout_ns > 0)
+        ftc_cop_timeout_start(op);
+    int told = ftc_cop_told_ended(op);
+    if (told != FTC_OK)
+        ftc_cop_abort_ex(op, told, false);
+}
+
+static inline void ftc_cop_complete(ftc_cop_t *op, int status)
+{
+    if (op->delivered)
+        return;
+    op->delivered = true;
+    ftc_cop_timeout_cancel(op);     /* a timeout bounds the delivery */
+    op->comp.status = status;
+    ftc_context_t *ctx = op->group->ctx;
+    op->queued = true;
+    op->next_done = NULL;
+    if (ctx->done_tail != NULL)
+        ctx->done_tail->next_done = op;
+    else
+        ctx->done_head = op;
+    ctx->done_tail = op;
+}
+
+static inline void ftc_cop_finish(ftc_cop_t *op)
+{
+    op->finished = true;
+    ftc_cop_timer_cancel(op);
+    ftc_cop_timeout_cancel(op);
+    ftc_cop_maybe_reap(op);
+}
+
+static inline void ftc_cop_linger(ftc_cop_t *op)
+{
+    if (op->lingering)
+        return;
+    ftc_group_t *g = op->group;
+    op->lingering = true;
+    op->retire_at = g->colls_done + FTC_LINGER_OPS;
+    /* retire_at only grows: the list stays in retirement order. */
+    op->in_linger = true;
+    op->next_linger = NULL;
+    if (g->linger_tail != NULL)
+        g->linger_tail->next_linger = op;
+    else
+        g->linger_head = op;
+    g->linger_tail = op;
+}
+
 #pragma GCC visibility pop
 
 #endif
