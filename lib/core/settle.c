@@ -95,10 +95,10 @@ static inline __attribute__((always_inline)) void rearm(ftc_context_t *ctx)
         }
         return;
     }
-    /* A later deadline leaves the armed one alone: every message moves
-     * its sender's keepalive deadline, and re-arming the transport's
-     * timer for each would cost more than the one early wake-up per
-     * suspect timeout this costs (timer_fired re-arms). */
+    /* A later deadline leaves the armed one alone: deadlines move later
+     * (a watch's check, core/monitor.c) mostly in a timer turn, which
+     * re-arms anyway, and a re-arm for each move would cost more than
+     * the early wake-up it may leave (timer_fired re-arms). */
     if (!ctx->timer_armed || want < ctx->timer_deadline) {
         ctx->ops.timer_arm(ctx->tp, want);
         ctx->timer_armed = true;
