@@ -18,7 +18,9 @@
  *           last word, and no later than S + P after the later of that
  *           word and the start of rank 0's wait. The sweep must meet
  *           both ends of that window (a lateness under P / 8 and one over
- *           P * 7 / 8), or the phases it claims to cover were not.
+ *           P * 7 / 8), or the phases it claims to cover were not (a
+ *           detector exact to the ns, as the one before lazy silence,
+ *           fails this part: revisit it with the detector).
  *   steady  Rank 1 stays alive and starts each operation 0.5 S to 0.95 S
  *           after its last one ended, for 64 operations (over 30 S):
  *           rank 0, waiting on it each time, never probes it, nobody is
