@@ -26,7 +26,11 @@ between them, and checks every result. A job gives the worst rank's
 median (p50) and the mean over ranks of each rank's mean. The table
 shows, per variant, the median over jobs of both, the ratio of the p50
 to Open MPI's (shared-memory variants to `mpi sm`, TCP ones to `mpi tcp`
-and to Gloo), and mean / p50, the weight of the tail.
+and to Gloo), the median over rounds of the same ratio taken within each
+round (`/mpi rnd`: a VM's vCPUs may change placement during a run, and
+Open MPI's shared-memory allreduce then moves between ~0.16 and ~0.41 us;
+two jobs of one round most likely share a placement), and mean / p50,
+the weight of the tail.
 
 The ranks are not pinned (mpirun --bind-to none, as ftcoll-run starts
 them); Open MPI always polls (its progress engine spins), so its one row
@@ -70,8 +74,9 @@ class Variant:
         self.key, self.label, self.cmd, self.env = key, label, cmd, env
         self.parse = parse
         self.p50, self.mean, self.failed = [], [], 0
+        self.by_round = {}      # round -> p50, for the per-round ratio
 
-    def run(self, timeout):
+    def run(self, timeout, rnd=0):
         e = dict(os.environ)
         e.update(self.env)
         try:
@@ -90,6 +95,7 @@ class Variant:
             return
         self.p50.append(got[0])
         self.mean.append(got[1])
+        self.by_round[rnd] = got[0]
 
 
 def parse_ftcoll(out):
@@ -240,7 +246,7 @@ def main():
     for j in range(a.jobs):
         k = j % len(vs)
         for v in vs[k:] + vs[:k]:
-            v.run(a.timeout)
+            v.run(a.timeout, j)
         print("# round %d/%d done, load %.2f" % (j + 1, a.jobs,
                                                   os.getloadavg()[0]),
               file=sys.stderr)
@@ -254,17 +260,29 @@ def main():
             return "-"
         return "%.2f" % (med(v.p50) / med(ref.p50))
 
-    print("%-50s %9s %9s %9s %8s %8s %5s" % (
-        "variant", "p50 us", "mean us", "mean/p50", "/mpi", "/gloo",
-        "fail"))
+    def round_ratio(v, ref):
+        # The vCPUs of a VM may change placement during a run (Open MPI's
+        # sm allreduce then moves between ~0.16 and ~0.41 us): the ratio
+        # of the two jobs of one round, whose placement is most likely
+        # the same, median over the rounds, is what a shifted placement
+        # disturbs least.
+        if ref is None:
+            return "-"
+        rs = [v.by_round[r] / ref.by_round[r] for r in v.by_round
+              if r in ref.by_round and ref.by_round[r] > 0]
+        return "%.2f" % med(rs) if rs else "-"
+
+    print("%-50s %9s %9s %9s %8s %8s %8s %5s" % (
+        "variant", "p50 us", "mean us", "mean/p50", "/mpi", "/mpi rnd",
+        "/gloo", "fail"))
     for v in vs:
         tcp = v.key == "mpi tcp" or v.key == "gloo" or (
             isinstance(v.key, tuple) and is_tcp(v.key[1]))
         ref = mpi_tcp if tcp else mpi_sm
         tail = med(v.mean) / med(v.p50) if v.p50 else float("nan")
-        print("%-50s %9.3f %9.3f %9.2f %8s %8s %5d" % (
+        print("%-50s %9.3f %9.3f %9.2f %8s %8s %8s %5d" % (
             v.label, med(v.p50), med(v.mean), tail, ratio(v, ref),
-            ratio(v, gl) if tcp else "-", v.failed))
+            round_ratio(v, ref), ratio(v, gl) if tcp else "-", v.failed))
     return 0
 
 
