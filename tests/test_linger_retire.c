@@ -34,19 +34,9 @@
 #include "ftcoll/corrected.h"
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_loopback.h"
+#include "loopback_groups.h"
 
 enum { N = 3, CALLS = 3 * FTC_LINGER_OPS };
-
-typedef struct outcome {
-    int calls, status;
-} outcome_t;
-
-static void on_deliver(const ftc_completion_t *c, void *arg)
-{
-    outcome_t *o = arg;
-    o->calls++;
-    o->status = c->status;
-}
 
 static uint32_t count_ops(const ftc_group_t *g)
 {
@@ -78,24 +68,11 @@ static void run(ftc_algo_t algo, ftc_allreduce_algo_t variant,
                 const char *what)
 {
     check_set_context(what);
-    ftc_lb_config_t lc;
-    ftc_lb_config_init(&lc);
-    lc.n = N;
-    lc.seed = 1;
     ftc_lb_world_t *lb;
-    if (!CHECK_OK(ftc_lb_world_create(&lc, &lb)))
-        return;
     ftc_context_t *ctx[N];
     ftc_group_t *g[N];
-    for (uint32_t r = 0; r < N; r++) {
-        if (!CHECK_OK(ftc_context_create(r, N, ftc_lb_ops(),
-                                         ftc_lb_endpoint(lb, r), NULL,
-                                         &ctx[r])))
-            abort();
-        ftc_lb_attach(lb, r, ctx[r]);
-        if (!CHECK_OK(ftc_group_create(ctx[r], 1, 0, N, NULL, &g[r])))
-            abort();
-    }
+    if (!loopback_groups_create(N, &lb, ctx, g))
+        return;
     bool lingers = algo == FTC_ALGO_CORRECTED;
     uint32_t wrong = 0, bad_linger = 0, bad_ops = 0;
     for (uint32_t k = 1; k <= CALLS; k++) {
@@ -158,11 +135,7 @@ static void run(ftc_algo_t algo, ftc_allreduce_algo_t variant,
     CHECK_EQ(wrong, 0u);
     CHECK_EQ(bad_linger, 0u);
     CHECK_EQ(bad_ops, 0u);
-    for (uint32_t r = 0; r < N; r++) {
-        ftc_group_destroy(g[r]);
-        ftc_context_destroy(ctx[r]);
-    }
-    ftc_lb_world_destroy(lb);
+    loopback_groups_destroy(N, lb, ctx, g);
 }
 
 int main(void)

@@ -33,19 +33,9 @@
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/tree.h"
 #include "ftcoll_loopback.h"
+#include "loopback_groups.h"
 
 enum { NMAX = 7, CALLS = 200, CMAX = 3 };
-
-typedef struct outcome {
-    int calls, status;
-} outcome_t;
-
-static void on_deliver(const ftc_completion_t *c, void *arg)
-{
-    outcome_t *o = arg;
-    o->calls++;
-    o->status = c->status;
-}
 
 typedef struct call {
     ftc_coll_t coll;
@@ -53,15 +43,6 @@ typedef struct call {
     ftc_op_t op;
     ftc_tree_kind_t bcast_kind;
 } call_t;
-
-static uint64_t rng = 88172645463325252ull;
-static uint32_t draw(uint32_t bound)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng % bound);
-}
 
 /* roots: the roots drawn from (0..roots-1). With few, the group's plan
  * (8 tree nodes) holds every shape and every operation must leave a
@@ -73,24 +54,11 @@ static void run(uint32_t n, uint32_t roots, bool plan_fits)
     char what[48];
     snprintf(what, sizeof(what), "n=%u, %u roots", n, roots);
     check_set_context(what);
-    ftc_lb_config_t lc;
-    ftc_lb_config_init(&lc);
-    lc.n = n;
-    lc.seed = 1;
     ftc_lb_world_t *lb;
-    if (!CHECK_OK(ftc_lb_world_create(&lc, &lb)))
-        return;
     ftc_context_t *ctx[NMAX];
     ftc_group_t *g[NMAX];
-    for (uint32_t r = 0; r < n; r++) {
-        if (!CHECK_OK(ftc_context_create(r, n, ftc_lb_ops(),
-                                         ftc_lb_endpoint(lb, r), NULL,
-                                         &ctx[r])))
-            abort();
-        ftc_lb_attach(lb, r, ctx[r]);
-        if (!CHECK_OK(ftc_group_create(ctx[r], 1, 0, n, NULL, &g[r])))
-            abort();
-    }
+    if (!loopback_groups_create(n, &lb, ctx, g))
+        return;
     call_t c = {FTC_COLL_ALLREDUCE, 0, 1, FTC_SUM, FTC_TREE_BINOMIAL};
     uint32_t wrong = 0, not_kept = 0, like = 0, changed = 0;
     for (uint32_t k = 0; k < CALLS; k++) {
@@ -183,11 +151,7 @@ static void run(uint32_t n, uint32_t roots, bool plan_fits)
     } else {
         CHECK(not_kept > 0);    /* the full plan's case ran */
     }
-    for (uint32_t r = 0; r < n; r++) {
-        ftc_group_destroy(g[r]);
-        ftc_context_destroy(ctx[r]);
-    }
-    ftc_lb_world_destroy(lb);
+    loopback_groups_destroy(n, lb, ctx, g);
 }
 
 int main(void)
