@@ -212,12 +212,18 @@ void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
     w->probe_at = 0;
     w->silent_from = 0;
     w->deadline = UINT64_MAX;
-    /* No check yet: 1 is a deadline already past (a timer turn that
-     * reads the clock and checks), where 0 would mean "at once, no
-     * clock" (core/settle.c). A kept watch was new once, so its path
-     * needs no such test. */
+    /* No check yet in this context: read the clock once, so the first
+     * check is a period on. A deadline already past instead (a first
+     * version's 1, "check at the next turn that reads the clock") left
+     * a due timer behind an embedder's drained progress, whose backend
+     * reads the clock only every 16th pass: its armed descriptor woke at
+     * once (tests/ucx/test_ucx_unit.c, "fd: quiet while idle"). Later
+     * new watches take the next check's time with no clock: the
+     * families that do not keep watch anew every operation. A kept
+     * watch was new once, so its path needs no such test. */
     if (ctx->watch_next_check == 0)
-        ctx->watch_next_check = 1;
+        ctx->watch_next_check = sat_add(ctx->ops.now(ctx->tp),
+                                        check_period(ctx));
     watch_wait_starts(ctx, w);
     w->group_id = op->group->id;
     w->epoch = op->group->epoch;
