@@ -66,6 +66,30 @@ static inline void loopback_groups_destroy(uint32_t n, ftc_lb_world_t *lb,
     ftc_lb_world_destroy(lb);
 }
 
+/* The arguments of one rank's int64 call, delivering into res: the
+ * fields every stream test sets alike; the test sets root and op. */
+static inline ftc_coll_args_t loopback_int64_args(ftc_algo_t algo,
+                                                  uint32_t f,
+                                                  const void *params,
+                                                  uint32_t count,
+                                                  const int64_t *in,
+                                                  int64_t *out,
+                                                  outcome_t *res)
+{
+    ftc_coll_args_t a;
+    ftc_coll_args_init(&a);
+    a.algo = algo;
+    a.f = f;
+    a.params = params;
+    a.dtype = FTC_INT64;
+    a.count = count;
+    a.sendbuf = in;
+    a.recvbuf = out;
+    a.deliver = on_deliver;
+    a.deliver_arg = res;
+    return a;
+}
+
 /* xorshift64: the same seed, the same calls. */
 static uint64_t draw_state = 88172645463325252ull;
 static inline uint32_t draw(uint32_t bound)

@@ -88,17 +88,9 @@ static void run(ftc_algo_t algo, ftc_allreduce_algo_t variant,
             want += in[r];
         }
         for (uint32_t r = 0; r < N; r++) {
-            ftc_coll_args_t a;
-            ftc_coll_args_init(&a);
-            a.algo = algo;
-            a.f = 1;
-            a.params = algo == FTC_ALGO_CORRECTED ? &cp : NULL;
-            a.dtype = FTC_INT64;
-            a.count = 1;
-            a.sendbuf = &in[r];
-            a.recvbuf = &out[r];
-            a.deliver = on_deliver;
-            a.deliver_arg = &res[r];
+            ftc_coll_args_t a = loopback_int64_args(
+                algo, 1, algo == FTC_ALGO_CORRECTED ? &cp : NULL, 1, &in[r],
+                &out[r], &res[r]);
             if (!CHECK_OK(ftc_init_allreduce(g[r], &a, NULL)))
                 abort();
         }

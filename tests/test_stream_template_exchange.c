@@ -141,19 +141,10 @@ static void run(uint32_t n)
         uint32_t gen_before = g[0]->sig_memo.gen;
         uint64_t taken_before = g[0]->templates_taken;
         for (uint32_t r = 0; r < n; r++) {
-            ftc_coll_args_t a;
-            ftc_coll_args_init(&a);
-            a.algo = FTC_ALGO_CORRECTED;
-            a.f = 1;
-            a.params = &cp;
+            ftc_coll_args_t a = loopback_int64_args(
+                FTC_ALGO_CORRECTED, 1, &cp, c.count, in[r], out[r], &res[r]);
             a.root = c.root;
-            a.dtype = FTC_INT64;
             a.op = c.op;
-            a.count = c.count;
-            a.sendbuf = in[r];
-            a.recvbuf = out[r];
-            a.deliver = on_deliver;
-            a.deliver_arg = &res[r];
             int rc = c.coll == FTC_COLL_REDUCE
                          ? ftc_init_reduce(g[r], &a, NULL)
                          : ftc_init_allreduce(g[r], &a, NULL);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "splitmix.h"
 #include "wire/crc32c_sw.h"
 #include "ftcoll/error.h"
 #include "ftcoll/collective.h"
@@ -36,10 +37,7 @@ static uint64_t rng_state = UINT64_C(0x0123456789abcdef);
 
 static uint64_t rnd(void)
 {
-    uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
+    return splitmix64(&rng_state);
 }
 
 static uint32_t rnd_below(uint32_t n)

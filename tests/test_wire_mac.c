@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "splitmix.h"
 #include "ftcoll/error.h"
 #include "check.h"
 #include "wire/siphash.h"
@@ -135,10 +136,7 @@ static uint64_t rng_state = UINT64_C(0x5eed0fa11ab1e5ed);
 
 static uint64_t rnd(void)
 {
-    uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
+    return splitmix64(&rng_state);
 }
 
 static void rnd_fill(uint8_t *p, size_t n)
