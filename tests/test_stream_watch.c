@@ -242,6 +242,7 @@ static void during(uint32_t n, uint32_t victim)
     /* Ended within STEP_NS: by the transport's report, not the
      * keepalive's hour. */
     CHECK_EQ(allreduce(1, crash_status(), victim), n - 1);
+    CHECK(ftc_lb_is_crashed(lb, victim));   /* the fault landed */
     /* At n = 2 the watches were all kept ones: none was asked anew. */
     if (n == 2) {
         uint64_t w_after = 0;
@@ -295,6 +296,9 @@ static void partway(uint32_t n, uint32_t victim)
             abort();
     }
     ftc_lb_run_until(lb, ftc_lb_now(lb) + STEP_NS, UINT64_MAX);
+    /* The fault landed: the victim is down, after its one send (an
+     * uncrashed victim would let every rank agree on the full sum). */
+    CHECK(ftc_lb_is_crashed(lb, victim));
     int64_t without = with - in[victim], value = 0;
     bool first = true;
     uint32_t agreed = 0;
