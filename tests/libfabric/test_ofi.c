@@ -339,8 +339,18 @@ static void run_forked(const job_t *j, result_t *res)
     for (uint32_t r = 0; r < j->n && !timed_out; r++) {
         if ((int)r == j->victim)
             continue;
-        if (!WIFEXITED(status[r]) || WEXITSTATUS(status[r]) != 0)
-            res->status = 1;
+        if (WIFEXITED(status[r]) && WEXITSTATUS(status[r]) == 0)
+            continue;
+        res->status = 1;
+        /* The launcher's verdict, in its words (see parse). */
+        char line[96];
+        if (WIFSIGNALED(status[r]))
+            snprintf(line, sizeof(line), "ftcoll-run: rank %u was killed by "
+                     "signal %d\n", r, WTERMSIG(status[r]));
+        else
+            snprintf(line, sizeof(line), "ftcoll-run: rank %u exited with "
+                     "status %d\n", r, WEXITSTATUS(status[r]));
+        buf_add(res, line, strlen(line));
     }
     rm_dir(dir);
 }
@@ -376,6 +386,17 @@ static void parse(const job_t *j, result_t *res)
         return;
     for (char *line = strtok_r(text, "\n", &save); line != NULL;
          line = strtok_r(NULL, "\n", &save)) {
+        /* A job that ended badly says why in the launcher's verdict
+         * ("rank 1 was killed by SIGSEGV"): that goes into the check's
+         * own line, which a CI log keeps when it cuts the dump. */
+        if (res->status != 0 && strncmp(line, "ftcoll-run: ", 12) == 0
+            && strstr(line, "every rank ready") == NULL) {
+            size_t used = strlen(res->fails);
+            if (used + 8 < sizeof(res->fails))
+                snprintf(res->fails + used, sizeof(res->fails) - used,
+                         "%s%s", used ? "; " : "", line);
+            continue;
+        }
         char *at = strchr(line, '@');
         if (at == NULL)
             continue;
@@ -486,9 +507,10 @@ static void dump(const result_t *res)
 {
     if (res->text == NULL)
         return;
-    /* The tail is where the trouble is. */
+    /* The tail is where the trouble is. On stderr: a CI log that is
+     * cut keeps the failures' lines, and stdout has every case's. */
     size_t from = res->len > 6000 ? res->len - 6000 : 0;
-    fprintf(stdout, "---- job output (last %zu bytes) ----\n%s\n----\n",
+    fprintf(stderr, "---- job output (last %zu bytes) ----\n%s\n----\n",
             res->len - from, res->text + from);
 }
 
