@@ -27,36 +27,42 @@ struct ftc_send_rec;
 /* ---- the failure monitor's per-peer watch ---------------------------- */
 
 typedef struct ftc_watch {
-    uint32_t peer;          /* world rank */
-    uint32_t refs;          /* operations waiting on peer */
+    /* The 64-bit fields first, then the 32-bit, then the flags: 80 bytes,
+     * not the 96 that declaration order padded to (the simulator keeps a
+     * table of them per process; docs/simulator.md, section 5). */
     /* Not probing: the next check (core/monitor.c, "Lazy silence"), at
      * the latest when the silence reaches suspect_timeout_ns. Probing:
      * the probe's expiry. */
     uint64_t deadline;
+    /* Not probing: the silence counted so far starts at silent_from (the
+     * latest check that found heard set). */
+    uint64_t silent_from;
+    /* While probing: how long the current probe waits (core/monitor.c,
+     * the back-off), and when the series' first probe went out. */
+    uint64_t window;
+    uint64_t series_at;
+    /* When the last probe went out: an answer to the only one
+     * outstanding, within its first wait, is a prompt round trip
+     * (core/cutoff.c, "a third process"). */
+    uint64_t probe_at;
+    uint64_t seq;           /* of the operation that first asked */
+    uint32_t peer;          /* world rank */
+    uint32_t refs;          /* operations waiting on peer */
+    /* While probing: how many probes of the series went unanswered
+     * before the current one. */
+    uint32_t backoff;
+    uint32_t probes_out;    /* probes sent to peer and not answered yet */
+    /* The operation that first asked, for op-aware keepalives (with
+     * seq). */
+    uint32_t group_id, epoch;
     bool probing;
     /* Not probing: a message came since the last check (set without a
-     * clock read, on every message), and the silence counted so far
-     * starts at silent_from (the latest check that found heard set). */
+     * clock read, on every message). */
     bool heard;
-    uint64_t silent_from;
-    /* While probing: how many probes of the series went unanswered
-     * before the current one, and how long the current one waits
-     * (core/monitor.c, the back-off). */
-    uint32_t backoff;
-    uint64_t window;
-    uint64_t series_at;     /* when the series' first probe went out */
-    /* Probes sent to peer and not answered yet, and when the last went
-     * out: an answer to the only one outstanding, within its first wait,
-     * is a prompt round trip (core/cutoff.c, "a third process"). */
-    uint32_t probes_out;
-    uint64_t probe_at;
     /* Another member claims the peer failed (core/monitor.c,
      * ftc_monitor_verify): one of refs is the claim's, and the series
      * is one probe long. */
     bool verifying;
-    /* The operation that first asked, for op-aware keepalives. */
-    uint32_t group_id, epoch;
-    uint64_t seq;
 } ftc_watch_t;
 
 /* When this process last answered a peer's probe (core/cutoff.c). */

@@ -193,7 +193,7 @@ void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
         return;
     }
     if (ctx->nwatches == ctx->capwatches) {
-        uint32_t cap = ctx->capwatches ? ctx->capwatches * 2 : 8;
+        uint32_t cap = ctx->capwatches ? ctx->capwatches * 2 : 4;
         ftc_watch_t *a = realloc(ctx->watches, sizeof(*a) * cap);
         if (a == NULL)
             return; /* degrade: the backend's monitor may still report */
