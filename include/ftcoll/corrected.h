@@ -40,12 +40,16 @@ typedef enum ftc_allreduce_algo {
                                        measured size), else reduce_bcast */
     FTC_ALLREDUCE_REDUCE_BCAST = 1, /* reduce to a root, broadcast back
                                        (the paper's; two trees deep) */
-    FTC_ALLREDUCE_EXCHANGE = 2      /* every member sends its input to
+    FTC_ALLREDUCE_EXCHANGE = 2,     /* every member sends its input to
                                        every other, n-1 messages each, one
                                        hop; on a failure, falls back to
                                        reduce_bcast rounds that keep the
                                        exchange's value if any survivor
                                        delivered it */
+    FTC_ALLREDUCE_BUTTERFLY = 3     /* recursive doubling in place of the
+                                       exchange's all-to-all: log2 n hops,
+                                       n log2 n messages for n a power of
+                                       two; the same fallback */
 } ftc_allreduce_algo_t;
 
 typedef struct ftc_corrected_params {
@@ -69,7 +73,7 @@ int ftc_fault_info_parse(const char *name, ftc_fault_info_t *out);
 int ftc_correction_parse(const char *name, ftc_correction_t *out);
 const char *ftc_fault_info_name(ftc_fault_info_t info);
 const char *ftc_correction_name(ftc_correction_t correction);
-/* "auto", "reduce_bcast", "exchange". */
+/* "auto", "reduce_bcast", "exchange", "butterfly". */
 int ftc_allreduce_algo_parse(const char *name, ftc_allreduce_algo_t *out);
 const char *ftc_allreduce_algo_name(ftc_allreduce_algo_t algo);
 /* What auto means for a group of n: exchange or reduce_bcast. Any other

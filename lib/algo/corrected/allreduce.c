@@ -38,13 +38,20 @@
  * round 1, which is round 0 of the reduce + bcast above (root root0), and
  * the rules above make every later round keep a value accepted in round
  * 0 by any process still alive.
+ *
+ * The butterfly variant (FTC_ALLREDUCE_BUTTERFLY, docs/corrected.md §5.6)
+ * is the same round 0 built as recursive doubling (butterfly_part.c): log2
+ * n hops and n log2 n messages instead of n(n - 1). Its value too is one
+ * fixed fold of all n inputs, so everything said here of the exchange's
+ * round 0 holds for it, and the code below does not tell the two apart
+ * (round0_part.h).
  */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algo/corrected/bcast_part.h"
-#include "algo/corrected/exchange_part.h"
+#include "algo/corrected/round0_part.h"
 #include "algo/corrected/reduce_part.h"
 #include "core/copy.h"
 #include "core/monitor.h"
@@ -55,9 +62,10 @@ typedef struct allreduce_op {
     uint32_t variant;       /* params' (ftc_corrected_variant) */
     uint8_t *input;
     uint32_t root0;
-    /* 1 with the exchange (its round 0 has no root), else 0: round r's
-     * root is root0 + r - shift. */
+    /* 1 with a round 0 (the exchange's or the butterfly's: it has no
+     * root), else 0: round r's root is root0 + r - shift. */
     uint32_t shift;
+    bool butterfly;         /* round 0 is the butterfly, not the exchange */
     uint32_t round;
     uint32_t want_round;    /* > round: move there when it is safe */
     bool tell_root;         /* moved on by our own knowledge of a failed
@@ -68,11 +76,11 @@ typedef struct allreduce_op {
      * came as a probe's answer: check the roots it passed. */
     bool pull_check;
     uint32_t pulled_by;     /* its sender (group rank), or UINT32_MAX */
-    bool rp_live, bp_live, xp_live;
+    bool rp_live, bp_live, r0_live;
     ftc_accepted_t mine;    /* what this process accepted (delivered) */
     /* The parts, last: read only while live, and each start clears its
      * own, so the operation's creation does not (ftc_cop_new_prefix). */
-    ftc_exchange_part_t xp;
+    ftc_round0_part_t r0;
     ftc_reduce_part_t rp;
     ftc_bcast_part_t bp;
 } allreduce_op_t;
@@ -178,7 +186,7 @@ static void accept(allreduce_op_t *a, uint8_t *blob, uint32_t len, bool stable)
     }
     if (st == FTC_OK && op->nbytes > 0)
         ftc_copy_bytes(op->args.recvbuf, fails + 4ull * nf, op->nbytes);
-    /* Round 0 of the exchange has no root: its value is everybody's. */
+    /* Round 0 (exchange, butterfly) has no root: its value is everybody's. */
     op->comp.stats.retries = a->round > a->shift ? a->round - a->shift : 0;
     op->comp.stats.root = a->round >= a->shift ? root_of(a, a->round)
                                                : FTC_ROOT_NONE;
@@ -188,12 +196,12 @@ static void accept(allreduce_op_t *a, uint8_t *blob, uint32_t len, bool stable)
     ftc_cop_linger(op);
 }
 
-/* accept() for the blob round 0 of the exchange built (try_exchange_value):
+/* accept() for the blob round 0 built (try_round0_value):
  * status FTC_OK, no failures, this process not yet delivered (checked
  * there), so nothing to parse back, no list to adopt and no root. The
  * steady stream's every operation ends here, and parsing its own blob
  * back was a third of accept()'s work. */
-static void accept_exchanged(allreduce_op_t *a, uint8_t *blob, uint32_t len,
+static void accept_round0(allreduce_op_t *a, uint8_t *blob, uint32_t len,
                              uint32_t failed_count)
 {
     ftc_cop_t *op = &a->base;
@@ -212,13 +220,13 @@ static void ar_on_value(ftc_bcast_part_t *bp)
     accept(bp->owner, bp->blob, bp->len, true);
 }
 
-/* Round 0 of the exchange: with every input here, accept their
- * reduction in rank order (the same bits at every process that gets
- * here), no input missing. */
-static void try_exchange_value(allreduce_op_t *a)
+/* Round 0: once its part completed (every input here, or the
+ * butterfly's every sub-round), accept its value (the same bits at every
+ * process that gets here), no input missing. */
+static void try_round0_value(allreduce_op_t *a)
 {
     ftc_cop_t *op = &a->base;
-    if (!a->xp_live || op->delivered || !ftc_exchange_part_complete(&a->xp))
+    if (!a->r0_live || op->delivered || !ftc_round0_complete(&a->r0))
         return;
     /* Every input may have come before this process started (replayed
      * from its creation): a peer that told us the operation ended
@@ -244,9 +252,9 @@ static void try_exchange_value(allreduce_op_t *a)
     memcpy(blob, &st, 4);
     memcpy(blob + 4, &none, 4);
     memcpy(blob + 8, &fc, 4);
-    ftc_exchange_part_reduce(&a->xp, blob + BLOB_HEAD);
+    ftc_round0_value(&a->r0, blob + BLOB_HEAD);
     a->base.comp.stats.root_subtree = 0;
-    accept_exchanged(a, blob, len, fc);
+    accept_round0(a, blob, len, fc);
 }
 
 static void ar_on_root_failed(ftc_bcast_part_t *bp)
@@ -320,10 +328,9 @@ static void ar_reduce_done(ftc_reduce_part_t *rp, int status)
 
 static void end_round(allreduce_op_t *a)
 {
-    if (a->xp_live) {
-        ftc_exchange_part_destroy(&a->xp);
-        ftc_exchange_part_free(&a->xp);
-        a->xp_live = false;
+    if (a->r0_live) {
+        ftc_round0_end(&a->r0);
+        a->r0_live = false;
     }
     if (a->rp_live) {
         ftc_reduce_part_abandon(&a->rp);
@@ -428,21 +435,21 @@ static void enter_round(allreduce_op_t *a, uint32_t r)
         return;
     }
     if (r < a->shift) {
-        if (ftc_exchange_part_start(&a->xp, op, a->input) != FTC_OK) {
+        if (ftc_round0_start(&a->r0, a->butterfly, op, a->input) != FTC_OK) {
             if (!op->delivered)
                 ftc_cop_complete(op, FTC_ENOMEM);
             ftc_cop_finish(op);
             return;
         }
-        a->xp_live = true;
-        if (a->xp.missing) {
-            /* A member already known failed: the exchange cannot end
+        a->r0_live = true;
+        if (ftc_round0_missing(&a->r0)) {
+            /* A member already known failed: round 0 cannot end
              * here; the reduce + bcast rounds can (nudging their root, as
              * after learning of any failure first-hand). */
             a->want_round = a->shift;
             a->tell_root = true;
         }
-        try_exchange_value(a);
+        try_round0_value(a);
         return;
     }
     uint32_t root = root_of(a, r);
@@ -534,17 +541,18 @@ static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
             return;
         }
     }
-    if ((hdr->kind == FTC_CORR_MSG_EXCHANGE) != (a->round < a->shift)) {
-        /* The exchange round has exchange messages only, and they
-         * exist in it only. */
+    if ((hdr->kind == ftc_round0_kind(a->butterfly)) != (a->round < a->shift)) {
+        /* Round 0 has its variant's messages only, and they exist in it
+         * only. */
         op->group->ctx->counters.dropped_badmsg++;
         return;
     }
     switch (hdr->kind) {
     case FTC_CORR_MSG_EXCHANGE:
-        if (a->xp_live) {
-            ftc_exchange_part_on_msg(&a->xp, hdr, payload, grank);
-            try_exchange_value(a);
+    case FTC_CORR_MSG_BUTTERFLY:
+        if (a->r0_live) {
+            ftc_round0_on_msg(&a->r0, hdr, payload, grank);
+            try_round0_value(a);
         }
         break;
     case FTC_CORR_MSG_UPCORR:
@@ -573,9 +581,9 @@ static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
 static void ar_on_failed(ftc_cop_t *op, uint32_t grank)
 {
     allreduce_op_t *a = (allreduce_op_t *)op;
-    if (a->xp_live && !op->delivered) {
-        ftc_exchange_part_on_failed(&a->xp, grank);
-        if (a->xp.missing && a->want_round < a->shift) {
+    if (a->r0_live && !op->delivered) {
+        ftc_round0_on_failed(&a->r0, grank);
+        if (ftc_round0_missing(&a->r0) && a->want_round < a->shift) {
             /* Its input may have reached others and not us: the next
              * rounds settle what the value holds. */
             a->want_round = a->shift;
@@ -624,10 +632,8 @@ static uint32_t ar_current_round(const ftc_cop_t *op)
 static void ar_destroy(ftc_cop_t *op)
 {
     allreduce_op_t *a = (allreduce_op_t *)op;
-    if (a->xp_live) {
-        ftc_exchange_part_destroy(&a->xp);
-        ftc_exchange_part_free(&a->xp);
-    }
+    if (a->r0_live)
+        ftc_round0_end(&a->r0);
     /* The block is freed (or kept for the next operation, which clears
      * it): release what the parts hold, without clearing them. */
     if (a->rp_live)
@@ -674,7 +680,7 @@ static void reset_run(allreduce_op_t *a)
     a->tell_root = false;
     a->pull_check = false;
     a->pulled_by = UINT32_MAX;
-    a->rp_live = a->bp_live = a->xp_live = false;
+    a->rp_live = a->bp_live = a->r0_live = false;
     a->mine = (ftc_accepted_t){0};
 }
 
@@ -723,27 +729,29 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     ftc_corrected_params_t resolved = *given;
     resolved.allreduce = algo;
     const ftc_corrected_params_t *params = &resolved;
-    bool exchange = algo == FTC_ALLREDUCE_EXCHANGE;
+    bool butterfly = algo == FTC_ALLREDUCE_BUTTERFLY;
+    bool round0 = algo == FTC_ALLREDUCE_EXCHANGE || butterfly;
     /* Room for a failure-free run: input, the first round's parts (the
-     * exchange, or reduce and broadcast). The value accepted is the
-     * broadcast part's or the one the exchange builds (accept(): not
+     * exchange or the butterfly, or reduce and broadcast). The value
+     * accepted is the broadcast part's or the one round 0 builds (accept(): not
      * copied). */
     size_t nbytes = ftc_cop_value_bytes(g, args);
     size_t blob = BLOB_HEAD + nbytes; /* status, no failures, the value */
     size_t space = ftc_mem_round(nbytes > 0 ? nbytes : 1);
-    if (exchange)
-        space += ftc_exchange_part_space(nbytes, g) + ftc_mem_round(blob);
+    if (round0)
+        space += ftc_round0_space(butterfly, nbytes, g) + ftc_mem_round(blob);
     else
         space += ftc_reduce_part_space(args, nbytes, g, args->root)
                  + ftc_bcast_part_space(args, params, g, blob);
-    a = ftc_cop_new_prefix(g, sizeof(*a), offsetof(allreduce_op_t, xp),
+    a = ftc_cop_new_prefix(g, sizeof(*a), offsetof(allreduce_op_t, r0),
                            space);
     if (a == NULL)
         return FTC_ENOMEM;
     ftc_corrected_op_setup(g, args, params, FTC_COLL_ALLREDUCE, &a->base, &allreduce_vt, &a->params);
     a->variant = ftc_corrected_variant(params, FTC_COLL_ALLREDUCE);
     a->root0 = args->root;
-    a->shift = exchange ? 1 : 0;
+    a->shift = round0 ? 1 : 0;
+    a->butterfly = butterfly;
     a->pulled_by = UINT32_MAX;
     return start(a, args, out);
 }

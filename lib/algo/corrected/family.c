@@ -77,13 +77,14 @@ const char *ftc_correction_name(ftc_correction_t c)
 
 static const char *const allreduce_names[] = {
     [FTC_ALLREDUCE_AUTO] = "auto", [FTC_ALLREDUCE_REDUCE_BCAST] = "reduce_bcast",
-    [FTC_ALLREDUCE_EXCHANGE] = "exchange"};
+    [FTC_ALLREDUCE_EXCHANGE] = "exchange",
+    [FTC_ALLREDUCE_BUTTERFLY] = "butterfly"};
 
 int ftc_allreduce_algo_parse(const char *name, ftc_allreduce_algo_t *out)
 {
     if (name == NULL || out == NULL)
         return FTC_EINVAL;
-    for (int i = FTC_ALLREDUCE_AUTO; i <= FTC_ALLREDUCE_EXCHANGE; i++)
+    for (int i = FTC_ALLREDUCE_AUTO; i <= FTC_ALLREDUCE_BUTTERFLY; i++)
         if (strcmp(name, allreduce_names[i]) == 0) {
             *out = (ftc_allreduce_algo_t)i;
             return FTC_OK;
@@ -93,7 +94,7 @@ int ftc_allreduce_algo_parse(const char *name, ftc_allreduce_algo_t *out)
 
 const char *ftc_allreduce_algo_name(ftc_allreduce_algo_t a)
 {
-    if (a < FTC_ALLREDUCE_AUTO || a > FTC_ALLREDUCE_EXCHANGE)
+    if (a < FTC_ALLREDUCE_AUTO || a > FTC_ALLREDUCE_BUTTERFLY)
         return "?";
     return allreduce_names[a];
 }
@@ -127,7 +128,8 @@ static int check(const ftc_group_t *g, const ftc_coll_args_t *args,
     }
     if (coll == FTC_COLL_ALLREDUCE && p->allreduce != FTC_ALLREDUCE_AUTO
         && p->allreduce != FTC_ALLREDUCE_REDUCE_BCAST
-        && p->allreduce != FTC_ALLREDUCE_EXCHANGE)
+        && p->allreduce != FTC_ALLREDUCE_EXCHANGE
+        && p->allreduce != FTC_ALLREDUCE_BUTTERFLY)
         return FTC_EINVAL;
     return FTC_OK;
 }
@@ -141,10 +143,14 @@ uint32_t ftc_corrected_variant(const ftc_corrected_params_t *p,
              ^ (p->correction == FTC_CORRECTION_OPPORTUNISTIC
                     ? p->distance << 24
                     : 0);
-    /* (Resolved by then: auto never reaches here.) Only the exchange
-     * changes the digest, so reduce_bcast signs as before it existed. */
+    /* (Resolved by then: auto never reaches here.) Only a round 0
+     * changes the digest, so reduce_bcast signs as before it existed;
+     * members that disagree on the round 0 (exchange or butterfly) must
+     * not meet in one operation either. */
     if (coll == FTC_COLL_ALLREDUCE && p->allreduce == FTC_ALLREDUCE_EXCHANGE)
         v ^= 1u << 31;
+    if (coll == FTC_COLL_ALLREDUCE && p->allreduce == FTC_ALLREDUCE_BUTTERFLY)
+        v ^= 3u << 30;
     return v;
 }
 
@@ -189,8 +195,9 @@ static const ftc_algo_param_info_t param_info[] = {
     {"bcast_tree", "binomial",
      "tree of the bcast phase: binomial, kary, lame, optimal, ..."},
     {"allreduce", "auto",
-     "allreduce: exchange (one hop, n-1 messages each), reduce_bcast, or "
-     "auto (exchange for small groups)"},
+     "allreduce: exchange (one hop, n-1 messages each), butterfly "
+     "(log2 n hops, log2 n messages each), reduce_bcast, or auto (exchange "
+     "for small groups)"},
 };
 
 const ftc_algo_entry_t ftc_algo_corrected = {

@@ -18,7 +18,10 @@ enum {
     FTC_CORR_MSG_CORRECT = 4, /* bcast correction copy (flags: direction) */
     FTC_CORR_MSG_NUDGE = 5,   /* allreduce: join this round */
     FTC_CORR_MSG_EXCHANGE = 6, /* exchange allreduce, round 0: an input */
-    FTC_CORR_MSG_MAX = 6
+    /* butterfly allreduce, round 0: an input, a partial or the value
+     * (the sender says which: butterfly_part.h) */
+    FTC_CORR_MSG_BUTTERFLY = 7,
+    FTC_CORR_MSG_MAX = 7
 };
 
 enum {
