@@ -249,7 +249,8 @@ static void st_deliver(const ftc_completion_t *c, void *arg)
 }
 
 /* The corrected allreduce's variant under --steady: corrected:F is the
- * reduce + bcast, exchange:F the exchange (docs/corrected.md §5). */
+ * reduce + bcast, exchange:F the exchange, butterfly:F the butterfly
+ * (docs/corrected.md §5). */
 static ftc_allreduce_algo_t steady_allreduce = FTC_ALLREDUCE_REDUCE_BCAST;
 /* ftco's per-message timeouts under --steady: ftcot:F is ftco with
  * ack_timeout_ns set (one second: armed and re-armed, never due in the
@@ -337,12 +338,18 @@ static void steady_run(const char *spec, uint32_t n, uint64_t iters)
                     && strcmp(algo_name, "exchange") == 0;
     if (exchange)
         steady_allreduce = FTC_ALLREDUCE_EXCHANGE;
+    bool butterfly = sscanf(spec, "%31[a-z]:%u", algo_name, &f) == 2
+                     && strcmp(algo_name, "butterfly") == 0;
+    if (butterfly)
+        steady_allreduce = FTC_ALLREDUCE_BUTTERFLY;
     bool ftcot = sscanf(spec, "%31[a-z]:%u", algo_name, &f) == 2
                  && strcmp(algo_name, "ftcot") == 0;
     if (ftcot)
         steady_ack_timeout_ns = 1000000000;
     if (sscanf(spec, "%31[a-z]:%u", algo_name, &f) != 2
-        || ftc_algo_parse(exchange ? "corrected" : ftcot ? "ftco" : algo_name,
+        || ftc_algo_parse(exchange || butterfly ? "corrected"
+                          : ftcot               ? "ftco"
+                                                : algo_name,
                           &algo) != FTC_OK
         || n < 1
         || n > ST_MAX_RANKS || f >= n) {
@@ -410,8 +417,8 @@ static void usage(FILE *f)
           "  --reps R       runs per figure, best and mean (5)\n"
           "  --time-only    only the timings, not the per-operation state\n"
           "  --single       only the f = 1 allreduce (callgrind_core.sh)\n"
-          "  --steady ALGO:F  back-to-back 8-byte allreduces (ALGO exchange: the "
-          "corrected exchange allreduce; ftcot: ftco with its per-message "
+          "  --steady ALGO:F  back-to-back 8-byte allreduces (ALGO exchange, butterfly: the "
+          "corrected allreduce's round 0 of that name; ftcot: ftco with its per-message "
           "timeouts), e.g. corrected:1\n"
           "  --iters K      --steady: allreduces measured (100000)\n"
           "  --auth         --steady: with message authentication\n"

@@ -45,6 +45,16 @@ uint64_t ftc_expected_reduce_messages(uint32_t n, uint32_t f)
     return (uint64_t)f * (f + 1) * ((n - 1) / (f + 1)) + a * (a - 1) + (n - 1);
 }
 
+uint64_t ftc_expected_butterfly_messages(uint32_t n)
+{
+    uint64_t p = 1, steps = 0;
+    while (2 * p <= n) {
+        p *= 2;
+        steps++;
+    }
+    return p * steps + 2 * (n - p);
+}
+
 uint64_t ftc_expected_bcast_opportunistic_messages(const ftc_tree_t *t,
                                                    uint32_t n, uint32_t d)
 {
@@ -457,6 +467,12 @@ int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
             uint64_t want = (uint64_t)res->n * (res->n - 1);
             if (clean && algo_messages(s, res) != want)
                 ftc_report_violation(&rep, "exchange: %llu messages, expected %llu",
+                        (unsigned long long)algo_messages(s, res),
+                        (unsigned long long)want);
+        } else if (s->corrected.allreduce == FTC_ALLREDUCE_BUTTERFLY) {
+            uint64_t want = ftc_expected_butterfly_messages(res->n);
+            if (clean && algo_messages(s, res) != want)
+                ftc_report_violation(&rep, "butterfly: %llu messages, expected %llu",
                         (unsigned long long)algo_messages(s, res),
                         (unsigned long long)want);
         } else if (clean && opp_count

@@ -41,6 +41,12 @@ int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
 /* Theorem 5: failure-free messages of a corrected reduce. */
 uint64_t ftc_expected_reduce_messages(uint32_t n, uint32_t f);
 
+/* Failure-free messages of the butterfly allreduce's round 0
+ * (docs/corrected.md §5.6): P log2 P for the core of P = 2^floor(log2 n)
+ * members, plus, for each of the e = n - P extras, its input and the
+ * value sent back to it. */
+uint64_t ftc_expected_butterfly_messages(uint32_t n);
+
 /* Failure-free messages of a corrected bcast with opportunistic correction
  * of distance d on tree t (tree phase n-1 plus the correction sends). */
 uint64_t ftc_expected_bcast_opportunistic_messages(const ftc_tree_t *t,

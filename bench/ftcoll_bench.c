@@ -280,7 +280,7 @@ static void usage(FILE *f)
         "         [--ack-timeout-us US] (ftco: per-message timeout base)\n"
         "         [--tree binomial|knomial|kary] [-k K] (ftco, tree and\n"
         "         corrected on one tree: bench_tree.h)\n"
-        "         [--allreduce auto|reduce_bcast|exchange]\n"
+        "         [--allreduce auto|reduce_bcast|exchange|butterfly]\n"
         "         [--pingpong] [--wait block|spin] [--json] [--csv] [--quiet]\n"
         "         [--no-auth] [--checked] [--uniform] [--usage-errors]\n"
         "         [--bad-arg null-buffer|huge-count|bad-op@ITER]\n"
@@ -608,7 +608,7 @@ static void parse_opts(int argc, char **argv, opts_t *o)
                 die(2, "--correction: checked or opportunistic");
         } else if (strcmp(a, "--allreduce") == 0) {
             if (ftc_allreduce_algo_parse(v, &o->allreduce) != FTC_OK)
-                die(2, "--allreduce: auto, reduce_bcast or exchange");
+                die(2, "--allreduce: auto, reduce_bcast, exchange or butterfly");
         } else if (strcmp(a, "--crash-sends") == 0) {
             bench_ulfm_fault_t cf;
             if (!bench_ulfm_parse_crash_sends(v, &cf) || o->nplan == MAX_PLAN)

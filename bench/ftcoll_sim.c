@@ -49,7 +49,7 @@ static void usage(FILE *out)
         "                                  logp: when that send departs)\n"
         "  --fault-info list|count|bit     reduce failure information (list)\n"
         "  --correction opportunistic|checked              (checked)\n"
-        "  --allreduce auto|reduce_bcast|exchange          (auto)\n"
+        "  --allreduce auto|reduce_bcast|exchange|butterfly (auto)\n"
         "  -d D                            opportunistic distance (2)\n"
         "  --tree binomial|kary|lame|optimal|binomial-inorder  bcast tree\n"
         "  -k K                            arity (kary) or order (lame) (2)\n",
@@ -796,7 +796,7 @@ int main(int argc, char **argv)
                 return bad(f, "expected opportunistic or checked");
         } else if (strcmp(f, "--allreduce") == 0) {
             if (ftc_allreduce_algo_parse(v, &s.corrected.allreduce) != FTC_OK)
-                return bad(f, "expected auto, reduce_bcast or exchange");
+                return bad(f, "expected auto, reduce_bcast, exchange or butterfly");
         } else if (strcmp(f, "-d") == 0) {
             if (parse_u32(v, &s.corrected.distance) != 0 || s.corrected.distance == 0)
                 return bad(f, "D must be a positive integer");

@@ -236,6 +236,10 @@ int main(int argc, char **argv)
     const char *algo = "corrected";
     uint32_t nmin = 1, nmax = 9, fmax = 2, count = 100, extra = 0;
     uint64_t segment = 0;   /* --segment: ftc_config_t's segment_size */
+    /* --count: elements of a --dtype/--op run's random values. More
+     * elements, more chances that two folds in different orders differ
+     * in their last bits (the checker's bit-identity check). */
+    uint64_t dcount = 3;
     uint64_t seed = 1;
     bool keepalive = false, jitter = false, rotate = false;
     const char *dtype = NULL, *opname = NULL;
@@ -256,9 +260,10 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) dtype = argv[++i];
         else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) opname = argv[++i];
         else if (strcmp(argv[i], "--segment") == 0 && i + 1 < argc) segment = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc) dcount = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--allreduce") == 0 && i + 1 < argc) {
             if (ftc_allreduce_algo_parse(argv[++i], &allreduce) != FTC_OK) {
-                fprintf(stderr, "--allreduce: auto, reduce_bcast or exchange\n");
+                fprintf(stderr, "--allreduce: auto, reduce_bcast, exchange or butterfly\n");
                 return 2;
             }
         }
@@ -296,7 +301,7 @@ int main(int argc, char **argv)
                     }
                     s.input = FTC_INPUT_RANDOM;
                     s.input_seed = seed + n;
-                    s.args.count = 3;
+                    s.args.count = dcount;
                 } else {
                     s.input = FTC_INPUT_UNIT;
                     s.args.count = (uint64_t)n + 2;

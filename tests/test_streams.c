@@ -399,7 +399,7 @@ static void usage(void)
             "[--colls reduce,bcast,allreduce|mix] [--nmin N] [--nmax N] "
             "[--fmax F] [--ops K] [--window W] [--all-ops] "
             "[--fault-info list|count|bit|all] [--correction checked|"
-            "opportunistic] [--allreduce auto|reduce_bcast|exchange] [--keepalive] [--exit] [--finalize] [--no-stall] "
+            "opportunistic] [--allreduce auto|reduce_bcast|exchange|butterfly] [--keepalive] [--exit] [--finalize] [--no-stall] "
             "[--runs N] [--beyond-f K] [--seed S] [--algo corrected|tree] "
             "[--segment BYTES] [-v]\n"
             "       test_streams --mode one --n N --f F --ops K --window W "
