@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo/corrected/butterfly_part.h"
 #include "checker.h"
 #include "scenario.h"
 
@@ -261,6 +262,19 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) opname = argv[++i];
         else if (strcmp(argv[i], "--segment") == 0 && i + 1 < argc) segment = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc) dcount = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--mutant") == 0 && i + 1 < argc) {
+            /* The butterfly broken on purpose (butterfly_part.h): the
+             * run must then fail. */
+            const char *mu = argv[++i];
+            if (strcmp(mu, "butterfly-reassociate") == 0)
+                ftc_butterfly_mutant = FTC_BUTTERFLY_MUTANT_REASSOCIATE;
+            else if (strcmp(mu, "butterfly-skip-last") == 0)
+                ftc_butterfly_mutant = FTC_BUTTERFLY_MUTANT_SKIP_LAST;
+            else {
+                fprintf(stderr, "--mutant: butterfly-reassociate or butterfly-skip-last\n");
+                return 2;
+            }
+        }
         else if (strcmp(argv[i], "--allreduce") == 0 && i + 1 < argc) {
             if (ftc_allreduce_algo_parse(argv[++i], &allreduce) != FTC_OK) {
                 fprintf(stderr, "--allreduce: auto, reduce_bcast, exchange or butterfly\n");

@@ -8,6 +8,8 @@
 #include "core/copy.h"
 #include "core/monitor.h"
 
+int ftc_butterfly_mutant = FTC_BUTTERFLY_MUTANT_NONE;
+
 /* The core: P = 2^floor(log2 n), and e = n - P pairs folded first. */
 static uint32_t core_size(uint32_t n)
 {
@@ -105,6 +107,29 @@ static void send_to(ftc_butterfly_part_t *bf, uint32_t dest,
     (void)ftc_cop_send(bf->op, dest, &hdr, &iov, 1, false);
 }
 
+/* FTC_BUTTERFLY_MUTANT_REASSOCIATE, at core rank 0 (lower in every
+ * sub-round: slot k is the partial of the block above its own). */
+static void mutant_reassociate(ftc_butterfly_part_t *bf)
+{
+    ftc_cop_t *op = bf->op;
+    if (bf->vrank != 0 || bf->steps < 2 || op->nbytes == 0)
+        return;
+    uint8_t *right = ftc_cop_alloc(op, op->nbytes);
+    uint8_t *tmp = ftc_cop_alloc(op, op->nbytes);
+    if (right == NULL || tmp == NULL)
+        return;
+    ftc_copy_bytes(right, slot(bf, bf->steps - 1), op->nbytes);
+    for (uint32_t j = bf->steps - 1; j-- > 0;) {
+        ftc_copy_bytes(tmp, slot(bf, j), op->nbytes);
+        ftc_cop_reduce(op, tmp, right);
+        ftc_copy_bytes(right, tmp, op->nbytes);
+    }
+    ftc_copy_bytes(bf->acc, bf->input, op->nbytes);
+    if (bf->twin != UINT32_MAX)
+        ftc_cop_reduce(op, bf->acc, slot(bf, bf->steps));
+    ftc_cop_reduce(op, bf->acc, right);
+}
+
 /* Go as far as the slots filled allow: fold the twin's input, then, for
  * each sub-round, send the partial (once) and fold the partner's. Why
  * the same bits everywhere: the two partners of sub-round k fold the
@@ -130,7 +155,9 @@ static void advance(ftc_butterfly_part_t *bf)
         }
         if (!(bf->got & (1ull << k)))
             return;
-        if (op->nbytes > 0) {
+        bool skip = ftc_butterfly_mutant == FTC_BUTTERFLY_MUTANT_SKIP_LAST
+                    && k + 1 == bf->steps;
+        if (op->nbytes > 0 && !skip) {
             if ((bf->vrank >> k & 1u) == 0) {
                 ftc_cop_reduce(op, bf->acc, slot(bf, k));
             } else {
@@ -141,6 +168,8 @@ static void advance(ftc_butterfly_part_t *bf)
         }
         bf->step = k + 1;
     }
+    if (ftc_butterfly_mutant == FTC_BUTTERFLY_MUTANT_REASSOCIATE)
+        mutant_reassociate(bf);
     /* The final value's bytes, not a fold of its own: the twin holds the
      * very bits every core member holds. */
     if (bf->twin != UINT32_MAX)

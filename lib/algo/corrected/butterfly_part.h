@@ -87,6 +87,20 @@ void ftc_butterfly_part_destroy(ftc_butterfly_part_t *bf);
 /* Free the slots' own block, if any (when the operation goes). */
 void ftc_butterfly_part_free(ftc_butterfly_part_t *bf);
 
+/* For the property checker's mutation tests (tests/test_properties.c,
+ * --mutant) only, 0 otherwise: each breaks one thing the butterfly's one
+ * value rests on, and the checker must then fail. */
+enum {
+    FTC_BUTTERFLY_MUTANT_NONE = 0,
+    /* Core rank 0 refolds its value as in[0] op (p0 op (p1 op ...)),
+     * right to left over its partners' partials: the same inputs in
+     * another association, other last bits for floating point. */
+    FTC_BUTTERFLY_MUTANT_REASSOCIATE = 1,
+    /* The last sub-round's partial is received and not folded. */
+    FTC_BUTTERFLY_MUTANT_SKIP_LAST = 2
+};
+extern int ftc_butterfly_mutant;
+
 /* Bytes of operation memory ftc_butterfly_part_start takes at this
  * process of g. */
 size_t ftc_butterfly_part_space(size_t nbytes, const ftc_group_t *g);
