@@ -541,9 +541,12 @@ static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
             return;
         }
     }
-    if ((hdr->kind == ftc_round0_kind(a->butterfly)) != (a->round < a->shift)) {
+    bool round0_kind = hdr->kind == FTC_CORR_MSG_EXCHANGE
+                       || hdr->kind == FTC_CORR_MSG_BUTTERFLY;
+    if (round0_kind != (a->round < a->shift)
+        || (round0_kind && hdr->kind != ftc_round0_kind(a->butterfly))) {
         /* Round 0 has its variant's messages only, and they exist in it
-         * only. */
+         * only (the other variant's never: they sign differently). */
         op->group->ctx->counters.dropped_badmsg++;
         return;
     }
