@@ -7,9 +7,12 @@ reduce_bcast then exchange then exchange then reduce_bcast ... (the
 order alternates, so a shared machine's load falls on both alike), and
 prints per variant the median of the runs' figures and the median of the
 per-pair ratios exchange / reduce_bcast (below 1: the exchange is faster).
+--against butterfly compares the butterfly (§5.6) in the exchange's
+place, the same way.
 
   --where ucx-sm    ftcoll-bench under ftcoll-run, UCX shared memory: the
                     median (p50) latency of an 8-byte allreduce, rank 0
+  --where ucx-tcp   the same over UCX tcp (issue 16's transport)
   --where loopback  bench_core --steady: the core's time per allreduce,
                     every rank in one thread over an inline transport
                     (what all ranks together cost, not a latency)
@@ -31,7 +34,8 @@ import sys
 UCX_SM = {"UCX_TLS": "sm", "UCX_MM_ERROR_HANDLING": "y",
           "UCX_KEEPALIVE_INTERVAL": "100ms",
           "FTCOLL_SUSPECT_MS": "5000", "FTCOLL_PROBE_MS": "5000"}
-VARIANTS = ("reduce_bcast", "exchange")
+UCX_TCP = {"UCX_TLS": "tcp",
+           "FTCOLL_SUSPECT_MS": "5000", "FTCOLL_PROBE_MS": "5000"}
 
 
 def run(cmd, env=None, timeout=300):
@@ -45,12 +49,12 @@ def run(cmd, env=None, timeout=300):
     return p.stdout
 
 
-def ucx_sm(build, n, f, variant, iters, wait):
+def ucx_sm(build, n, f, variant, iters, wait, env=UCX_SM):
     out = run([os.path.join(build, "backends/bootstrap/ftcoll-run"), "-n",
                str(n), "--backend", "ucx", "--",
                os.path.join(build, "bench/ftcoll-bench"), "--coll",
                "allreduce", "-f", str(f), "--iters", str(iters), "--sizes",
-               "8", "--json", "--wait", wait, "--allreduce", variant], UCX_SM)
+               "8", "--json", "--wait", wait, "--allreduce", variant], env)
     for line in out.splitlines():
         m = re.match(r"^\[0\] (\{.*\"kind\":\"latency\".*\})$", line)
         if m:
@@ -59,8 +63,12 @@ def ucx_sm(build, n, f, variant, iters, wait):
     sys.exit("no latency row: " + out[-2000:])
 
 
+def ucx_tcp(build, n, f, variant, iters, wait):
+    return ucx_sm(build, n, f, variant, iters, wait, UCX_TCP)
+
+
 def loopback(build, n, f, variant, iters, wait):
-    algo = "exchange" if variant == "exchange" else "corrected"
+    algo = "corrected" if variant == "reduce_bcast" else variant
     out = run([os.path.join(build, "bench/bench_core"), "--steady",
                "%s:%d" % (algo, f), "--n", str(n), "--iters", str(iters)])
     last = out.strip().splitlines()[-1].split()
@@ -74,7 +82,8 @@ def logp(build, n, f, variant, iters, wait):
     return float(json.loads(out)["time"])  # model time units
 
 
-WHERE = {"ucx-sm": ucx_sm, "loopback": loopback, "logp": logp}
+WHERE = {"ucx-sm": ucx_sm, "ucx-tcp": ucx_tcp, "loopback": loopback,
+         "logp": logp}
 
 
 def main():
@@ -87,30 +96,34 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--iters", type=int, default=2000)
     ap.add_argument("--wait", choices=("block", "spin"), default="block")
+    ap.add_argument("--against", choices=("exchange", "butterfly"),
+                    default="exchange")
     a = ap.parse_args()
+    other = a.against
+    variants = ("reduce_bcast", other)
     measure = WHERE[a.where]
     reps = 1 if a.where == "logp" else a.reps
     print("# %s, %d interleaved pairs per point; figures in us (logp: time"
           " units), medians"
           % (a.where, reps))
-    print("%3s %2s %13s %10s %14s" % ("n", "f", "reduce_bcast", "exchange",
-                                      "ratio ex/rb"))
+    print("%3s %2s %13s %10s %14s" % ("n", "f", "reduce_bcast", other,
+                                      "ratio %s/rb" % other[:2]))
     for n in [int(x) for x in a.n.split(",")]:
         for f in [int(x) for x in a.f.split(",")]:
             if f >= n:
                 continue
-            got = {v: [] for v in VARIANTS}
+            got = {v: [] for v in variants}
             ratios = []
             for r in range(reps):
-                order = VARIANTS if r % 2 == 0 else VARIANTS[::-1]
+                order = variants if r % 2 == 0 else variants[::-1]
                 pair = {}
                 for v in order:
                     pair[v] = measure(a.build, n, f, v, a.iters, a.wait)
                     got[v].append(pair[v])
-                ratios.append(pair["exchange"] / pair["reduce_bcast"])
+                ratios.append(pair[other] / pair["reduce_bcast"])
             print("%3d %2d %13.3f %10.3f %14.2f"
                   % (n, f, statistics.median(got["reduce_bcast"]),
-                     statistics.median(got["exchange"]),
+                     statistics.median(got[other]),
                      statistics.median(ratios)), flush=True)
 
 
