@@ -4,7 +4,7 @@
 
   python3 bench/side_by_side.py --build after=build [--build before=DIR]
       [--peers DIR] [--jobs 9] [--iters 5000] [--n 2] [--transports ucx:sm,...]
-      [--waits spin,block] [--algos tree,f0,f1] [--auth on,off]
+      [--waits spin,block] [--algos tree,f0,f1,bf0,bf1] [--auth on,off]
 
 Every round runs one job of every variant, in an order rotated from round
 to round, so that a change in the machine's load reaches every variant
@@ -58,8 +58,13 @@ ALGOS = {
     "tree": ["--algo", "tree", "-f", "0"],
     "f0": ["--algo", "corrected", "-f", "0"],
     "f1": ["--algo", "corrected", "-f", "1"],
+    # The corrected allreduce with the butterfly as round 0
+    # (docs/corrected.md §5.6), which `auto` does not pick.
+    "bf0": ["--algo", "corrected", "-f", "0", "--allreduce", "butterfly"],
+    "bf1": ["--algo", "corrected", "-f", "1", "--allreduce", "butterfly"],
 }
-ALGO_NAMES = {"tree": "tree", "f0": "corrected f=0", "f1": "corrected f=1"}
+ALGO_NAMES = {"tree": "tree", "f0": "corrected f=0", "f1": "corrected f=1",
+              "bf0": "butterfly f=0", "bf1": "butterfly f=1"}
 ROW = re.compile(r"^\[(\d+)\] 8\s+(\S+)\s+\S+\s+\S+\s+(\S+)\s+\S+\s*$")
 MPI_LAT = re.compile(r"^lat,mpi,8,(\S+),(\S+)$")
 GLOO_LAT = re.compile(r"^(?:\[\d+\] )?lat,gloo-ring,8,(\d+),(\S+),(\S+)$")
