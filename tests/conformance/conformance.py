@@ -607,6 +607,50 @@ class Suite:
                                   agree=False), job
             self.case(name, fn)
 
+    def butterfly(self):
+        """The corrected allreduce with the butterfly as round 0
+        (docs/corrected.md §5.6), which `auto` does not pick: fault-free,
+        then SIGKILLs tied to progress as in kills(), at n = 5 (extras
+        that fold into a twin), 8 and 16. A death during round 0 sends
+        the ones waiting on it to the reduce + bcast rounds; every
+        survivor must deliver, agree and be exact about whose input is
+        missing, as for any corrected allreduce."""
+        for n in (5, 8):
+            name = "fault-free allreduce butterfly n=%d" % n
+
+            def fn(n=n, iters=30):
+                args = ["--coll", "allreduce", "--allreduce", "butterfly",
+                        "-f", 1, "--iters", iters, "--warmup", 2, "--quiet",
+                        "--sizes", "8,4096"]
+                job = self.run(n, args)
+                return self.check(job, n, "allreduce", ops=2 * (iters + 2),
+                                  all_ok=True), job
+            self.case(name, fn)
+        for mode in ("before", "during"):
+            for n, f in ((5, 1), (8, 2), (16, 2)):
+                victims = self.rng.sample(range(n), self.rng.randint(1, f))
+                iters = 30
+                plan = []
+                for v in victims:
+                    it = self.rng.randint(1, iters - 2)
+                    if mode == "before":
+                        plan += ["--kill", "%d@%d" % (v, it)]
+                    else:
+                        plan += ["--crash", "%d@%d:%d"
+                                 % (v, it, self.rng.randint(0, 300))]
+                name = "kill-%s allreduce butterfly n=%d f=%d victims=%s" % (
+                    mode, n, f, ",".join(map(str, sorted(victims))))
+
+                def fn(n=n, f=f, plan=plan, victims=victims, iters=iters):
+                    args = ["--coll", "allreduce", "--allreduce", "butterfly",
+                            "-f", f, "--iters", iters, "--warmup", 0,
+                            "--quiet"] + plan
+                    run_args = ["--may-fail", ",".join(map(str, victims))]
+                    job = self.run(n, args, run_args)
+                    return self.check(job, n, "allreduce", kills=victims,
+                                      ops=iters), job
+                self.case(name, fn)
+
     def ftco(self):
         """The ftco family (docs/ftco.md): fault-free, then SIGKILLs tied
         to progress (a rank kills itself as iteration K starts, or inside
@@ -1330,6 +1374,7 @@ def main():
         s.kills("during")
         s.launcher_kills()
         s.tree_with_kill()
+        s.butterfly()
         s.ftco()
         s.stops()
         s.backend_reports()
