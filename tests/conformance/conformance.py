@@ -493,6 +493,20 @@ class Suite:
                                   all_ok=True), job
             self.case(name, fn)
 
+    def fault_plan(self, victims, iters, mode):
+        """ftcoll-bench arguments that kill each victim at a random
+        iteration of iters: 'before' (a self-SIGKILL as the iteration
+        starts) or 'during' (a crash inside it after a random delay)."""
+        plan = []
+        for v in victims:
+            it = self.rng.randint(1, iters - 2)
+            if mode == "before":
+                plan += ["--kill", "%d@%d" % (v, it)]
+            else:
+                plan += ["--crash", "%d@%d:%d"
+                         % (v, it, self.rng.randint(0, 300))]
+        return plan
+
     def kills(self, mode):
         """mode: 'before' (self-kill as an iteration starts) or 'during'
         (self-kill inside an iteration after a random delay)."""
@@ -508,14 +522,7 @@ class Suite:
                 if mode == "before" and (n, f) == (8, 2) and 0 not in victims:
                     victims[0] = 0
                 iters = 30
-                plan = []
-                for v in victims:
-                    it = self.rng.randint(1, iters - 2)
-                    if mode == "before":
-                        plan += ["--kill", "%d@%d" % (v, it)]
-                    else:
-                        plan += ["--crash", "%d@%d:%d"
-                                 % (v, it, self.rng.randint(0, 300))]
+                plan = self.fault_plan(victims, iters, mode)
                 name = "kill-%s %s corrected n=%d f=%d victims=%s" % (
                     mode, coll, n, f, ",".join(map(str, sorted(victims))))
 
@@ -630,14 +637,7 @@ class Suite:
             for n, f in ((5, 1), (8, 2), (16, 2)):
                 victims = self.rng.sample(range(n), self.rng.randint(1, f))
                 iters = 30
-                plan = []
-                for v in victims:
-                    it = self.rng.randint(1, iters - 2)
-                    if mode == "before":
-                        plan += ["--kill", "%d@%d" % (v, it)]
-                    else:
-                        plan += ["--crash", "%d@%d:%d"
-                                 % (v, it, self.rng.randint(0, 300))]
+                plan = self.fault_plan(victims, iters, mode)
                 name = "kill-%s allreduce butterfly n=%d f=%d victims=%s" % (
                     mode, n, f, ",".join(map(str, sorted(victims))))
 
@@ -677,14 +677,7 @@ class Suite:
                 if mode == "before" and coll == "allreduce" \
                         and 0 not in victims:
                     victims[0] = 0
-                plan = []
-                for v in victims:
-                    it = self.rng.randint(1, iters - 2)
-                    if mode == "before":
-                        plan += ["--kill", "%d@%d" % (v, it)]
-                    else:
-                        plan += ["--crash", "%d@%d:%d"
-                                 % (v, it, self.rng.randint(0, 300))]
+                plan = self.fault_plan(victims, iters, mode)
                 name = "kill-%s %s ftco n=%d victims=%s" % (
                     mode, coll, n, ",".join(map(str, sorted(victims))))
 
