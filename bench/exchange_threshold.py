@@ -8,7 +8,10 @@ order alternates, so a shared machine's load falls on both alike), and
 prints per variant the median of the runs' figures and the median of the
 per-pair ratios exchange / reduce_bcast (below 1: the exchange is faster).
 --against butterfly compares the butterfly (§5.6) in the exchange's
-place, the same way.
+place, the same way; --against exchange,butterfly runs all three
+variants in a rotating order, each ratio against reduce_bcast (§5.7).
+--size sets the allreduce's bytes (8 by default) where a run has a
+size (ucx-sm, ucx-tcp).
 
   --where ucx-sm    ftcoll-bench under ftcoll-run, UCX shared memory: the
                     median (p50) latency of an 8-byte allreduce, rank 0
@@ -49,12 +52,12 @@ def run(cmd, env=None, timeout=300):
     return p.stdout
 
 
-def ucx_sm(build, n, f, variant, iters, wait, env=UCX_SM):
+def ucx_sm(build, n, f, variant, iters, wait, size=8, env=UCX_SM):
     out = run([os.path.join(build, "backends/bootstrap/ftcoll-run"), "-n",
                str(n), "--backend", "ucx", "--",
                os.path.join(build, "bench/ftcoll-bench"), "--coll",
                "allreduce", "-f", str(f), "--iters", str(iters), "--sizes",
-               "8", "--json", "--wait", wait, "--allreduce", variant], env)
+               str(size), "--json", "--wait", wait, "--allreduce", variant], env)
     for line in out.splitlines():
         m = re.match(r"^\[0\] (\{.*\"kind\":\"latency\".*\})$", line)
         if m:
@@ -63,11 +66,11 @@ def ucx_sm(build, n, f, variant, iters, wait, env=UCX_SM):
     sys.exit("no latency row: " + out[-2000:])
 
 
-def ucx_tcp(build, n, f, variant, iters, wait):
-    return ucx_sm(build, n, f, variant, iters, wait, UCX_TCP)
+def ucx_tcp(build, n, f, variant, iters, wait, size=8):
+    return ucx_sm(build, n, f, variant, iters, wait, size, UCX_TCP)
 
 
-def loopback(build, n, f, variant, iters, wait):
+def loopback(build, n, f, variant, iters, wait, size=8):
     algo = "corrected" if variant == "reduce_bcast" else variant
     out = run([os.path.join(build, "bench/bench_core"), "--steady",
                "%s:%d" % (algo, f), "--n", str(n), "--iters", str(iters)])
@@ -75,7 +78,7 @@ def loopback(build, n, f, variant, iters, wait):
     return float(last[4]) / 1000.0  # ns/op -> us/op
 
 
-def logp(build, n, f, variant, iters, wait):
+def logp(build, n, f, variant, iters, wait, size=8):
     out = run([os.path.join(build, "bench/ftcoll-sim"), "--coll",
                "allreduce", "-n", str(n), "-f", str(f), "--model", "logp",
                "--allreduce", variant, "--json"])
@@ -96,35 +99,47 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--iters", type=int, default=2000)
     ap.add_argument("--wait", choices=("block", "spin"), default="block")
-    ap.add_argument("--against", choices=("exchange", "butterfly"),
-                    default="exchange")
+    ap.add_argument("--against", default="exchange",
+                    help="exchange, butterfly, or both (comma-separated)")
+    ap.add_argument("--size", type=int, default=8)
     a = ap.parse_args()
-    other = a.against
-    variants = ("reduce_bcast", other)
+    others = a.against.split(",")
+    for o in others:
+        if o not in ("exchange", "butterfly"):
+            ap.error("--against: exchange, butterfly or both")
+    variants = ["reduce_bcast"] + others
     measure = WHERE[a.where]
     reps = 1 if a.where == "logp" else a.reps
-    print("# %s, %d interleaved pairs per point; figures in us (logp: time"
-          " units), medians"
-          % (a.where, reps))
-    print("%3s %2s %13s %10s %14s" % ("n", "f", "reduce_bcast", other,
-                                      "ratio %s/rb" % other[:2]))
+    print("# %s, %d bytes, %d interleaved rounds per point; figures in us"
+          " (logp: time units), medians" % (a.where, a.size, reps))
+    print("%3s %2s %13s" % ("n", "f", "reduce_bcast")
+          + "".join(" %10s" % o for o in others)
+          + "".join(" %9s" % ("%s/rb" % o[:2]) for o in others), flush=True)
     for n in [int(x) for x in a.n.split(",")]:
         for f in [int(x) for x in a.f.split(",")]:
             if f >= n:
                 continue
             got = {v: [] for v in variants}
-            ratios = []
+            ratios = {o: [] for o in others}
             for r in range(reps):
-                order = variants if r % 2 == 0 else variants[::-1]
-                pair = {}
+                # Rotate, and reverse every other round, so that each
+                # variant runs first, last and in between alike.
+                k = r % len(variants)
+                order = variants[k:] + variants[:k]
+                if r % 2 == 1:
+                    order = order[::-1]
+                run_of = {}
                 for v in order:
-                    pair[v] = measure(a.build, n, f, v, a.iters, a.wait)
-                    got[v].append(pair[v])
-                ratios.append(pair[other] / pair["reduce_bcast"])
-            print("%3d %2d %13.3f %10.3f %14.2f"
-                  % (n, f, statistics.median(got["reduce_bcast"]),
-                     statistics.median(got[other]),
-                     statistics.median(ratios)), flush=True)
+                    run_of[v] = measure(a.build, n, f, v, a.iters, a.wait,
+                                        a.size)
+                    got[v].append(run_of[v])
+                for o in others:
+                    ratios[o].append(run_of[o] / run_of["reduce_bcast"])
+            print("%3d %2d %13.3f" % (n, f, statistics.median(got["reduce_bcast"]))
+                  + "".join(" %10.3f" % statistics.median(got[o])
+                            for o in others)
+                  + "".join(" %9.2f" % statistics.median(ratios[o])
+                            for o in others), flush=True)
 
 
 if __name__ == "__main__":
