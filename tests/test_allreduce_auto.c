@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What FTC_ALLREDUCE_AUTO resolves to (docs/corrected.md §5.5): the
- * exchange up to n = 4, reduce + bcast from n = 5; never the butterfly
+ * What FTC_ALLREDUCE_AUTO resolves to (docs/corrected.md §5.5, §5.7):
+ * the exchange up to n = 8, reduce + bcast from n = 9; never the butterfly
  * (§5.7 says why); a named variant is kept as it is. That the allreduce
  * then runs what this says is the property checker's to assert
  * (bench/checker.c counts the exchange's failure-free messages in every
@@ -14,9 +14,9 @@
 static void test_auto(void)
 {
     const ftc_allreduce_algo_t A = FTC_ALLREDUCE_AUTO;
-    for (uint32_t n = 1; n <= 4; n++)
+    for (uint32_t n = 1; n <= 8; n++)
         CHECK_EQ(ftc_allreduce_algo_resolve(A, n), FTC_ALLREDUCE_EXCHANGE);
-    for (uint32_t n = 5; n <= 64; n++)
+    for (uint32_t n = 9; n <= 64; n++)
         CHECK_EQ(ftc_allreduce_algo_resolve(A, n),
                  FTC_ALLREDUCE_REDUCE_BCAST);
     CHECK_EQ(ftc_allreduce_algo_resolve(A, 65536),

@@ -33,18 +33,21 @@
  *
  * That is the reduce + bcast allreduce (--allreduce reduce_bcast, the
  * default here), where every survivor watches the root (its bcast part
- * waits on it). With --allreduce butterfly (docs/corrected.md §5.6) a
+ * waits on it), and the exchange (--allreduce exchange), where every
+ * member watches every other in round 0; after the exchange the rounds
+ * are reduce + bcast rounds, so the yardstick is the failure-free reduce
+ * + bcast allreduce of the same n (a run of its own). With --allreduce
+ * butterfly (docs/corrected.md §5.6) a
  * survivor watches only its butterfly peers, so only they get a report
  * of rank 0's death: a survivor that is one is bound from its own report
  * as above, any other from the first report among them (it learns the
- * death from them, through round 1). The yardstick is then the
- * failure-free reduce + bcast allreduce of the same n (a run of its own),
- * since the rounds after a death are reduce + bcast rounds, and the
- * bound 2 of them and 4 hops (see the bound below).
+ * death from them, through round 1). The yardstick is the reduce +
+ * bcast's, as for the exchange, and the bound 2 of them and 4 hops (see
+ * the bound below).
  *
  * usage: test_root_death [--runs R] [--nmin N] [--nmax N] [--spread NS]
  *                        [--jitter NS] [--seed S] [--fault-info list|count|bit|all]
- *                        [--allreduce reduce_bcast|butterfly]
+ *                        [--allreduce reduce_bcast|exchange|butterfly]
  *                        [--job SEED] [--verbose]
  * (--job: one job of that seed per n and scheme, as a failure's repro
  * line gives it; --verbose: every survivor's report and delivery.)
@@ -229,7 +232,8 @@ static void run_one(const opts_t *o, uint32_t n, ftc_fault_info_t scheme,
     for (uint32_t r = 0; r < n; r++)
         if (res.d[(size_t)r * res.nops].at_ns > clean)
             clean = res.d[(size_t)r * res.nops].at_ns;
-    if (butterfly) {
+    bool round0 = o->allreduce != FTC_ALLREDUCE_REDUCE_BCAST;
+    if (round0) {
         bool ok;
         clean = clean_reduce_bcast(n, seed, o->jitter_ns, &ok);
         if (!ok)
@@ -299,7 +303,8 @@ static void usage(void)
     fprintf(stderr, "usage: test_root_death [--runs R] [--nmin N] [--nmax N] "
                     "[--spread NS] [--jitter NS] [--seed S] [--job SEED] "
                     "[--fault-info list|count|bit|all] "
-                    "[--allreduce reduce_bcast|butterfly] [--verbose]\n");
+                    "[--allreduce reduce_bcast|exchange|butterfly] "
+                    "[--verbose]\n");
 }
 
 int main(int argc, char **argv)
@@ -335,9 +340,10 @@ int main(int argc, char **argv)
         if (strcmp(a, "--allreduce") == 0) {
             if (ftc_allreduce_algo_parse(v, &o.allreduce) != FTC_OK
                 || (o.allreduce != FTC_ALLREDUCE_REDUCE_BCAST
-                    && o.allreduce != FTC_ALLREDUCE_BUTTERFLY)) {
+                    && o.allreduce != FTC_ALLREDUCE_BUTTERFLY
+                    && o.allreduce != FTC_ALLREDUCE_EXCHANGE)) {
                 fprintf(stderr, "test_root_death: --allreduce: '%s' is "
-                                "neither reduce_bcast nor butterfly\n", v);
+                                "none of reduce_bcast, exchange, butterfly\n", v);
                 return 2;
             }
             continue;

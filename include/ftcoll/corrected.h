@@ -36,8 +36,9 @@ typedef enum ftc_correction {
 
 /* How the corrected allreduce reaches its value (docs/corrected.md §5). */
 typedef enum ftc_allreduce_algo {
-    FTC_ALLREDUCE_AUTO = 0,         /* exchange for small groups (below a
-                                       measured size), else reduce_bcast */
+    FTC_ALLREDUCE_AUTO = 0,         /* exchange for n <= 8 (measured:
+                                       docs/corrected.md §5.7), else
+                                       reduce_bcast */
     FTC_ALLREDUCE_REDUCE_BCAST = 1, /* reduce to a root, broadcast back
                                        (the paper's; two trees deep) */
     FTC_ALLREDUCE_EXCHANGE = 2,     /* every member sends its input to
@@ -76,8 +77,8 @@ const char *ftc_correction_name(ftc_correction_t correction);
 /* "auto", "reduce_bcast", "exchange", "butterfly". */
 int ftc_allreduce_algo_parse(const char *name, ftc_allreduce_algo_t *out);
 const char *ftc_allreduce_algo_name(ftc_allreduce_algo_t algo);
-/* What auto means for a group of n: exchange or reduce_bcast. Any other
- * value is returned as it is. */
+/* What auto means for a group of n: exchange up to n = 8, else
+ * reduce_bcast. Any other value is returned as it is. */
 ftc_allreduce_algo_t ftc_allreduce_algo_resolve(ftc_allreduce_algo_t algo,
                                                 uint32_t n);
 

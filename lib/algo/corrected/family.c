@@ -19,9 +19,11 @@ static const ftc_corrected_params_t defaults = {
 };
 
 /* The largest group for which auto picks the exchange: measured against
- * reduce_bcast on the loopback and UCX shared memory, interleaved
- * (docs/corrected.md §5.5, where the numbers and the command are). */
-#define EXCHANGE_AUTO_MAX_N 4u
+ * reduce_bcast over UCX shared memory and tcp, interleaved, and in LogP
+ * (docs/corrected.md §5.5 and §5.7, where the numbers and the commands
+ * are): its one hop wins to n = 8 on both transports and in the model,
+ * and loses over tcp and in the model from n = 12 to 16. */
+#define EXCHANGE_AUTO_MAX_N 8u
 
 void ftc_corrected_params_init(ftc_corrected_params_t *p)
 {
