@@ -56,6 +56,13 @@
  * as CSV or JSON lines on request, then one JSON line per surviving rank:
  *   {"rank":R,"completed":N,"ok":K,"errors":E,"wrong":W,"excluded":false,
  *    "failed":[...],"last":[...],"digest":"...","marks":[[G,T]],...}
+ * A corrected allreduce's summary names the variant that ran in
+ * "allreduce" (--allreduce, auto resolved with ftc_allreduce_algo_resolve
+ * for this n), and every summary but --coll agree|shrink's counts in
+ * "op_msgs_sent" the messages the stream's collectives (warm-up
+ * included) sent as their own, by the time each delivered
+ * (ftc_stats_t.msgs_sent summed): not the core's probes and other
+ * control messages, which "counters" and "transport" count with them.
  * The summary's "transport" object says what the backend counted, and in
  * "reports" which peers it reported failed by itself, how and when (the
  * others the core found by its keepalive or learnt from a collective).
@@ -212,11 +219,15 @@ typedef struct bench {
     bool done;
     int status;
     uint64_t t_deliver;
+    uint64_t msgs_sent;         /* its stats.msgs_sent in its callback */
     uint32_t nfailed_list;
     uint32_t *failed_list;      /* n entries */
 
     /* Tallies. */
     uint64_t completed, ok, errors, wrong, list_mismatch, late_ok;
+    /* The stream's operations' own messages (warm-up included), as each
+     * one's completion counted them: the summary's "op_msgs_sent". */
+    uint64_t op_msgs_sent;
     uint64_t digest;
     int64_t last[4];
     uint32_t nlast;
@@ -1004,6 +1015,7 @@ static void on_deliver(const ftc_completion_t *c, void *arg)
     b->done = true;
     b->status = c->status;
     b->t_deliver = now_ns();
+    b->msgs_sent = c->stats.msgs_sent;
     b->nfailed_list = c->nfailed < b->n ? c->nfailed : b->n;
     if (b->nfailed_list > 0)
         memcpy(b->failed_list, c->failed, sizeof(uint32_t) * b->nfailed_list);
@@ -1470,6 +1482,7 @@ static void run_size(bench_t *b, size_t size)
                 ftc_strerror(rc));
         maybe_die(b, true);
         wait_op(b, ftc_coll_name(o->coll), b->g);
+        b->op_msgs_sent += b->msgs_sent;
         /* Only operations that delivered a result: one that ended in an
          * error (a failure, an exclusion) took another path and would
          * blur the latency of the collective itself. */
@@ -1805,6 +1818,25 @@ static void print_summary(bench_t *b)
     if (b->o.uniform) { /* for the caller to see which mode ran */
         json_key(&j, "uniform");
         json_bool(&j, true);
+    }
+    if (b->o.algo == FTC_ALGO_CORRECTED && b->o.coll == FTC_COLL_ALLREDUCE
+        && !b->o.ulfm) {
+        /* Which allreduce the family ran: --allreduce, auto resolved as
+         * the family resolves it for this group (the whole world). */
+        json_key(&j, "allreduce");
+        json_string(&j, ftc_allreduce_algo_name(
+                            ftc_allreduce_algo_resolve(b->o.allreduce, b->n)));
+    }
+    if (!b->o.ulfm) {
+        /* What the stream's collectives sent as their own (each one's
+         * ftc_completion_t stats.msgs_sent, in its callback): no
+         * probe, probe answer or other control message, none of the
+         * statistics allreduces, none sent after a delivery (a
+         * lingering allreduce serving a late peer, a delivered
+         * broadcast's corrections). Against "counters"' context-wide
+         * numbers, the algorithm's own count. */
+        json_key(&j, "op_msgs_sent");
+        json_uint(&j, b->op_msgs_sent);
     }
     json_key(&j, "completed");
     json_uint(&j, b->completed);

@@ -47,7 +47,8 @@ The rank program (--bench) is ftcoll-bench, or any program that takes its
 options (--coll, --algo, -f, --iters, --warmup, --sizes, --kill, --crash,
 --stop, --die-after-exchange, --victims, --cue, --hold, --gate, --quiet)
 and prints its JSON
-lines; a backend joins the suite with such a program
+lines (the butterfly's cases also read the summary's "allreduce" and
+"op_msgs_sent"); a backend joins the suite with such a program
 (tests/conformance/meson.build).
 
 Prints one line per case and finally "N passed, M failed"; exit status 1
@@ -346,6 +347,49 @@ class Suite:
                                 "digests" % len(digests))
         return problems
 
+    def ran_variant(self, job, survivors, variant):
+        """Every survivor's summary names the corrected allreduce's
+        variant that ran (its "allreduce": --allreduce, auto resolved), so
+        a case for one variant cannot pass on another's run."""
+        problems = []
+        for r in survivors:
+            s = job.summary.get(r)
+            if s is not None and s.get("allreduce") != variant:
+                problems.append("rank %d ran the allreduce %s, not %s"
+                                % (r, s.get("allreduce", "(not said)"),
+                                   variant))
+        return problems
+
+    def butterfly_sent(self, job, n, ops):
+        """Fault-free, every rank sent exactly the butterfly's messages
+        (docs/corrected.md §5.6) in each of its ops operations, counted
+        by the operations themselves (the summary's "op_msgs_sent": no
+        probes, no control messages): with P = 2^floor(log2 n) and
+        e = n - P, an extra (odd rank below 2e) sends its input to its
+        twin, 1; a twin (even rank below 2e) log2 P partials and the
+        value back, log2 P + 1; every other rank log2 P partials. (Their
+        sum is the checkers' P log2 P + 2e.) Reduce + bcast, the
+        exchange, or a round past 0 sends other counts."""
+        p = 1
+        while p * 2 <= n:
+            p *= 2
+        e, steps = n - p, p.bit_length() - 1
+        problems = []
+        for r in range(n):
+            s = job.summary.get(r)
+            if s is None:
+                continue
+            if r < 2 * e:
+                per_op = 1 if r % 2 else steps + 1
+            else:
+                per_op = steps
+            sent = s.get("op_msgs_sent")
+            if sent != per_op * ops:
+                problems.append("rank %d sent %s messages in %d operations,"
+                                " the butterfly's %d each (%d)"
+                                % (r, sent, ops, per_op, per_op * ops))
+        return problems
+
     def landed(self, job, survivors, kills, stops, stop_learns, launcher):
         """Did every planned fault really happen?"""
         problems = []
@@ -621,7 +665,10 @@ class Suite:
         that fold into a twin), 8 and 16. A death during round 0 sends
         the ones waiting on it to the reduce + bcast rounds; every
         survivor must deliver, agree and be exact about whose input is
-        missing, as for any corrected allreduce."""
+        missing, as for any corrected allreduce. That the butterfly is
+        what ran: every summary names it, and without faults every rank
+        sent exactly its messages (butterfly_sent), which no fallback to
+        reduce + bcast and no other variant sends."""
         for n in (5, 8):
             name = "fault-free allreduce butterfly n=%d" % n
 
@@ -630,8 +677,12 @@ class Suite:
                         "-f", 1, "--iters", iters, "--warmup", 2, "--quiet",
                         "--sizes", "8,4096"]
                 job = self.run(n, args)
-                return self.check(job, n, "allreduce", ops=2 * (iters + 2),
-                                  all_ok=True), job
+                ops = 2 * (iters + 2)  # two sizes, warm-up included
+                problems = self.check(job, n, "allreduce", ops=ops,
+                                      all_ok=True)
+                problems += self.ran_variant(job, range(n), "butterfly")
+                problems += self.butterfly_sent(job, n, ops)
+                return problems, job
             self.case(name, fn)
         for mode in ("before", "during"):
             for n, f in ((5, 1), (8, 2), (16, 2)):
@@ -647,8 +698,11 @@ class Suite:
                             "--quiet"] + plan
                     run_args = ["--may-fail", ",".join(map(str, victims))]
                     job = self.run(n, args, run_args)
-                    return self.check(job, n, "allreduce", kills=victims,
-                                      ops=iters), job
+                    survivors = [r for r in range(n) if r not in victims]
+                    return (self.check(job, n, "allreduce", kills=victims,
+                                       ops=iters)
+                            + self.ran_variant(job, survivors, "butterfly"),
+                            job)
                 self.case(name, fn)
 
     def ftco(self):

@@ -65,7 +65,6 @@ typedef struct allreduce_op {
     /* 1 with a round 0 (the exchange's or the butterfly's: it has no
      * root), else 0: round r's root is root0 + r - shift. */
     uint32_t shift;
-    bool butterfly;         /* round 0 is the butterfly, not the exchange */
     uint32_t round;
     uint32_t want_round;    /* > round: move there when it is safe */
     bool tell_root;         /* moved on by our own knowledge of a failed
@@ -84,6 +83,15 @@ typedef struct allreduce_op {
     ftc_reduce_part_t rp;
     ftc_bcast_part_t bp;
 } allreduce_op_t;
+
+/* Round 0 is the butterfly's, not the exchange's (with shift = 1). The
+ * kept parameters, resolved, are the one record of the variant: a
+ * template restarted for a like call keeps them, and nothing else may
+ * say otherwise. */
+static bool round0_butterfly(const allreduce_op_t *a)
+{
+    return a->params.allreduce == FTC_ALLREDUCE_BUTTERFLY;
+}
 
 /* The root of round r (r >= shift). */
 static uint32_t root_of(const allreduce_op_t *a, uint32_t r)
@@ -435,7 +443,8 @@ static void enter_round(allreduce_op_t *a, uint32_t r)
         return;
     }
     if (r < a->shift) {
-        if (ftc_round0_start(&a->r0, a->butterfly, op, a->input) != FTC_OK) {
+        if (ftc_round0_start(&a->r0, round0_butterfly(a), op,
+                             a->input) != FTC_OK) {
             if (!op->delivered)
                 ftc_cop_complete(op, FTC_ENOMEM);
             ftc_cop_finish(op);
@@ -544,7 +553,8 @@ static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
     bool round0_kind = hdr->kind == FTC_CORR_MSG_EXCHANGE
                        || hdr->kind == FTC_CORR_MSG_BUTTERFLY;
     if (round0_kind != (a->round < a->shift)
-        || (round0_kind && hdr->kind != ftc_round0_kind(a->butterfly))) {
+        || (round0_kind
+            && hdr->kind != ftc_round0_kind(round0_butterfly(a)))) {
         /* Round 0 has its variant's messages only, and they exist in it
          * only (the other variant's never: they sign differently). */
         op->group->ctx->counters.dropped_badmsg++;
@@ -754,7 +764,6 @@ int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
     a->variant = ftc_corrected_variant(params, FTC_COLL_ALLREDUCE);
     a->root0 = args->root;
     a->shift = round0 ? 1 : 0;
-    a->butterfly = butterfly;
     a->pulled_by = UINT32_MAX;
     return start(a, args, out);
 }

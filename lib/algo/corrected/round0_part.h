@@ -17,7 +17,8 @@
 #pragma GCC visibility push(hidden)
 
 typedef struct ftc_round0_part {
-    bool butterfly; /* else the exchange (set by start) */
+    bool butterfly; /* else the exchange (set by start, from the
+                       allreduce's parameters) */
     union {
         ftc_exchange_part_t xp;
         ftc_butterfly_part_t bf;
