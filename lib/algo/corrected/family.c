@@ -21,8 +21,9 @@ static const ftc_corrected_params_t defaults = {
 /* The largest group for which auto picks the exchange: measured against
  * reduce_bcast over UCX shared memory and tcp, interleaved, and in LogP
  * (docs/corrected.md §5.5 and §5.7, where the numbers and the commands
- * are): its one hop wins to n = 8 on both transports and in the model,
- * and loses over tcp and in the model from n = 12 to 16. */
+ * are): its one hop wins to n = 8 on both transports and in the model;
+ * over tcp at f = 0 it loses from n = 12, and in the model it nears
+ * reduce + bcast at n = 16 and loses from n = 32. */
 #define EXCHANGE_AUTO_MAX_N 8u
 
 void ftc_corrected_params_init(ftc_corrected_params_t *p)
