@@ -3,7 +3,9 @@
  * Wrong use across ranks, on the loopback: one rank (the culprit) calls
  * the middle operation of a three-operation stream differently from the
  * others: another collective, another algorithm, root, count, datatype,
- * operator or f, a refused call (NULL buffer, huge count, bad operator,
+ * operator or f, another corrected allreduce variant (reduce + bcast
+ * where the others' auto runs the exchange: what a process of another
+ * version does, docs/api.md), a refused call (NULL buffer, huge count, bad operator,
  * bad args.size, ...), an extra collective, no call at all, another
  * epoch. Asserted for every case:
  *
@@ -55,6 +57,7 @@ typedef enum mistake {
     M_SKIP,         /* never calls the operation (needs timeout_ns) */
     M_EXTRA,        /* calls one more operation (needs timeout_ns) */
     M_SELF_ROOT,    /* rank 1 believes itself the root */
+    M_VARIANT,      /* corrected: reduce_bcast against the others' auto */
 } mistake_t;
 
 typedef struct tcase {
@@ -92,6 +95,7 @@ static ftc_lb_world_t *world;
 static rank_state_t ranks[N];
 static cb_t cbs[N][OPS + 1];
 static const tcase_t *tc;
+static ftc_corrected_params_t variant_params; /* M_VARIANT's */
 
 static void start_next(rank_state_t *r);
 
@@ -146,6 +150,11 @@ static ftc_coll_args_t args_for(rank_state_t *r, int k, ftc_coll_t *coll)
     case M_BAD_ROOT: a.root = 99; break;
     case M_BAD_F: a.f = 99; break;
     case M_SELF_ROOT: a.root = 1; break;
+    case M_VARIANT:
+        ftc_corrected_params_init(&variant_params);
+        variant_params.allreduce = FTC_ALLREDUCE_REDUCE_BCAST;
+        a.params = &variant_params;
+        break;
     }
     return a;
 }
@@ -358,10 +367,18 @@ int main(void)
                 {"f out of range", M_BAD_F, true, true},
                 {"never calls (timeout)", M_SKIP, true, true},
                 {"an extra call (timeout)", M_EXTRA, false, false},
+                /* Only the allreduce has variants (at N = 4 auto runs
+                 * the exchange); the tree family takes no corrected
+                 * parameters. */
+                {"allreduce variant", M_VARIANT,
+                 colls[ci] == FTC_COLL_ALLREDUCE,
+                 colls[ci] == FTC_COLL_ALLREDUCE},
             };
             for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
                 /* A struct of unknown size cannot say it is checked. */
                 if (checked && ms[i].m == M_BAD_SIZE)
+                    continue;
+                if (ms[i].m == M_VARIANT && algos[ai] != FTC_ALGO_CORRECTED)
                     continue;
                 snprintf(name, sizeof(name), "%s%s %s: %s",
                          checked ? "checked " : "", ftc_algo_name(algos[ai]),
