@@ -360,6 +360,25 @@ class Suite:
                                    variant))
         return problems
 
+    def auto_ran(self, job, n, ops):
+        """The corrected allreduce's auto ran what it picks for n
+        (docs/corrected.md §5.7): the exchange up to n = 8, each rank
+        sending exactly n - 1 messages an operation (its input to every
+        other: the summary's "op_msgs_sent", exact for the exchange),
+        reduce + bcast above (its count is the sends before each
+        delivery, no exact figure: the name only)."""
+        if n > 8:
+            return self.ran_variant(job, range(n), "reduce_bcast")
+        problems = self.ran_variant(job, range(n), "exchange")
+        for r in range(n):
+            s = job.summary.get(r)
+            if s is not None and s.get("op_msgs_sent") != (n - 1) * ops:
+                problems.append("rank %d sent %s messages in %d operations,"
+                                " the exchange's %d each (%d)"
+                                % (r, s.get("op_msgs_sent"), ops, n - 1,
+                                   (n - 1) * ops))
+        return problems
+
     def butterfly_sent(self, job, n, ops):
         """Fault-free, every rank sent exactly the butterfly's messages
         (docs/corrected.md §5.6) in each of its ops operations, counted
@@ -458,8 +477,12 @@ class Suite:
                                 "--iters", iters, "--warmup", 2, "--quiet",
                                 "--sizes", "8,4096"]
                         job = self.run(n, args)
-                        return self.check(job, n, coll, ops=2 * (iters + 2),
-                                          all_ok=True), job
+                        ops = 2 * (iters + 2)
+                        problems = self.check(job, n, coll, ops=ops,
+                                              all_ok=True)
+                        if coll == "allreduce" and algo == "corrected":
+                            problems += self.auto_ran(job, n, ops)
+                        return problems, job
                     self.case(name, fn)
 
         # Messages of 32 KiB: past every backend's eager or inject limit
