@@ -53,6 +53,7 @@
 #include "core/op.h"
 #include "ftcoll/corrected.h"
 #include "ftcoll/ftcoll.h"
+#include "checker.h"
 #include "ftcoll_loopback.h"
 #include "loopback_groups.h"
 
@@ -106,20 +107,14 @@ static void change(call_t *c, uint32_t n)
 
 /* The messages a failure-free allreduce of this variant sends in all, or
  * 0 for reduce + bcast, whose count depends on the tree and the
- * correction: the exchange n (n - 1), the butterfly P log2 P + 2 (n - P)
- * with P = 2^floor(log2 n) (docs/corrected.md §5.6). */
+ * correction: the exchange n (n - 1), the butterfly the checker's
+ * P log2 P + 2 (n - P) (docs/corrected.md §5.6). */
 static uint64_t round0_messages(ftc_allreduce_algo_t algo, uint32_t n)
 {
     if (algo == FTC_ALLREDUCE_EXCHANGE)
         return (uint64_t)n * (n - 1);
-    if (algo != FTC_ALLREDUCE_BUTTERFLY)
-        return 0;
-    uint64_t p = 1, steps = 0;
-    while (p * 2 <= n) {
-        p *= 2;
-        steps++;
-    }
-    return p * steps + 2 * (n - p);
+    return algo == FTC_ALLREDUCE_BUTTERFLY ? ftc_expected_butterfly_messages(n)
+                                           : 0;
 }
 
 /* Every message every rank's context sent so far. */
