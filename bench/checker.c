@@ -469,7 +469,8 @@ int ftc_check(const ftc_scenario_t *s, const ftc_scenario_result_t *res,
                 ftc_report_violation(&rep, "exchange: %llu messages, expected %llu",
                         (unsigned long long)algo_messages(s, res),
                         (unsigned long long)want);
-        } else if (s->corrected.allreduce == FTC_ALLREDUCE_BUTTERFLY) {
+        } else if (ftc_allreduce_algo_resolve(s->corrected.allreduce, res->n)
+                   == FTC_ALLREDUCE_BUTTERFLY) {
             uint64_t want = ftc_expected_butterfly_messages(res->n);
             if (clean && algo_messages(s, res) != want)
                 ftc_report_violation(&rep, "butterfly: %llu messages, expected %llu",

@@ -36,7 +36,8 @@ typedef enum ftc_correction {
 
 /* How the corrected allreduce reaches its value (docs/corrected.md §5). */
 typedef enum ftc_allreduce_algo {
-    FTC_ALLREDUCE_AUTO = 0,         /* exchange for n <= 8 (measured:
+    FTC_ALLREDUCE_AUTO = 0,         /* exchange for n <= 8, butterfly
+                                       for 9 <= n <= 16 (measured:
                                        docs/corrected.md §5.7), else
                                        reduce_bcast */
     FTC_ALLREDUCE_REDUCE_BCAST = 1, /* reduce to a root, broadcast back
@@ -77,8 +78,8 @@ const char *ftc_correction_name(ftc_correction_t correction);
 /* "auto", "reduce_bcast", "exchange", "butterfly". */
 int ftc_allreduce_algo_parse(const char *name, ftc_allreduce_algo_t *out);
 const char *ftc_allreduce_algo_name(ftc_allreduce_algo_t algo);
-/* What auto means for a group of n: exchange up to n = 8, else
- * reduce_bcast. Any other value is returned as it is. */
+/* What auto means for a group of n: exchange up to n = 8, butterfly up
+ * to n = 16, else reduce_bcast. Any other value is returned as it is. */
 ftc_allreduce_algo_t ftc_allreduce_algo_resolve(ftc_allreduce_algo_t algo,
                                                 uint32_t n);
 

@@ -364,11 +364,15 @@ class Suite:
         """The corrected allreduce's auto ran what it picks for n
         (docs/corrected.md §5.7): the exchange up to n = 8, each rank
         sending exactly n - 1 messages an operation (its input to every
-        other: the summary's "op_msgs_sent", exact for the exchange),
+        other: the summary's "op_msgs_sent", exact for the exchange), the
+        butterfly from n = 9 to 16 (exact counts too: butterfly_sent),
         reduce + bcast above (its count is the sends before each
         delivery, no exact figure: the name only)."""
-        if n > 8:
+        if n > 16:
             return self.ran_variant(job, range(n), "reduce_bcast")
+        if n > 8:
+            return self.ran_variant(job, range(n), "butterfly") \
+                + self.butterfly_sent(job, n, ops)
         problems = self.ran_variant(job, range(n), "exchange")
         for r in range(n):
             s = job.summary.get(r)

@@ -74,6 +74,21 @@ static uint32_t slot_of(const ftc_butterfly_part_t *bf, uint32_t grank)
     return (uint32_t)__builtin_ctz(d);
 }
 
+/* The slot whose message carries non-peer grank's input to this process:
+ * at a core member, the sub-round whose partner's partial first holds
+ * grank's block (the highest bit in which the two core ranks differ; an
+ * extra's input is in its twin's); at an extra, slot 0, the value. */
+static uint32_t carrier_slot(const ftc_butterfly_part_t *bf, uint32_t grank)
+{
+    if (bf->vrank == UINT32_MAX)
+        return 0;
+    uint32_t v = vrank_of(bf->extras, grank);
+    if (v == UINT32_MAX)
+        v = vrank_of(bf->extras, grank - 1); /* an extra's input: its twin */
+    uint32_t d = v ^ bf->vrank;
+    return 31u - (uint32_t)__builtin_clz(d);
+}
+
 /* Slots and the partial at this process: the sub-rounds' and the
  * twin's, plus acc at a core member (an extra's value is its slot). */
 static void shape(uint32_t n, uint32_t me, uint32_t *nslots, bool *own_acc)
@@ -105,6 +120,38 @@ static void send_to(ftc_butterfly_part_t *bf, uint32_t dest,
     ftc_iov_t iov = {value, bf->op->nbytes};
     ftc_cop_header(bf->op, &hdr, FTC_CORR_MSG_BUTTERFLY, 0);
     (void)ftc_cop_send(bf->op, dest, &hdr, &iov, 1, false);
+}
+
+/* The members that send this process nothing in the butterfly, watched
+ * only while it runs: with the exchange's watches, the butterfly keeps
+ * the exchange's answer to a member cut off from the group
+ * (butterfly_part.h). Each is released when the value is here (kept, for
+ * a steady stream's next operation: core/monitor.h) or when the part
+ * ends without it. */
+static void acquire_others(ftc_butterfly_part_t *bf)
+{
+    ftc_group_t *g = bf->op->group;
+    if (bf->n > FTC_BUTTERFLY_WATCH_ALL_MAX)
+        return;
+    for (uint32_t r = 0; r < bf->n; r++)
+        if (r != bf->me && slot_of(bf, r) == UINT32_MAX)
+            ftc_monitor_acquire(g->ctx, world_of(bf, r), bf->op);
+    bf->watching_others = true;
+}
+
+static void release_others(ftc_butterfly_part_t *bf, bool keep)
+{
+    if (!bf->watching_others)
+        return;
+    bf->watching_others = false;
+    ftc_context_t *ctx = bf->op->group->ctx;
+    for (uint32_t r = 0; r < bf->n; r++)
+        if (r != bf->me && slot_of(bf, r) == UINT32_MAX) {
+            if (keep)
+                ftc_monitor_release_keep(ctx, world_of(bf, r));
+            else
+                ftc_monitor_release(ctx, world_of(bf, r));
+        }
 }
 
 /* FTC_BUTTERFLY_MUTANT_REASSOCIATE, at core rank 0 (lower in every
@@ -175,6 +222,7 @@ static void advance(ftc_butterfly_part_t *bf)
     if (bf->twin != UINT32_MAX)
         send_to(bf, bf->twin, bf->acc);
     bf->done = true;
+    release_others(bf, true);
 }
 
 int ftc_butterfly_part_start(ftc_butterfly_part_t *bf, ftc_cop_t *op,
@@ -229,6 +277,7 @@ int ftc_butterfly_part_start(ftc_butterfly_part_t *bf, ftc_cop_t *op,
         if (bf->want & (1ull << k))
             ftc_monitor_acquire(g->ctx, world_of(bf, peer_of_slot(bf, k)), op);
     bf->watching = true;
+    acquire_others(bf);
     if (bf->vrank == UINT32_MAX) {
         /* An extra: its input to its twin, then wait for the value. */
         send_to(bf, bf->twin, input);
@@ -264,9 +313,10 @@ void ftc_butterfly_part_on_msg(ftc_butterfly_part_t *bf,
         if ((bf->got & bf->want) == bf->want)
             bf->watching = false;
     }
-    if (bf->vrank == UINT32_MAX)
+    if (bf->vrank == UINT32_MAX) {
         bf->done = true; /* an extra: the value's bytes are in slot 0 */
-    else
+        release_others(bf, true);
+    } else
         advance(bf);
 }
 
@@ -275,9 +325,21 @@ void ftc_butterfly_part_on_failed(ftc_butterfly_part_t *bf, uint32_t grank)
     if (bf->done || bf->missing)
         return;
     uint32_t k = slot_of(bf, grank);
-    if (k == UINT32_MAX || !(bf->want & (1ull << k))
-        || (bf->got & (1ull << k)))
+    if (k == UINT32_MAX) {
+        /* A member we do not hear from (watched: watching_others): its
+         * input reaches us inside one slot's partial, and once that slot
+         * is here its death takes nothing from us. Before, the slot may
+         * come without it (it died before it sent): missing, as the
+         * exchange is, so that this survivor moves on by its own report
+         * instead of waiting for a peer's word. */
+        if (!bf->watching_others || grank >= bf->n || grank == bf->me)
+            return;
+        uint32_t via = carrier_slot(bf, grank);
+        if (bf->got & (1ull << via))
+            return;
+    } else if (!(bf->want & (1ull << k)) || (bf->got & (1ull << k))) {
         return;
+    }
     /* Its partial may have reached others: only the rounds that follow
      * can say whether the result holds it (allreduce.c). */
     bf->missing = true;
@@ -303,6 +365,7 @@ void ftc_butterfly_part_free(ftc_butterfly_part_t *bf)
 
 void ftc_butterfly_part_destroy(ftc_butterfly_part_t *bf)
 {
+    release_others(bf, false);
     if (!bf->watching)
         return;
     bf->watching = false;

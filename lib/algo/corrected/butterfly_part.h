@@ -33,6 +33,15 @@
 /* From this value size on, the slots take a block of their own (heap),
  * freed once the value is out: a delivered allreduce lingers. */
 #define FTC_BUTTERFLY_PART_OWN_BYTES ((size_t)64 << 10)
+/* Up to this many members the butterfly watches every member while it
+ * runs, as the exchange does, not only the peers it hears from: a member
+ * cut off from the group then times out, and notifies, every member,
+ * each of which refutes its notice and counts it failed before the
+ * rounds that follow take its word (docs/corrected.md §5.7), and every
+ * member gets its own report of a failure. Above it the watches'
+ * n - 1 per operation (each found by a walk of the watches) cost more
+ * than the butterfly saves, and it watches its peers only. */
+#define FTC_BUTTERFLY_WATCH_ALL_MAX 16u
 
 typedef struct ftc_butterfly_part {
     ftc_cop_t *op;
@@ -59,9 +68,14 @@ typedef struct ftc_butterfly_part {
      * never complete the butterfly. Final. */
     bool missing;
     bool watching;          /* holds a watch on every peer not got */
+    /* Holds a watch on every member that is not a peer as well (n <=
+     * FTC_BUTTERFLY_WATCH_ALL_MAX, until done): such a member's failure
+     * makes the part missing, as any member's makes the exchange's. */
+    bool watching_others;
 } ftc_butterfly_part_t;
 
-/* Starts: sends what it can and watches every peer it will hear from.
+/* Starts: sends what it can and watches every peer it will hear from
+ * (every member, up to FTC_BUTTERFLY_WATCH_ALL_MAX).
  * A member already known failed makes the part missing at once, and
  * then nothing is sent (as the exchange: round 0 cannot complete). */
 int ftc_butterfly_part_start(ftc_butterfly_part_t *bf, ftc_cop_t *op,

@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "algo/corrected/butterfly_part.h"
 #include "algo/corrected/corrected.h"
 #include "algo/registry.h"
 
@@ -25,6 +26,13 @@ static const ftc_corrected_params_t defaults = {
  * over tcp at f = 0 it loses from n = 12, and in the model it nears
  * reduce + bcast at n = 16 and loses from n = 32. */
 #define EXCHANGE_AUTO_MAX_N 8u
+/* Above it, up to FTC_BUTTERFLY_WATCH_ALL_MAX, the butterfly: it beats
+ * reduce + bcast at n = 12 and 16 over both transports and in LogP
+ * (§5.7), and up to that n it watches every member as the exchange does,
+ * so it keeps the exchange's answer to a process cut off from the group
+ * and its root-death bound (tests/test_cutoff.c, tests/test_root_death.c).
+ * Above that, reduce + bcast: its watches are a tree's. */
+#define BUTTERFLY_AUTO_MAX_N FTC_BUTTERFLY_WATCH_ALL_MAX
 
 void ftc_corrected_params_init(ftc_corrected_params_t *p)
 {
@@ -107,8 +115,10 @@ ftc_allreduce_algo_t ftc_allreduce_algo_resolve(ftc_allreduce_algo_t a,
 {
     if (a != FTC_ALLREDUCE_AUTO)
         return a;
-    return n <= EXCHANGE_AUTO_MAX_N ? FTC_ALLREDUCE_EXCHANGE
-                                    : FTC_ALLREDUCE_REDUCE_BCAST;
+    if (n <= EXCHANGE_AUTO_MAX_N)
+        return FTC_ALLREDUCE_EXCHANGE;
+    return n <= BUTTERFLY_AUTO_MAX_N ? FTC_ALLREDUCE_BUTTERFLY
+                                     : FTC_ALLREDUCE_REDUCE_BCAST;
 }
 
 static int check(const ftc_group_t *g, const ftc_coll_args_t *args,
