@@ -37,13 +37,13 @@
  * member watches every other in round 0; after the exchange the rounds
  * are reduce + bcast rounds, so the yardstick is the failure-free reduce
  * + bcast allreduce of the same n (a run of its own). With --allreduce
- * butterfly (docs/corrected.md §5.6) a
- * survivor watches only its butterfly peers, so only they get a report
- * of rank 0's death: a survivor that is one is bound from its own report
- * as above, any other from the first report among them (it learns the
- * death from them, through round 1). The yardstick is the reduce +
- * bcast's, as for the exchange, and the bound 2 of them and 4 hops (see
- * the bound below).
+ * butterfly (docs/corrected.md §5.6, §5.7) every member watches every
+ * other up to n = 16, as with the exchange, and is held to the same
+ * bound. Above, a survivor watches only its butterfly peers, so only
+ * they get a report of rank 0's death: a survivor that is one is bound
+ * from its own report as above, any other from the first report among
+ * them (it learns the death from them, through round 1), and the bound
+ * is 2 yardsticks and 4 hops (see the bound below).
  *
  * usage: test_root_death [--runs R] [--nmin N] [--nmax N] [--spread NS]
  *                        [--jitter NS] [--seed S] [--fault-info list|count|bit|all]
