@@ -57,8 +57,8 @@
  *   {"rank":R,"completed":N,"ok":K,"errors":E,"wrong":W,"excluded":false,
  *    "failed":[...],"last":[...],"digest":"...","marks":[[G,T]],...}
  * A corrected allreduce's summary names the variant that ran in
- * "allreduce" (--allreduce, auto resolved with ftc_allreduce_algo_resolve
- * for this n), and every summary but --coll agree|shrink's counts in
+ * "allreduce" (--allreduce, auto resolved with ftc_group_allreduce_algo
+ * for this group and transport), and every summary but --coll agree|shrink's counts in
  * "op_msgs_sent" the messages the stream's collectives (warm-up
  * included) sent as their own, by the time each delivered
  * (ftc_stats_t.msgs_sent summed): not the core's probes and other
@@ -1825,7 +1825,8 @@ static void print_summary(bench_t *b)
          * the family resolves it for this group (the whole world). */
         json_key(&j, "allreduce");
         json_string(&j, ftc_allreduce_algo_name(
-                            ftc_allreduce_algo_resolve(b->o.allreduce, b->n)));
+                            ftc_group_allreduce_algo(b->group,
+                                                     b->o.allreduce)));
     }
     if (!b->o.ulfm) {
         /* What the stream's collectives sent as their own (each one's

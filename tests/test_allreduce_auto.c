@@ -1,17 +1,34 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What FTC_ALLREDUCE_AUTO resolves to (docs/corrected.md §5.5, §5.7):
- * the exchange up to n = 8, the butterfly from n = 9 to 16, reduce +
- * bcast from n = 17; a named variant is kept as it is. That the
- * allreduce then runs what this says is the property checker's to assert
- * (bench/checker.c counts the exchange's and the butterfly's failure-free
- * messages in every auto run of tests/meson.build that resolves to them,
- * and the reduce + bcast's where opportunistic).
+ * What FTC_ALLREDUCE_AUTO resolves to (docs/corrected.md §5.7), and that
+ * the allreduce runs it:
+ *
+ *  - ftc_allreduce_algo_resolve, a transport with no cost hints: the
+ *    exchange up to n = 8, the butterfly from n = 9 to 16, reduce +
+ *    bcast from n = 17; a named variant is kept as it is;
+ *  - ftc_group_allreduce_algo, over a transport whose cost_hints say
+ *    FTC_TRANSPORT_COSTLY_MESSAGES (transport.h): the exchange up to
+ *    n = 3, the butterfly up to 16; hint bits the core does not know
+ *    change nothing;
+ *  - on the loopback, with and without the hint: a failure-free allreduce
+ *    of every member sends exactly the resolved variant's messages (the
+ *    exchange n(n - 1), the butterfly P log2 P + 2(n - P), reduce + bcast
+ *    neither) and delivers the sum at every member;
+ *  - members whose transports answer differently (one says costly, at
+ *    n = 5): every member ends FTC_EMISMATCH, none FTC_OK, none hangs
+ *    (the variant is signed into every message).
  */
-#include "ftcoll/corrected.h"
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ftcoll/ftcoll.h"
+#include "ftcoll_loopback.h"
 #include "check.h"
 
-static void test_auto(void)
+#define NMAX 17
+
+static void test_resolve(void)
 {
     const ftc_allreduce_algo_t A = FTC_ALLREDUCE_AUTO;
     for (uint32_t n = 1; n <= 8; n++)
@@ -23,10 +40,6 @@ static void test_auto(void)
                  FTC_ALLREDUCE_REDUCE_BCAST);
     CHECK_EQ(ftc_allreduce_algo_resolve(A, 65536),
              FTC_ALLREDUCE_REDUCE_BCAST);
-}
-
-static void test_named_kept(void)
-{
     const ftc_allreduce_algo_t named[] = {FTC_ALLREDUCE_REDUCE_BCAST,
                                           FTC_ALLREDUCE_EXCHANGE,
                                           FTC_ALLREDUCE_BUTTERFLY};
@@ -35,9 +48,195 @@ static void test_named_kept(void)
             CHECK_EQ(ftc_allreduce_algo_resolve(named[i], n), named[i]);
 }
 
+/* The loopback's operations, with a cost_hints answer of our choice. */
+static uint32_t hint_answer;
+static uint32_t answer_hints(void *tp)
+{
+    (void)tp;
+    return hint_answer;
+}
+
+typedef struct member {
+    ftc_context_t *ctx;
+    ftc_group_t *g;
+    int64_t in, out;
+    int status;
+    uint32_t delivered;
+} member_t;
+
+static void on_deliver(const ftc_completion_t *c, void *arg)
+{
+    member_t *m = arg;
+    m->status = c->status;
+    m->delivered++;
+}
+
+/* n members; member r's transport answers hints[r] (UINT32_MAX: no
+ * cost_hints at all). One allreduce (auto, f = 1, sum of r + 1). */
+static void run(uint32_t n, const uint32_t *hints, member_t *ms,
+                uint64_t *messages)
+{
+    ftc_lb_config_t lc;
+    ftc_lb_config_init(&lc);
+    lc.n = n;
+    ftc_lb_world_t *w;
+    CHECK_OK(ftc_lb_world_create(&lc, &w));
+    ftc_config_t cfg;
+    ftc_config_init(&cfg);
+    cfg.suspect_timeout_ns = 1000000;
+    cfg.probe_timeout_ns = 2000000;
+    ftc_transport_ops_t ops[NMAX];
+    for (uint32_t r = 0; r < n; r++) {
+        ops[r] = *ftc_lb_ops();
+        /* Each context asks once, at its creation: the answer is set
+         * just before. */
+        ops[r].cost_hints = hints[r] == UINT32_MAX ? NULL : answer_hints;
+        hint_answer = hints[r];
+        memset(&ms[r], 0, sizeof(ms[r]));
+        CHECK_OK(ftc_context_create(r, n, &ops[r], ftc_lb_endpoint(w, r),
+                                    &cfg, &ms[r].ctx));
+        ftc_lb_attach(w, r, ms[r].ctx);
+        CHECK_OK(ftc_group_create(ms[r].ctx, 3, 1, n, NULL, &ms[r].g));
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        ftc_coll_args_t a;
+        ftc_coll_args_init(&a);
+        a.algo = FTC_ALGO_CORRECTED;
+        a.f = 1;
+        a.dtype = FTC_INT64;
+        a.op = FTC_SUM;
+        a.count = 1;
+        ms[r].in = (int64_t)r + 1;
+        a.sendbuf = &ms[r].in;
+        a.recvbuf = &ms[r].out;
+        a.deliver = on_deliver;
+        a.deliver_arg = &ms[r];
+        a.timeout_ns = 50000000;
+        CHECK_OK(ftc_init_allreduce(ms[r].g, &a, NULL));
+    }
+    ftc_lb_run(w, 10000000);
+    *messages = ftc_lb_messages_sent(w);
+    for (uint32_t r = 0; r < n; r++) {
+        ftc_group_destroy(ms[r].g);
+        ftc_context_destroy(ms[r].ctx);
+    }
+    ftc_lb_world_destroy(w);
+}
+
+static uint64_t butterfly_messages(uint32_t n)
+{
+    uint64_t p = 1, steps = 0;
+    while (p * 2 <= n) {
+        p *= 2;
+        steps++;
+    }
+    return p * steps + 2 * (n - p);
+}
+
+static void test_runs(void)
+{
+    static const uint32_t ns[] = {2, 3, 4, 5, 8, 9, 16, 17};
+    static const uint32_t answers[] = {UINT32_MAX, 0,
+                                       FTC_TRANSPORT_COSTLY_MESSAGES,
+                                       ~FTC_TRANSPORT_COSTLY_MESSAGES};
+    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+        for (size_t h = 0; h < sizeof(answers) / sizeof(answers[0]); h++) {
+            uint32_t n = ns[i], hints[NMAX];
+            for (uint32_t r = 0; r < n; r++)
+                hints[r] = answers[h];
+            bool costly = answers[h] == FTC_TRANSPORT_COSTLY_MESSAGES;
+            ftc_allreduce_algo_t want =
+                n <= (costly ? 3u : 8u) ? FTC_ALLREDUCE_EXCHANGE
+                : n <= 16               ? FTC_ALLREDUCE_BUTTERFLY
+                                        : FTC_ALLREDUCE_REDUCE_BCAST;
+            member_t ms[NMAX];
+            uint64_t messages;
+            run(n, hints, ms, &messages);
+            int64_t sum = (int64_t)n * (n + 1) / 2;
+            for (uint32_t r = 0; r < n; r++) {
+                CHECK_MSG(ms[r].delivered == 1 && ms[r].status == FTC_OK
+                              && ms[r].out == sum,
+                          "n=%u hints %#x: member %u delivered %u times, "
+                          "%s, %lld (want %lld)", n, answers[h], r,
+                          ms[r].delivered, ftc_strerror(ms[r].status),
+                          (long long)ms[r].out, (long long)sum);
+            }
+            uint64_t ex = (uint64_t)n * (n - 1), bf = butterfly_messages(n);
+            if (want == FTC_ALLREDUCE_EXCHANGE)
+                CHECK_MSG(messages == ex, "n=%u hints %#x: %llu messages, "
+                          "the exchange's %llu", n, answers[h],
+                          (unsigned long long)messages,
+                          (unsigned long long)ex);
+            else if (want == FTC_ALLREDUCE_BUTTERFLY)
+                CHECK_MSG(messages == bf, "n=%u hints %#x: %llu messages, "
+                          "the butterfly's %llu", n, answers[h],
+                          (unsigned long long)messages,
+                          (unsigned long long)bf);
+            else
+                CHECK_MSG(messages != ex && messages != bf,
+                          "n=%u hints %#x: %llu messages, not reduce + "
+                          "bcast's", n, answers[h],
+                          (unsigned long long)messages);
+        }
+    }
+}
+
+/* ftc_group_allreduce_algo says what the group runs: the hint path of
+ * the resolution, without a run. */
+static void test_group_resolve(void)
+{
+    for (uint32_t n = 2; n <= NMAX; n++) {
+        ftc_lb_config_t lc;
+        ftc_lb_config_init(&lc);
+        lc.n = n;
+        ftc_lb_world_t *w;
+        CHECK_OK(ftc_lb_world_create(&lc, &w));
+        ftc_transport_ops_t ops = *ftc_lb_ops();
+        ops.cost_hints = answer_hints;
+        hint_answer = FTC_TRANSPORT_COSTLY_MESSAGES;
+        ftc_context_t *ctx;
+        ftc_group_t *g;
+        CHECK_OK(ftc_context_create(0, n, &ops, ftc_lb_endpoint(w, 0), NULL,
+                                    &ctx));
+        CHECK_OK(ftc_group_create(ctx, 3, 1, n, NULL, &g));
+        ftc_allreduce_algo_t want = n <= 3    ? FTC_ALLREDUCE_EXCHANGE
+                                    : n <= 16 ? FTC_ALLREDUCE_BUTTERFLY
+                                              : FTC_ALLREDUCE_REDUCE_BCAST;
+        CHECK_EQ(ftc_group_allreduce_algo(g, FTC_ALLREDUCE_AUTO), want);
+        CHECK_EQ(ftc_group_allreduce_algo(g, FTC_ALLREDUCE_REDUCE_BCAST),
+                 FTC_ALLREDUCE_REDUCE_BCAST);
+        CHECK_EQ(ftc_group_allreduce_algo(NULL, FTC_ALLREDUCE_AUTO),
+                 FTC_ALLREDUCE_AUTO);
+        ftc_group_destroy(g);
+        ftc_context_destroy(ctx);
+        ftc_lb_world_destroy(w);
+    }
+}
+
+/* One member's transport says costly, the others' do not: at n = 5 it
+ * resolves the butterfly, they the exchange. */
+static void test_hints_differ(void)
+{
+    uint32_t n = 5, hints[NMAX];
+    for (uint32_t culprit = 0; culprit < n; culprit++) {
+        for (uint32_t r = 0; r < n; r++)
+            hints[r] = r == culprit ? FTC_TRANSPORT_COSTLY_MESSAGES : 0;
+        member_t ms[NMAX];
+        uint64_t messages;
+        run(n, hints, ms, &messages);
+        for (uint32_t r = 0; r < n; r++)
+            CHECK_MSG(ms[r].delivered == 1 && ms[r].status == FTC_EMISMATCH,
+                      "culprit %u: member %u delivered %u times, %s (want "
+                      "FTC_EMISMATCH)", culprit, r, ms[r].delivered,
+                      ftc_strerror(ms[r].status));
+    }
+}
+
 int main(void)
 {
-    test_auto();
-    test_named_kept();
+    test_resolve();
+    test_group_resolve();
+    test_runs();
+    test_hints_differ();
     return check_report();
 }

@@ -134,6 +134,20 @@ static int ot_progress(void *tp)
     return ftc_ofi_progress(tp, 0);
 }
 
+/* The provider's messages cross a kernel socket (tcp, sockets, udp): a
+ * system call on each side (transport.h, cost_hints). */
+static uint32_t ot_cost_hints(void *tp)
+{
+    const ftc_ofi_t *z = tp;
+    const char *p = z->info != NULL ? z->info->fabric_attr->prov_name : NULL;
+    if (p == NULL)
+        return 0;
+    return strncmp(p, "tcp", 3) == 0 || strncmp(p, "sockets", 7) == 0
+                   || strncmp(p, "udp", 3) == 0
+               ? FTC_TRANSPORT_COSTLY_MESSAGES
+               : 0;
+}
+
 static const ftc_transport_ops_t ot_ops = {
     .size = sizeof(ftc_transport_ops_t),
     .send = ot_send,
@@ -143,6 +157,7 @@ static const ftc_transport_ops_t ot_ops = {
     .watch = ot_watch,
     .unwatch = ot_unwatch,
     .progress = ot_progress,
+    .cost_hints = ot_cost_hints,
 };
 
 const ftc_transport_ops_t *ftc_ofi_ops(void)

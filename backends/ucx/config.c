@@ -126,6 +126,7 @@ typedef struct tls_class {
     bool all;                   /* unset, "all", or an exclusion list */
     bool shm;                   /* a shared-memory transport with AMs */
     bool net;                   /* anything that reaches another host */
+    bool net_not_tcp;           /* ... other than tcp */
     bool mm_eh;                 /* shared memory error handling is on */
     bool ka_set;                /* UCX_KEEPALIVE_INTERVAL is set */
 } tls_class_t;
@@ -179,11 +180,23 @@ static void classify(tls_class_t *c)
             c->shm = true;
         } else if (!token_is(p, n, local) && n > 0) {
             c->net = true;
+            if (n != 3 || strncmp(p, "tcp", 3) != 0)
+                c->net_not_tcp = true;
         }
         p += strcspn(p, ",");
         if (*p == ',')
             p++;
     }
+}
+
+bool ftc_ucx_costly_messages(void)
+{
+    tls_class_t c;
+    classify(&c);
+    /* Only tcp reaches the peers: UCX_TLS names no other network
+     * transport, and no shared memory UCX may use (without error
+     * handling it reaches this host's peers over tcp too). */
+    return !c.all && c.net && !c.net_not_tcp && !(c.shm && c.mm_eh);
 }
 
 int ftc_ucx_check_env(const ftc_ucx_t *u)

@@ -197,6 +197,13 @@ static int ut_progress(void *tp)
     return ftc_ucx_progress(tp, 0);
 }
 
+/* UCX_TLS as the backend was created with (transport.h, cost_hints). */
+static uint32_t ut_cost_hints(void *tp)
+{
+    const ftc_ucx_t *u = tp;
+    return u->costly_messages ? FTC_TRANSPORT_COSTLY_MESSAGES : 0;
+}
+
 static const ftc_transport_ops_t ut_ops = {
     .size = sizeof(ftc_transport_ops_t),
     .send = ut_send,
@@ -206,6 +213,7 @@ static const ftc_transport_ops_t ut_ops = {
     .watch = ut_watch,
     .unwatch = ut_unwatch,
     .progress = ut_progress,
+    .cost_hints = ut_cost_hints,
 };
 
 const ftc_transport_ops_t *ftc_ucx_ops(void)
@@ -396,6 +404,7 @@ int ftc_ucx_create(const ftc_ucx_config_t *cfg, ftc_ucx_t **out)
     rc = FTC_ENOTSUP;
     if (ftc_ucx_check_env(u) != 0)
         goto err;
+    u->costly_messages = ftc_ucx_costly_messages();
     rc = FTC_EINVAL;
     int dev_rc = ftc_ucx_choose_devices(u);
     u->cfg.net_devices = NULL;      /* copied into u->net_devices */

@@ -99,6 +99,8 @@ typedef struct ftc_ucx_peer {
 
 struct ftc_ucx {
     ftc_ucx_config_t cfg;
+    /* Only tcp reaches the peers (UCX_TLS at creation): cost_hints. */
+    bool costly_messages;
     unsigned char hdr[FTC_UCX_HDR_LEN];   /* ours: lives as long as u */
     unsigned char token[8];
 
@@ -246,6 +248,9 @@ void ftc_ucx_exits_close(ftc_ucx_t *u);
  * transports that cannot report failures (FTC_ENOTSUP), with the
  * explanation logged. */
 int ftc_ucx_check_env(const ftc_ucx_t *u);
+/* Whether UCX_TLS leaves tcp as the only way to the peers: the context's
+ * FTC_TRANSPORT_COSTLY_MESSAGES (transport.h, cost_hints). */
+bool ftc_ucx_costly_messages(void);
 /* UCX_NET_DEVICES for the context, from cfg.net_devices, UCX's own
  * variable or cfg.single_host (see ftcoll_ucx.h) into u->net_devices and
  * u->set_net_devices. 0, or -1 (logged) for devices a multi-host job

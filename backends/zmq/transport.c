@@ -144,6 +144,14 @@ static int zt_progress(void *tp)
     return ftc_zmq_progress(tp, 0);
 }
 
+/* Every ZeroMQ message crosses a kernel socket (tcp:// or ipc://): a
+ * system call on each side (transport.h, cost_hints). */
+static uint32_t zt_cost_hints(void *tp)
+{
+    (void)tp;
+    return FTC_TRANSPORT_COSTLY_MESSAGES;
+}
+
 static const ftc_transport_ops_t zt_ops = {
     .size = sizeof(ftc_transport_ops_t),
     .send = zt_send,
@@ -154,6 +162,7 @@ static const ftc_transport_ops_t zt_ops = {
     .unwatch = zt_unwatch,
     .progress = zt_progress,
     .peer_down = zt_peer_down,
+    .cost_hints = zt_cost_hints,
 };
 
 const ftc_transport_ops_t *ftc_zmq_ops(void)

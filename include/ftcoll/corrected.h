@@ -37,9 +37,11 @@ typedef enum ftc_correction {
 /* How the corrected allreduce reaches its value (docs/corrected.md §5). */
 typedef enum ftc_allreduce_algo {
     FTC_ALLREDUCE_AUTO = 0,         /* exchange for n <= 8, butterfly
-                                       for 9 <= n <= 16 (measured:
-                                       docs/corrected.md §5.7), else
-                                       reduce_bcast */
+                                       for 9 <= n <= 16, else
+                                       reduce_bcast; over a transport
+                                       with costly messages (TCP) the
+                                       butterfly from n = 4 (measured:
+                                       docs/corrected.md §5.7) */
     FTC_ALLREDUCE_REDUCE_BCAST = 1, /* reduce to a root, broadcast back
                                        (the paper's; two trees deep) */
     FTC_ALLREDUCE_EXCHANGE = 2,     /* every member sends its input to
@@ -78,10 +80,18 @@ const char *ftc_correction_name(ftc_correction_t correction);
 /* "auto", "reduce_bcast", "exchange", "butterfly". */
 int ftc_allreduce_algo_parse(const char *name, ftc_allreduce_algo_t *out);
 const char *ftc_allreduce_algo_name(ftc_allreduce_algo_t algo);
-/* What auto means for a group of n: exchange up to n = 8, butterfly up
- * to n = 16, else reduce_bcast. Any other value is returned as it is. */
+/* What auto means for a group of n over a transport with no cost hints:
+ * exchange up to n = 8, butterfly up to n = 16, else reduce_bcast. Any
+ * other value is returned as it is. */
 ftc_allreduce_algo_t ftc_allreduce_algo_resolve(ftc_allreduce_algo_t algo,
                                                 uint32_t n);
+/* What algo means for group, over its context's transport (its
+ * cost_hints, transport.h): with FTC_TRANSPORT_COSTLY_MESSAGES auto is the
+ * exchange up to n = 3, the butterfly up to n = 16, else reduce_bcast;
+ * without, as ftc_allreduce_algo_resolve. What ftc_init_allreduce runs
+ * on group. A NULL group returns algo as it is. */
+ftc_allreduce_algo_t ftc_group_allreduce_algo(const ftc_group_t *group,
+                                              ftc_allreduce_algo_t algo);
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,12 @@ typedef struct ftc_context ftc_context_t;
 /* Returned by send when the backend is already done with the buffer. */
 #define FTC_SEND_INLINE 1
 
+/* A cost_hints bit: each message costs its sender and its receiver much
+ * more than a hop adds to latency (a kernel socket: a system call on each
+ * side, as over TCP or a Unix socket), so fewer messages per process beat
+ * fewer hops. */
+#define FTC_TRANSPORT_COSTLY_MESSAGES 1u
+
 typedef struct ftc_transport_ops {
     /*
      * sizeof(ftc_transport_ops_t) as the backend was compiled. The core
@@ -108,6 +114,18 @@ typedef struct ftc_transport_ops {
      * it 0, and its send may still refuse a message with FTC_EOVERFLOW.
      */
     size_t max_msg_size;
+
+    /*
+     * What this transport's messages cost, for the algorithms that choose
+     * by it (the corrected allreduce's auto: docs/corrected.md §5.7):
+     * FTC_TRANSPORT_COSTLY_MESSAGES or 0. Asked once, when the context is
+     * created. Every member of a group must answer alike, as they run one
+     * transport configured alike: the choice is signed into every
+     * message, and members that chose otherwise end their collectives
+     * with FTC_EMISMATCH. Optional (NULL: 0, the choice for fast
+     * interconnects and shared memory). Appended in 0.10.
+     */
+    uint32_t (*cost_hints)(void *tp);
 } ftc_transport_ops_t;
 
 /*

@@ -72,6 +72,10 @@ int ftc_context_create(uint32_t rank, uint32_t size,
     memcpy(&ctx->ops, ops, n);
     ctx->ops.size = sizeof(ctx->ops);
     ctx->tp = transport;
+    ctx->cost_hints = ctx->ops.cost_hints != NULL
+                          ? ctx->ops.cost_hints(transport)
+                              & FTC_TRANSPORT_COSTLY_MESSAGES
+                          : 0;
     if (cfg != NULL)
         ctx->cfg = *cfg;
     else

@@ -96,6 +96,8 @@ struct ftc_context {
     ftc_transport_ops_t ops;
     void *tp;
     ftc_config_t cfg;
+    /* ops.cost_hints' answer (FTC_TRANSPORT_*), asked at creation. */
+    uint32_t cost_hints;
 
     /* Known-failed world ranks, sorted: O(failures), not O(world). */
     uint32_t *failed;

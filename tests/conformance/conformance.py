@@ -361,16 +361,20 @@ class Suite:
         return problems
 
     def auto_ran(self, job, n, ops):
-        """The corrected allreduce's auto ran what it picks for n
-        (docs/corrected.md §5.7): the exchange up to n = 8, each rank
-        sending exactly n - 1 messages an operation (its input to every
-        other: the summary's "op_msgs_sent", exact for the exchange), the
-        butterfly from n = 9 to 16 (exact counts too: butterfly_sent),
-        reduce + bcast above (its count is the sends before each
-        delivery, no exact figure: the name only)."""
+        """The corrected allreduce's auto ran what it picks for n over
+        this transport (docs/corrected.md §5.7): the exchange up to
+        n = 8, or up to n = 3 where every message crosses a kernel socket
+        (ZeroMQ, UCX with UCX_TLS=tcp, libfabric's tcp provider: the
+        backends' cost_hints), each rank sending exactly n - 1 messages
+        an operation (its input to every other: the summary's
+        "op_msgs_sent", exact for the exchange); the butterfly from there
+        to n = 16 (exact counts too: butterfly_sent); reduce + bcast
+        above (its count is the sends before each delivery, no exact
+        figure: the name only)."""
+        costly = self.args.transport == "tcp"
         if n > 16:
             return self.ran_variant(job, range(n), "reduce_bcast")
-        if n > 8:
+        if n > (3 if costly else 8):
             return self.ran_variant(job, range(n), "butterfly") \
                 + self.butterfly_sent(job, n, ops)
         problems = self.ran_variant(job, range(n), "exchange")

@@ -721,10 +721,9 @@ static int start(allreduce_op_t *a, const ftc_coll_args_t *args,
 int ftc_allreduce_op_create(ftc_group_t *g, const ftc_coll_args_t *args,
                             const ftc_corrected_params_t *given, ftc_cop_t **out)
 {
-    /* Every member resolves auto alike (the same n) and signs what it
-     * resolved to. */
-    ftc_allreduce_algo_t algo = ftc_allreduce_algo_resolve(given->allreduce,
-                                                           g->n);
+    /* Every member resolves auto alike (the same n, the same transport)
+     * and signs what it resolved to. */
+    ftc_allreduce_algo_t algo = ftc_group_allreduce_algo(g, given->allreduce);
     allreduce_op_t *a = (allreduce_op_t *)ftc_cop_template_of(
         g, &allreduce_vt, FTC_COLL_ALLREDUCE);
     /* The template's variant is the one these parameters give when they

@@ -33,6 +33,12 @@ static const ftc_corrected_params_t defaults = {
  * and its root-death bound (tests/test_cutoff.c, tests/test_root_death.c).
  * Above that, reduce + bcast: its watches are a tree's. */
 #define BUTTERFLY_AUTO_MAX_N FTC_BUTTERFLY_WATCH_ALL_MAX
+/* Over a transport whose messages are costly (FTC_TRANSPORT_COSTLY_MESSAGES:
+ * a kernel socket), the exchange only up to this n: over UCX tcp the
+ * butterfly's log2 n messages a process beat the exchange's n - 1 from
+ * n = 4 (0.43 to 0.55 of reduce + bcast against 0.62 to 0.73), and lose
+ * at n = 3 (0.56 to 0.70 against 0.46 to 0.51; §5.7). */
+#define EXCHANGE_AUTO_MAX_N_COSTLY 3u
 
 void ftc_corrected_params_init(ftc_corrected_params_t *p)
 {
@@ -110,15 +116,35 @@ const char *ftc_allreduce_algo_name(ftc_allreduce_algo_t a)
     return allreduce_names[a];
 }
 
-ftc_allreduce_algo_t ftc_allreduce_algo_resolve(ftc_allreduce_algo_t a,
-                                                uint32_t n)
+/* auto for n over a transport with these cost hints. Every member
+ * resolves it alike (the same n, the same transport) and signs what it
+ * resolved to. */
+static ftc_allreduce_algo_t resolve(ftc_allreduce_algo_t a, uint32_t n,
+                                    uint32_t cost_hints)
 {
     if (a != FTC_ALLREDUCE_AUTO)
         return a;
-    if (n <= EXCHANGE_AUTO_MAX_N)
+    uint32_t exchange_max = (cost_hints & FTC_TRANSPORT_COSTLY_MESSAGES)
+                                ? EXCHANGE_AUTO_MAX_N_COSTLY
+                                : EXCHANGE_AUTO_MAX_N;
+    if (n <= exchange_max)
         return FTC_ALLREDUCE_EXCHANGE;
     return n <= BUTTERFLY_AUTO_MAX_N ? FTC_ALLREDUCE_BUTTERFLY
                                      : FTC_ALLREDUCE_REDUCE_BCAST;
+}
+
+ftc_allreduce_algo_t ftc_allreduce_algo_resolve(ftc_allreduce_algo_t a,
+                                                uint32_t n)
+{
+    return resolve(a, n, 0);
+}
+
+ftc_allreduce_algo_t ftc_group_allreduce_algo(const ftc_group_t *g,
+                                              ftc_allreduce_algo_t a)
+{
+    if (g == NULL)
+        return a; /* no group, no answer: auto stays auto */
+    return resolve(a, g->n, g->ctx->cost_hints);
 }
 
 static int check(const ftc_group_t *g, const ftc_coll_args_t *args,
