@@ -316,8 +316,9 @@ void ftc_butterfly_part_on_msg(ftc_butterfly_part_t *bf,
     if (bf->vrank == UINT32_MAX) {
         bf->done = true; /* an extra: the value's bytes are in slot 0 */
         release_others(bf, true);
-    } else
+    } else {
         advance(bf);
+    }
 }
 
 void ftc_butterfly_part_on_failed(ftc_butterfly_part_t *bf, uint32_t grank)
