@@ -106,7 +106,7 @@ typedef struct opts {
  * it the ranks that hear from rank 0 (butterfly_part.c:
  * P = 2^floor(log2 n), extras 2i+1 < 2e paired with 2i, core ranks
  * v = g/2 below 2e and g - e from there; rank 0 is core rank 0). */
-static bool butterfly_peer_of_rank0(uint32_t n, uint32_t r)
+static bool butterfly_watches_rank0(uint32_t n, uint32_t r)
 {
     if (n <= BUTTERFLY_WATCHES_ALL_MAX)
         return true;
@@ -223,7 +223,7 @@ static void run_one(const opts_t *o, uint32_t n, ftc_fault_info_t scheme,
     for (uint32_t r = 1; r < n; r++) {
         if (crash + delay[r] > last_report)
             last_report = crash + delay[r];
-        if (butterfly && butterfly_peer_of_rank0(n, r)
+        if (butterfly && butterfly_watches_rank0(n, r)
             && crash + delay[r] < first_peer_report)
             first_peer_report = crash + delay[r];
     }
@@ -271,7 +271,7 @@ static void run_one(const opts_t *o, uint32_t n, ftc_fault_info_t scheme,
         }
         /* A survivor that gets no report is bound from the first. */
         uint64_t report = crash + delay[r];
-        if (butterfly && !butterfly_peer_of_rank0(n, r))
+        if (butterfly && !butterfly_watches_rank0(n, r))
             report = first_peer_report;
         int64_t lat = (int64_t)d->at_ns - (int64_t)report;
         own[*m] = lat;
