@@ -36,8 +36,8 @@ static const ftc_corrected_params_t defaults = {
 /* Over a transport whose messages are costly (FTC_TRANSPORT_COSTLY_MESSAGES:
  * a kernel socket), the exchange only up to this n: over UCX tcp the
  * butterfly's log2 n messages a process beat the exchange's n - 1 from
- * n = 4 (0.43 to 0.55 of reduce + bcast against 0.62 to 0.73), and lose
- * at n = 3 (0.56 to 0.70 against 0.46 to 0.51; §5.7). */
+ * n = 4 (there 0.43 to 0.55 of reduce + bcast against 0.62 to 0.73), and
+ * lose at n = 3 (0.56 to 0.70 against 0.46 to 0.51; §5.7). */
 #define EXCHANGE_AUTO_MAX_N_COSTLY 3u
 
 void ftc_corrected_params_init(ftc_corrected_params_t *p)
