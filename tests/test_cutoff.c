@@ -36,7 +36,8 @@
  *     failure-free send is deaf at the end.
  *
  * The keepalive is the only detector (the loopback reports crashes only,
- * and nobody crashes). "test_cutoff N F DEAF K" repeats one run. Last
+ * and nobody crashes). "test_cutoff [--allreduce NAME] N F DEAF K"
+ * repeats one run, as each FAIL line prints it. Last
  * line: "N passed, M failed" (runs). "--allreduce NAME" runs that
  * variant of the corrected allreduce instead of auto's pick (the
  * butterfly passes since it watches every member up to n = 16, as the
@@ -290,15 +291,20 @@ static void one(uint32_t n, uint32_t f, uint32_t deaf, uint64_t k,
     int rc = run_stream(&run, n, f, deaf, k);
     if (rc != FTC_OK) {
         failures++;
-        fprintf(stderr, "FAIL n=%u f=%u deaf=%u k=%" PRIu64 ": set-up: %s\n",
-                n, f, deaf, k, ftc_strerror(rc));
+        fprintf(stderr, "FAIL n=%u f=%u deaf=%u k=%" PRIu64 " (repro: "
+                "test_cutoff --allreduce %s %u %u %u %" PRIu64 "): set-up: "
+                "%s\n", n, f, deaf, k,
+                ftc_allreduce_algo_name(allreduce_variant), n, f, deaf, k,
+                ftc_strerror(rc));
         return;
     }
     if (check_run(&run, deaf, must_be_deaf, roots, &v, why, sizeof(why))) {
         failures++;
         if (failures <= 20)
-            fprintf(stderr, "FAIL n=%u f=%u deaf=%u k=%" PRIu64 ": %s\n", n,
-                    f, deaf, k, why);
+            fprintf(stderr, "FAIL n=%u f=%u deaf=%u k=%" PRIu64 " (repro: "
+                    "test_cutoff --allreduce %s %u %u %u %" PRIu64 "): %s\n",
+                    n, f, deaf, k, ftc_allreduce_algo_name(allreduce_variant),
+                    n, f, deaf, k, why);
         return;
     }
     if (!roots && !run.deaf_decided && v.hearing_excluded) {
@@ -308,9 +314,12 @@ static void one(uint32_t n, uint32_t f, uint32_t deaf, uint64_t k,
          * it is taken (core/monitor.c, ftc_monitor_verify). */
         failures++;
         if (failures <= 20)
-            fprintf(stderr, "FAIL n=%u f=%u deaf=%u k=%" PRIu64 ": a member "
-                    "that hears ended FTC_EEXCLUDED, and the deaf member "
-                    "decided nothing\n", n, f, deaf, k);
+            fprintf(stderr, "FAIL n=%u f=%u deaf=%u k=%" PRIu64 " (repro: "
+                    "test_cutoff --allreduce %s %u %u %u %" PRIu64 "): a "
+                    "member that hears ended FTC_EEXCLUDED, and the deaf "
+                    "member decided nothing\n", n, f, deaf, k,
+                    ftc_allreduce_algo_name(allreduce_variant), n, f, deaf,
+                    k);
         return;
     }
     if (!roots) {
