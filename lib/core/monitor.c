@@ -164,12 +164,10 @@ static void watch_remove(ftc_context_t *ctx, ftc_watch_t *w)
         ctx->ops.unwatch(ctx->tp, peer);
 }
 
-void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
+/* Another waiter on an existing watch w. */
+static void watch_take(ftc_context_t *ctx, ftc_watch_t *w, const ftc_cop_t *op)
 {
-    if (ctx->excluded || ftc_ctx_is_failed(ctx, peer))
-        return;
-    ftc_watch_t *w = watch_find(ctx, peer);
-    if (w != NULL && w->refs == 0) {
+    if (w->refs == 0) {
         /* A kept watch (ftc_monitor_release_keep): the transport still
          * watches the peer; the keepalive starts again as for a new
          * watch, from the next check. */
@@ -183,13 +181,21 @@ void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
         w->seq = op->seq;
         return;
     }
+    w->refs++;
+    /* Name the oldest waiter of the group: a probe asks about it and
+     * every later operation (handle_control). */
+    if (w->group_id == op->group->id && w->epoch == op->group->epoch
+        && op->seq < w->seq)
+        w->seq = op->seq;
+}
+
+void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
+{
+    if (ctx->excluded || ftc_ctx_is_failed(ctx, peer))
+        return;
+    ftc_watch_t *w = watch_find(ctx, peer);
     if (w != NULL) {
-        w->refs++;
-        /* Name the oldest waiter of the group: a probe asks about it and
-         * every later operation (handle_control). */
-        if (w->group_id == op->group->id && w->epoch == op->group->epoch
-            && op->seq < w->seq)
-            w->seq = op->seq;
+        watch_take(ctx, w, op);
         return;
     }
     if (ctx->nwatches == ctx->capwatches) {
@@ -261,27 +267,79 @@ void ftc_monitor_verify(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
     }
 }
 
+/* One waiter less on w; whether w went (removed from the array: the
+ * last watch now sits where it was). keep: as ftc_monitor_release_keep. */
+static bool watch_drop(ftc_context_t *ctx, ftc_watch_t *w, bool keep)
+{
+    if (--w->refs > 0)
+        return false;
+    /* Kept only when the peer answered everything: a watch in a probe
+     * series goes as before (its series belongs to the waiters). Else
+     * kept at refs 0: no probe (nobody waits); it goes at a check that
+     * finds it silent for suspect_timeout_ns, if no operation has asked
+     * for it again by then (ftc_monitor_expire). */
+    if (keep && !w->probing && !w->verifying)
+        return false;
+    watch_remove(ctx, w);
+    return true;
+}
+
 void ftc_monitor_release(ftc_context_t *ctx, uint32_t peer)
 {
     ftc_watch_t *w = watch_find(ctx, peer);
-    if (w == NULL)
-        return;
-    if (--w->refs == 0)
-        watch_remove(ctx, w);
+    if (w != NULL)
+        (void)watch_drop(ctx, w, false);
 }
 
 void ftc_monitor_release_keep(ftc_context_t *ctx, uint32_t peer)
 {
     ftc_watch_t *w = watch_find(ctx, peer);
-    if (w == NULL || --w->refs > 0)
+    if (w != NULL)
+        (void)watch_drop(ctx, w, true);
+}
+
+/* The members of g in mask, as their group ranks: bit r of mask, r < 32,
+ * or -1. */
+static int64_t member_bit(const ftc_group_t *g, uint32_t mask, uint32_t peer)
+{
+    int64_t r = ftc_group_rank_of(g, peer);
+    return r >= 0 && r < 32 && (mask >> r & 1u) ? r : -1;
+}
+
+void ftc_monitor_acquire_members(ftc_context_t *ctx, const ftc_group_t *g,
+                                 uint32_t mask, const ftc_cop_t *op)
+{
+    if (ctx->excluded)
         return;
-    /* Kept only when the peer answered everything: a watch in a probe
-     * series goes as before (its series belongs to the waiters). */
-    if (w->probing || w->verifying)
-        watch_remove(ctx, w);
-    /* Else kept at refs 0: no probe (nobody waits); it goes at a check
-     * that finds it silent for suspect_timeout_ns, if no operation has
-     * asked for it again by then (ftc_monitor_expire). */
+    for (uint32_t i = 0; i < ctx->nwatches && mask != 0; i++) {
+        ftc_watch_t *w = &ctx->watches[i];
+        int64_t r = member_bit(g, mask, w->peer);
+        if (r < 0)
+            continue;
+        mask &= ~(1u << r);
+        if (!ftc_ctx_is_failed(ctx, w->peer))
+            watch_take(ctx, w, op);
+    }
+    /* The members not watched yet: new watches. */
+    for (; mask != 0; mask &= mask - 1)
+        ftc_monitor_acquire(ctx,
+                            ftc_group_world_of(g, (uint32_t)__builtin_ctz(mask)),
+                            op);
+}
+
+void ftc_monitor_release_members(ftc_context_t *ctx, const ftc_group_t *g,
+                                 uint32_t mask, bool keep)
+{
+    for (uint32_t i = 0; i < ctx->nwatches && mask != 0;) {
+        ftc_watch_t *w = &ctx->watches[i];
+        int64_t r = member_bit(g, mask, w->peer);
+        if (r >= 0) {
+            mask &= ~(1u << r);
+            if (watch_drop(ctx, w, keep))
+                continue; /* index i now holds the next one */
+        }
+        i++;
+    }
 }
 
 void ftc_monitor_drop_kept(ftc_context_t *ctx, uint32_t group_id,

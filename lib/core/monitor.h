@@ -31,6 +31,15 @@ void ftc_monitor_release(ftc_context_t *ctx, uint32_t peer);
  * and two suspect timeouts after its last word). docs/latency.md, "A
  * steady stream's path". */
 void ftc_monitor_release_keep(ftc_context_t *ctx, uint32_t peer);
+/* As ftc_monitor_acquire and ftc_monitor_release(_keep) of each member of
+ * g whose group rank r < 32 has bit r set in mask, in one walk of the
+ * watches instead of one walk each: an operation that waits on most of
+ * a small group (the butterfly: core/monitor.c's watch_find was three
+ * quarters of its core instructions, docs/latency.md, tenth round). */
+void ftc_monitor_acquire_members(ftc_context_t *ctx, const ftc_group_t *g,
+                                 uint32_t mask, const ftc_cop_t *op);
+void ftc_monitor_release_members(ftc_context_t *ctx, const ftc_group_t *g,
+                                 uint32_t mask, bool keep);
 /* Drop the kept watches (no reference) of group (id, epoch). */
 void ftc_monitor_drop_kept(ftc_context_t *ctx, uint32_t group_id,
                            uint32_t epoch);

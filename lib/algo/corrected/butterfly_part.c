@@ -133,9 +133,13 @@ static void acquire_others(ftc_butterfly_part_t *bf)
     ftc_group_t *g = bf->op->group;
     if (bf->n > FTC_BUTTERFLY_WATCH_ALL_MAX)
         return;
-    for (uint32_t r = 0; r < bf->n; r++)
-        if (r != bf->me && slot_of(bf, r) == UINT32_MAX)
-            ftc_monitor_acquire(g->ctx, world_of(bf, r), bf->op);
+    /* Every member but this process and the peers of its slots. */
+    uint32_t all = bf->n == 32 ? UINT32_MAX : (1u << bf->n) - 1;
+    bf->others = all & ~(1u << bf->me);
+    for (uint32_t k = 0; k <= bf->steps; k++)
+        if (bf->want & (1ull << k))
+            bf->others &= ~(1u << peer_of_slot(bf, k));
+    ftc_monitor_acquire_members(g->ctx, g, bf->others, bf->op);
     bf->watching_others = true;
 }
 
@@ -144,14 +148,8 @@ static void release_others(ftc_butterfly_part_t *bf, bool keep)
     if (!bf->watching_others)
         return;
     bf->watching_others = false;
-    ftc_context_t *ctx = bf->op->group->ctx;
-    for (uint32_t r = 0; r < bf->n; r++)
-        if (r != bf->me && slot_of(bf, r) == UINT32_MAX) {
-            if (keep)
-                ftc_monitor_release_keep(ctx, world_of(bf, r));
-            else
-                ftc_monitor_release(ctx, world_of(bf, r));
-        }
+    ftc_group_t *g = bf->op->group;
+    ftc_monitor_release_members(g->ctx, g, bf->others, keep);
 }
 
 /* FTC_BUTTERFLY_MUTANT_REASSOCIATE, at core rank 0 (lower in every

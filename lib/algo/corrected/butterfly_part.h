@@ -42,6 +42,8 @@
  * n - 1 per operation (each found by a walk of the watches) cost more
  * than the butterfly saves, and it watches its peers only. */
 #define FTC_BUTTERFLY_WATCH_ALL_MAX 16u
+/* (The members are a mask of group ranks: ftc_monitor_acquire_members.) */
+_Static_assert(FTC_BUTTERFLY_WATCH_ALL_MAX <= 32, "a uint32_t mask");
 
 typedef struct ftc_butterfly_part {
     ftc_cop_t *op;
@@ -72,6 +74,7 @@ typedef struct ftc_butterfly_part {
      * FTC_BUTTERFLY_WATCH_ALL_MAX, until done): such a member's failure
      * makes the part missing, as any member's makes the exchange's. */
     bool watching_others;
+    uint32_t others;        /* their group ranks (bit r), while watched */
 } ftc_butterfly_part_t;
 
 /* Starts: sends what it can and watches every peer it will hear from
