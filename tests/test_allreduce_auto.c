@@ -10,19 +10,21 @@
  *    FTC_TRANSPORT_COSTLY_MESSAGES (transport.h): the exchange up to
  *    n = 3, the butterfly up to 16; hint bits the core does not know
  *    change nothing;
- *  - on the loopback, with and without the hint: a failure-free allreduce
- *    of every member sends exactly the resolved variant's messages (the
- *    exchange n(n - 1), the butterfly P log2 P + 2(n - P), reduce + bcast
- *    neither) and delivers the sum at every member;
+ *  - on the loopback, with and without the hint, a stream of 6 allreduces
+ *    per member, 2 in flight at a time: every one sends exactly the
+ *    resolved variant's messages (the exchange n(n - 1), the butterfly
+ *    the checker's P log2 P + 2(n - P), reduce + bcast neither) and
+ *    delivers its sum at every member, once;
  *  - members whose transports answer differently (one says costly, at
- *    n = 5): every member ends FTC_EMISMATCH, none FTC_OK, none hangs
- *    (the variant is signed into every message).
+ *    n = 5): every allreduce of every member ends FTC_EMISMATCH, none
+ *    FTC_OK, none hangs (the variant is signed into every message).
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "ftcoll/ftcoll.h"
+#include "checker.h"
 #include "ftcoll_loopback.h"
 #include "check.h"
 
@@ -56,23 +58,62 @@ static uint32_t answer_hints(void *tp)
     return hint_answer;
 }
 
-typedef struct member {
-    ftc_context_t *ctx;
-    ftc_group_t *g;
+/* Each member runs a stream of OPS allreduces on the group, WINDOW of
+ * them in flight at a time: the next starts from a delivery. */
+#define OPS 6
+#define WINDOW 2
+
+typedef struct member member_t;
+typedef struct slot {
+    member_t *m;
     int64_t in, out;
     int status;
     uint32_t delivered;
-} member_t;
+} slot_t;
+struct member {
+    ftc_context_t *ctx;
+    ftc_group_t *g;
+    uint32_t rank, next;
+    slot_t ops[OPS];
+};
+
+static void start_next(member_t *m);
 
 static void on_deliver(const ftc_completion_t *c, void *arg)
 {
-    member_t *m = arg;
-    m->status = c->status;
-    m->delivered++;
+    slot_t *s = arg;
+    s->status = c->status;
+    s->delivered++;
+    start_next(s->m);
+}
+
+/* Operation k: rank r gives (r + 1)(k + 1), so its sum is (k + 1)
+ * n (n + 1) / 2. */
+static void start_next(member_t *m)
+{
+    if (m->next == OPS)
+        return;
+    uint32_t k = m->next++;
+    slot_t *s = &m->ops[k];
+    s->m = m;
+    s->in = ((int64_t)m->rank + 1) * (k + 1);
+    ftc_coll_args_t a;
+    ftc_coll_args_init(&a);
+    a.algo = FTC_ALGO_CORRECTED;
+    a.f = 1;
+    a.dtype = FTC_INT64;
+    a.op = FTC_SUM;
+    a.count = 1;
+    a.sendbuf = &s->in;
+    a.recvbuf = &s->out;
+    a.deliver = on_deliver;
+    a.deliver_arg = s;
+    a.timeout_ns = 50000000;
+    CHECK_OK(ftc_init_allreduce(m->g, &a, NULL));
 }
 
 /* n members; member r's transport answers hints[r] (UINT32_MAX: no
- * cost_hints at all). One allreduce (auto, f = 1, sum of r + 1). */
+ * cost_hints at all). Each runs the stream above (auto, f = 1). */
 static void run(uint32_t n, const uint32_t *hints, member_t *ms,
                 uint64_t *messages)
 {
@@ -93,27 +134,15 @@ static void run(uint32_t n, const uint32_t *hints, member_t *ms,
         ops[r].cost_hints = hints[r] == UINT32_MAX ? NULL : answer_hints;
         hint_answer = hints[r];
         memset(&ms[r], 0, sizeof(ms[r]));
+        ms[r].rank = r;
         CHECK_OK(ftc_context_create(r, n, &ops[r], ftc_lb_endpoint(w, r),
                                     &cfg, &ms[r].ctx));
         ftc_lb_attach(w, r, ms[r].ctx);
         CHECK_OK(ftc_group_create(ms[r].ctx, 3, 1, n, NULL, &ms[r].g));
     }
-    for (uint32_t r = 0; r < n; r++) {
-        ftc_coll_args_t a;
-        ftc_coll_args_init(&a);
-        a.algo = FTC_ALGO_CORRECTED;
-        a.f = 1;
-        a.dtype = FTC_INT64;
-        a.op = FTC_SUM;
-        a.count = 1;
-        ms[r].in = (int64_t)r + 1;
-        a.sendbuf = &ms[r].in;
-        a.recvbuf = &ms[r].out;
-        a.deliver = on_deliver;
-        a.deliver_arg = &ms[r];
-        a.timeout_ns = 50000000;
-        CHECK_OK(ftc_init_allreduce(ms[r].g, &a, NULL));
-    }
+    for (uint32_t r = 0; r < n; r++)
+        for (uint32_t k = 0; k < WINDOW; k++)
+            start_next(&ms[r]);
     ftc_lb_run(w, 10000000);
     *messages = ftc_lb_messages_sent(w);
     for (uint32_t r = 0; r < n; r++) {
@@ -121,16 +150,6 @@ static void run(uint32_t n, const uint32_t *hints, member_t *ms,
         ftc_context_destroy(ms[r].ctx);
     }
     ftc_lb_world_destroy(w);
-}
-
-static uint64_t butterfly_messages(uint32_t n)
-{
-    uint64_t p = 1, steps = 0;
-    while (p * 2 <= n) {
-        p *= 2;
-        steps++;
-    }
-    return p * steps + 2 * (n - p);
 }
 
 static void test_runs(void)
@@ -149,19 +168,29 @@ static void test_runs(void)
                 n <= (costly ? 3u : 8u) ? FTC_ALLREDUCE_EXCHANGE
                 : n <= 16               ? FTC_ALLREDUCE_BUTTERFLY
                                         : FTC_ALLREDUCE_REDUCE_BCAST;
-            member_t ms[NMAX];
+            static member_t ms[NMAX];
             uint64_t messages;
             run(n, hints, ms, &messages);
-            int64_t sum = (int64_t)n * (n + 1) / 2;
             for (uint32_t r = 0; r < n; r++) {
-                CHECK_MSG(ms[r].delivered == 1 && ms[r].status == FTC_OK
-                              && ms[r].out == sum,
-                          "n=%u hints %#x: member %u delivered %u times, "
-                          "%s, %lld (want %lld)", n, answers[h], r,
-                          ms[r].delivered, ftc_strerror(ms[r].status),
-                          (long long)ms[r].out, (long long)sum);
+                CHECK_MSG(ms[r].next == OPS, "n=%u hints %#x: member %u "
+                          "started %u of %d allreduces", n, answers[h], r,
+                          ms[r].next, OPS);
+                for (uint32_t k = 0; k < ms[r].next; k++) {
+                    const slot_t *s = &ms[r].ops[k];
+                    int64_t sum = (int64_t)(k + 1) * n * (n + 1) / 2;
+                    CHECK_MSG(s->delivered == 1 && s->status == FTC_OK
+                                  && s->out == sum,
+                              "n=%u hints %#x: member %u, allreduce %u: "
+                              "delivered %u times, %s, %lld (want %lld)", n,
+                              answers[h], r, k, s->delivered,
+                              ftc_strerror(s->status), (long long)s->out,
+                              (long long)sum);
+                }
             }
-            uint64_t ex = (uint64_t)n * (n - 1), bf = butterfly_messages(n);
+            /* Every allreduce of the stream ran the variant: its count
+             * OPS times, no message more (no probe either). */
+            uint64_t ex = (uint64_t)OPS * n * (n - 1);
+            uint64_t bf = (uint64_t)OPS * ftc_expected_butterfly_messages(n);
             if (want == FTC_ALLREDUCE_EXCHANGE)
                 CHECK_MSG(messages == ex, "n=%u hints %#x: %llu messages, "
                           "the exchange's %llu", n, answers[h],
@@ -221,14 +250,22 @@ static void test_hints_differ(void)
     for (uint32_t culprit = 0; culprit < n; culprit++) {
         for (uint32_t r = 0; r < n; r++)
             hints[r] = r == culprit ? FTC_TRANSPORT_COSTLY_MESSAGES : 0;
-        member_t ms[NMAX];
+        static member_t ms[NMAX];
         uint64_t messages;
         run(n, hints, ms, &messages);
-        for (uint32_t r = 0; r < n; r++)
-            CHECK_MSG(ms[r].delivered == 1 && ms[r].status == FTC_EMISMATCH,
-                      "culprit %u: member %u delivered %u times, %s (want "
-                      "FTC_EMISMATCH)", culprit, r, ms[r].delivered,
-                      ftc_strerror(ms[r].status));
+        /* Every allreduce of every member's stream: the mismatch does
+         * not go away with the first one. */
+        for (uint32_t r = 0; r < n; r++) {
+            CHECK_MSG(ms[r].next == OPS, "culprit %u: member %u started %u "
+                      "of %d allreduces", culprit, r, ms[r].next, OPS);
+            for (uint32_t k = 0; k < ms[r].next; k++) {
+                const slot_t *s = &ms[r].ops[k];
+                CHECK_MSG(s->delivered == 1 && s->status == FTC_EMISMATCH,
+                          "culprit %u: member %u, allreduce %u: delivered "
+                          "%u times, %s (want FTC_EMISMATCH)", culprit, r, k,
+                          s->delivered, ftc_strerror(s->status));
+            }
+        }
     }
 }
 
