@@ -4,15 +4,17 @@
  * its definition, computed here by a SipHash-2-4 written straight from the
  * paper and independent of lib/wire/siphash.[ch]:
  *
- *   plain form:  MAC = SipHash-2-4(K, the whole message with the token
- *                      (bytes 48-55) and checksum (56-59) fields as 0)
- *   digest form: MAC = SipHash-2-4(K, header so read || sub-header || D),
+ *   plain form:  MAC = SipHash-2-4(K, the header's first 48 bytes ||
+ *                      the payload): all but the token (bytes 48-55),
+ *                      checksum (56-59) and reserved2 (60-63) fields,
+ *                      which a keyed message has as 0
+ *   digest form: MAC = SipHash-2-4(K, those 48 bytes || sub-header || D),
  *                D = SipHash-2-4(K_d, the segment's bytes),
  *                K_d = SipHash(K, "ftcoll segment digest 0") ||
  *                      SipHash(K, "ftcoll segment digest 1")
  *
- * The library computes these in place, reading the header as words with
- * the two fields masked out (lib/wire/wire.c, mac_header): this test pins
+ * The library computes these in place, reading the header's first six
+ * words (lib/wire/wire.c, mac_header): this test pins
  * the value it computes (for every tail length, on unaligned buffers) and
  * what a receiver does with every single bit of a keyed message flipped,
  * which is the check order of ftc_wire_decode_key: whatever reaches the
@@ -98,13 +100,13 @@ static uint64_t ref_siphash(const uint8_t key[16], const uint8_t *m, size_t n)
 static uint64_t ref_message_mac(const uint8_t key[16], const uint8_t *msg,
                                 size_t len)
 {
-    uint8_t *copy = malloc(len);
-    if (copy == NULL)
+    uint8_t *cut = malloc(len - 16);
+    if (cut == NULL)
         abort();
-    memcpy(copy, msg, len);
-    memset(copy + 48, 0, 12);
-    uint64_t mac = ref_siphash(key, copy, len);
-    free(copy);
+    memcpy(cut, msg, 48);
+    memcpy(cut + 48, msg + 64, len - 64);
+    uint64_t mac = ref_siphash(key, cut, len - 16);
+    free(cut);
     return mac;
 }
 
@@ -112,10 +114,10 @@ static uint64_t ref_message_mac(const uint8_t key[16], const uint8_t *msg,
 static uint64_t ref_digest_mac(const uint8_t key[16], const uint8_t *msg,
                                uint64_t d)
 {
-    uint8_t buf[64 + 16 + 8];
-    memcpy(buf, msg, 64 + 16);
-    memset(buf + 48, 0, 12);
-    ref_put64(buf + 80, d);
+    uint8_t buf[48 + 16 + 8];
+    memcpy(buf, msg, 48);
+    memcpy(buf + 48, msg + 64, 16);
+    ref_put64(buf + 64, d);
     return ref_siphash(key, buf, sizeof(buf));
 }
 
@@ -240,8 +242,8 @@ static void test_plain_form(void)
         }
     }
     free(buf);
-    CHECK_MSG(bad_mac == 0, "the MAC field is SipHash-2-4 of the message "
-                            "with token and checksum as 0 (%u of %u wrong)",
+    CHECK_MSG(bad_mac == 0, "the MAC field is SipHash-2-4 of the header's "
+                            "first 48 bytes and the payload (%u of %u wrong)",
               bad_mac, n);
     CHECK_MSG(bad_crc == 0, "a keyed message's checksum field is 0");
     CHECK_MSG(bad_decode == 0, "the receiver accepts every one (%u refused)",
@@ -313,8 +315,9 @@ static int expected_rc(const uint8_t *flipped, size_t len, size_t bit)
 /* Every single bit of keyed messages flipped, one at a time, for every
  * payload length 0..17 (each tail length, and past one whole block):
  * never accepted, and refused by the check that comes first; a bit of the
- * token or checksum field included (the MAC reads them as zero, but the
- * MAC field itself and a non-zero checksum both fail). */
+ * token, checksum or reserved2 field included (the MAC does not read
+ * them, but the MAC field itself fails, and a keyed message's checksum
+ * and reserved2 must be 0). */
 static void test_every_bit(void)
 {
     uint8_t key[16], m[64 + 17], f[64 + 17];

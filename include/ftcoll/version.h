@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 #define FTC_VERSION_MAJOR 0
-#define FTC_VERSION_MINOR 10
+#define FTC_VERSION_MINOR 11
 #define FTC_VERSION_PATCH 0
 
 /* "major.minor.patch"; each number too, through any pointer not NULL. */

@@ -20,16 +20,20 @@ static uint32_t message_crc(const uint8_t *msg, size_t len)
     return ftc_crc32c_message(msg, len);
 }
 
-/* SipHash-2-4 under key of the 64 header bytes at msg as the MAC reads
- * them, the token (bytes 48-55) and checksum (56-59) fields as zero, and
- * the state it leaves. The header is read in place as eight words, the
- * two fields masked out of them: no copy of it is made to zero them. */
+/* SipHash-2-4 under key, begun with the first 48 header bytes (six
+ * words, read in place), and the state it leaves. The last 16, the token
+ * (bytes 48-55), the checksum (56-59) and reserved2 (60-63), are not
+ * absorbed: a keyed message must have all three 0 (the token holds the
+ * MAC itself; decode refuses a checksum or reserved2 that is not 0), so
+ * they carry nothing to authenticate, and two blocks fewer are a sixth of
+ * the MAC of a short message (wire version 3; version 2 absorbed them as
+ * zeros). */
 static inline __attribute__((always_inline)) ftc_sipstate_t
 mac_header(const uint8_t *key, const uint8_t *msg)
 {
-    _Static_assert(OFF_JOB_TOKEN == 48 && OFF_CRC == 56
+    _Static_assert(OFF_JOB_TOKEN == FTC_WIRE_MAC_HEADER && OFF_CRC == 56
                        && OFF_RESERVED2 == 60 && FTC_WIRE_HEADER_SIZE == 64,
-                   "mac_header masks words 6 and 7 of the header");
+                   "the MAC reads the header's first six words");
     ftc_sipstate_t s = ftc_sip_start(key);
     ftc_sip_block(&s, ftc_sip_load64le(msg));
     ftc_sip_block(&s, ftc_sip_load64le(msg + 8));
@@ -37,19 +41,18 @@ mac_header(const uint8_t *key, const uint8_t *msg)
     ftc_sip_block(&s, ftc_sip_load64le(msg + 24));
     ftc_sip_block(&s, ftc_sip_load64le(msg + 32));
     ftc_sip_block(&s, ftc_sip_load64le(msg + 40));
-    ftc_sip_block(&s, 0); /* the token field */
-    /* Little-endian: the checksum is the low half, reserved2 the high. */
-    ftc_sip_block(&s, ftc_sip_load64le(msg + 56) & ~UINT64_C(0xffffffff));
     return s;
 }
 
-/* SipHash-2-4 of the len-byte message with its token and checksum fields
- * read as zero. */
+/* SipHash-2-4 of the len-byte message without the header's last 16
+ * bytes: its first 48, then the payload. */
 static uint64_t message_mac(const uint8_t *key, const uint8_t *msg, size_t len)
 {
     ftc_sipstate_t s = mac_header(key, msg);
     return ftc_sip_end(&s, msg + FTC_WIRE_HEADER_SIZE,
-                       len - FTC_WIRE_HEADER_SIZE, (uint64_t)len);
+                       len - FTC_WIRE_HEADER_SIZE,
+                       (uint64_t)(len - FTC_WIRE_HEADER_SIZE
+                                  + FTC_WIRE_MAC_HEADER));
 }
 
 /* The key the segment digests are computed under: derived from the job
@@ -84,7 +87,7 @@ static uint64_t digest_mac(const uint8_t *key, const uint8_t *msg,
     ftc_sip_block(&s, ftc_sip_load64le(sub + 8));
     ftc_sip_block(&s, digest);
     return ftc_sip_finish(
-        &s, (uint64_t)(FTC_WIRE_HEADER_SIZE + FTC_WIRE_SEGMENT_HDR + 8) << 56);
+        &s, (uint64_t)(FTC_WIRE_MAC_HEADER + FTC_WIRE_SEGMENT_HDR + 8) << 56);
 }
 
 void ftc_wire_encode(const ftc_wire_header_t *hdr, uint8_t *msg)
@@ -150,7 +153,10 @@ int ftc_wire_decode_opts(const void *buf, size_t len, uint64_t job_token,
                 return FTC_ECHECKSUM;
             return FTC_EAUTH;
         }
-        if (get32(p + OFF_CRC) != 0)
+        /* The checksum and reserved2 are outside the MAC (mac_header):
+         * a keyed message has both 0, and anything else is refused as
+         * the MAC would refuse it. */
+        if (get64(p + OFF_CRC) != 0)
             return FTC_EAUTH;
         uint16_t fl = get16(p + OFF_FLAGS);
         if (fl & FTC_WF_DIGEST) {

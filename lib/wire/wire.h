@@ -25,12 +25,16 @@
  *    40  4   signature of the operation's arguments (ftc_wire_signature)
  *    44  4   payload length
  *    48  8   job token; or, with FTC_WF_MAC, SipHash-2-4 under the job key
- *            of the whole message with this field and the next read as 0
- *            (with FTC_WF_DIGEST too: of the header so read, the segment
- *            sub-header and the digest of the segment's bytes)
+ *            of the header's bytes 0-47 and the payload (with
+ *            FTC_WF_DIGEST: of bytes 0-47, the segment sub-header and the
+ *            digest of the segment's bytes)
  *    56  4   CRC32C of the whole message with this field taken as 0; 0
  *            with FTC_WF_MAC (the MAC detects corruption too)
  *    60  4   reserved, must be 0
+ *
+ * A keyed message's last 16 header bytes are all fixed (the MAC, and two
+ * fields that must be 0), so the MAC does not read them: version 3 of the
+ * wire; version 2 read them as zeros, two SipHash blocks more a message.
  *
  * Decoding never trusts the network: ftc_wire_decode checks length, magic,
  * version, checksum, job token, kind, reserved fields and the sender, and
@@ -44,9 +48,14 @@
 #include <stdint.h>
 
 #define FTC_WIRE_MAGIC 0x4C435446u
-/* 2: kinds and flags per (algorithm, kind); version 1 had one global list. */
-#define FTC_WIRE_VERSION 2u
+/* 3: the MAC covers the header's first 48 bytes and the payload (2 read
+ * the whole header, its token and checksum as 0). 2: kinds and flags per
+ * (algorithm, kind); version 1 had one global list. */
+#define FTC_WIRE_VERSION 3u
 #define FTC_WIRE_HEADER_SIZE 64u
+/* The header bytes a MAC covers: all but the token, checksum and
+ * reserved2 fields, which a keyed message has as 0. */
+#define FTC_WIRE_MAC_HEADER 48u
 /* Largest payload the format allows (the length field is 32 bits). */
 #define FTC_WIRE_MAX_PAYLOAD (UINT32_MAX - FTC_WIRE_HEADER_SIZE)
 
@@ -198,9 +207,10 @@ int ftc_wire_decode(const void *buf, size_t len, uint64_t job_token,
 /*
  * The same with a job key (16 bytes; NULL: the functions above). Encode
  * sets FTC_WF_MAC and writes, in place of the token, SipHash-2-4 under the
- * key of the whole message with its token and checksum fields read as
- * zero, and 0 as the checksum. Decode checks length, magic and version
- * as above, then requires FTC_WF_MAC, a zero checksum field and that MAC,
+ * key of the message without the header's last 16 bytes (its first
+ * FTC_WIRE_MAC_HEADER, then the payload), and 0 as the checksum. Decode
+ * checks length, magic and version as above, then requires FTC_WF_MAC,
+ * zero checksum and reserved2 fields and that MAC,
  * else FTC_EAUTH (a message without MAC and with a bad checksum is still
  * FTC_ECHECKSUM): without the key nobody can make a message this process
  * accepts, nor alter one (the sender field included). A keyed message
@@ -218,8 +228,8 @@ int ftc_wire_decode_key(const void *buf, size_t len, uint64_t job_token,
  * time. ftc_wire_segment_digest is SipHash-2-4 of a segment's bytes (the
  * payload after its sub-header) under a key derived from the job key,
  * computed once per segment; ftc_wire_encode_digest then writes the
- * message's MAC as SipHash-2-4 under the job key of the header (token
- * and checksum read as 0), the sub-header and that digest, and sets
+ * message's MAC as SipHash-2-4 under the job key of the header's first
+ * FTC_WIRE_MAC_HEADER bytes, the sub-header and that digest, and sets
  * FTC_WF_MAC | FTC_WF_DIGEST. hdr must carry FTC_WF_SEGMENT and msg hold
  * the sub-header and the bytes the digest was computed over. The
  * receiver (ftc_wire_decode_key) recomputes the digest from the bytes it
