@@ -1658,7 +1658,8 @@ static uint64_t env_ms(const char *name, uint64_t dflt)
 
 /* --wait spin asks for spinning whatever the machine: say it when the
  * ranks on this host outnumber its CPUs (the backends then yield on an
- * idle poll, but each spinning rank still holds a CPU its peer needs). */
+ * idle poll, so the peers run, but the ranks never sleep: they keep the
+ * CPUs from everything else on the host for as long as the job runs). */
 static void warn_oversubscribed_spin(const bench_t *b)
 {
     if (!b->o.spin || b->rank != 0)
@@ -1669,8 +1670,9 @@ static void warn_oversubscribed_spin(const bench_t *b)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (cpus > 0 && local > (unsigned long)cpus)
         fprintf(stderr, "ftcoll-bench: warning: --wait spin with %lu ranks "
-                        "on %ld CPUs: spinning ranks take the CPU from the "
-                        "ranks they wait for (--wait block sleeps instead)\n",
+                        "on %ld CPUs: an idle rank yields the CPU but never "
+                        "sleeps (--wait block spins up to 1 ms, yielding, "
+                        "then sleeps)\n",
                 local, cpus);
 }
 

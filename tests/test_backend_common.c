@@ -330,12 +330,15 @@ static void test_spin(void)
 {
     uint32_t cpus = ftc_bk_cpus();
     CHECK_MSG(cpus >= 1, "at least one CPU");
-    char warn[256];
     ftc_bk_spin_t s;
-    CHECK_MSG(!ftc_bk_spin_init(&s, -1, 1, warn, sizeof(warn))
-              && !s.oversubscribed && s.max_ns == FTC_BK_SPIN_AUTO_NS
-              && s.budget_ns == s.max_ns && warn[0] == '\0',
+    ftc_bk_spin_init(&s, -1, 1);
+    CHECK_MSG(!s.oversubscribed && s.max_ns == FTC_BK_SPIN_AUTO_NS
+              && s.budget_ns == s.max_ns,
               "automatic, one rank: spin up to the automatic ceiling");
+    CHECK_MSG(!ftc_bk_spin_idle_pass(&s, 1, 16, 0)
+                  && ftc_bk_spin_idle_pass(&s, 16, 16, 0)
+                  && !ftc_bk_spin_idle_pass(&s, 16, 16, UINT64_MAX),
+              "ranks with CPUs to spare: the clock every 16th idle pass");
     CHECK_MSG(ftc_bk_spin_budget(&s) == s.max_ns, "the first wait spins fully");
     ftc_bk_spin_adapt(&s, false, 0);
     CHECK_MSG(s.budget_ns == s.max_ns / 2, "a spin that ran out halves it");
@@ -397,21 +400,30 @@ static void test_spin(void)
     ftc_bk_spin_adapt(&s, true, 200);
     CHECK_MSG(s.budget_ns == s.max_ns / 16, "a quick find restarts at a sixteenth");
 
-    CHECK_MSG(!ftc_bk_spin_init(&s, -1, cpus + 1, warn, sizeof(warn))
-              && s.oversubscribed && s.max_ns == 0 && s.budget_ns == 0,
-              "automatic, more ranks than CPUs: no spin");
-    ftc_bk_spin_adapt(&s, true, 1000);
-    CHECK_MSG(s.budget_ns == 0 && ftc_bk_spin_budget(&s) == 0,
-              "and it does not grow or probe one");
+    ftc_bk_spin_init(&s, -1, cpus + 1);
+    CHECK_MSG(s.oversubscribed && s.max_ns == FTC_BK_SPIN_YIELD_NS
+                  && s.budget_ns == s.max_ns,
+              "automatic, more ranks than CPUs: a spin up to the yielding "
+              "ceiling");
+    CHECK_MSG(ftc_bk_spin_budget(&s) == FTC_BK_SPIN_YIELD_NS,
+              "whose first wait spins fully");
+    ftc_bk_spin_adapt(&s, false, 0);
+    CHECK_MSG(s.budget_ns == FTC_BK_SPIN_YIELD_NS / 2,
+              "and adapts as any spin");
+    /* Each idle pass yields (returns) and reads the clock: over at once
+     * past its end, never before it, whatever the pass's number. */
+    CHECK_MSG(ftc_bk_spin_idle_pass(&s, 1, 16, 0)
+                  && !ftc_bk_spin_idle_pass(&s, 16, 16, UINT64_MAX),
+              "oversubscribed: the clock after every idle pass");
     ftc_bk_spin_idle(&s);   /* a yield: returns */
-    CHECK_MSG(ftc_bk_spin_init(&s, 20, cpus + 1, warn, sizeof(warn))
-              && s.max_ns == 20000 && strstr(warn, "20 us") != NULL,
-              "a configured spin when oversubscribed: kept, warned");
-    CHECK_MSG(!ftc_bk_spin_init(&s, 0, cpus + 1, warn, sizeof(warn))
-              && s.max_ns == 0 && warn[0] == '\0',
-              "a configured 0 never spins, nothing to warn");
-    CHECK_MSG(!ftc_bk_spin_init(&s, 20, 0, NULL, 0) && !s.oversubscribed,
-              "unknown local ranks: not oversubscribed");
+    ftc_bk_spin_init(&s, 20, cpus + 1);
+    CHECK_MSG(s.oversubscribed && s.max_ns == 20000,
+              "a configured spin when oversubscribed: kept (and yields)");
+    ftc_bk_spin_init(&s, 0, cpus + 1);
+    CHECK_MSG(s.max_ns == 0 && ftc_bk_spin_budget(&s) == 0,
+              "a configured 0 never spins");
+    ftc_bk_spin_init(&s, 20, 0);
+    CHECK_MSG(!s.oversubscribed, "unknown local ranks: not oversubscribed");
 
     const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_LOCAL_SIZE",
                           "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"};

@@ -3,7 +3,6 @@
 #include "spin.h"
 
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 uint32_t ftc_bk_cpus(void)
@@ -45,15 +44,12 @@ uint32_t ftc_bk_local_ranks(uint32_t nranks, int single_host)
     return single_host == 1 ? nranks : 0;
 }
 
-bool ftc_bk_spin_init(ftc_bk_spin_t *s, int spin_us, uint32_t local_ranks,
-                      char *warn, size_t warnlen)
+void ftc_bk_spin_init(ftc_bk_spin_t *s, int spin_us, uint32_t local_ranks)
 {
-    uint32_t cpus = ftc_bk_cpus();
-    s->oversubscribed = local_ranks > cpus;
-    if (warn != NULL && warnlen > 0)
-        warn[0] = '\0';
+    s->oversubscribed = local_ranks > ftc_bk_cpus();
     if (spin_us < 0)
-        s->max_ns = s->oversubscribed ? 0 : FTC_BK_SPIN_AUTO_NS;
+        s->max_ns = s->oversubscribed ? FTC_BK_SPIN_YIELD_NS
+                                      : FTC_BK_SPIN_AUTO_NS;
     else
         s->max_ns = (uint64_t)spin_us * 1000u;
     s->budget_ns = s->max_ns;
@@ -61,15 +57,6 @@ bool ftc_bk_spin_init(ftc_bk_spin_t *s, int spin_us, uint32_t local_ranks,
     s->probe_every = FTC_BK_SPIN_PROBE_EVERY;
     s->unprobed = 0;
     s->probing = false;
-    if (spin_us > 0 && s->oversubscribed && warn != NULL) {
-        snprintf(warn, warnlen,
-                 "a spin of %d us is configured while %u ranks share %u "
-                 "CPUs: each spin takes the CPU from a rank it waits for "
-                 "(unset it to spin only when ranks have CPUs to spare)",
-                 spin_us, local_ranks, cpus);
-        return true;
-    }
-    return false;
 }
 
 uint64_t ftc_bk_spin_budget(ftc_bk_spin_t *s)

@@ -27,10 +27,18 @@
  * whose other tenants keep the peer off the CPU below 0.1 us a wait.
  *
  * Oversubscribed (more ranks of the job on this host than CPUs this
- * process may run on; sched_getaffinity), the automatic budget is 0, and
- * a non-blocking progress call that found nothing yields the CPU
- * (sched_yield), so that an embedder's polling loop lets the peers run.
- * A spin configured explicitly is kept but warned about.
+ * process may run on; sched_getaffinity), every idle pass of a spin
+ * yields the CPU (sched_yield), and so does a non-blocking progress call
+ * that found nothing, so that the peers being waited for run. A spin
+ * that yields does not hold the CPU a peer needs, as a plain spin did
+ * (the 12x above), and it costs no wake-up: with 16 ranks on 2 CPUs over
+ * UCX shared memory an allreduce took 72 us yielding and 227 us sleeping
+ * at once, which was this policy before (docs/latency.md, "Eleventh
+ * round"). Its ceiling is FTC_BK_SPIN_YIELD_NS, not FTC_BK_SPIN_AUTO_NS:
+ * a wait there lasts until every rank ahead of the awaited one had its
+ * turn, and spins of 50 or 200 us ran out so often that they were slower
+ * than sleeping at once. A spin configured explicitly is kept, and yields
+ * too.
  */
 #ifndef FTC_BK_SPIN_H
 #define FTC_BK_SPIN_H
@@ -39,9 +47,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h"
+
 /* The automatic spin's ceiling: above a shared-memory hop (~1 us) and a
  * loopback TCP one (~10-25 us), far below a keepalive timeout. */
 #define FTC_BK_SPIN_AUTO_NS 50000u
+/* The automatic spin's ceiling when ranks outnumber CPUs: a spin that
+ * yields on every idle pass, long enough for every other rank of the
+ * host to take its turn (16 ranks on 2 CPUs: one allreduce ~70 us). */
+#define FTC_BK_SPIN_YIELD_NS 1000000u
 /* Waits between two probing spins once the budget is 0. */
 #define FTC_BK_SPIN_PROBE_EVERY 32u
 /* The longest interval between probes, once full-length ones fail. */
@@ -68,13 +82,8 @@ uint32_t ftc_bk_cpus(void);
  */
 uint32_t ftc_bk_local_ranks(uint32_t nranks, int single_host);
 
-/*
- * spin_us: configured (-1: automatic); local_ranks: ftc_bk_local_ranks.
- * When a configured spin > 0 meets oversubscription, a warning for the
- * log goes to warn (else warn is ""). Returns true if warn holds one.
- */
-bool ftc_bk_spin_init(ftc_bk_spin_t *s, int spin_us, uint32_t local_ranks,
-                      char *warn, size_t warnlen);
+/* spin_us: configured (-1: automatic); local_ranks: ftc_bk_local_ranks. */
+void ftc_bk_spin_init(ftc_bk_spin_t *s, int spin_us, uint32_t local_ranks);
 
 /* How long this wait spins before it sleeps (0: sleep at once). Call
  * once per wait, then ftc_bk_spin_adapt if it returned > 0. */
@@ -87,5 +96,21 @@ void ftc_bk_spin_adapt(ftc_bk_spin_t *s, bool found, uint64_t waited_ns);
 /* A non-blocking progress call found nothing to do: yield the CPU when
  * oversubscribed. */
 void ftc_bk_spin_idle(const ftc_bk_spin_t *s);
+
+/* Pass number pass (1, 2, ...) of a wait's spin, which ends at spin_end,
+ * found nothing: whether the spin is over. Oversubscribed, the pass
+ * yields the CPU first and the clock is read after each one (a yield may
+ * last another rank's turn); else the clock is read every clock_every
+ * passes only (an idle pass is ~100 ns, a clock read 20-60). */
+static inline bool ftc_bk_spin_idle_pass(const ftc_bk_spin_t *s,
+                                         unsigned pass, unsigned clock_every,
+                                         uint64_t spin_end)
+{
+    if (s->oversubscribed) {
+        ftc_bk_spin_idle(s);
+        return ftc_bk_now_ns() >= spin_end;
+    }
+    return pass % clock_every == 0 && ftc_bk_now_ns() >= spin_end;
+}
 
 #endif

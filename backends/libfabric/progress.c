@@ -543,7 +543,8 @@ static int wait_for_work(ftc_ofi_t *z, int timeout_ms)
                 ftc_bk_spin_adapt(&z->spin, true, ftc_bk_now_ns() - start);
                 return n;
             }
-            if (i % COLLECT_CLOCK_PASSES == 0 && ftc_bk_now_ns() >= spin_end)
+            if (ftc_bk_spin_idle_pass(&z->spin, i, COLLECT_CLOCK_PASSES,
+                                      spin_end))
                 break;
         }
         ftc_bk_spin_adapt(&z->spin, false, 0);

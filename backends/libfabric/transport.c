@@ -809,12 +809,10 @@ int ftc_ofi_create(const ftc_ofi_config_t *cfg, ftc_ofi_t **out)
             (unsigned char)(cfg->job_token >> (8 * i));
     z->epfd = z->tfd = z->cq_fd = -1;
     z->tfd_deadline = UINT64_MAX;
-    (void)ftc_bk_spin_init(&z->spin, -1,
-                           cfg->local_ranks > 0
-                               ? cfg->local_ranks
-                               : ftc_bk_local_ranks(cfg->nranks,
-                                                    cfg->single_host),
-                           NULL, 0);
+    ftc_bk_spin_init(&z->spin, -1,
+                     cfg->local_ranks > 0
+                         ? cfg->local_ranks
+                         : ftc_bk_local_ranks(cfg->nranks, cfg->single_host));
     z->mr_key_next = 1;
     if (copy_str(z->provider, sizeof(z->provider), cfg->provider) != 0
         || copy_str(z->node, sizeof(z->node), cfg->node) != 0

@@ -51,8 +51,9 @@ static const ftc_knob_t knobs[] = {
      "(failure_grace_ms)."},
     {"FTCOLL_UCX_SPIN_US", "unset (adaptive, up to 50)",
      "ftc_ucx_progress with a timeout busy-polls this long before it "
-     "sleeps; unset: an adaptive spin of up to 50 us, none when ranks "
-     "outnumber CPUs (spin_us)."},
+     "sleeps; unset: an adaptive spin of up to 50 us, or of up to 1000 us "
+     "that yields the CPU on every idle pass when ranks outnumber CPUs "
+     "(spin_us)."},
     {"FTCOLL_UCX_MAX_SLEEP_MS", "100",
      "Longest sleep inside progress, so that UCX's keepalive runs; 0: no "
      "limit (max_sleep_ms)."},

@@ -112,10 +112,11 @@ typedef struct ftc_ucx_config {
     int failure_grace_ms;
     /* ftc_ucx_progress with a timeout busy-polls this long before it
      * sleeps. Default -1: adaptive, up to 50 us (doubled after a spin that
-     * found work, halved after one that ran out), and none when the job
-     * has more ranks on this host than this process has CPUs (then an
-     * idle ftc_ucx_progress(u, 0) yields the CPU). 0: sleep at once. A
-     * spin set > 0 is kept even when oversubscribed, with a warning. */
+     * found work, halved after one that ran out), and up to 1000 us when
+     * the job has more ranks on this host than this process has CPUs,
+     * where every idle pass of a spin, and an idle
+     * ftc_ucx_progress(u, 0), yields the CPU. 0: sleep at once. A spin
+     * set > 0 is kept when oversubscribed, and yields there. */
     int spin_us;
     /* Longest single sleep inside ftc_ucx_progress, and the longest the
      * descriptor of ftc_ucx_fd stays quiet, so that UCX's keepalive (the

@@ -334,7 +334,8 @@ static int wait_and_pass(ftc_ucx_t *u, int timeout_ms)
                 ftc_bk_spin_adapt(&u->spin, true, ftc_bk_now_ns() - start);
                 return n;
             }
-            if (i % SPIN_CLOCK_EVERY == 0 && ftc_bk_now_ns() >= spin_end)
+            if (ftc_bk_spin_idle_pass(&u->spin, i, SPIN_CLOCK_EVERY,
+                                      spin_end))
                 break;
         }
         ftc_bk_spin_adapt(&u->spin, false, 0);

@@ -377,13 +377,10 @@ int ftc_ucx_create(const ftc_ucx_config_t *cfg, ftc_ucx_t **out)
     u->cfg = *cfg;
     u->efd = u->epfd = u->tfd = u->kfd = u->xfd = -1;
     u->tfd_deadline = UINT64_MAX;
-    char warn[256];
-    if (ftc_bk_spin_init(&u->spin, cfg->spin_us,
-                         cfg->local_ranks > 0
-                             ? cfg->local_ranks
-                             : ftc_bk_local_ranks(cfg->nranks, cfg->single_host),
-                         warn, sizeof(warn)))
-        ftc_ucx_logf(u, "rank %u: warning: %s", cfg->rank, warn);
+    ftc_bk_spin_init(&u->spin, cfg->spin_us,
+                     cfg->local_ranks > 0
+                         ? cfg->local_ranks
+                         : ftc_bk_local_ranks(cfg->nranks, cfg->single_host));
     u->inflight.next = u->inflight.prev = &u->inflight;
     u->peers_not_shm = cfg->nranks - 1;
     for (int i = 0; i < 4; i++)
