@@ -75,6 +75,8 @@ typedef struct world {
 
 /* spin_us of the backends world_open creates (-1: the default). */
 static int world_spin_us = -1;
+/* local_ranks of the backends world_open creates (0: the default). */
+static uint32_t world_local_ranks = 0;
 
 static void on_deliver(const ftc_completion_t *c, void *arg)
 {
@@ -103,6 +105,7 @@ static int world_open_dead(world_t *W, uint32_t n, int eager, uint32_t dead)
         uc.eager_connect = eager;
         uc.single_host = 1;     /* one process: loopback only */
         uc.spin_us = world_spin_us;
+        uc.local_ranks = world_local_ranks;
         uc.log = log_keep;
         int rc = ftc_ucx_create(&uc, &W->u[r]);
         if (rc != FTC_OK) {
@@ -723,6 +726,58 @@ static void test_fd(void)
 }
 
 /*
+ * How a blocking wait with nothing coming spends a 1 ms timeout
+ * (common/spin.h). With more ranks on the host than CPUs it spins,
+ * yielding the CPU on every idle pass, and a first spin's budget is the
+ * whole 1 ms ceiling: the wait ends without a sleep, however fast the
+ * machine (it was a sleep at once, which cost every hop a wake-up). With
+ * CPUs to spare it spins at most 50 us and sleeps for the rest. The
+ * backend is drained first with non-blocking calls, which leave the
+ * spin's budget alone.
+ */
+static void test_wait_oversubscribed(void)
+{
+    for (int over = 0; over <= 1; over++) {
+        const char *what = over ? "wait, ranks outnumber CPUs"
+                                : "wait, CPUs to spare";
+        world_local_ranks = over ? UINT32_C(1) << 20 : 1;
+        world_t W;
+        int rc = world_open(&W, 2, 1);
+        CHECK_MSG(rc == FTC_OK, "%s: open", what);
+        if (rc != FTC_OK) {
+            world_local_ranks = 0;
+            return;
+        }
+        /* The first wait that found nothing; each try drains first. */
+        int idle_waits = 0;
+        uint64_t sleeps = 0;
+        for (int tries = 0; tries < 20 && idle_waits == 0; tries++) {
+            for (int i = 0; i < 10000 && ftc_ucx_progress(W.u[0], 0) > 0; i++) {
+            }
+            ftc_ucx_stats_t s0, s1;
+            ftc_ucx_stats(W.u[0], &s0);
+            int got = ftc_ucx_progress(W.u[0], 1);
+            ftc_ucx_stats(W.u[0], &s1);
+            if (got == 0) {
+                idle_waits++;
+                sleeps = s1.sleeps - s0.sleeps;
+            }
+            if (over)
+                break;  /* only the first spin has the whole ceiling */
+        }
+        CHECK_MSG(idle_waits == 1, "%s: a wait found nothing", what);
+        if (over)
+            CHECK_MSG(sleeps == 0, "%s: the 1 ms went to a yielding spin, "
+                                   "no sleep (%llu)", what,
+                      (unsigned long long)sleeps);
+        else
+            CHECK_MSG(sleeps >= 1, "%s: slept after its spin", what);
+        world_close(&W);
+    }
+    world_local_ranks = 0;
+}
+
+/*
  * A 16 MiB bcast from rank 0 to a rank 1 that reads a little and then
  * stops (it has not started the bcast; what it reads is kept for it):
  * rank 0's segments fill rank 1's shared-memory FIFO (64 elements of
@@ -970,6 +1025,7 @@ int main(void)
     test_world("posix,cma,self", 1);
     test_fd();
     setenv("UCX_TLS", "sm", 1);
+    test_wait_oversubscribed();
     test_stuck_send();
     test_backlog_drains();
     test_gossip_paced();
