@@ -748,10 +748,17 @@ static void test_wait_oversubscribed(void)
             world_local_ranks = 0;
             return;
         }
-        /* The first wait that found nothing; each try drains first. */
+        /* Waits that found nothing, each after a drain: with CPUs to
+         * spare, up to 5 of them until one slept (a wait may also end
+         * without a sleep while UCX refuses to arm the worker for events
+         * of its own, 1 run in 60 here); oversubscribed, the first only
+         * (a spin that ran out halves the next one's budget; one that
+         * found work leaves it at the ceiling). */
         int idle_waits = 0;
         uint64_t sleeps = 0;
-        for (int tries = 0; tries < 20 && idle_waits == 0; tries++) {
+        for (int tries = 0; tries < 20 && idle_waits < 5
+                            && (over ? idle_waits == 0 : sleeps == 0);
+             tries++) {
             for (int i = 0; i < 10000 && ftc_ucx_progress(W.u[0], 0) > 0; i++) {
             }
             ftc_ucx_stats_t s0, s1;
@@ -760,18 +767,16 @@ static void test_wait_oversubscribed(void)
             ftc_ucx_stats(W.u[0], &s1);
             if (got == 0) {
                 idle_waits++;
-                sleeps = s1.sleeps - s0.sleeps;
+                sleeps += s1.sleeps - s0.sleeps;
             }
-            if (over)
-                break;  /* only the first spin has the whole ceiling */
         }
-        CHECK_MSG(idle_waits == 1, "%s: a wait found nothing", what);
+        CHECK_MSG(idle_waits >= 1, "%s: a wait found nothing", what);
         if (over)
             CHECK_MSG(sleeps == 0, "%s: the 1 ms went to a yielding spin, "
                                    "no sleep (%llu)", what,
                       (unsigned long long)sleeps);
         else
-            CHECK_MSG(sleeps >= 1, "%s: slept after its spin", what);
+            CHECK_MSG(sleeps >= 1, "%s: a wait slept after its spin", what);
         world_close(&W);
     }
     world_local_ranks = 0;
