@@ -1671,8 +1671,7 @@ static void warn_oversubscribed_spin(const bench_t *b)
     if (cpus > 0 && local > (unsigned long)cpus)
         fprintf(stderr, "ftcoll-bench: warning: --wait spin with %lu ranks "
                         "on %ld CPUs: an idle rank yields the CPU but never "
-                        "sleeps (--wait block spins up to 1 ms, yielding, "
-                        "then sleeps)\n",
+                        "sleeps (--wait block sleeps when nothing comes)\n",
                 local, cpus);
 }
 
