@@ -134,22 +134,22 @@ static void acquire_others(ftc_butterfly_part_t *bf)
     if (bf->n > FTC_BUTTERFLY_WATCH_ALL_MAX)
         return;
     /* Every member but this process and the peers of its slots. */
-    uint32_t all = bf->n == 32 ? UINT32_MAX : (1u << bf->n) - 1;
-    bf->others = all & ~(1u << bf->me);
+    uint32_t others = ((1u << bf->n) - 1) & ~(1u << bf->me);
     for (uint32_t k = 0; k <= bf->steps; k++)
         if (bf->want & (1ull << k))
-            bf->others &= ~(1u << peer_of_slot(bf, k));
-    ftc_monitor_acquire_members(g->ctx, g, bf->others, bf->op);
-    bf->watching_others = true;
+            others &= ~(1u << peer_of_slot(bf, k));
+    ftc_monitor_acquire_members(g->ctx, g, others, bf->op);
+    bf->others = others;
 }
 
 static void release_others(ftc_butterfly_part_t *bf, bool keep)
 {
-    if (!bf->watching_others)
+    uint32_t others = bf->others;
+    if (others == 0)
         return;
-    bf->watching_others = false;
+    bf->others = 0;
     ftc_group_t *g = bf->op->group;
-    ftc_monitor_release_members(g->ctx, g, bf->others, keep);
+    ftc_monitor_release_members(g->ctx, g, others, keep);
 }
 
 /* FTC_BUTTERFLY_MUTANT_REASSOCIATE, at core rank 0 (lower in every
@@ -325,13 +325,13 @@ void ftc_butterfly_part_on_failed(ftc_butterfly_part_t *bf, uint32_t grank)
         return;
     uint32_t k = slot_of(bf, grank);
     if (k == UINT32_MAX) {
-        /* A member we do not hear from (watched: watching_others): its
+        /* A member we do not hear from (watched: in others): its
          * input reaches us inside one slot's partial, and once that slot
          * is here its death takes nothing from us. Before, the slot may
          * come without it (it died before it sent): missing, as the
          * exchange is, so that this survivor moves on by its own report
          * instead of waiting for a peer's word. */
-        if (!bf->watching_others || grank >= bf->n || grank == bf->me)
+        if (grank >= 32 || !(bf->others >> grank & 1u))
             return;
         uint32_t via = carrier_slot(bf, grank);
         if (bf->got & (1ull << via))

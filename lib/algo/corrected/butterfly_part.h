@@ -43,7 +43,7 @@
  * than the butterfly saves, and it watches its peers only. */
 #define FTC_BUTTERFLY_WATCH_ALL_MAX 16u
 /* (The members are a mask of group ranks: ftc_monitor_acquire_members.) */
-_Static_assert(FTC_BUTTERFLY_WATCH_ALL_MAX <= 32, "a uint32_t mask");
+_Static_assert(FTC_BUTTERFLY_WATCH_ALL_MAX < 32, "a uint32_t mask");
 
 typedef struct ftc_butterfly_part {
     ftc_cop_t *op;
@@ -70,11 +70,11 @@ typedef struct ftc_butterfly_part {
      * never complete the butterfly. Final. */
     bool missing;
     bool watching;          /* holds a watch on every peer not got */
-    /* Holds a watch on every member that is not a peer as well (n <=
-     * FTC_BUTTERFLY_WATCH_ALL_MAX, until done): such a member's failure
-     * makes the part missing, as any member's makes the exchange's. */
-    bool watching_others;
-    uint32_t others;        /* their group ranks (bit r), while watched */
+    /* The members that are not peers, as group ranks (bit r), while this
+     * part watches them as well (n <= FTC_BUTTERFLY_WATCH_ALL_MAX, until
+     * done; else 0): such a member's failure makes the part missing, as
+     * any member's makes the exchange's. */
+    uint32_t others;
 } ftc_butterfly_part_t;
 
 /* Starts: sends what it can and watches every peer it will hear from
