@@ -312,7 +312,7 @@ static void sleep_until(ftc_ucx_t *u, uint64_t deadline)
     if (n < 0)
         u->check_exits = true;
     for (int i = 0; i < n; i++)
-        if (evs[i].data.fd == u->xfd && u->xfd >= 0)
+        if (evs[i].data.fd == u->xfd)
             u->check_exits = true;
 }
 
