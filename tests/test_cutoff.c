@@ -280,6 +280,17 @@ static uint64_t strict_runs, strict_not_ok;
 static uint64_t strict_decided, strict_excluded;
 static uint64_t root_runs, root_not_ok;
 
+/* A failed run's line, with the command that repeats it: the variant
+ * named, so that a failure of cutoff-butterfly repeats as itself. */
+static void print_failure(uint32_t n, uint32_t f, uint32_t deaf, uint64_t k,
+                          const char *what)
+{
+    fprintf(stderr, "FAIL n=%u f=%u deaf=%u k=%" PRIu64 " (repro: "
+            "test_cutoff --allreduce %s %u %u %u %" PRIu64 "): %s\n", n, f,
+            deaf, k, ftc_allreduce_algo_name(allreduce_variant), n, f, deaf, k,
+            what);
+}
+
 static void one(uint32_t n, uint32_t f, uint32_t deaf, uint64_t k,
                 bool must_be_deaf)
 {
@@ -291,20 +302,14 @@ static void one(uint32_t n, uint32_t f, uint32_t deaf, uint64_t k,
     int rc = run_stream(&run, n, f, deaf, k);
     if (rc != FTC_OK) {
         failures++;
-        fprintf(stderr, "FAIL n=%u f=%u deaf=%u k=%" PRIu64 " (repro: "
-                "test_cutoff --allreduce %s %u %u %u %" PRIu64 "): set-up: "
-                "%s\n", n, f, deaf, k,
-                ftc_allreduce_algo_name(allreduce_variant), n, f, deaf, k,
-                ftc_strerror(rc));
+        snprintf(why, sizeof(why), "set-up: %s", ftc_strerror(rc));
+        print_failure(n, f, deaf, k, why);
         return;
     }
     if (check_run(&run, deaf, must_be_deaf, roots, &v, why, sizeof(why))) {
         failures++;
         if (failures <= 20)
-            fprintf(stderr, "FAIL n=%u f=%u deaf=%u k=%" PRIu64 " (repro: "
-                    "test_cutoff --allreduce %s %u %u %u %" PRIu64 "): %s\n",
-                    n, f, deaf, k, ftc_allreduce_algo_name(allreduce_variant),
-                    n, f, deaf, k, why);
+            print_failure(n, f, deaf, k, why);
         return;
     }
     if (!roots && !run.deaf_decided && v.hearing_excluded) {
@@ -314,12 +319,9 @@ static void one(uint32_t n, uint32_t f, uint32_t deaf, uint64_t k,
          * it is taken (core/monitor.c, ftc_monitor_verify). */
         failures++;
         if (failures <= 20)
-            fprintf(stderr, "FAIL n=%u f=%u deaf=%u k=%" PRIu64 " (repro: "
-                    "test_cutoff --allreduce %s %u %u %u %" PRIu64 "): a "
-                    "member that hears ended FTC_EEXCLUDED, and the deaf "
-                    "member decided nothing\n", n, f, deaf, k,
-                    ftc_allreduce_algo_name(allreduce_variant), n, f, deaf,
-                    k);
+            print_failure(n, f, deaf, k, "a member that hears ended "
+                          "FTC_EEXCLUDED, and the deaf member decided "
+                          "nothing");
         return;
     }
     if (!roots) {
