@@ -70,6 +70,16 @@ static void rec_put(ftc_context_t *ctx, ftc_send_rec_t *rec)
 
 /* ---- sending ---------------------------------------------------------- */
 
+/* One small message for several destinations, as encoded for the first
+ * (ftc_cop_send_ring): header, payload and MAC or checksum, which depend
+ * on nothing but the message. */
+enum { SAME_MAX = FTC_WIRE_HEADER_SIZE + 64 };
+typedef struct ftc_encoded {
+    size_t len;             /* 0: nothing encoded yet */
+    bool more;              /* another destination follows: keep a copy */
+    uint8_t bytes[SAME_MAX];
+} ftc_encoded_t;
+
 /* Encode and hand to the transport, or to the segment queue (a payload
  * longer than a segment, or data behind one: core/segment.h). Returns the
  * transport's verdict. */
@@ -77,7 +87,8 @@ static inline __attribute__((always_inline)) int
 send_wire(ftc_context_t *ctx, uint32_t dest,
                      ftc_wire_header_t *hdr, const ftc_iov_t *iov,
                      int iovcnt, size_t plen, const uint64_t *digest,
-                     ftc_cop_t *notify_op, bool *inline_done);
+                     ftc_cop_t *notify_op, bool *inline_done,
+                     ftc_encoded_t *same);
 
 /* (One piece is what nearly every family sends: no loop for it.) */
 static inline size_t iov_len(const ftc_iov_t *iov, int iovcnt)
@@ -95,7 +106,8 @@ static inline size_t iov_len(const ftc_iov_t *iov, int iovcnt)
 static inline __attribute__((always_inline)) int
 ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
                         ftc_wire_header_t *hdr, const ftc_iov_t *iov,
-                        int iovcnt, ftc_cop_t *notify_op, bool *inline_done)
+                        int iovcnt, ftc_cop_t *notify_op, bool *inline_done,
+                        ftc_encoded_t *same)
 {
     size_t plen = iov_len(iov, iovcnt);
     if (plen > FTC_WIRE_MAX_PAYLOAD)
@@ -106,7 +118,7 @@ ctx_send_raw(ftc_context_t *ctx, uint32_t dest,
         return ftc_segment_send(ctx, dest, hdr, iov, iovcnt);
     }
     return send_wire(ctx, dest, hdr, iov, iovcnt, plen, NULL, notify_op,
-                     inline_done);
+                     inline_done, same);
 }
 
 int ftc_ctx_send_wire(ftc_context_t *ctx, uint32_t dest,
@@ -114,7 +126,7 @@ int ftc_ctx_send_wire(ftc_context_t *ctx, uint32_t dest,
                       int iovcnt, ftc_cop_t *notify_op, bool *inline_done)
 {
     return send_wire(ctx, dest, hdr, iov, iovcnt, iov_len(iov, iovcnt), NULL,
-                     notify_op, inline_done);
+                     notify_op, inline_done, NULL);
 }
 
 int ftc_ctx_send_wire_digest(ftc_context_t *ctx, uint32_t dest,
@@ -122,14 +134,18 @@ int ftc_ctx_send_wire_digest(ftc_context_t *ctx, uint32_t dest,
                              int iovcnt, uint64_t digest, bool *inline_done)
 {
     return send_wire(ctx, dest, hdr, iov, iovcnt, iov_len(iov, iovcnt),
-                     &digest, NULL, inline_done);
+                     &digest, NULL, inline_done, NULL);
 }
 
+/* same (NULL but for ftc_cop_send_ring): a message encoded before with
+ * the very same header and payload is copied instead of encoded again;
+ * one encoded here, if small, is kept there for the next destination. */
 static inline __attribute__((always_inline)) int
 send_wire(ftc_context_t *ctx, uint32_t dest,
                      ftc_wire_header_t *hdr, const ftc_iov_t *iov,
                      int iovcnt, size_t plen, const uint64_t *digest,
-                     ftc_cop_t *notify_op, bool *inline_done)
+                     ftc_cop_t *notify_op, bool *inline_done,
+                     ftc_encoded_t *same)
 {
     hdr->sender = ctx->rank;
     hdr->job_token = ctx->cfg.job_token;
@@ -138,23 +154,33 @@ send_wire(ftc_context_t *ctx, uint32_t dest,
     ftc_send_rec_t *rec = rec_get(ctx, len);
     if (rec == NULL)
         return FTC_ENOMEM;
-    uint8_t *p = rec->buf + FTC_WIRE_HEADER_SIZE;
-    if (iovcnt == 1) {
-        if (plen > 0)
-            ftc_copy_bytes(p, iov[0].base, plen);
+    if (same != NULL && same->len == len) {
+        /* The same header and payload as the last destination's: the
+         * same bytes, MAC or checksum included. */
+        ftc_copy_bytes(rec->buf, same->bytes, len);
     } else {
-        for (int i = 0; i < iovcnt; i++) {
-            if (iov[i].len > 0)
-                ftc_copy_bytes(p, iov[i].base, iov[i].len);
-            p += iov[i].len;
+        uint8_t *p = rec->buf + FTC_WIRE_HEADER_SIZE;
+        if (iovcnt == 1) {
+            if (plen > 0)
+                ftc_copy_bytes(p, iov[0].base, plen);
+        } else {
+            for (int i = 0; i < iovcnt; i++) {
+                if (iov[i].len > 0)
+                    ftc_copy_bytes(p, iov[i].base, iov[i].len);
+                p += iov[i].len;
+            }
+        }
+        if (!ctx->cfg.auth)
+            ftc_wire_encode_inline(hdr, rec->buf); /* no call: every message */
+        else if (digest != NULL)
+            ftc_wire_encode_digest(hdr, rec->buf, ctx->cfg.auth_key, *digest);
+        else
+            ftc_wire_encode_key(hdr, rec->buf, ctx->cfg.auth_key);
+        if (same != NULL && same->more && len <= SAME_MAX) {
+            ftc_copy_bytes(same->bytes, rec->buf, len);
+            same->len = len;
         }
     }
-    if (!ctx->cfg.auth)
-        ftc_wire_encode_inline(hdr, rec->buf);  /* no call: every message */
-    else if (digest != NULL)
-        ftc_wire_encode_digest(hdr, rec->buf, ctx->cfg.auth_key, *digest);
-    else
-        ftc_wire_encode_key(hdr, rec->buf, ctx->cfg.auth_key);
     rec->len = len;
     rec->dest = dest;
     rec->op = notify_op;
@@ -186,8 +212,9 @@ send_wire(ftc_context_t *ctx, uint32_t dest,
     return FTC_OK;
 }
 
-int ftc_cop_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
-                const ftc_iov_t *iov, int iovcnt, bool notify)
+static inline __attribute__((always_inline)) int
+cop_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
+         const ftc_iov_t *iov, int iovcnt, bool notify, ftc_encoded_t *same)
 {
     ftc_context_t *ctx = op->group->ctx;
     if (ctx->excluded)
@@ -195,7 +222,7 @@ int ftc_cop_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
     uint32_t w = ftc_group_world_of(op->group, dest);
     bool inline_done;
     int rc = ctx_send_raw(ctx, w, hdr, iov, iovcnt, notify ? op : NULL,
-                          &inline_done);
+                          &inline_done, same);
     if (rc == FTC_EOVERFLOW) {
         /* The message does not fit the transport: a usage error every
          * member must see, like a mismatch (peers learn it from probes). */
@@ -228,6 +255,30 @@ int ftc_cop_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
     return FTC_OK;
 }
 
+int ftc_cop_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
+                const ftc_iov_t *iov, int iovcnt, bool notify)
+{
+    return cop_send(op, dest, hdr, iov, iovcnt, notify, NULL);
+}
+
+int ftc_cop_send_ring(ftc_cop_t *op, uint32_t first, uint32_t count,
+                      ftc_wire_header_t *hdr, const ftc_iov_t *iov,
+                      int iovcnt)
+{
+    uint32_t n = op->group->n;
+    if (count == 1) /* (n = 2: nothing to share, and no copy to keep) */
+        return cop_send(op, first % n, hdr, iov, iovcnt, false, NULL);
+    ftc_encoded_t same;
+    same.len = 0;
+    int rc = FTC_OK;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t dest = (uint32_t)(((uint64_t)first + i) % n);
+        same.more = i + 1 < count;
+        rc = cop_send(op, dest, hdr, iov, iovcnt, false, &same);
+    }
+    return rc;
+}
+
 int ftc_cop_send_timed(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
                        const ftc_iov_t *iov, int iovcnt, bool *left)
 {
@@ -237,7 +288,8 @@ int ftc_cop_send_timed(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
         return FTC_EEXCLUDED;
     uint32_t w = ftc_group_world_of(op->group, dest);
     bool inline_done;
-    int rc = ctx_send_raw(ctx, w, hdr, iov, iovcnt, NULL, &inline_done);
+    int rc = ctx_send_raw(ctx, w, hdr, iov, iovcnt, NULL, &inline_done,
+                          NULL);
     if (rc == FTC_EOVERFLOW) {
         ftc_cop_abort(op, FTC_EOVERFLOW);
         return rc;
@@ -284,7 +336,8 @@ int ftc_ctx_send_control_op(ftc_context_t *ctx, uint32_t dest,
     }
     hdr.word = word;
     bool inline_done;
-    int rc = ctx_send_raw(ctx, dest, &hdr, NULL, 0, NULL, &inline_done);
+    int rc = ctx_send_raw(ctx, dest, &hdr, NULL, 0, NULL, &inline_done,
+                          NULL);
     if (rc == FTC_OK && kind == FTC_MSG_PROBE)
         ctx->counters.probes_sent++;
     if (rc == FTC_OK && kind == FTC_MSG_EXCLUDED)

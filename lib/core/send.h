@@ -23,6 +23,18 @@ typedef struct ftc_iov {
 int ftc_cop_send(ftc_cop_t *op, uint32_t dest, ftc_wire_header_t *hdr,
                 const ftc_iov_t *iov, int iovcnt, bool notify);
 
+/* The same message, as ftc_cop_send without notify, to count group ranks
+ * from first on, modulo the group's size (first, first + 1, ...). A
+ * small message is encoded once, its MAC or checksum computed once, and
+ * its bytes copied for the other destinations, where a send each would
+ * hash it again for every one (the exchange sends its input to all n - 1
+ * peers: docs/latency.md, "Twelfth round"). Every destination is sent
+ * to whatever the others' verdicts, as a loop of ftc_cop_send would;
+ * returns the last one's. */
+int ftc_cop_send_ring(ftc_cop_t *op, uint32_t first, uint32_t count,
+                      ftc_wire_header_t *hdr, const ftc_iov_t *iov,
+                      int iovcnt);
+
 /* As ftc_cop_send (no notify), for a message whose answer the operation
  * times: *left is true when the send completed at once (or failed),
  * else the operation's on_sent(dest) runs when it completes. A payload

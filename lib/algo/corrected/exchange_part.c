@@ -59,13 +59,14 @@ int ftc_exchange_part_start(ftc_exchange_part_t *xp, ftc_cop_t *op,
     if (xp->missing)
         return FTC_OK;
     /* Each peer once, starting after this process, so that the first
-     * copy every process receives comes from a different sender. */
-    for (uint32_t i = 1; i < g->n; i++) {
-        uint32_t r = (g->me + i) % g->n;
+     * copy every process receives comes from a different sender; one
+     * message, encoded and MACed once. */
+    if (g->n > 1) {
         ftc_wire_header_t hdr;
         ftc_iov_t iov = {input, op->nbytes};
         ftc_cop_header(op, &hdr, FTC_CORR_MSG_EXCHANGE, 0);
-        (void)ftc_cop_send(op, r, &hdr, &iov, 1, false);
+        (void)ftc_cop_send_ring(op, (g->me + 1) % g->n, g->n - 1, &hdr,
+                                &iov, 1);
     }
     /* Inputs that came early are replayed after the start, so every
      * peer is awaited here. */
