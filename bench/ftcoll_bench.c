@@ -856,7 +856,7 @@ static bool status_explained(const bench_t *b, int status)
  * bit of h over the next words). It runs between two operations, where
  * its time delays this rank's next send and so every peer's latency: a
  * byte-wise FNV-1a took 24 dependent multiplies per operation. */
-static uint64_t fnv(uint64_t h, uint64_t v)
+static uint64_t digest_add(uint64_t h, uint64_t v)
 {
     h = (h ^ v) * 0xbf58476d1ce4e5b9ull;
     return h ^ (h >> 31);
@@ -897,7 +897,7 @@ static void check_gossip(bench_t *b, const int64_t *out_bits, size_t count)
     bool faults = o->nplan > 0 || o->nvictims > 0
                   || ftc_group_failed(b->group, NULL, 0) > 0;
     double tol = 4.0 * b->n * 1e-14;
-    b->digest = fnv(fnv(b->digest, g), 0);
+    b->digest = digest_add(digest_add(b->digest, g), 0);
     if (b->gossip_report.iterations > b->gossip_max_iter)
         b->gossip_max_iter = b->gossip_report.iterations;
     for (size_t i = 0; i < count; i++) {
@@ -949,7 +949,8 @@ static void check(bench_t *b, const int64_t *out, size_t count)
             b->errors++;
         else
             wrong(b, "iteration %" PRIu64 ": %s", g, ftc_err_name(b->status));
-        b->digest = fnv(fnv(b->digest, g), (uint64_t)(int64_t)b->status);
+        b->digest = digest_add(digest_add(b->digest, g),
+                               (uint64_t)(int64_t)b->status);
         return;
     }
     b->ok++;
@@ -968,7 +969,7 @@ static void check(bench_t *b, const int64_t *out, size_t count)
         if (!is_victim(b, b->rank))
             wrong(b, "iteration %" PRIu64 ": FTC_OK with itself in the "
                      "result's failed list", g);
-        b->digest = fnv(fnv(b->digest, g), 1);
+        b->digest = digest_add(digest_add(b->digest, g), 1);
         return;
     }
     bool has_value = o->coll != FTC_COLL_REDUCE || b->rank == o->root;
@@ -1017,7 +1018,7 @@ static void check(bench_t *b, const int64_t *out, size_t count)
         b->nlast = count < 4 ? (uint32_t)count : 4;
         memcpy(b->last, out, sizeof(int64_t) * b->nlast);
     }
-    b->digest = fnv(fnv(fnv(b->digest, g), 0), key);
+    b->digest = digest_add(digest_add(digest_add(b->digest, g), 0), key);
 }
 
 /* --- Running operations ------------------------------------------------- */
