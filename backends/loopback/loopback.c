@@ -28,13 +28,17 @@
  * latency + jitter + send cost of now; a bound keeps a huge latency from
  * costing a huge ring (later events wait in the calendar's heap). */
 #define LB_MAX_WINDOW (UINT64_C(1) << 16)
-/* ... and at least this wide (a ring of 16384 buckets, 256 KiB), so that
- * the wake-ups of processes that work in periods of some microseconds (the
- * gossip family's 10 us iterations) go straight into the ring too: in the
- * heap, each cost a push and a pop of O(log n) cache misses in a large
- * simulation. The order of events is the same whatever the window
- * (calendar.h). */
+/* ... and, in a large world, at least this wide (a ring of 16384 buckets,
+ * 256 KiB), so that the wake-ups of processes that work in periods of
+ * some microseconds (the gossip family's 10 us iterations) go straight
+ * into the ring too: in the heap, each cost a push and a pop of O(log n)
+ * cache misses in a large simulation. A small world keeps the narrow
+ * ring: its heap is small, and the property checkers build one world per
+ * schedule, hundreds of thousands, where a wide ring's allocation and
+ * page faults were their top cost. The order of events is the same
+ * whatever the window (calendar.h). */
 #define LB_MIN_WINDOW UINT64_C(12000)
+#define LB_WIDE_WORLD 64u /* ranks */
 
 enum {
     LB_EV_ARRIVE,      /* msg reaches rank; peer = source */
@@ -446,7 +450,8 @@ int ftc_lb_world_create(const ftc_lb_config_t *cfg, ftc_lb_world_t **out)
     }
     uint64_t window = sat_add(sat_add(cfg->latency_ns, cfg->jitter_ns),
                               cfg->send_cost_ns);
-    window = window < LB_MIN_WINDOW ? LB_MIN_WINDOW : window + 1;
+    window = window < LB_MIN_WINDOW && cfg->n > LB_WIDE_WORLD ? LB_MIN_WINDOW
+                                                              : window + 1;
     if (ftc_cal_init(&w->queue, window < LB_MAX_WINDOW ? window
                                                        : LB_MAX_WINDOW) != 0) {
         free(w->eps);

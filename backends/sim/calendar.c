@@ -7,6 +7,14 @@
 #define CAL_MIN_BUCKETS 256u
 #define CAL_MAX_BUCKETS (1u << 20)
 
+/* One summary bit per word of the bucket bitmap (nb / 64 words, a power
+ * of two: 4 to 16,384). */
+static uint32_t summary_words(uint32_t nb)
+{
+    uint32_t nwords = nb / 64;
+    return nwords < 64 ? 1 : nwords / 64;
+}
+
 static unsigned ctz64(uint64_t x)
 {
 #if defined(__GNUC__)
@@ -29,15 +37,18 @@ int ftc_cal_init(ftc_calendar_t *c, uint64_t window)
         nb <<= 1;
     c->nb = nb;
     c->mask = nb - 1;
-    c->head = malloc(sizeof(uint32_t) * 2 * nb);
-    c->tail = malloc(sizeof(uint32_t) * 2 * nb);
+    /* A bucket is written when it turns non-empty and read only while
+     * its bit is set, so the ring is not initialised here: a test that
+     * builds a world per schedule pays neither the stores nor the page
+     * faults of the whole ring (16,384 buckets and more), only of the
+     * buckets its events touch. */
+    c->ring = malloc(sizeof(*c->ring) * nb);
     c->bits = calloc(nb / 64, sizeof(uint64_t));
-    if (c->head == NULL || c->tail == NULL || c->bits == NULL) {
+    c->summary = calloc(summary_words(nb), sizeof(uint64_t));
+    if (c->ring == NULL || c->bits == NULL || c->summary == NULL) {
         ftc_cal_fini(c);
         return -1;
     }
-    for (uint32_t i = 0; i < 2 * nb; i++)
-        c->head[i] = c->tail[i] = FTC_CAL_NONE;
     c->free_head = FTC_CAL_NONE;
     return 0;
 }
@@ -45,9 +56,9 @@ int ftc_cal_init(ftc_calendar_t *c, uint64_t window)
 void ftc_cal_fini(ftc_calendar_t *c)
 {
     free(c->pool);
-    free(c->head);
-    free(c->tail);
+    free(c->ring);
     free(c->bits);
+    free(c->summary);
     free(c->far);
     memset(c, 0, sizeof(*c));
 }
@@ -92,14 +103,21 @@ void ftc_cal_release(ftc_calendar_t *c, uint32_t idx)
 static void ring_append(ftc_calendar_t *c, uint32_t idx)
 {
     uint32_t b = (uint32_t)(c->pool[idx].time & c->mask);
-    uint32_t l = 2 * b + (c->pool[idx].cls != 0);
+    unsigned l = c->pool[idx].cls != 0;
+    ftc_cal_bucket_t *k = &c->ring[b];
+    uint64_t bit = 1ull << (b & 63);
     c->pool[idx].next = FTC_CAL_NONE;
-    if (c->tail[l] == FTC_CAL_NONE)
-        c->head[l] = idx;
+    if (!(c->bits[b >> 6] & bit)) {
+        /* Turning non-empty: both classes' lists start empty. */
+        k->head[0] = k->head[1] = k->tail[0] = k->tail[1] = FTC_CAL_NONE;
+        c->bits[b >> 6] |= bit;
+        c->summary[b >> 12] |= 1ull << ((b >> 6) & 63);
+    }
+    if (k->tail[l] == FTC_CAL_NONE)
+        k->head[l] = idx;
     else
-        c->pool[c->tail[l]].next = idx;
-    c->tail[l] = idx;
-    c->bits[b >> 6] |= 1ull << (b & 63);
+        c->pool[k->tail[l]].next = idx;
+    k->tail[l] = idx;
 }
 
 static int far_before(const ftc_cal_far_t *a, const ftc_cal_far_t *b)
@@ -176,33 +194,51 @@ void ftc_cal_push(ftc_calendar_t *c, uint32_t idx)
 uint32_t ftc_cal_pop_now(ftc_calendar_t *c)
 {
     uint32_t b = (uint32_t)(c->now & c->mask);
-    uint32_t l = 2 * b;
-    uint32_t idx = c->head[l];
+    if (!(c->bits[b >> 6] & (1ull << (b & 63))))
+        return FTC_CAL_NONE; /* its lists may be stale or unset */
+    ftc_cal_bucket_t *k = &c->ring[b];
+    unsigned l = 0;
+    uint32_t idx = k->head[0];
     if (idx == FTC_CAL_NONE) {
-        idx = c->head[++l];
+        idx = k->head[l = 1];
         if (idx == FTC_CAL_NONE)
             return FTC_CAL_NONE;
     }
-    c->head[l] = c->pool[idx].next;
-    if (c->head[l] == FTC_CAL_NONE) {
-        c->tail[l] = FTC_CAL_NONE;
-        if (c->head[2 * b] == FTC_CAL_NONE && c->head[2 * b + 1] == FTC_CAL_NONE)
+    k->head[l] = c->pool[idx].next;
+    if (k->head[l] == FTC_CAL_NONE) {
+        k->tail[l] = FTC_CAL_NONE;
+        if (k->head[0] == FTC_CAL_NONE && k->head[1] == FTC_CAL_NONE) {
             c->bits[b >> 6] &= ~(1ull << (b & 63));
+            if (c->bits[b >> 6] == 0)
+                c->summary[b >> 12] &= ~(1ull << ((b >> 6) & 63));
+        }
     }
     return idx;
 }
 
-/* First non-empty bucket at cyclic position >= s, or FTC_CAL_NONE. */
+/* First non-empty bucket at cyclic position >= s, or FTC_CAL_NONE. The
+ * summary finds the next non-empty word: with only far timers queued the
+ * whole bitmap is empty, and a scan of it word by word was the
+ * simulators' top cost. */
 static uint32_t find_set(const ftc_calendar_t *c, uint32_t s)
 {
     uint32_t nwords = c->nb / 64;
     uint32_t w = s >> 6;
     uint64_t word = c->bits[w] & (~0ull << (s & 63));
-    for (uint32_t i = 0; i <= nwords; i++) {
-        if (word != 0)
-            return (w << 6) + ctz64(word);
-        w = (w + 1) & (nwords - 1);
-        word = c->bits[w];
+    if (word != 0)
+        return (w << 6) + ctz64(word);
+    /* Words after w, cyclically, w itself last (its bits below s). */
+    uint32_t nsum = summary_words(c->nb);
+    uint32_t v = (w + 1) & (nwords - 1);
+    uint32_t sw = v >> 6;
+    uint64_t m = c->summary[sw] & (~0ull << (v & 63));
+    for (uint32_t i = 0; i <= nsum; i++) {
+        if (m != 0) {
+            uint32_t x = (sw << 6) + ctz64(m);
+            return (x << 6) + ctz64(c->bits[x]);
+        }
+        sw = (sw + 1) & (nsum - 1);
+        m = c->summary[sw];
     }
     return FTC_CAL_NONE;
 }
@@ -243,6 +279,7 @@ void ftc_cal_rewind(ftc_calendar_t *c, uint64_t t)
 size_t ftc_cal_memory(const ftc_calendar_t *c)
 {
     return (size_t)c->cap * sizeof(ftc_cal_event_t)
-           + (size_t)c->nb * 4 * sizeof(uint32_t) + c->nb / 8
+           + (size_t)c->nb * sizeof(ftc_cal_bucket_t) + c->nb / 8
+           + summary_words(c->nb) * sizeof(uint64_t)
            + c->far_cap * sizeof(ftc_cal_far_t);
 }

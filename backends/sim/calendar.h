@@ -3,8 +3,9 @@
  * The simulators' event queue (the loopback's and the LogP backend's): a
  * calendar of integer times. Events due within `nb` units of now sit in
  * a ring of per-time buckets (O(1) push and pop; a bitmap finds the next
- * non-empty bucket); later ones (the core's timeouts, mostly) wait in a
- * binary heap and move into the ring when their time enters the window.
+ * non-empty bucket, and a summary of the bitmap its next non-empty word);
+ * later ones (the core's timeouts, mostly) wait in a binary heap and move
+ * into the ring when their time enters the window.
  * A bucket holds two FIFO classes: every event of class 0 due at a time
  * comes out before any of class 1, and within a class events come out in
  * the order they were pushed, heap or not, so a run is reproducible. With
@@ -37,13 +38,19 @@ typedef struct ftc_cal_far {
     uint32_t idx;
 } ftc_cal_far_t;
 
+/* A bucket: one FIFO list per class. */
+typedef struct ftc_cal_bucket {
+    uint32_t head[2], tail[2];
+} ftc_cal_bucket_t;
+
 typedef struct ftc_calendar {
     ftc_cal_event_t *pool;
     uint32_t cap, free_head;
     uint32_t used;          /* slots [used, cap) were never handed out */
     uint64_t live, max_live;
-    uint32_t *head, *tail;  /* per bucket and class: [2 b + cls] */
+    ftc_cal_bucket_t *ring; /* nb buckets; valid while its bit is set */
     uint64_t *bits;         /* bucket b non-empty: bit b */
+    uint64_t *summary;      /* bits' word w non-zero: bit w */
     uint32_t nb, mask;      /* nb a power of two */
     uint64_t now;
     ftc_cal_far_t *far;
