@@ -4,7 +4,7 @@
 
   python3 bench/side_by_side.py --build after=build [--build before=DIR]
       [--peers DIR] [--jobs 9] [--iters 5000] [--n 2] [--transports ucx:sm,...]
-      [--waits spin,block] [--algos tree,f0,f1,bf0,bf1] [--auth on,off]
+      [--waits spin,block] [--algos tree,f0,f1,bf0,bf1,raw] [--auth on,off]
 
 Every round runs one job of every variant, in an order rotated from round
 to round, so that a change in the machine's load reaches every variant
@@ -19,6 +19,16 @@ alike; --jobs rounds. A variant is one of:
              default, the rows without a mark) and without it (`no-auth`:
              the job token only, as Open MPI and Gloo, which authenticate
              nothing), to show what the MAC costs beside the peers
+
+  raw hop    (--algos raw) the transport alone, per build and transport:
+             ftcoll-bench --pingpong --coll none, a ping-pong of 8 bytes
+             between two ranks with the provider's own calls (no core, no
+             backend), one-way latency = round trip / 2; polled, so one row
+             serves both wait modes, and no MAC. Every ftcoll row of the same
+             build and transport then also shows `-raw`: its p50 less the
+             raw hop's, the time that is ftcoll's own (at n = 2 the
+             exchange's critical path is one hop and a rank's work from the
+             peer's message to its next send; the tree's is two of each)
 
 Each job times --iters back-to-back int64-sum allreduces of 8 bytes (one
 element) after a warm-up, every operation on its own, with no barrier
@@ -62,9 +72,12 @@ ALGOS = {
     # (docs/corrected.md §5.6), which `auto` does not pick.
     "bf0": ["--algo", "corrected", "-f", "0", "--allreduce", "butterfly"],
     "bf1": ["--algo", "corrected", "-f", "1", "--allreduce", "butterfly"],
+    # The transport alone (bench/bench_transport_*.c, pingpong).
+    "raw": ["--pingpong", "--coll", "none"],
 }
 ALGO_NAMES = {"tree": "tree", "f0": "corrected f=0", "f1": "corrected f=1",
-              "bf0": "butterfly f=0", "bf1": "butterfly f=1"}
+              "bf0": "butterfly f=0", "bf1": "butterfly f=1",
+              "raw": "raw hop"}
 ROW = re.compile(r"^\[(\d+)\] 8\s+(\S+)\s+\S+\s+\S+\s+(\S+)\s+\S+\s*$")
 MPI_LAT = re.compile(r"^lat,mpi,8,(\S+),(\S+)$")
 GLOO_LAT = re.compile(r"^(?:\[\d+\] )?lat,gloo-ring,8,(\d+),(\S+),(\S+)$")
@@ -171,6 +184,9 @@ def variants(a):
             for w in a.waits:
                 for al in a.algos:
                     for auth in a.auth:
+                        if al == "raw" and (w != a.waits[0]
+                                            or auth != a.auth[0]):
+                            continue    # polled and unkeyed: one row
                         cmd = [run, "-n", n, "--timeout", "300", "--clock",
                                "ready", "--backend", backend, "--", bench,
                                "--iters", iters, "--warmup", warm,
@@ -178,10 +194,14 @@ def variants(a):
                         if auth == "off":
                             cmd.append("--no-auth")
                         key = (label, t, w, al, auth)
-                        vs.append(Variant(key, "%s %s %s %s%s" % (
-                            label, t, w, ALGO_NAMES[al],
-                            " no-auth" if auth == "off" else ""), cmd, env,
-                            parse_ftcoll))
+                        if al == "raw":
+                            name = "%s %s raw hop (one-way)" % (label, t)
+                        else:
+                            name = "%s %s %s %s%s" % (
+                                label, t, w, ALGO_NAMES[al],
+                                " no-auth" if auth == "off" else "")
+                        vs.append(Variant(key, name, cmd, env,
+                                          parse_ftcoll))
     return vs
 
 
@@ -240,6 +260,8 @@ def main():
             ap.error("--auth: on, off or on,off, got %r" % x)
     if a.jobs < 1 or a.iters < 1 or a.n < 2:
         ap.error("--jobs, --iters at least 1, --n at least 2")
+    if "raw" in a.algos and a.n != 2:
+        ap.error("--algos raw: the ping-pong runs between two ranks (--n 2)")
 
     vs = variants(a)
     print("# side_by_side: n = %d, 8-byte int64-sum allreduce, %d jobs per "
@@ -277,17 +299,26 @@ def main():
               if r in ref.by_round and ref.by_round[r] > 0]
         return "%.2f" % med(rs) if rs else "-"
 
-    print("%-50s %9s %9s %9s %8s %8s %8s %5s" % (
+    def less_raw(v):
+        # p50 less the raw hop's of the same build and transport.
+        if not isinstance(v.key, tuple) or v.key[3] == "raw" or not v.p50:
+            return "-"
+        raw = [r for r in vs if isinstance(r.key, tuple)
+               and r.key[3] == "raw" and r.key[:2] == v.key[:2] and r.p50]
+        return "%.3f" % (med(v.p50) - med(raw[0].p50)) if raw else "-"
+
+    print("%-50s %9s %9s %9s %8s %8s %8s %8s %5s" % (
         "variant", "p50 us", "mean us", "mean/p50", "/mpi", "/mpi rnd",
-        "/gloo", "fail"))
+        "/gloo", "-raw us", "fail"))
     for v in vs:
         tcp = v.key == "mpi tcp" or v.key == "gloo" or (
             isinstance(v.key, tuple) and is_tcp(v.key[1]))
         ref = mpi_tcp if tcp else mpi_sm
         tail = med(v.mean) / med(v.p50) if v.p50 else float("nan")
-        print("%-50s %9.3f %9.3f %9.2f %8s %8s %8s %5d" % (
+        print("%-50s %9.3f %9.3f %9.2f %8s %8s %8s %8s %5d" % (
             v.label, med(v.p50), med(v.mean), tail, ratio(v, ref),
-            round_ratio(v, ref), ratio(v, gl) if tcp else "-", v.failed))
+            round_ratio(v, ref), ratio(v, gl) if tcp else "-", less_raw(v),
+            v.failed))
     return 0
 
 
