@@ -19,9 +19,10 @@
  *     message are the core's (callgrind_core.sh --steady counts them).
  *
  *   bench_core [--n N] [--reps R] [--time-only] [--single]
- *   bench_core --steady ALGO:F [--n N] [--iters K]
+ *   bench_core --steady ALGO:F [--n N] [--iters K] [--phase K]
  *   (--single: only the f = 1 allreduce, for callgrind_core.sh; ALGO:F is
- *   corrected:0, corrected:1, tree:0, ...)
+ *   corrected:0, corrected:1, tree:0, ...; --phase: callgrind collects one
+ *   phase of every operation, bench/phase_marks.h)
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -34,6 +35,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "phase_marks.h"
 #include "ftcoll_loopback.h"
 #include "ftcoll/ftcoll.h"
 #include "ftcoll/ftco.h"
@@ -202,6 +204,9 @@ typedef struct st_world {
     st_rank_t *r;
 } st_world_t;
 
+/* --phase: what callgrind collects of the measured loop. */
+static phase_marks_t marks;
+
 static int st_send(void *tp, uint32_t d, const void *b, size_t l, void *c)
 {
     st_rank_t *me = tp;
@@ -215,6 +220,8 @@ static int st_send(void *tp, uint32_t d, const void *b, size_t l, void *c)
     m->src = me->rank;
     m->len = (uint32_t)l;
     memcpy(m->buf, b, l);
+    if (marks.at == PHASE_START)        /* the operation's first send */
+        phase_set(&marks, PHASE_AFTER_SEND);
     me->w->msgs++;
     me->w->bytes += l;
     return FTC_SEND_INLINE;
@@ -244,6 +251,8 @@ static void st_deliver(const ftc_completion_t *c, void *arg)
                 c->status, (long long)me->out);
         exit(1);
     }
+    if (marks.at == PHASE_RECEIVE)
+        phase_set(&marks, PHASE_RETURN);
     me->busy = false;
     me->delivered++;
 }
@@ -304,13 +313,17 @@ __attribute__((noinline)) static void steady_loop(st_world_t *w,
         for (uint32_t i = 0; i < w->n; i++) {
             st_rank_t *me = &w->r[i];
             if (!me->busy && me->started < iters) {
+                phase_set(&marks, PHASE_START);
                 st_start(me, algo, f);
+                phase_set(&marks, PHASE_NONE);
                 moved = true;
             }
             for (uint32_t k = me->qlen; k > 0; k--) {
                 st_msg_t *m = &me->q[me->qhead];
                 w->clock++;
+                phase_set(&marks, PHASE_RECEIVE);
                 (void)ftc_transport_recv(me->ctx, m->src, m->buf, m->len);
+                phase_set(&marks, PHASE_NONE);
                 me->qhead = (me->qhead + 1) % ST_QLEN;
                 me->qlen--;
                 moved = true;
@@ -328,6 +341,7 @@ __attribute__((noinline)) static void steady_loop(st_world_t *w,
 }
 
 static bool steady_auth;   /* --auth: every message MACed (SipHash-2-4) */
+static int steady_phase;   /* --phase K: collect phase K only */
 
 static void steady_run(const char *spec, uint32_t n, uint64_t iters)
 {
@@ -380,7 +394,9 @@ static void steady_run(const char *spec, uint32_t n, uint64_t iters)
     steady_loop(&w, algo, f, warm);
     uint64_t m0 = w.msgs;
     double t0 = now_s();
+    marks.want = steady_phase;
     steady_loop(&w, algo, f, warm + iters);
+    marks.want = PHASE_NONE;
     double dt = now_s() - t0;
     uint64_t msgs = w.msgs - m0;
     for (uint32_t i = 0; i < n; i++)
@@ -412,6 +428,7 @@ static void usage(FILE *f)
 {
     fputs("usage: bench_core [--n N] [--reps R] [--time-only] [--single]\n"
           "       bench_core --steady ALGO:F [--n N] [--iters K] [--auth] [--timeout NS]\n"
+          "                  [--phase K]\n"
           "       bench_core --op-state | -h, --help | -V, --version\n"
           "  --n N          ranks (1024; --steady: 2)\n"
           "  --reps R       runs per figure, best and mean (5)\n"
@@ -423,6 +440,8 @@ static void usage(FILE *f)
           "  --iters K      --steady: allreduces measured (100000)\n"
           "  --auth         --steady: with message authentication\n"
           "  --timeout NS   --steady: every operation with this timeout_ns\n"
+          "  --phase K      --steady under callgrind --collect-atstart=no: only phase K\n"
+          "                 (1 receive, 2 return, 3 start, 4 after send; phase_marks.h)\n"
           "  --op-state     only the per-operation heap table\n"
           "Every --opt value may also be written --opt=value.\n",
           f);
@@ -451,6 +470,7 @@ enum {
     OPT_TIME_ONLY,
     OPT_SINGLE,
     OPT_OP_STATE,
+    OPT_PHASE,
 };
 
 static const struct option core_options[] = {
@@ -465,6 +485,7 @@ static const struct option core_options[] = {
     {"time-only", no_argument, NULL, OPT_TIME_ONLY},
     {"single", no_argument, NULL, OPT_SINGLE},
     {"op-state", no_argument, NULL, OPT_OP_STATE},
+    {"phase", required_argument, NULL, OPT_PHASE},
     {NULL, 0, NULL, 0},
 };
 
@@ -513,6 +534,9 @@ int main(int argc, char **argv)
         case OPT_OP_STATE:
             op_only = true;
             break;
+        case OPT_PHASE:
+            steady_phase = (int)parse_positive("--phase", optarg, PHASE_MAX);
+            break;
         default:
             return cli_refuse("bench_core", opt, argv, core_options);
         }
@@ -520,6 +544,13 @@ int main(int argc, char **argv)
     if (optind < argc) {
         fprintf(stderr, "bench_core: unexpected argument '%s' (--help)\n",
                 argv[optind]);
+        return 2;
+    }
+    if (steady_phase != PHASE_NONE && (steady == NULL || !BENCH_PHASE_MARKS)) {
+        fprintf(stderr, "bench_core: --phase %s\n",
+                steady == NULL ? "goes with --steady"
+                               : "needs valgrind/callgrind.h, which this "
+                                 "build did not have (the valgrind package)");
         return 2;
     }
     if (op_only)
