@@ -333,6 +333,9 @@ def test_core(prog, version):
     refuses([prog, "--n", "0"], "--n", "bench_core")
     refuses([prog, "--reps=x"], "--reps", "bench_core")
     refuses([prog, "--steady", "nonsense:1"], "--steady", "bench_core")
+    refuses([prog, "--steady", "exchange:1", "--phase", "5"], "--phase",
+            "bench_core")
+    refuses([prog, "--phase", "1"], "--phase", "bench_core")
     refuses([prog, "--steady", "tree:0", "--timeout", "0"], "--timeout", "bench_core")
     r = run([prog, "--steady=tree:0", "--n=2", "--iters=50"])
     check(r.returncode == 0 and "tree:0" in r.stdout,
