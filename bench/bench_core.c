@@ -265,6 +265,10 @@ static ftc_allreduce_algo_t steady_allreduce = FTC_ALLREDUCE_REDUCE_BCAST;
  * ack_timeout_ns set (one second: armed and re-armed, never due in the
  * loop's clock), ftco:F without. */
 static uint64_t steady_ack_timeout_ns;
+/* ftco's default radix is not below n (3 <= n <= k): its check refuses
+ * it (a radix of n or more leaves no choice of tree), so the radix is
+ * n - 1, as ftcoll-bench makes it. */
+static bool steady_ftco_radix_below_n;
 /* --timeout NS: every --steady operation with args.timeout_ns set (the
  * core's operation deadlines; never due in the loop's clock, which
  * counts messages). */
@@ -280,10 +284,13 @@ static void st_start(st_rank_t *me, ftc_algo_t algo, uint32_t f)
     if (algo == FTC_ALGO_CORRECTED)
         a.params = &cp;
     ftc_ftco_params_t fp;
-    if (algo == FTC_ALGO_FTCO && steady_ack_timeout_ns > 0) {
+    if (algo == FTC_ALGO_FTCO
+        && (steady_ack_timeout_ns > 0 || steady_ftco_radix_below_n)) {
         /* (Only then: the call is the core's, counted by callgrind.) */
         ftc_ftco_params_init(&fp);
         fp.ack_timeout_ns = steady_ack_timeout_ns;
+        if (steady_ftco_radix_below_n)
+            fp.tree.k = me->w->n - 1;   /* as ftcoll-bench does */
         a.params = &fp;
     }
     a.algo = algo;
@@ -297,8 +304,12 @@ static void st_start(st_rank_t *me, ftc_algo_t algo, uint32_t f)
     a.deliver_arg = me;
     me->busy = true;
     me->started++;
-    if (ftc_init_allreduce(me->g, &a, NULL) != FTC_OK)
+    int rc = ftc_init_allreduce(me->g, &a, NULL);
+    if (rc != FTC_OK) {
+        fprintf(stderr, "steady: rank %u: ftc_init_allreduce: %s\n",
+                me->rank, ftc_strerror(rc));
         exit(1);
+    }
 }
 
 /* The measured loop (callgrind_core.sh --steady collects only inside it).
@@ -371,6 +382,9 @@ static void steady_run(const char *spec, uint32_t n, uint64_t iters)
                 ST_MAX_RANKS);
         exit(2);
     }
+    ftc_ftco_params_t fdef;
+    ftc_ftco_params_init(&fdef);
+    steady_ftco_radix_below_n = n > 2 && fdef.tree.k >= n;
     st_world_t w = {.n = n, .clock = 1};
     w.r = calloc(n, sizeof(*w.r));
     if (w.r == NULL)
