@@ -454,8 +454,10 @@ static void usage(FILE *f)
           "  --iters K      --steady: allreduces measured (100000)\n"
           "  --auth         --steady: with message authentication\n"
           "  --timeout NS   --steady: every operation with this timeout_ns\n"
-          "  --phase K      --steady under callgrind --collect-atstart=no: only phase K\n"
-          "                 (1 receive, 2 return, 3 start, 4 after send; phase_marks.h)\n"
+          "  --phase K      --steady under callgrind --collect-atstart=no: "
+          "only phase K\n"
+          "                 (1 receive, 2 return, 3 start, 4 after send; "
+          "phase_marks.h)\n"
           "  --op-state     only the per-operation heap table\n"
           "Every --opt value may also be written --opt=value.\n",
           f);

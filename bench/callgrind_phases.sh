@@ -8,8 +8,8 @@
 # top). callgrind_core.sh counts the core's instructions per message,
 # wherever they lie.
 #
-#   sh bench/callgrind_phases.sh [BUILD_DIR] [N] [ALGO:F] [ITERS] [BENCH_ARGS...]
-#       defaults: build 2 exchange:1 5000; BENCH_ARGS go to bench_core
+#   sh bench/callgrind_phases.sh [BUILD_DIR] [N] [ALGO:F] [ITERS] [ARGS...]
+#       defaults: build 2 exchange:1 5000; ARGS go to bench_core
 #       (e.g. --auth: every message MACed)
 #
 # At n = 2 the exchange's critical path is exactly 1 + 2 + 3: the one
