@@ -49,9 +49,12 @@ typedef struct phase_marks {
 } phase_marks_t;
 
 /* The loop enters phase k (PHASE_NONE: back between calls); callgrind
- * collects while it is in the wanted one. */
+ * collects while it is in the wanted one. Nothing wanted, nothing done:
+ * callgrind_core.sh's program totals stay what they were. */
 static inline void phase_set(phase_marks_t *m, int k)
 {
+    if (m->want == PHASE_NONE)
+        return;
     bool was = m->at != PHASE_NONE && m->at == m->want;
     bool will = k != PHASE_NONE && k == m->want;
     m->at = k;
