@@ -49,8 +49,9 @@ typedef struct phase_marks {
 } phase_marks_t;
 
 /* The loop enters phase k (PHASE_NONE: back between calls); callgrind
- * collects while it is in the wanted one. Nothing wanted, nothing done:
- * callgrind_core.sh's program totals stay what they were. */
+ * collects while it is in the wanted one. With nothing wanted, a load
+ * and a compare: callgrind_core.sh's program total grew by 20
+ * instructions per message with the marks, the core's count not at all. */
 static inline void phase_set(phase_marks_t *m, int k)
 {
     if (m->want == PHASE_NONE)
