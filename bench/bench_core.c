@@ -265,10 +265,10 @@ static ftc_allreduce_algo_t steady_allreduce = FTC_ALLREDUCE_REDUCE_BCAST;
  * ack_timeout_ns set (one second: armed and re-armed, never due in the
  * loop's clock), ftco:F without. */
 static uint64_t steady_ack_timeout_ns;
-/* ftco's default radix is not below n (3 <= n <= k): its check refuses
- * it (a radix of n or more leaves no choice of tree), so the radix is
- * n - 1, as ftcoll-bench makes it. */
-static bool steady_ftco_radix_below_n;
+/* Whether ftco runs with radix n - 1, as ftcoll-bench makes it: its
+ * default radix k is not below n (3 <= n <= k), which its check refuses
+ * (a radix of n or more leaves no choice of tree). */
+static bool steady_ftco_radix_lowered;
 /* --timeout NS: every --steady operation with args.timeout_ns set (the
  * core's operation deadlines; never due in the loop's clock, which
  * counts messages). */
@@ -285,11 +285,11 @@ static void st_start(st_rank_t *me, ftc_algo_t algo, uint32_t f)
         a.params = &cp;
     ftc_ftco_params_t fp;
     if (algo == FTC_ALGO_FTCO
-        && (steady_ack_timeout_ns > 0 || steady_ftco_radix_below_n)) {
+        && (steady_ack_timeout_ns > 0 || steady_ftco_radix_lowered)) {
         /* (Only then: the call is the core's, counted by callgrind.) */
         ftc_ftco_params_init(&fp);
         fp.ack_timeout_ns = steady_ack_timeout_ns;
-        if (steady_ftco_radix_below_n)
+        if (steady_ftco_radix_lowered)
             fp.tree.k = me->w->n - 1;   /* as ftcoll-bench does */
         a.params = &fp;
     }
@@ -384,7 +384,7 @@ static void steady_run(const char *spec, uint32_t n, uint64_t iters)
     }
     ftc_ftco_params_t fdef;
     ftc_ftco_params_init(&fdef);
-    steady_ftco_radix_below_n = n > 2 && fdef.tree.k >= n;
+    steady_ftco_radix_lowered = n > 2 && fdef.tree.k >= n;
     st_world_t w = {.n = n, .clock = 1};
     w.r = calloc(n, sizeof(*w.r));
     if (w.r == NULL)
