@@ -5,10 +5,11 @@
  * found in a bounded time.
  *
  * Loopback, virtual time, corrected allreduces (f = 1) in batches, n = 2
- * to 5, every case once with the reduce + bcast rounds and once with the
- * exchange (what auto picks for n <= 4); the transport reports no death unless a case says so, so the
- * core's keepalive is the only detector. Suspect S = 1 ms, first probe
- * wait P = 2 ms, back-off 3: budget B = S + (2^4 - 1) P = 31 ms.
+ * to 5 (stopped and dead members to 8), every case with each round 0:
+ * none (the reduce + bcast rounds), the exchange's and the butterfly's;
+ * the transport reports no death unless a case says so, so the core's
+ * keepalive is the only detector. Suspect S = 1 ms, first probe wait
+ * P = 2 ms, back-off 3: budget B = S + (2^4 - 1) P = 31 ms.
  *
  *   slow    One member's messages (its probe answers included) are
  *           delayed by an adversarial schedule bounded by D = 15 P minus a
@@ -20,7 +21,7 @@
  *           0.3's detector: one probe of P) must exclude somebody in
  *           some run, or the schedule tested nothing.
  *   stopped One member's messages are delayed by 2 B from right after its
- *           k-th send on, for every k of its stream (n = 3 to 5): alive,
+ *           k-th send on, for every k of its stream (n = 3 to 8): alive,
  *           but silent past the bound, as a stopped process is seen by
  *           its peers. The first member to declare it failed does so no
  *           earlier than B after it last heard from it; every member that
@@ -32,18 +33,32 @@
  *           later round and check it with one probe of its own
  *           (core/monitor.c, ftc_monitor_verify); somebody does if a batch
  *           started after the fault; the others deliver every operation
- *           FTC_OK with a right value. (At n = 2 this slow link is
+ *           FTC_OK with a right value, and every operation the fault held
+ *           up within B + S/4 + S + P of the later of the fault and its
+ *           batch's start (end to end: the monitor held across a round
+ *           change, core/monitor.h). Each run twice to n = 5: the first
+ *           batch's ranks starting together, and a fraction of a check
+ *           period apart, so that their verdicts come at different
+ *           moments, as real processes' do, and the first one's next
+ *           round reaches the others while their own series run; from
+ *           6 to 8 staggered only (started together, two schedules at
+ *           n = 6 and 7 let the slowed member evict a healthy one, a
+ *           limitation docs/decisions.md gives: "The cutoff rule's
+ *           mirror image").
+ *           (At n = 2 this slow link is
  *           ambiguous: the slowed member times the other out just as
  *           well, and either may be the one cut off; a real stop, which
  *           runs no timer, is the conformance suite's SIGSTOP case.)
  *   dead    A member crashes right after its k-th send, every k: the same
- *           bounds and checks, n = 2 to 5.
+ *           bounds and checks, n = 2 to 8.
  *   learned One member answers 0.9 series late through the first batch,
  *           then 1.5 series late (n = 2 and 3): beyond the back-off, but
  *           within 4 times the silence the others saw it survive, so
  *           nobody is declared failed (core/monitor.c, the stall
- *           record); without the first batch's lesson the same 1.5
- *           series exclude somebody.
+ *           record; with the butterfly, a member the victim sends
+ *           nothing learns it from a probe whose waiters left before the
+ *           answer came: "A lapsed series"); without the first batch's
+ *           lesson the same 1.5 series exclude somebody.
  *   report  The same crashes, reported by the transport 50 us later:
  *           every member that declares the crash does so within 50 us
  *           and a few hops of it, and no probe is ever sent.
@@ -58,9 +73,13 @@
 
 #include "ftcoll/ftcoll.h"
 #include "ftcoll_loopback.h"
+#include "core/context.h"
 #include "core/monitor.h"
 
-#define NMAX 5
+/* Stopped and dead members up to n = 8 (the butterfly's first group
+ * with three sub-rounds), the other cases up to 5. */
+#define NMAX 8
+#define NMAX_SLOW 5
 #define BATCH 4
 #define NBATCH 8
 #define NOPS (BATCH * NBATCH)
@@ -77,6 +96,16 @@
 #define CHECK_NS (S_NS / FTC_WATCH_CHECKS)
 #define LATENCY_NS 1000u
 #define DETECT_NS 50000u
+/* In a staggered run (stopped and dead members) the first batch's ranks
+ * start this far apart, so that each context checks its watches on a grid of its own
+ * (the grid starts with its first watch), as real processes do: members
+ * that watch one silent peer then reach their verdicts at different
+ * moments, and the first one's word (a later round of the operation)
+ * reaches the others while their own probe series still run. Started
+ * together, they all timed the victim out at one instant, which hid a
+ * second series waited out by the others (core/monitor.h,
+ * ftc_monitor_hold). */
+#define STAGGER_NS (CHECK_NS / NMAX)
 
 typedef enum {
     CASE_SLOW, CASE_STOPPED, CASE_DEAD, CASE_REPORT, CASE_LEARNED
@@ -87,6 +116,7 @@ typedef struct rank_run {
     int64_t out[NOPS][COUNT];
     int status[NOPS];
     uint32_t delivered[NOPS];
+    uint64_t delivered_at[NOPS];
 } rank_run_t;
 
 typedef struct slot {
@@ -97,8 +127,9 @@ typedef struct slot {
 typedef struct run {
     case_t kind;
     uint32_t n, victim, backoff;
-    ftc_allreduce_algo_t allreduce; /* reduce + bcast rounds, or exchange */
+    ftc_allreduce_algo_t allreduce; /* the rounds' round 0, if any */
     uint64_t seed, k;           /* dead: crash after k sends */
+    bool stagger;               /* the first batch's ranks: STAGGER_NS */
     rank_run_t ranks[NMAX];
     slot_t slots[NMAX][NOPS];
     /* Per member: when it last had a message from the victim, when it
@@ -108,6 +139,9 @@ typedef struct run {
     uint64_t batch_at[NBATCH];  /* when each batch started */
     uint64_t victim_sends;      /* in the whole stream */
     bool anyone_failed, anyone_excluded;
+    /* Learned, butterfly at n = 3: the stall record, after the second
+     * batch, of the member the victim sends nothing (lapsed_member). */
+    uint64_t lapsed_stall;
     uint64_t probes;
 } run_t;
 
@@ -122,16 +156,22 @@ static uint64_t splitmix(uint64_t *x)
     return z ^ (z >> 31);
 }
 
+/* The world that runs: its clock times the deliveries. */
+static ftc_lb_world_t *running;
+
 static void on_deliver(const ftc_completion_t *c, void *arg)
 {
     slot_t *s = arg;
     s->rr->delivered[s->op]++;
+    s->rr->delivered_at[s->op] = ftc_lb_now(running);
     s->rr->status[s->op] = c->status;
 }
 
-static int start_batch(run_t *run, ftc_group_t **grp, uint32_t b)
+/* Ranks [from, to) start batch b's operations. */
+static int start_ranks(run_t *run, ftc_group_t **grp, uint32_t b,
+                       uint32_t from, uint32_t to)
 {
-    for (uint32_t r = 0; r < run->n; r++) {
+    for (uint32_t r = from; r < to; r++) {
         rank_run_t *rr = &run->ranks[r];
         for (uint32_t op = b * BATCH; op < (b + 1) * BATCH; op++) {
             run->slots[r][op] = (slot_t){rr, op};
@@ -175,6 +215,19 @@ static uint64_t pick_delay(uint64_t *x, uint64_t d)
     }
 }
 
+/* With the butterfly at n = 3 (rank 1 the extra, rank 0 its twin and
+ * rank 2's partner), the member a victim 1 or 2 sends nothing in round
+ * 0: it watches the victim, but waits on it only through the others, so
+ * its probe series lapses when the value comes (core/monitor.c, "A
+ * lapsed series"). n when there is none. */
+static uint32_t lapsed_member(const run_t *run)
+{
+    if (run->kind != CASE_LEARNED || run->allreduce != FTC_ALLREDUCE_BUTTERFLY
+        || run->n != 3 || run->victim == 0 || run->k == 0)
+        return run->n;
+    return 3 - run->victim;
+}
+
 static int run_stream(run_t *run)
 {
     uint32_t n = run->n;
@@ -189,6 +242,7 @@ static int run_stream(run_t *run)
     int rc = ftc_lb_world_create(&lc, &w);
     if (rc != FTC_OK)
         return rc;
+    running = w;
     ftc_context_t *ctx[NMAX] = {0};
     ftc_group_t *grp[NMAX] = {0};
     ftc_config_t cfg;
@@ -218,7 +272,9 @@ static int run_stream(run_t *run)
     bool faulted = false;
     for (uint32_t b = 0; b < NBATCH && rc == FTC_OK; b++) {
         run->batch_at[b] = ftc_lb_now(w);
-        rc = start_batch(run, grp, b);
+        bool stagger = b == 0 && run->stagger;
+        uint32_t started = stagger ? 1 : n;
+        rc = start_ranks(run, grp, b, 0, started);
         for (uint64_t i = 0; rc == FTC_OK && i < 10000000; i++) {
             uint64_t now = ftc_lb_now(w);
             if (run->kind == CASE_SLOW && now >= next_change) {
@@ -232,8 +288,19 @@ static int run_stream(run_t *run)
                 ftc_lb_set_delay(w, run->victim,
                                  b == 0 ? (run->k ? SERIES_NS * 9 / 10 : 0)
                                         : SERIES_NS * 3 / 2);
-            if (!ftc_lb_step(w))
+            if (started < n) {
+                /* Batch 0: the next rank starts when the world reaches
+                 * its time; the batch's waits start with the last one. */
+                uint64_t t = run->batch_at[b] + started * STAGGER_NS;
+                if (ftc_lb_run_until(w, t, 1) == 0) {
+                    rc = start_ranks(run, grp, b, started, started + 1);
+                    if (++started == n)
+                        run->batch_at[b] = t;
+                    continue;
+                }
+            } else if (!ftc_lb_step(w)) {
                 break;
+            }
             now = ftc_lb_now(w);
             /* The fault lands right after the victim's k-th send. */
             if (!faulted && run->kind == CASE_STOPPED
@@ -255,6 +322,8 @@ static int run_stream(run_t *run)
                     && ftc_context_is_failed(ctx[r], run->victim))
                     run->declared[r] = now;
         }
+        if (b == 1 && lapsed_member(run) < n)
+            run->lapsed_stall = ctx[lapsed_member(run)]->stall_ns;
     }
     for (uint32_t r = 0; r < n; r++) {
         run->anyone_failed |= ftc_context_failed(ctx[r], NULL, 0) > 0;
@@ -284,6 +353,13 @@ static bool value_ok(const int64_t *v, uint32_t n, uint32_t skip)
     return v[n] == members && v[n + 1] == weight;
 }
 
+static const char *algo_name(ftc_allreduce_algo_t a)
+{
+    return a == FTC_ALLREDUCE_EXCHANGE    ? "exchange"
+           : a == FTC_ALLREDUCE_BUTTERFLY ? "butterfly"
+                                          : "reduce+bcast";
+}
+
 static const char *case_name(case_t k)
 {
     switch (k) {
@@ -299,10 +375,10 @@ static void fail(const run_t *run, const char *what)
 {
     failures++;
     fprintf(stderr, "FAIL %s %s n=%u victim=%u seed=%" PRIu64 " k=%" PRIu64
-                    " backoff=%u: %s\n", case_name(run->kind),
-            run->allreduce == FTC_ALLREDUCE_EXCHANGE ? "exchange"
-                                                      : "reduce+bcast",
-            run->n, run->victim, run->seed, run->k, run->backoff, what);
+                    " backoff=%u%s: %s\n", case_name(run->kind),
+            algo_name(run->allreduce),
+            run->n, run->victim, run->seed, run->k, run->backoff,
+            run->stagger ? " staggered" : "", what);
 }
 
 /* Every member but skip delivered every operation once, FTC_OK, with the
@@ -381,6 +457,54 @@ static void check_bounds(const run_t *run)
     }
 }
 
+/* The longest a survivor's operation took to deliver past the later of
+ * the fault and the start of its batch, over the operations the fault
+ * can hold up (its batch's and later ones). */
+static uint64_t longest_hold(const run_t *run)
+{
+    uint64_t worst = 0;
+    if (run->fault_at == 0)
+        return 0;
+    for (uint32_t b = 0; b < NBATCH; b++) {
+        if (b + 1 < NBATCH && run->batch_at[b + 1] <= run->fault_at)
+            continue;
+        uint64_t from = run->batch_at[b] > run->fault_at ? run->batch_at[b]
+                                                         : run->fault_at;
+        for (uint32_t r = 0; r < run->n; r++) {
+            if (r == run->victim)
+                continue;
+            for (uint32_t op = b * BATCH; op < (b + 1) * BATCH; op++) {
+                uint64_t at = run->ranks[r].delivered_at[op];
+                if (at > from && at - from > worst)
+                    worst = at - from;
+            }
+        }
+    }
+    return worst;
+}
+
+/* End to end: every operation the fault held up delivered at every
+ * survivor within the budget and the check period after the later of
+ * the fault and its batch's start, plus the one probe (S + P) of a
+ * member that checks a later round's word. Each declaration's bound
+ * (check_bounds) does not say it: before the monitor was held across a
+ * round change (core/monitor.h), a member pulled into the next round by
+ * the first verdict watched the victim again from scratch there, and
+ * its operations waited out a second budget, or a third. */
+static void check_hold(const run_t *run)
+{
+    uint64_t hold = longest_hold(run);
+    uint64_t bound = (uint64_t)BUDGET_NS + CHECK_NS + S_NS + P_NS
+                     + 100 * LATENCY_NS;
+    if (hold > bound) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "an operation delivered %" PRIu64
+                 " ns after the fault or its batch's start: past %" PRIu64,
+                 hold, bound);
+        fail(run, msg);
+    }
+}
+
 static bool faulted_before_last(const run_t *run)
 {
     return run->fault_at != 0 && run->fault_at < run->batch_at[NBATCH - 1];
@@ -420,6 +544,7 @@ static void one(run_t *run)
             fail(run, "nobody declared the victim failed");
         check_bounds(run);
         check_survivors(run, v, v);
+        check_hold(run);
         break;
     }
     case CASE_LEARNED:
@@ -433,6 +558,14 @@ static void one(run_t *run)
         if (run->anyone_failed || run->anyone_excluded)
             fail(run, "a member that had answered late before was declared "
                       "failed for a silence within 4 times that");
+        /* The second batch's 1.5 series reached the member the victim
+         * sends nothing only as a lapsed series: it must have learnt
+         * from it, and no more than a watched series could live
+         * through (the back-off's waits: it had no record before). */
+        if (lapsed_member(run) < n
+            && (run->lapsed_stall == 0 || run->lapsed_stall > SERIES_NS))
+            fail(run, "the lapsed series taught nothing, or more than a "
+                      "series");
         check_survivors(run, n, n);
         break;
     case CASE_REPORT: {
@@ -464,7 +597,7 @@ static void one(run_t *run)
 /* Every case, with the allreduce's rounds chosen by algo. */
 static void all_cases(run_t *run, ftc_allreduce_algo_t algo, uint32_t seeds)
 {
-    for (uint32_t n = 2; n <= NMAX; n++)
+    for (uint32_t n = 2; n <= NMAX_SLOW; n++)
         for (uint32_t s = 0; s < seeds; s++)
             for (uint32_t backoff = 0; backoff <= BACKOFF;
                  backoff += BACKOFF) {
@@ -478,7 +611,8 @@ static void all_cases(run_t *run, ftc_allreduce_algo_t algo, uint32_t seeds)
     /* Stopped, dead, reported: after each send index of the victim's
      * stream (sampled past the first batch: its sends there are alike). */
     for (case_t kind = CASE_STOPPED; kind <= CASE_REPORT; kind++)
-        for (uint32_t n = kind == CASE_STOPPED ? 3 : 2; n <= NMAX; n++)
+        for (uint32_t n = kind == CASE_STOPPED ? 3 : 2;
+             n <= (kind == CASE_REPORT ? NMAX_SLOW : NMAX); n++)
             for (uint32_t v = 0; v < n; v++) {
                 memset(run, 0, sizeof(*run));
                 *run = (run_t){.kind = CASE_DEAD, .n = n, .victim = v,
@@ -487,15 +621,20 @@ static void all_cases(run_t *run, ftc_allreduce_algo_t algo, uint32_t seeds)
                                .k = UINT64_MAX};
                 (void)run_stream(run);
                 uint64_t total = run->victim_sends;
+                /* Stopped and dead: in lockstep too up to n = 5, as
+                 * before the stagger; staggered, to 8. */
+                bool lockstep = kind == CASE_REPORT || n <= NMAX_SLOW;
+                bool staggered = kind != CASE_REPORT;
                 for (uint64_t k = 0; k <= total + 1;
-                     k += k < 2 * BATCH * n ? 1 : 1 + total / 8) {
-                    memset(run, 0, sizeof(*run));
-                    *run = (run_t){.kind = kind, .n = n, .victim = v,
-                                   .allreduce = algo,
-                                   .backoff = BACKOFF, .seed = 3 + n,
-                                   .k = k};
-                    one(run);
-                }
+                     k += k < 2 * BATCH * n ? 1 : 1 + total / 8)
+                    for (int st = lockstep ? 0 : 1; st <= staggered; st++) {
+                        memset(run, 0, sizeof(*run));
+                        *run = (run_t){.kind = kind, .n = n, .victim = v,
+                                       .allreduce = algo,
+                                       .backoff = BACKOFF, .seed = 3 + n,
+                                       .k = k, .stagger = st != 0};
+                        one(run);
+                    }
             }
     /* Learned delays: k = 1 answers late first, k = 0 does not. */
     for (uint32_t n = 2; n <= 3; n++)
@@ -510,9 +649,9 @@ static void all_cases(run_t *run, ftc_allreduce_algo_t algo, uint32_t seeds)
             }
 }
 
-/* "test_detector dead|stopped|report exchange|reduce+bcast N VICTIM K"
- * repeats one run that a failure printed. */
-static int one_again(run_t *run, char **argv)
+/* "test_detector dead|stopped|report exchange|butterfly|reduce+bcast N
+ * VICTIM K [staggered]" repeats one run that a failure printed. */
+static int one_again(run_t *run, int argc, char **argv)
 {
     static const char *kinds[] = {"slow", "stopped", "dead", "report"};
     memset(run, 0, sizeof(*run));
@@ -520,17 +659,20 @@ static int one_again(run_t *run, char **argv)
     for (case_t k = CASE_STOPPED; k <= CASE_REPORT; k++)
         if (strcmp(argv[1], kinds[k]) == 0)
             run->kind = k;
-    run->allreduce = strcmp(argv[2], "exchange") == 0
-                         ? FTC_ALLREDUCE_EXCHANGE
-                         : FTC_ALLREDUCE_REDUCE_BCAST;
+    run->allreduce = FTC_ALLREDUCE_REDUCE_BCAST;
+    if (strcmp(argv[2], "exchange") == 0)
+        run->allreduce = FTC_ALLREDUCE_EXCHANGE;
+    else if (strcmp(argv[2], "butterfly") == 0)
+        run->allreduce = FTC_ALLREDUCE_BUTTERFLY;
     run->n = (uint32_t)strtoul(argv[3], NULL, 10);
     run->victim = (uint32_t)strtoul(argv[4], NULL, 10);
     run->k = strtoull(argv[5], NULL, 10);
+    run->stagger = argc == 7 && strcmp(argv[6], "staggered") == 0;
     if (run->kind == CASE_LEARNED || run->n < 2 || run->n > NMAX
-        || run->victim >= run->n) {
+        || run->victim >= run->n || (argc == 7 && !run->stagger)) {
         fprintf(stderr, "usage: test_detector [SEEDS] | "
-                        "dead|stopped|report exchange|reduce+bcast N VICTIM "
-                        "K\n");
+                        "dead|stopped|report exchange|butterfly|reduce+bcast "
+                        "N VICTIM K [staggered]\n");
         return 2;
     }
     run->backoff = BACKOFF;
@@ -547,16 +689,17 @@ int main(int argc, char **argv)
     run_t *run = malloc(sizeof(*run));
     if (run == NULL)
         return 1;
-    if (argc == 6) {
-        int rc = one_again(run, argv);
+    if (argc == 6 || argc == 7) {
+        int rc = one_again(run, argc, argv);
         free(run);
         return rc;
     }
-    /* Both allreduce rounds: the exchange (what auto picks for small
-     * groups, any n when asked for) must keep the bounds of the reduce +
-     * bcast rounds. */
+    /* Every round 0: the exchange and the butterfly (what auto picks for
+     * small groups, and from n = 4 over TCP and 9 to 16 elsewhere; any n
+     * when asked for) must keep the bounds of the reduce + bcast rounds. */
     all_cases(run, FTC_ALLREDUCE_REDUCE_BCAST, seeds);
     all_cases(run, FTC_ALLREDUCE_EXCHANGE, seeds);
+    all_cases(run, FTC_ALLREDUCE_BUTTERFLY, seeds);
     printf("control (back-off off, the slow schedules): %" PRIu64
            " of %" PRIu64 " runs excluded a live member\n",
            control_excluded, control_runs);

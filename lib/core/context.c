@@ -106,6 +106,7 @@ void ftc_context_destroy(ftc_context_t *ctx)
     ftc_bulk_pool_free(ctx);
     ftc_pending_free_list(ctx->orphans);
     free(ctx->watches);
+    free(ctx->lapsed);
     free(ctx->answers);
     ftc_talked_free(ctx);
     ftc_notice_free(ctx);

@@ -26,6 +26,13 @@ struct ftc_send_rec;
 
 /* ---- the failure monitor's per-peer watch ---------------------------- */
 
+/* Probe series remembered after their watch went (core/monitor.c). */
+#define FTC_LAPSED_MAX 4
+typedef struct ftc_lapsed {
+    uint64_t series_at;
+    uint32_t peer;
+} ftc_lapsed_t;
+
 typedef struct ftc_watch {
     /* The 64-bit fields first, then the 32-bit, then the flags: 80 bytes,
      * not the 96 that declaration order padded to (the simulator keeps a
@@ -63,6 +70,10 @@ typedef struct ftc_watch {
      * ftc_monitor_verify): one of refs is the claim's, and the series
      * is one probe long. */
     bool verifying;
+    /* Its last waiter left inside a hold (ftc_monitor_hold): it stays, in
+     * whatever silence or series it was, until a waiter takes it again
+     * or the hold ends; held_keep: that waiter's release kept it. */
+    bool held, held_keep;
 } ftc_watch_t;
 
 /* When this process last answered a peer's probe (core/cutoff.c). */
@@ -138,6 +149,7 @@ struct ftc_context {
 
     ftc_watch_t *watches;
     uint32_t nwatches, capwatches;
+    uint32_t watch_hold;        /* ftc_monitor_hold's depth */
     /* The latest check of the watches (a timer turn's clock) plus the
      * check period: a watch taken now is checked by then, with no clock
      * read of its own (core/monitor.c, "Lazy silence"). 0: no check yet. */
@@ -193,6 +205,14 @@ struct ftc_context {
      * long the host keeps a process from reading, which peers are
      * allowed several times over (core/monitor.c). */
     uint64_t stall_ns, stall_at;
+    /* Probe series whose waiters all left before the peer answered, and
+     * when each began: the peer's next word still times its silence for
+     * the stall record (core/monitor.c, "A lapsed series"). The newest
+     * FTC_LAPSED_MAX only, in an array allocated at the first (a
+     * process that never saw one, the simulator's every process, pays
+     * a pointer). */
+    ftc_lapsed_t *lapsed;
+    uint32_t nlapsed;
     uint64_t timer_deadline;
     /* Timer turns in a row that ran without the clock (core/settle.c,
      * "at once" turns): bounded, so that deadlines are still looked at

@@ -114,6 +114,83 @@ static void stall_note(ftc_context_t *ctx, uint64_t d, uint64_t now)
     }
 }
 
+/*
+ * A lapsed series. A watch in a probe series goes when its last waiter
+ * leaves (the series belongs to the waiters), often because what it
+ * waited for came another way: the butterfly's watch on a member that
+ * sends this process nothing ends when the value arrives, through the
+ * late member's partners. The late member's answer then found no watch,
+ * and the silence it survived taught this process nothing: the next time
+ * it waited on it, as long, it declared a live member failed that its
+ * partners had learned to wait for (tests/test_detector.c, "learned").
+ * So the series' start is remembered, and the peer's next word, whatever
+ * it is, times the silence as an answer to a watched probe does. Its
+ * next word: channels keep order, so nothing the peer sent came between,
+ * and the silence counted is never more than the real one. Nor more than
+ * a watched series could have lived through (the back-off's waits, or
+ * FTC_STALL_FACTOR times the record if longer): a peer that stayed
+ * silent longer would have been declared failed, not learnt from, and a
+ * word that comes much later (a peer stopped for minutes while nobody
+ * needed it) must not make this process wait minutes on the next dead
+ * one.
+ */
+static void lapsed_note(ftc_context_t *ctx, uint32_t peer, uint64_t series_at)
+{
+    if (ctx->lapsed == NULL) {
+        ctx->lapsed = malloc(sizeof(*ctx->lapsed) * FTC_LAPSED_MAX);
+        if (ctx->lapsed == NULL)
+            return; /* no memory: the lesson is lost, as before */
+    }
+    uint32_t i = 0;
+    while (i < ctx->nlapsed && ctx->lapsed[i].peer != peer)
+        i++;
+    if (i == ctx->nlapsed) {
+        if (ctx->nlapsed < FTC_LAPSED_MAX) {
+            ctx->nlapsed++;
+        } else {
+            /* Full: the oldest series gives way. */
+            i = 0;
+            for (uint32_t j = 1; j < ctx->nlapsed; j++)
+                if (ctx->lapsed[j].series_at < ctx->lapsed[i].series_at)
+                    i = j;
+        }
+    } else if (ctx->lapsed[i].series_at <= series_at) {
+        return; /* the older series counts the longer silence */
+    }
+    ctx->lapsed[i].peer = peer;
+    ctx->lapsed[i].series_at = series_at;
+}
+
+/* peer's lapsed series ends, if it has one: it spoke (spoke, and the
+ * silence it kept since the series began goes to the stall record) or
+ * it was declared failed. */
+__attribute__((cold))
+static void lapsed_end(ftc_context_t *ctx, uint32_t peer, bool spoke)
+{
+    for (uint32_t i = 0; i < ctx->nlapsed; i++) {
+        if (ctx->lapsed[i].peer != peer)
+            continue;
+        uint64_t series_at = ctx->lapsed[i].series_at;
+        ctx->lapsed[i] = ctx->lapsed[--ctx->nlapsed];
+        if (spoke) {
+            uint64_t now = ctx->ops.now(ctx->tp);
+            if (now <= series_at)
+                return;
+            uint64_t most = 0;
+            for (uint32_t b = 0; b <= ctx->cfg.probe_backoff; b++)
+                most = sat_add(most, probe_wait(ctx, b));
+            uint64_t rec = stall_recent(ctx, now);
+            if (rec > most / FTC_STALL_FACTOR)
+                most = rec > UINT64_MAX / FTC_STALL_FACTOR
+                           ? UINT64_MAX
+                           : rec * FTC_STALL_FACTOR;
+            uint64_t d = now - series_at;
+            stall_note(ctx, d < most ? d : most, now);
+        }
+        return;
+    }
+}
+
 /* How often a quiet watch that an operation waits on is checked. */
 static uint64_t check_period(const ftc_context_t *ctx)
 {
@@ -168,6 +245,16 @@ static void watch_remove(ftc_context_t *ctx, ftc_watch_t *w)
 static void watch_take(ftc_context_t *ctx, ftc_watch_t *w, const ftc_cop_t *op)
 {
     if (w->refs == 0) {
+        if (w->held) {
+            /* Taken again inside a hold (ftc_monitor_hold): the wait
+             * goes on, its silence and series with it. */
+            w->held = false;
+            w->refs = 1;
+            w->group_id = op->group->id;
+            w->epoch = op->group->epoch;
+            w->seq = op->seq;
+            return;
+        }
         /* A kept watch (ftc_monitor_release_keep): the transport still
          * watches the peer; the keepalive starts again as for a new
          * watch, from the next check. */
@@ -211,6 +298,8 @@ void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op)
     w->refs = 1;
     w->verifying = false;
     w->probing = false;
+    w->held = false;
+    w->held_keep = false;
     w->backoff = 0;
     w->window = 0;
     w->series_at = 0;
@@ -273,6 +362,11 @@ static bool watch_drop(ftc_context_t *ctx, ftc_watch_t *w, bool keep)
 {
     if (--w->refs > 0)
         return false;
+    if (ctx->watch_hold > 0) {
+        w->held = true;
+        w->held_keep = keep;
+        return false;
+    }
     /* Kept only when the peer answered everything: a watch in a probe
      * series goes as before (its series belongs to the waiters). Else
      * kept at refs 0: no probe (nobody waits); it goes at a check that
@@ -280,8 +374,33 @@ static bool watch_drop(ftc_context_t *ctx, ftc_watch_t *w, bool keep)
      * for it again by then (ftc_monitor_expire). */
     if (keep && !w->probing && !w->verifying)
         return false;
+    if (w->probing)
+        lapsed_note(ctx, w->peer, w->series_at);
     watch_remove(ctx, w);
     return true;
+}
+
+void ftc_monitor_hold(ftc_context_t *ctx)
+{
+    ctx->watch_hold++;
+}
+
+void ftc_monitor_hold_end(ftc_context_t *ctx)
+{
+    if (--ctx->watch_hold > 0)
+        return;
+    for (uint32_t i = 0; i < ctx->nwatches;) {
+        ftc_watch_t *w = &ctx->watches[i];
+        if (!w->held) {
+            i++;
+            continue;
+        }
+        /* Nobody took it again: its release's verdict, now. */
+        w->held = false;
+        w->refs = 1;
+        if (!watch_drop(ctx, w, w->held_keep))
+            i++;
+    }
 }
 
 void ftc_monitor_release(ftc_context_t *ctx, uint32_t peer)
@@ -356,6 +475,7 @@ void ftc_monitor_drop_kept(ftc_context_t *ctx, uint32_t group_id,
 
 void ftc_monitor_forget(ftc_context_t *ctx, uint32_t peer)
 {
+    lapsed_end(ctx, peer, false);
     ftc_watch_t *w = watch_find(ctx, peer);
     if (w != NULL)
         watch_remove(ctx, w);
@@ -363,6 +483,8 @@ void ftc_monitor_forget(ftc_context_t *ctx, uint32_t peer)
 
 void ftc_monitor_heard(ftc_context_t *ctx, uint32_t peer)
 {
+    if (ctx->nlapsed > 0)
+        lapsed_end(ctx, peer, true);
     ftc_watch_t *w = watch_find(ctx, peer);
     if (w == NULL)
         return;

@@ -16,6 +16,23 @@
  * last word and the start of the wait (core/monitor.c, "Lazy silence"). */
 #define FTC_WATCH_CHECKS 4u
 
+/*
+ * An operation that changes what it waits on holds the monitor across
+ * the change: a corrected allreduce moving to a later round, whose old
+ * parts release their watches before the new ones take theirs. A watch
+ * whose last waiter leaves during the hold stays, and a waiter that
+ * takes it again continues its silence and its probe series where they
+ * were, instead of starting anew: the operation has waited on the peer
+ * all along. Without it, a member pulled into the later round by the
+ * first one to time a silent peer out watched that peer again from
+ * scratch there, and the operation waited out a second series
+ * (docs/decisions.md, "Failure detection"). At the end of the hold a
+ * watch nobody took again goes, or is kept, as its release said. Holds
+ * nest; keep them short (one event's handling).
+ */
+void ftc_monitor_hold(ftc_context_t *ctx);
+void ftc_monitor_hold_end(ftc_context_t *ctx);
+
 /* An operation starts / stops waiting on world rank peer. */
 void ftc_monitor_acquire(ftc_context_t *ctx, uint32_t peer, const ftc_cop_t *op);
 void ftc_monitor_release(ftc_context_t *ctx, uint32_t peer);

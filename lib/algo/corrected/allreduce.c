@@ -510,11 +510,19 @@ static void nudge_root(allreduce_op_t *a)
 }
 
 /* Move forward to the round asked for, as often as it takes (a root
- * already known failed asks for the next one at once). */
+ * already known failed asks for the next one at once). The monitor is
+ * held across (core/monitor.h): a peer this process watched in the round
+ * it leaves and waits on in the next is watched on, its silence and probe
+ * series with it, not from scratch. */
 static void settle_rounds(allreduce_op_t *a)
 {
-    while (!a->base.finished && a->want_round > a->round)
-        enter_round(a, a->want_round);
+    if (!a->base.finished && a->want_round > a->round) {
+        ftc_context_t *ctx = a->base.group->ctx;
+        ftc_monitor_hold(ctx);
+        while (!a->base.finished && a->want_round > a->round)
+            enter_round(a, a->want_round);
+        ftc_monitor_hold_end(ctx);
+    }
     /* (The check holds for every round one message moves us through.) */
     a->pull_check = false;
     a->pulled_by = UINT32_MAX;
@@ -594,6 +602,10 @@ static void ar_on_msg(ftc_cop_t *op, const ftc_wire_header_t *hdr,
 static void ar_on_failed(ftc_cop_t *op, uint32_t grank)
 {
     allreduce_op_t *a = (allreduce_op_t *)op;
+    /* Round 0 may end here, before settle_rounds moves on: its watches
+     * are held from now (settle_rounds). */
+    ftc_context_t *ctx = op->group->ctx;
+    ftc_monitor_hold(ctx);
     if (a->r0_live && !op->delivered) {
         ftc_round0_on_failed(&a->r0, grank);
         if (ftc_round0_missing(&a->r0) && a->want_round < a->shift) {
@@ -608,6 +620,7 @@ static void ar_on_failed(ftc_cop_t *op, uint32_t grank)
     if (a->bp_live)
         ftc_bcast_part_on_failed(&a->bp, grank);
     settle_rounds(a);
+    ftc_monitor_hold_end(ctx);
 }
 
 static void ar_on_send_done(ftc_cop_t *op)
