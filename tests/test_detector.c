@@ -97,14 +97,14 @@
 #define LATENCY_NS 1000u
 #define DETECT_NS 50000u
 /* In a staggered run (stopped and dead members) the first batch's ranks
- * start this far apart, so that each context checks its watches on a grid of its own
- * (the grid starts with its first watch), as real processes do: members
- * that watch one silent peer then reach their verdicts at different
- * moments, and the first one's word (a later round of the operation)
- * reaches the others while their own probe series still run. Started
- * together, they all timed the victim out at one instant, which hid a
- * second series waited out by the others (core/monitor.h,
- * ftc_monitor_hold). */
+ * start this far apart, so that each context checks its watches on a
+ * grid of its own (the grid starts with its first watch), as real
+ * processes do: members that watch one silent peer then reach their
+ * verdicts at different moments, and the first one's word (a later round
+ * of the operation) reaches the others while their own probe series
+ * still run. Started together, they all timed the victim out at one
+ * instant, which hid a second series waited out by the others
+ * (core/monitor.h, ftc_monitor_hold). */
 #define STAGGER_NS (CHECK_NS / NMAX)
 
 typedef enum {
