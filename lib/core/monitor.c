@@ -104,6 +104,15 @@ static uint64_t stall_recent(const ftc_context_t *ctx, uint64_t now)
     return halvings >= 64 ? 0 : ctx->stall_ns >> halvings;
 }
 
+/* How long a probe series lasts at least, from this host's record:
+ * FTC_STALL_FACTOR times it (0: no record). */
+static uint64_t stall_allowance(const ftc_context_t *ctx, uint64_t now)
+{
+    uint64_t stall = stall_recent(ctx, now);
+    return stall > UINT64_MAX / FTC_STALL_FACTOR ? UINT64_MAX
+                                                 : stall * FTC_STALL_FACTOR;
+}
+
 /* Record a stretch of d ns without reading (ours) or answering (a
  * peer's), ended at now, if it is the longest lately. */
 static void stall_note(ftc_context_t *ctx, uint64_t d, uint64_t now)
@@ -176,14 +185,14 @@ static void lapsed_end(ftc_context_t *ctx, uint32_t peer, bool spoke)
             uint64_t now = ctx->ops.now(ctx->tp);
             if (now <= series_at)
                 return;
+            /* What a watched series lives through: its waits, or the
+             * record's allowance if longer. */
             uint64_t most = 0;
             for (uint32_t b = 0; b <= ctx->cfg.probe_backoff; b++)
                 most = sat_add(most, probe_wait(ctx, b));
-            uint64_t rec = stall_recent(ctx, now);
-            if (rec > most / FTC_STALL_FACTOR)
-                most = rec > UINT64_MAX / FTC_STALL_FACTOR
-                           ? UINT64_MAX
-                           : rec * FTC_STALL_FACTOR;
+            uint64_t allow = stall_allowance(ctx, now);
+            if (allow > most)
+                most = allow;
             uint64_t d = now - series_at;
             stall_note(ctx, d < most ? d : most, now);
         }
@@ -618,11 +627,7 @@ void ftc_monitor_expire(ftc_context_t *ctx, uint64_t now)
             i++;
             continue;
         }
-        uint64_t stall = stall_recent(ctx, now);
-        if (w->probing && stall != 0
-            && now - w->series_at < (stall > UINT64_MAX / FTC_STALL_FACTOR
-                                         ? UINT64_MAX
-                                         : stall * FTC_STALL_FACTOR)) {
+        if (w->probing && now - w->series_at < stall_allowance(ctx, now)) {
             /* The series is shorter than this host keeps us from reading
              * lately: wait once more as long. */
             w->deadline = sat_add(now, w->window);
